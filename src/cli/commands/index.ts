@@ -1,0 +1,3 @@
+// Every CLI command module, imported for its registration side effect.
+// Add one line per command.
+export {};

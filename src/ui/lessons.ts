@@ -1,0 +1,56 @@
+/**
+ * Lessons as data (STYLE.md habit 12): the four ideas of PACT in the paper's own
+ * terms, each with the equation it refers to (labels from ../shared/papers/pact.txt).
+ * The guided tour and the panels' explanations read from here.
+ */
+export interface Lesson {
+  id: string;
+  title: string;
+  /** Plain-text equation, as in the paper. */
+  equation: string;
+  /** The paper's label for that equation. */
+  equationRef: string;
+  body: string;
+}
+
+export const METHOD_TOUR: readonly Lesson[] = [
+  {
+    id: 'prompt-only-rollout',
+    title: 'Prompt-only rollouts',
+    equation: 'τ_{i,k} ~ π_old(· | x_i),  k = 1…K',
+    equationRef: 'Eq. (prompt-only-rollout), §4.1',
+    body:
+      'For each training prompt x_i the old policy samples K complete tool-use rollouts conditioned only on the prompt, ' +
+      'exactly as at inference time. The expert trace h*_i is never shown during rollout generation; rewards and ' +
+      'advantages are computed on these prompt-only rollouts (MatchTIR hard credit assignment).',
+  },
+  {
+    id: 'trace-conditioned-ratio',
+    title: 'Trace-conditioned ratio',
+    equation: 'r^h_{i,k,n}(θ) = π_θ(τ_{i,k,n} | c^h_i, τ_{i,k,<n}) / π_old(τ_{i,k,n} | c^h_i, τ_{i,k,<n}),  c^h_i = [x_i; h*_i]',
+    equationRef: 'Eq. (trace-conditioned-ratio), (trace-rl-loss), §4.2',
+    body:
+      'After the rollouts are collected, the policy ratio of each policy-generated token is computed with the expert ' +
+      'trace as privileged context. The clipped surrogate L^h_RL weights these ratios by the prompt-only advantages, ' +
+      'so the trace guides the update while the rollouts stay prompt-only.',
+  },
+  {
+    id: 'component-aware-sft',
+    title: 'Component-aware SFT',
+    equation: 'm_{i,n}(s) = 1 on reasoning prefix R_i(s), λ_a(s) on tool-call spans A_i, 0 otherwise;  λ_a(s) = λ_start − Δλ_a·min(s/S, 1)',
+    equationRef: 'Eq. (sft-mask), (sft-loss), (tool-call-annealing), §4.3',
+    body:
+      'An auxiliary SFT loss supervises only model-controllable parts of the expert trace: a reasoning prefix that shrinks ' +
+      'by semantic segment from L4 to L0, and complete tool-call spans whose scale anneals from 0.8 to 0.2. ' +
+      'Tool observations stay as context and are never supervised.',
+  },
+  {
+    id: 'prompt-only-anchoring',
+    title: 'Prompt-only anchoring',
+    equation: 'z_i ~ Bernoulli(q);  L_i = (1 − z_i)(L^h_RL(i) + β_SFT·L_SFT(i; s)) + z_i·L^x_RL(i)',
+    equationRef: 'Eq. (prompt-routing-gate), (overall-objective), §4.4',
+    body:
+      'Each prompt is routed by a gate: with probability q (0.4 in the paper) it is trained with plain prompt-only RL, ' +
+      'otherwise with trace co-training. This keeps a direct optimisation path under the prompt-only condition used at inference.',
+  },
+];

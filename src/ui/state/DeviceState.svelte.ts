@@ -1,0 +1,40 @@
+/**
+ * The device the trainer worker will use, as reactive state for the panels.
+ * The probe runs in the worker (workers/deviceProbe.ts), not in the page.
+ */
+import { TrainerClient } from '../../../workers/client';
+import type { DeviceReport } from '../../../workers/protocol';
+
+export class DeviceState {
+  report = $state<DeviceReport | null>(null);
+  error = $state<string | null>(null);
+  isProbing = $state(false);
+
+  /** One line a user can read at a glance (also what the e2e test reads). */
+  summary = $derived.by(() => {
+    const r = this.report;
+    if (!r) return this.error ? `Device check failed: ${this.error}` : 'Checking for WebGPU…';
+    if (r.backend === 'webgpu' && r.adapter) {
+      const a = r.adapter;
+      const name = [a.vendor, a.architecture || a.device || a.description].filter(Boolean).join(' · ') || 'unnamed adapter';
+      return `WebGPU: ${name}${a.isFallbackAdapter ? ' (software fallback adapter: correct but slow)' : ''}`;
+    }
+    return r.backend === 'wasm'
+      ? `WebAssembly${r.wasm.simd ? ' (SIMD)' : ''} on ${r.hardwareConcurrency} CPU thread(s): no WebGPU`
+      : 'Plain JavaScript (cpu): no WebGPU, no WebAssembly';
+  });
+
+  async probe(client: TrainerClient): Promise<void> {
+    this.isProbing = true;
+    this.error = null;
+    try {
+      const res = await client.request({ type: 'probe-device' });
+      if (res.type !== 'device') throw new Error(`unexpected reply "${res.type}" to probe-device`);
+      this.report = res.report;
+    } catch (e) {
+      this.error = e instanceof Error ? e.message : String(e);
+    } finally {
+      this.isProbing = false;
+    }
+  }
+}

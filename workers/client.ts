@@ -1,0 +1,44 @@
+/**
+ * The page side of the worker protocol: request ids, one pending promise per
+ * request, and typed replies.
+ */
+import type { WorkerRequest, WorkerResponse } from './protocol';
+
+type Pending = { resolve: (r: WorkerResponse) => void; reject: (e: Error) => void };
+type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
+
+export class TrainerClient {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+
+  constructor(worker?: Worker) {
+    this.worker =
+      worker ?? new Worker(new URL('./trainer.worker.ts', import.meta.url), { type: 'module', name: 'pact-trainer' });
+    this.worker.onmessage = (ev: MessageEvent<WorkerResponse>) => {
+      const msg = ev.data;
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (msg.type === 'error') p.reject(new Error(msg.message));
+      else p.resolve(msg);
+    };
+    this.worker.onerror = (ev) => {
+      const err = new Error(`trainer worker failed: ${ev.message || 'could not start the worker script'}`);
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+  }
+
+  request(req: DistributiveOmit<WorkerRequest, 'id'>): Promise<WorkerResponse> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ ...req, id } as WorkerRequest);
+    });
+  }
+
+  terminate(): void {
+    this.worker.terminate();
+  }
+}

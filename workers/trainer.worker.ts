@@ -1,0 +1,32 @@
+/// <reference lib="webworker" />
+/**
+ * The trainer worker: owns tfjs and (with issue 5) the training loop. The page
+ * talks to it only through the messages of `protocol.ts`.
+ */
+import { probeDevice } from './deviceProbe';
+import type { WorkerRequest, WorkerResponse } from './protocol';
+
+const scope = self as unknown as DedicatedWorkerGlobalScope;
+
+function reply(msg: WorkerResponse): void {
+  scope.postMessage(msg);
+}
+
+async function handle(req: WorkerRequest): Promise<void> {
+  switch (req.type) {
+    case 'probe-device':
+      reply({ id: req.id, type: 'device', report: await probeDevice() });
+      return;
+    default: {
+      const unknown: never = req.type;
+      throw new Error(`unknown request type ${String(unknown)}`);
+    }
+  }
+}
+
+scope.onmessage = (ev: MessageEvent<WorkerRequest>) => {
+  const req = ev.data;
+  handle(req).catch((e: unknown) =>
+    reply({ id: req?.id ?? -1, type: 'error', message: e instanceof Error ? e.message : String(e) }),
+  );
+};
