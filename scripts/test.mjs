@@ -4,6 +4,7 @@
 // "N passed, N failed" counting both.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 const tmp = 'test-results';
 mkdirSync(tmp, { recursive: true });
@@ -31,7 +32,7 @@ if (existsSync(unitJson)) {
 // 2. Browser tests: Chromium, a fresh build, Playwright.
 let e2eStatus = run('node', ['scripts/ensureChromium.mjs']);
 if (e2eStatus === 0) e2eStatus = run('npx', ['vite', 'build', '--logLevel', 'warn']);
-const e2eJson = `${tmp}/playwright.json`;
+const e2eJson = resolve(tmp, 'playwright.json');
 rmSync(e2eJson, { force: true });
 if (e2eStatus === 0) {
   e2eStatus = run('npx', ['playwright', 'test', '-c', 'e2e/playwright.config.ts', '--reporter=list,json'], {
