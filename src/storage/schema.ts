@@ -1,0 +1,67 @@
+/**
+ * What PACT Lab keeps in IndexedDB: runs, their metric logs, and checkpoints.
+ *
+ * A checkpoint is one record holding everything needed to resume (weights,
+ * optimiser state, RNG state, step, config, trainer state), so writing it is a
+ * single `put` inside one transaction: a crash or reload leaves either the old
+ * checkpoint set or the new one, never half a checkpoint.
+ */
+import type { DBSchema } from 'idb';
+
+export const DB_NAME = 'pact-lab';
+export const DB_VERSION = 1;
+
+export type RunStatus = 'created' | 'running' | 'paused' | 'finished' | 'failed';
+
+export interface RunRecord {
+  id: string;
+  name: string;
+  recipe: string;
+  /** The resolved training config (validated by the recipe layer). */
+  config: Record<string, unknown>;
+  createdAt: number;
+  updatedAt: number;
+  status: RunStatus;
+  /** Last step with metrics logged. */
+  lastStep: number;
+  /** Id of the newest committed checkpoint, if any. */
+  lastCheckpointId?: string;
+  error?: string;
+}
+
+export interface MetricRow {
+  runId: string;
+  step: number;
+  /** Metric name → value (reward, kl, loss terms, …). */
+  values: Record<string, number>;
+}
+
+/** A tensor in float32, stored as a plain ArrayBuffer (structured-clone friendly). */
+export interface StoredTensor {
+  name: string;
+  shape: number[];
+  data: ArrayBuffer;
+}
+
+export interface CheckpointRecord {
+  id: string;
+  runId: string;
+  step: number;
+  createdAt: number;
+  config: Record<string, unknown>;
+  weights: StoredTensor[];
+  /** Optimiser moments by parameter name plus its step counter. */
+  optimizer: { step: number; tensors: StoredTensor[] };
+  /** The seeded RNG's serialised state (src/core rng). */
+  rngState: unknown;
+  /** Anything else the trainer needs to continue bit for bit (vocab mapping, data cursor…). */
+  trainerState: Record<string, unknown>;
+  /** Total bytes of tensor data, for the UI and quota messages. */
+  bytes: number;
+}
+
+export interface PactDB extends DBSchema {
+  runs: { key: string; value: RunRecord; indexes: { byUpdated: number } };
+  metrics: { key: [string, number]; value: MetricRow; indexes: { byRun: string } };
+  checkpoints: { key: string; value: CheckpointRecord; indexes: { byRun: string; byRunStep: [string, number] } };
+}
