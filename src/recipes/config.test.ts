@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, resolveConfig } from './config';
+
+describe('resolveConfig', () => {
+  it('fills the PACT Table 6 defaults (scaled where documented) and sets the horizon to the run length', () => {
+    const c = resolveConfig({});
+    expect(c.recipe).toBe('pact');
+    expect(c.rolloutsPerPrompt).toBe(8); // Table 6: 8 rollouts
+    expect(c.klCoef).toBe(0.001); // Table 6
+    expect(c.pact.betaSft).toBe(0.1); // Table 6
+    expect([c.pact.toolCallScaleStart, c.pact.toolCallScaleEnd]).toEqual([0.8, 0.2]); // Table 6
+    expect(c.pact.anchorProb).toBe(0.4); // Table 6, q
+    expect(c.clipEps).toBe(0.2);
+    expect(c.steps).toBe(24); // Table 6: 24 steps
+    expect(c.pact.annealHorizon).toBe(24); // 0 → whole run
+    expect(c.pact.objective).toBe('Lh+SFT');
+    expect(c.pact.traceComponents).toEqual({ reasoning: true, toolCalls: true, toolResponses: true });
+  });
+
+  it('keeps an explicit horizon and nested overrides', () => {
+    const c = resolveConfig({ steps: 10, pact: { annealHorizon: 5, anchorProb: 0.2, traceComponents: { toolResponses: false } } });
+    expect(c.pact.annealHorizon).toBe(5);
+    expect(c.pact.anchorProb).toBe(0.2);
+    expect(c.pact.traceComponents).toEqual({ reasoning: true, toolCalls: true, toolResponses: false });
+  });
+
+  it('names every bad field with its path and reason', () => {
+    let err: unknown;
+    try {
+      resolveConfig({ pact: { anchorProb: 1.5, reasoningSchedule: 'sometimes' }, batchPrompts: 6, miniBatchPrompts: 4, typo: 1 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const issues = (err as ConfigError).issues.join('\n');
+    expect(issues).toMatch(/config\.pact\.anchorProb: .*1/);
+    expect(issues).toMatch(/config\.pact\.reasoningSchedule: /);
+    expect(issues).toMatch(/config: .*typo/);
+  });
+
+  it('checks cross-field constraints: mini-batches divide the batch, λa does not grow', () => {
+    expect(() => resolveConfig({ batchPrompts: 6, miniBatchPrompts: 4 })).toThrow('config.miniBatchPrompts: must divide batchPrompts (6), got 4');
+    expect(() => resolveConfig({ batchPrompts: 2, miniBatchPrompts: 4 })).toThrow('config.miniBatchPrompts: must be ≤ batchPrompts (2), got 4');
+    expect(() => resolveConfig({ pact: { toolCallScaleStart: 0.2, toolCallScaleEnd: 0.8 } })).toThrow(
+      'config.pact.toolCallScaleEnd: must be ≤ toolCallScaleStart (0.2)',
+    );
+  });
+});

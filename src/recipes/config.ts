@@ -1,0 +1,162 @@
+/**
+ * The training configuration, validated, with defaults from PACT Table 6
+ * (App. A, "Detailed training configuration") scaled down for `qwen3-nano` on a
+ * laptop or a 2-core CPU. Where a default departs from the paper, the comment
+ * gives the paper's value and why:
+ *
+ * | field              | paper (Qwen3-4B, 4×H200) | here (qwen3-nano)                        |
+ * |--------------------|--------------------------|------------------------------------------|
+ * | batchPrompts       | 256                      | 8    (a step must take seconds, not hours) |
+ * | miniBatchPrompts   | 32                       | 4    (same 8:1 → 2:1 PPO mini-batches)     |
+ * | rolloutsPerPrompt K| 8                        | 8    (unchanged: the group size matters)   |
+ * | lr                 | 1e-6                     | 2e-4 (a 2M-parameter model from a short warm start moves little at 1e-6) |
+ * | klCoef             | 0.001 (k3)               | 0.001                                    |
+ * | betaSft β_SFT      | 0.1                      | 0.1                                      |
+ * | λa start → end     | 0.8 → 0.2                | 0.8 → 0.2                                |
+ * | anchorProb q       | 0.4                      | 0.4                                      |
+ * | temperature        | 1.0                      | 1.0                                      |
+ * | max prompt tokens  | 7000                     | 384  (generated tasks are short)          |
+ * | max response tokens| 23000                    | 256  (per rollout, all turns)             |
+ * | steps              | 24 (3 epochs)            | 24                                       |
+ * | annealHorizon S    | the whole run            | = steps                                  |
+ *
+ * Errors name the field: `config.pact.anchorProb: must be ≤ 1 (got 1.5)`.
+ */
+import { z } from 'zod';
+
+export const REASONING_SCHEDULES = ['segment', 'fixed', 'token', 'none'] as const;
+export const TOOL_CALL_SCHEDULES = ['scale', 'fixed', 'token', 'none'] as const;
+export const PACT_OBJECTIVES = ['Lx', 'Lh', 'Lx+SFT', 'Lh+SFT'] as const;
+export const AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum'] as const;
+export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
+export const MODEL_PRESETS = ['qwen3-nano', 'qwen3-micro', 'Qwen3-0.6B'] as const;
+
+const prob = z.number().min(0).max(1);
+
+/** PACT's options; each ablation of Tables 2–5 and Figure 5 is one of these. */
+export const pactOptionsSchema = z.object({
+  /** Table 2: which objective a trace-routed prompt uses (`Lh+SFT` is full PACT). */
+  objective: z.enum(PACT_OBJECTIVES).default('Lh+SFT'),
+  /** Eq. prompt-routing-gate: probability of the prompt-only anchor (Figure 5 sweeps it). */
+  anchorProb: prob.default(0.4),
+  /** Eq. trace-cotraining-objective: β_SFT. */
+  betaSft: z.number().min(0).default(0.1),
+  /** Eq. tool-call-annealing: λa start and end. */
+  toolCallScaleStart: z.number().min(0).default(0.8),
+  toolCallScaleEnd: z.number().min(0).default(0.2),
+  /** Annealing horizon S in steps; 0 means "the whole run". */
+  annealHorizon: z.number().int().min(0).default(0),
+  /** Table 4 / App. D: reasoning-prefix schedule (`segment` = L4→L0 by semantic segment). */
+  reasoningSchedule: z.enum(REASONING_SCHEDULES).default('segment'),
+  /** Table 4 / App. D: tool-call schedule (`scale` = λa annealed, complete spans). */
+  toolCallSchedule: z.enum(TOOL_CALL_SCHEDULES).default('scale'),
+  /** App. D "Full Token A": anneal reasoning + tool calls together by token count. */
+  fullTokenAnneal: z.boolean().default(false),
+  /** Table 3: which components of h* enter the privileged context c^h. */
+  traceComponents: z
+    .object({ reasoning: z.boolean().default(true), toolCalls: z.boolean().default(true), toolResponses: z.boolean().default(true) })
+    .default({ reasoning: true, toolCalls: true, toolResponses: true }),
+});
+
+/** ToolSearcher's three components, each switchable for its ablation. */
+export const toolSearcherOptionsSchema = z.object({
+  eventLevelSearch: z.boolean().default(true),
+  trajectoryAlignedCredit: z.boolean().default(true),
+  categoryConstrained: z.boolean().default(true),
+  /** Fraction of steps with category-constrained search before switching to global. */
+  categoryConstrainedFraction: prob.default(0.3),
+  formatBonus: z.number().min(0).default(0.1),
+});
+
+export const trainConfigSchema = z
+  .object({
+    name: z.string().min(1).default('run'),
+    recipe: z.string().min(1).default('pact'),
+    seed: z.number().int().min(0).default(1),
+    backend: z.enum(BACKENDS).optional(),
+    model: z
+      .object({
+        preset: z.enum(MODEL_PRESETS).default('qwen3-nano'),
+        /** Start from a checkpoint folder/URL instead of the shipped warm start; `scratch` for random init. */
+        init: z.string().default('warm-start'),
+        lora: z
+          .object({ rank: z.number().int().min(1), alpha: z.number().positive(), targets: z.array(z.enum(['q', 'k', 'v', 'o', 'gate', 'up', 'down'])).min(1) })
+          .optional(),
+      })
+      .default({ preset: 'qwen3-nano', init: 'warm-start' }),
+    tasks: z
+      .object({
+        source: z.enum(['generated', 'ftrl', 'tool-repo']).default('generated'),
+        path: z.string().optional(),
+        trainSeed: z.number().int().default(1),
+        testSeed: z.number().int().default(2),
+        nTest: z.number().int().min(1).default(32),
+      })
+      .default({ source: 'generated', trainSeed: 1, testSeed: 2, nTest: 32 }),
+    steps: z.number().int().min(1).default(24),
+    batchPrompts: z.number().int().min(1).default(8),
+    miniBatchPrompts: z.number().int().min(1).default(4),
+    rolloutsPerPrompt: z.number().int().min(1).default(8),
+    temperature: z.number().positive().default(1.0),
+    topP: z.number().gt(0).max(1).default(1.0),
+    maxTurns: z.number().int().min(1).default(10),
+    maxPromptTokens: z.number().int().min(16).default(384),
+    maxResponseTokens: z.number().int().min(8).default(256),
+    lr: z.number().positive().default(2e-4),
+    lrWarmupSteps: z.number().int().min(0).default(0),
+    lrSchedule: z.enum(['constant', 'cosine']).default('constant'),
+    weightDecay: z.number().min(0).default(0.0),
+    maxGradNorm: z.number().positive().default(1.0),
+    clipEps: z.number().positive().max(1).default(0.2),
+    klCoef: z.number().min(0).default(0.001),
+    lossAgg: z.enum(AGG_MODES).default('token-mean'),
+    /** MatchTIR: discount of turn returns, and how global and turn advantages combine. */
+    gamma: z.number().min(0).max(1).default(0.9),
+    advantageCombine: z.enum(['mean', 'sum']).default('mean'),
+    matching: z.enum(['hungarian', 'greedy']).default('hungarian'),
+    unmatchedPenalty: z.number().min(0).default(0),
+    evalEvery: z.number().int().min(0).default(4),
+    checkpointEvery: z.number().int().min(0).default(4),
+    pact: pactOptionsSchema.default(pactOptionsSchema.parse({})),
+    toolsearcher: toolSearcherOptionsSchema.default(toolSearcherOptionsSchema.parse({})),
+    /** CHORD: global weight μ of the SFT term mixed with on-policy RL. */
+    chordMu: prob.default(0.1),
+    /** SFT→MatchTIR: steps of SFT before switching to MatchTIR. */
+    sftSteps: z.number().int().min(0).default(8),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.miniBatchPrompts > c.batchPrompts) {
+      ctx.addIssue({ code: 'custom', path: ['miniBatchPrompts'], message: `must be ≤ batchPrompts (${c.batchPrompts}), got ${c.miniBatchPrompts}` });
+    } else if (c.batchPrompts % c.miniBatchPrompts !== 0) {
+      ctx.addIssue({ code: 'custom', path: ['miniBatchPrompts'], message: `must divide batchPrompts (${c.batchPrompts}), got ${c.miniBatchPrompts}` });
+    }
+    if (c.pact.toolCallScaleEnd > c.pact.toolCallScaleStart) {
+      ctx.addIssue({ code: 'custom', path: ['pact', 'toolCallScaleEnd'], message: `must be ≤ toolCallScaleStart (${c.pact.toolCallScaleStart})` });
+    }
+  });
+
+export type TrainConfig = z.output<typeof trainConfigSchema>;
+export type TrainConfigInput = z.input<typeof trainConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid training config:\n  ${issues.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Validates and fills defaults; every problem is listed as `config.<path>: <reason>`. */
+export function resolveConfig(input: unknown): TrainConfig {
+  const r = trainConfigSchema.safeParse(input ?? {});
+  if (r.success) {
+    const c = r.data;
+    return c.pact.annealHorizon === 0 ? { ...c, pact: { ...c.pact, annealHorizon: c.steps } } : c;
+  }
+  throw new ConfigError(
+    r.error.issues.map((i) => {
+      const path = ['config', ...i.path.map(String)].join('.');
+      return `${path}: ${i.message}`;
+    }),
+  );
+}
