@@ -1,3 +1,5 @@
 // Every CLI command module, imported for its registration side effect.
 // Add one line per command.
+import './evalFtrl';
+import './tasks';
 export {};

@@ -1,0 +1,76 @@
+/**
+ * `pact tasks [--n 5] [--seed 1] [--split train|test] [--length short|long]
+ *             [--categories a,b] [--hops N|MIN-MAX] [--branches N|MIN-MAX]
+ *             [--distractors N|MIN-MAX] [--json]`
+ *
+ * Prints generated tasks (src/envs/generator.ts): question, category, tools, gold calls,
+ * sub-answers (`unsolvedSet`) and answer; `--json` prints one task a line (JSONL).
+ * All printing goes through `formatTasks`, so later additions (expert traces, prefix
+ * levels) go in one place.
+ */
+import { generateTasks, type CountKnob } from '../../envs/generator';
+import type { Task, TaskCategory } from '../../envs/types';
+import { parseFlags, registerCommand, type CliIO } from '../registry';
+
+const USAGE = `usage: pact tasks [--n 5] [--seed 1] [--split train|test] [--length short|long]
+                  [--categories single_hop,multi_hop,parallel_single_hop,parallel_multi_hop]
+                  [--hops N|MIN-MAX] [--branches N|MIN-MAX] [--distractors N|MIN-MAX] [--json]
+
+Prints generated tool-use tasks. Same flags, same tasks.`;
+
+function parseInteger(flag: string, text: string): number {
+  if (!/^-?\d+$/.test(text)) throw new Error(`--${flag} must be an integer, got "${text}"`);
+  return Number(text);
+}
+
+function parseKnob(flag: string, text: string): CountKnob {
+  const m = /^(\d+)-(\d+)$/.exec(text);
+  if (m) return [Number(m[1]), Number(m[2])];
+  return parseInteger(flag, text);
+}
+
+/** The text `pact tasks` prints for `tasks`: JSONL with `json`, else a readable block per task. */
+export function formatTasks(tasks: Task[], options: { json: boolean }): string[] {
+  if (options.json) return tasks.map((t) => JSON.stringify(t));
+  const lines: string[] = [];
+  for (const t of tasks) {
+    lines.push(`# ${t.id} (${t.category})`);
+    lines.push(`question: ${t.question}`);
+    lines.push(`tools: ${t.tools.map((x) => x.function.name).join(', ')}`);
+    for (const [i, call] of (t.goldCalls ?? []).entries()) lines.push(`gold call ${i + 1}: ${call.name} ${JSON.stringify(call.arguments)}`);
+    lines.push(`sub-answers: ${JSON.stringify(t.unsolvedSet)}`);
+    lines.push(`answer: ${t.answer}`);
+    lines.push('');
+  }
+  return lines;
+}
+
+registerCommand({
+  name: 'tasks',
+  summary: 'print generated tool-use tasks (question, tools, gold calls, answer)',
+  usage: USAGE,
+  async run(args: string[], io: CliIO): Promise<number> {
+    const { flags, positional } = parseFlags(args, {
+      values: ['n', 'seed', 'split', 'length', 'categories', 'hops', 'branches', 'distractors'],
+      booleans: ['json'],
+    });
+    if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
+    const str = (name: string): string | undefined => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
+    const split = str('split') ?? 'train';
+    if (split !== 'train' && split !== 'test') throw new Error(`--split must be train or test, got "${split}"`);
+    const length = str('length') ?? 'short';
+    if (length !== 'short' && length !== 'long') throw new Error(`--length must be short or long, got "${length}"`);
+    const tasks = generateTasks({
+      n: parseInteger('n', str('n') ?? '5'),
+      seed: parseInteger('seed', str('seed') ?? '1'),
+      split,
+      length,
+      categories: str('categories')?.split(',').map((c) => c.trim()) as TaskCategory[] | undefined,
+      hops: str('hops') !== undefined ? parseKnob('hops', str('hops')!) : undefined,
+      branches: str('branches') !== undefined ? parseKnob('branches', str('branches')!) : undefined,
+      distractors: str('distractors') !== undefined ? parseKnob('distractors', str('distractors')!) : undefined,
+    });
+    for (const line of formatTasks(tasks, { json: flags.json === true })) io.out(line);
+    return 0;
+  },
+});

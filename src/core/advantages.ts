@@ -1,0 +1,130 @@
+/**
+ * Advantages (PACT App. B, "Advantage estimation", after MatchTIR and GRPO).
+ *
+ * - `groupAdvantages`: GRPO's within-group z-score A_k = (R_k − mean) / (std + ε) with
+ *   the unbiased (n−1) std, as verl's `compute_grpo_outcome_advantage`; a group of one
+ *   uses mean 0 and std 1. `scaleByStd: false` gives Dr.GRPO's R_k − mean.
+ * - `turnAdvantages`: MatchTIR's dual-level advantage. Discounted return per turn
+ *   R^ℓ_{k,t} = r_{k,t} + γ R^ℓ_{k,t+1}, z-scored across the rollouts that have a turn t
+ *   (A^ℓ); trajectory advantage A^g = groupAdvantages(Σ_t r_{k,t}); final
+ *   A_{k,t} = (A^g + A^ℓ)/2 ('mean', MatchTIR's released code) or A^g + A^ℓ ('sum',
+ *   PACT App. B as written).
+ *
+ * Estimators are registered by name in ADVANTAGE_ESTIMATORS (STYLE habit 4); each maps
+ * one prompt's group of rollouts, given as turn rewards [K][T_k], to one advantage
+ * per turn [K][T_k].
+ */
+import { createRegistry } from './registry';
+
+export interface GroupAdvantageOptions {
+  /** ε_A added to the std. */
+  eps?: number;
+  /** Divide by the std (GRPO) or not (Dr.GRPO). */
+  scaleByStd?: boolean;
+}
+
+function checkFiniteArray(values: readonly number[], where: string): void {
+  if (!Array.isArray(values)) throw new Error(`${where} must be an array of numbers`);
+  values.forEach((v, i) => {
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${where}[${i}] is not a finite number`);
+  });
+}
+
+/** Mean and unbiased std of a group; a group of one gets mean 0 and std 1 (verl). */
+export function computeGroupStats(values: readonly number[]): { mean: number; std: number } {
+  const n = values.length;
+  if (n === 0) throw new Error('computeGroupStats: empty group');
+  if (n === 1) return { mean: 0, std: 1 };
+  const mean = values.reduce((s, x) => s + x, 0) / n;
+  const sumSq = values.reduce((s, x) => s + (x - mean) * (x - mean), 0);
+  return { mean, std: Math.sqrt(sumSq / (n - 1)) };
+}
+
+/** GRPO group-normalised advantages, one per rollout. */
+export function groupAdvantages(
+  rewards: readonly number[],
+  { eps = 1e-6, scaleByStd = true }: GroupAdvantageOptions = {},
+): number[] {
+  checkFiniteArray(rewards, 'groupAdvantages: rewards');
+  if (rewards.length === 0) return [];
+  const { mean, std } = computeGroupStats(rewards);
+  return rewards.map((r) => (scaleByStd ? (r - mean) / (std + eps) : r - mean));
+}
+
+/** R^ℓ_t = r_t + γ R^ℓ_{t+1} for one rollout. */
+export function discountedReturns(rewards: readonly number[], gamma: number): number[] {
+  const returns = new Array<number>(rewards.length);
+  let next = 0;
+  for (let t = rewards.length - 1; t >= 0; t--) {
+    next = rewards[t] + gamma * next;
+    returns[t] = next;
+  }
+  return returns;
+}
+
+export type AdvantageCombine = 'mean' | 'sum';
+
+export interface TurnAdvantageOptions {
+  /** γ for the discounted turn return. */
+  gamma?: number;
+  /** 'mean': (A^g + A^ℓ)/2 (MatchTIR code); 'sum': A^g + A^ℓ (PACT App. B). */
+  combine?: AdvantageCombine;
+  eps?: number;
+}
+
+/** MatchTIR dual-level advantages for one prompt's group: [K][T_k] rewards → [K][T_k]. */
+export function turnAdvantages(
+  turnRewardsPerRollout: readonly (readonly number[])[],
+  { gamma = 0.9, combine = 'mean', eps = 1e-6 }: TurnAdvantageOptions = {},
+): number[][] {
+  if (!Array.isArray(turnRewardsPerRollout)) throw new Error('turnAdvantages: turnRewardsPerRollout must be an array of arrays');
+  turnRewardsPerRollout.forEach((r, k) => checkFiniteArray(r, `turnAdvantages: turnRewardsPerRollout[${k}]`));
+  if (combine !== 'mean' && combine !== 'sum') throw new Error(`turnAdvantages: unknown combine "${combine}"; valid: mean, sum`);
+  if (!Number.isFinite(gamma)) throw new Error('turnAdvantages: gamma must be a finite number');
+
+  const returns = turnRewardsPerRollout.map((r) => discountedReturns(r, gamma)); // [K][T_k]
+  const globalAdv = groupAdvantages(
+    turnRewardsPerRollout.map((r) => r.reduce((s: number, x: number) => s + x, 0)),
+    { eps },
+  ); // [K]
+  const maxTurns = Math.max(0, ...returns.map((r) => r.length));
+  const turnAdv = returns.map((r) => new Array<number>(r.length)); // [K][T_k]
+  for (let t = 0; t < maxTurns; t++) {
+    const rollouts = returns.flatMap((r, k) => (t < r.length ? [k] : []));
+    const { mean, std } = computeGroupStats(rollouts.map((k) => returns[k][t]));
+    for (const k of rollouts) turnAdv[k][t] = (returns[k][t] - mean) / (std + eps);
+  }
+  const weight = combine === 'mean' ? 0.5 : 1;
+  return turnAdv.map((row, k) => row.map((a) => weight * (globalAdv[k] + a)));
+}
+
+export interface AdvantageEstimatorOptions {
+  gamma?: number;
+  eps?: number;
+}
+
+/** One prompt's group, turn rewards [K][T_k] → advantage per turn [K][T_k]. */
+export type AdvantageEstimator = (
+  turnRewardsPerRollout: readonly (readonly number[])[],
+  options?: AdvantageEstimatorOptions,
+) => number[][];
+
+function broadcastOutcome(scaleByStd: boolean): AdvantageEstimator {
+  return (group, options = {}) => {
+    const adv = groupAdvantages(
+      group.map((r) => r.reduce((s, x) => s + x, 0)),
+      { eps: options.eps, scaleByStd },
+    );
+    return group.map((r, k) => r.map(() => adv[k]));
+  };
+}
+
+export const ADVANTAGE_ESTIMATORS = createRegistry<AdvantageEstimator>('advantage estimator');
+/** GRPO: the z-scored trajectory reward Σ_t r_t on every turn. */
+ADVANTAGE_ESTIMATORS.register('grpo', broadcastOutcome(true));
+/** Dr.GRPO: the trajectory reward minus the group mean, no std scaling. */
+ADVANTAGE_ESTIMATORS.register('drgrpo', broadcastOutcome(false));
+/** MatchTIR released code: (A^g + A^ℓ)/2. */
+ADVANTAGE_ESTIMATORS.register('matchtir-mean', (group, o = {}) => turnAdvantages(group, { ...o, combine: 'mean' }));
+/** PACT App. B as written: A^g + A^ℓ. */
+ADVANTAGE_ESTIMATORS.register('matchtir-sum', (group, o = {}) => turnAdvantages(group, { ...o, combine: 'sum' }));

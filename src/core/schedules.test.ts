@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { computeProgress, reasoningPrefixLevel, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, tokenKeepFraction, toolCallScale } from './schedules';
+
+describe('toolCallScale (PACT Eq. tool-call-annealing)', () => {
+  it('anneals 0.8 → 0.2 linearly and holds after the horizon', () => {
+    expect(toolCallScale(0, { horizon: 10 })).toBe(0.8);
+    // 0.8 − 0.6·(5/10) = 0.5
+    expect(toolCallScale(5, { horizon: 10 })).toBeCloseTo(0.5, 12);
+    expect(toolCallScale(10, { horizon: 10 })).toBeCloseTo(0.2, 12);
+    expect(toolCallScale(20, { horizon: 10 })).toBeCloseTo(0.2, 12);
+    // start 1, end 0, S = 4, s = 1: 1 − 1·(1/4) = 0.75
+    expect(toolCallScale(1, { start: 1, end: 0, horizon: 4 })).toBe(0.75);
+  });
+
+  it('rejects a non-positive horizon or a negative step', () => {
+    expect(() => toolCallScale(0, { horizon: 0 })).toThrow(/horizon must be a finite number > 0/);
+    expect(() => toolCallScale(-1, { horizon: 5 })).toThrow(/step must be/);
+  });
+});
+
+describe('reasoningPrefixLevel (segment-level L4 → L0)', () => {
+  it('spends an equal share of the horizon on each level', () => {
+    // S = 10, 5 stages of 2 steps: floor(5·s/10) = 0,0,1,1,2,2,3,3,4,4 → L4,L4,L3,L3,L2,L2,L1,L1,L0,L0
+    const levels = Array.from({ length: 10 }, (_, s) => reasoningPrefixLevel(s, { horizon: 10 }));
+    expect(levels).toEqual([4, 4, 3, 3, 2, 2, 1, 1, 0, 0]);
+    expect(reasoningPrefixLevel(10, { horizon: 10 })).toBe(0);
+    expect(reasoningPrefixLevel(100, { horizon: 10 })).toBe(0);
+  });
+
+  it('works on the paper horizon S = 24', () => {
+    // s = 4: floor(20/24) = 0 → L4; s = 5: floor(25/24) = 1 → L3; s = 23: floor(115/24) = 4 → L0
+    expect([4, 5, 23].map((s) => reasoningPrefixLevel(s, { horizon: 24 }))).toEqual([4, 3, 0]);
+  });
+
+  it('walks a custom range: L2 → L1 over 10 steps switches at s = 5', () => {
+    // 2 stages: floor(2·4/10) = 0 → L2; floor(2·5/10) = 1 → L1
+    expect(reasoningPrefixLevel(4, { horizon: 10, startLevel: 2, endLevel: 1 })).toBe(2);
+    expect(reasoningPrefixLevel(5, { horizon: 10, startLevel: 2, endLevel: 1 })).toBe(1);
+    expect(() => reasoningPrefixLevel(0, { horizon: 10, startLevel: 1, endLevel: 3 })).toThrow(/endLevel 3 is above startLevel 1/);
+    expect(() => reasoningPrefixLevel(0, { horizon: 10, startLevel: 5 })).toThrow(/startLevel must be an integer in 0..4/);
+  });
+});
+
+describe('tokenKeepFraction / computeProgress', () => {
+  it('is 1 − min(s/S, 1)', () => {
+    expect(tokenKeepFraction(3, 12)).toBe(0.75);
+    expect(tokenKeepFraction(30, 12)).toBe(0);
+    expect(computeProgress(6, 12)).toBe(0.5);
+  });
+});
+
+describe('schedule registries (PACT App. D: Seg A / Fix / Token A / Scale A / None)', () => {
+  const o = { horizon: 10 };
+  it('reasoning schedules', () => {
+    expect(REASONING_SCHEDULES.names()).toEqual(['segment', 'fixed', 'token', 'none']);
+    expect(REASONING_SCHEDULES.get('segment')(2, o)).toEqual({ kind: 'prefix-level', level: 3 });
+    expect(REASONING_SCHEDULES.get('fixed')(9, o)).toEqual({ kind: 'prefix-level', level: 4 });
+    expect(REASONING_SCHEDULES.get('token')(5, o)).toEqual({ kind: 'token-fraction', fraction: 0.5 });
+    expect(REASONING_SCHEDULES.get('none')(0, o)).toEqual({ kind: 'prefix-level', level: 0 });
+  });
+
+  it('tool-call schedules', () => {
+    expect(TOOL_CALL_SCHEDULES.names()).toEqual(['scale', 'fixed', 'token', 'none']);
+    const scale = TOOL_CALL_SCHEDULES.get('scale')(5, o);
+    expect(scale.kind).toBe('scale');
+    expect(scale.kind === 'scale' && scale.scale).toBeCloseTo(0.5, 12); // 0.8 − 0.6·0.5
+    expect(TOOL_CALL_SCHEDULES.get('fixed')(9, o)).toEqual({ kind: 'scale', scale: 0.8 });
+    expect(TOOL_CALL_SCHEDULES.get('fixed')(9, { ...o, toolCallStart: 1 })).toEqual({ kind: 'scale', scale: 1 });
+    expect(TOOL_CALL_SCHEDULES.get('token')(2, o)).toEqual({ kind: 'token-fraction', fraction: 0.8 });
+    expect(TOOL_CALL_SCHEDULES.get('none')(2, o)).toEqual({ kind: 'scale', scale: 0 });
+    expect(() => TOOL_CALL_SCHEDULES.get('cosine')).toThrow(/unknown tool-call schedule "cosine"; valid: scale, fixed, token, none/);
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * SFT supervision schedules of PACT §4.3 and App. D (Table "SFT schedule designs").
+ *
+ * - `toolCallScale`: PACT Eq. (tool-call-annealing), λa(s) = start − (start − end)·min(s/S, 1)
+ *   ("Scale A"; the paper anneals 0.8 → 0.2).
+ * - `reasoningPrefixLevel`: segment-level annealing L4 → L3 → … → L0 over the horizon
+ *   ("Seg A"). Simplification (the paper gives no step mapping): the horizon is cut
+ *   into equal stages, one per level, and L_end holds from the last stage on.
+ * - `tokenKeepFraction`: 1 − min(s/S, 1), the share of tokens kept by the token-count
+ *   variants ("Token A", "Full Token A").
+ *
+ * The named schedules compared in the paper are registered in REASONING_SCHEDULES and
+ * TOOL_CALL_SCHEDULES; each returns what to supervise at step s, which
+ * `buildComponentMask` (masks.ts) turns into m_{i,n}(s).
+ */
+import { createRegistry } from './registry';
+
+/** Prefix levels L0..L4 as numbers (src/traces names them `PrefixLevel`). */
+export const MAX_PREFIX_LEVEL = 4;
+
+function checkStepHorizon(step: number, horizon: number, where: string): void {
+  if (!Number.isFinite(step) || step < 0) throw new Error(`${where}: step must be a finite number ≥ 0, got ${step}`);
+  if (!Number.isFinite(horizon) || horizon <= 0) throw new Error(`${where}: horizon must be a finite number > 0, got ${horizon}`);
+}
+
+/** min(s/S, 1). */
+export function computeProgress(step: number, horizon: number): number {
+  checkStepHorizon(step, horizon, 'computeProgress');
+  return Math.min(step / horizon, 1);
+}
+
+export interface ToolCallScaleOptions {
+  /** λa^start. */
+  start?: number;
+  /** λa^end. */
+  end?: number;
+  /** S, the annealing horizon in steps. */
+  horizon: number;
+}
+
+/** λa(s), PACT Eq. (tool-call-annealing). */
+export function toolCallScale(step: number, { start = 0.8, end = 0.2, horizon }: ToolCallScaleOptions): number {
+  checkStepHorizon(step, horizon, 'toolCallScale');
+  return start - (start - end) * Math.min(step / horizon, 1);
+}
+
+export interface PrefixLevelOptions {
+  horizon: number;
+  startLevel?: number;
+  endLevel?: number;
+}
+
+/** The active reasoning-prefix level at step s, walking startLevel → endLevel in equal stages. */
+export function reasoningPrefixLevel(step: number, { horizon, startLevel = MAX_PREFIX_LEVEL, endLevel = 0 }: PrefixLevelOptions): number {
+  checkStepHorizon(step, horizon, 'reasoningPrefixLevel');
+  for (const [name, level] of [['startLevel', startLevel], ['endLevel', endLevel]] as const) {
+    if (!Number.isInteger(level) || level < 0 || level > MAX_PREFIX_LEVEL) {
+      throw new Error(`reasoningPrefixLevel: ${name} must be an integer in 0..${MAX_PREFIX_LEVEL}, got ${level}`);
+    }
+  }
+  if (endLevel > startLevel) throw new Error(`reasoningPrefixLevel: endLevel ${endLevel} is above startLevel ${startLevel}`);
+  const nStages = startLevel - endLevel + 1;
+  const stage = Math.min(Math.floor((nStages * step) / horizon), nStages - 1);
+  return startLevel - stage;
+}
+
+/** Share of tokens the token-count variants keep at step s: 1 − min(s/S, 1). */
+export function tokenKeepFraction(step: number, horizon: number): number {
+  return 1 - computeProgress(step, horizon);
+}
+
+/** What reasoning tokens to supervise at a step. */
+export type ReasoningSupervision =
+  /** Chunks before prefixChunkCounts[turn][level] get weight 1 (segment-level). */
+  | { kind: 'prefix-level'; level: number }
+  /** The first floor(fraction·N) tokens of each turn's L4 safe prefix get weight 1 (token-count). */
+  | { kind: 'token-fraction'; fraction: number };
+
+/** What tool-call tokens to supervise at a step. */
+export type ToolCallSupervision =
+  /** Every token of every complete span gets weight `scale` (λa). */
+  | { kind: 'scale'; scale: number }
+  /** The first floor(fraction·N) tokens of each span get weight 1 (token-count). */
+  | { kind: 'token-fraction'; fraction: number };
+
+export interface SftScheduleOptions {
+  horizon: number;
+  /** λa^start, also the constant weight of the 'fixed' tool-call schedule. */
+  toolCallStart?: number;
+  toolCallEnd?: number;
+}
+
+export type ReasoningSchedule = (step: number, options: SftScheduleOptions) => ReasoningSupervision;
+export type ToolCallSchedule = (step: number, options: SftScheduleOptions) => ToolCallSupervision;
+
+export const REASONING_SCHEDULES = createRegistry<ReasoningSchedule>('reasoning schedule');
+/** "Seg A": L4 → L0 over the horizon. */
+REASONING_SCHEDULES.register('segment', (s, o) => ({ kind: 'prefix-level', level: reasoningPrefixLevel(s, { horizon: o.horizon }) }));
+/** "Fix": the strongest safe prefix (L4) throughout. */
+REASONING_SCHEDULES.register('fixed', (s, o) => {
+  checkStepHorizon(s, o.horizon, 'reasoning schedule "fixed"');
+  return { kind: 'prefix-level', level: MAX_PREFIX_LEVEL };
+});
+/** "Token A": a token-count share of the L4 prefix, shrinking to 0. */
+REASONING_SCHEDULES.register('token', (s, o) => ({ kind: 'token-fraction', fraction: tokenKeepFraction(s, o.horizon) }));
+/** "None": no reasoning supervision (L0). */
+REASONING_SCHEDULES.register('none', (s, o) => {
+  checkStepHorizon(s, o.horizon, 'reasoning schedule "none"');
+  return { kind: 'prefix-level', level: 0 };
+});
+
+export const TOOL_CALL_SCHEDULES = createRegistry<ToolCallSchedule>('tool-call schedule');
+/** "Scale A": λa(s) from start to end. */
+TOOL_CALL_SCHEDULES.register('scale', (s, o) => ({
+  kind: 'scale',
+  scale: toolCallScale(s, { start: o.toolCallStart, end: o.toolCallEnd, horizon: o.horizon }),
+}));
+/** "Fix": a constant λa = start. */
+TOOL_CALL_SCHEDULES.register('fixed', (s, o) => {
+  checkStepHorizon(s, o.horizon, 'tool-call schedule "fixed"');
+  return { kind: 'scale', scale: o.toolCallStart ?? 0.8 };
+});
+/** "Token A": a token-count share of each span, shrinking to 0. */
+TOOL_CALL_SCHEDULES.register('token', (s, o) => ({ kind: 'token-fraction', fraction: tokenKeepFraction(s, o.horizon) }));
+/** "None": no tool-call supervision. */
+TOOL_CALL_SCHEDULES.register('none', (s, o) => {
+  checkStepHorizon(s, o.horizon, 'tool-call schedule "none"');
+  return { kind: 'scale', scale: 0 };
+});

@@ -1,0 +1,43 @@
+/**
+ * The SFT schedule designs compared in PACT Table "SFT schedule designs" and App. D, by
+ * name, and the mask m_{i,n}(s) each gives at step s (PACT Eq. sft-mask with the
+ * schedules of schedules.ts). 'seg+scale' is PACT's own design (Seg A + Scale A).
+ */
+import type { TokenTag } from './types';
+import { createRegistry } from './registry';
+import { REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, tokenKeepFraction, type SftScheduleOptions } from './schedules';
+import { buildComponentMask, buildFullTokenMask } from './masks';
+
+/** A design: a reasoning and a tool-call schedule by name, or token-count annealing of both together. */
+export type SftDesign = { kind: 'component'; reasoning: string; toolCall: string } | { kind: 'full-token' };
+
+export const SFT_DESIGNS = createRegistry<SftDesign>('SFT schedule design');
+SFT_DESIGNS.register('seg+scale', { kind: 'component', reasoning: 'segment', toolCall: 'scale' }); // PACT
+SFT_DESIGNS.register('fixed+scale', { kind: 'component', reasoning: 'fixed', toolCall: 'scale' });
+SFT_DESIGNS.register('seg+fixed', { kind: 'component', reasoning: 'segment', toolCall: 'fixed' });
+SFT_DESIGNS.register('token+scale', { kind: 'component', reasoning: 'token', toolCall: 'scale' });
+SFT_DESIGNS.register('seg+token', { kind: 'component', reasoning: 'segment', toolCall: 'token' });
+SFT_DESIGNS.register('seg+none', { kind: 'component', reasoning: 'segment', toolCall: 'none' });
+SFT_DESIGNS.register('none+scale', { kind: 'component', reasoning: 'none', toolCall: 'scale' });
+SFT_DESIGNS.register('full-token', { kind: 'full-token' });
+
+/**
+ * m_{i,n}(s) of one expert trace at step s under a named design.
+ * @param tags [N] token tags of the trace
+ * @param prefixChunkCounts [turns][5] chunks revealed at L0..L4
+ * @returns [N] weights
+ */
+export function buildSftMaskAtStep(
+  tags: readonly TokenTag[],
+  prefixChunkCounts: readonly (readonly number[])[],
+  step: number,
+  designName: string,
+  options: SftScheduleOptions,
+): number[] {
+  const design = SFT_DESIGNS.get(designName);
+  if (design.kind === 'full-token') return buildFullTokenMask(tags, prefixChunkCounts, tokenKeepFraction(step, options.horizon));
+  return buildComponentMask(tags, prefixChunkCounts, {
+    reasoning: REASONING_SCHEDULES.get(design.reasoning)(step, options),
+    toolCall: TOOL_CALL_SCHEDULES.get(design.toolCall)(step, options),
+  });
+}
