@@ -48,7 +48,7 @@ export async function probeDevice(): Promise<DeviceReport> {
   if (!adapter) {
     return fallback('WebGPU is present but requestAdapter() returned no adapter (GPU blocked or disabled in this browser)');
   }
-  const info = adapter.info;
+  const info = (adapter as GPUAdapter & { info?: GPUAdapterInfo }).info;
   return {
     backend: 'webgpu',
     adapter: {

@@ -23,7 +23,7 @@ import { TASK_CATEGORIES, type ParamSchema, type Task, type TaskCategory } from 
 const PARAM_TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'object'] as const;
 
 export const ParamSchemaZ: z.ZodType<ParamSchema> = z.looseObject({
-  type: z.enum(PARAM_TYPES),
+  type: z.union([z.enum(PARAM_TYPES), z.array(z.enum(PARAM_TYPES)).min(1)]),
   description: z.string().optional(),
   enum: z.array(z.unknown()).optional(),
   default: z.unknown().optional(),

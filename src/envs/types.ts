@@ -8,8 +8,11 @@ import type { ExpertTrace } from '../traces/types';
 export type { ToolCall };
 
 /** A JSON-schema parameter as used by OpenAI function schemas. */
+export type ParamType = 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object';
+
 export interface ParamSchema {
-  type: 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object';
+  /** One JSON type, or a union such as `["number", "object"]` (seen in FTRL's tools). */
+  type: ParamType | ParamType[];
   description?: string;
   enum?: unknown[];
   default?: unknown;
