@@ -54,3 +54,46 @@ export const METHOD_TOUR: readonly Lesson[] = [
       'otherwise with trace co-training. This keeps a direct optimisation path under the prompt-only condition used at inference.',
   },
 ];
+
+/** The panels that carry a lesson. */
+export type PanelId = 'run-setup' | 'mask-schedule' | 'anchoring-gates';
+
+/** Each panel's short explanation, with the equation it shows (PACT §4, App. A, C, D). */
+export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
+  'run-setup': {
+    id: 'run-setup',
+    title: 'What a PACT run optimises',
+    equation: 'L_i = (1 − z_i)·(L^h_RL(i) + β_SFT·L_SFT(i; s)) + z_i·L^x_RL(i),  z_i ~ Bernoulli(q)',
+    equationRef: 'Eq. (trace-cotraining-objective), (overall-objective), §4.4; defaults from Table 6, App. A',
+    body:
+      'Each step samples a batch of prompts and K prompt-only rollouts per prompt. A prompt routed to trace co-training ' +
+      '(z_i = 0) is updated with the trace-conditioned RL surrogate plus component-aware SFT scaled by β_SFT; a prompt ' +
+      'routed to the anchor (z_i = 1) uses only the standard prompt-only RL loss. The paper uses q = 0.4, β_SFT = 0.1, ' +
+      'λa from 0.8 to 0.2 and K = 8; batch size and learning rate are scaled down here for a small model.',
+  },
+  'mask-schedule': {
+    id: 'mask-schedule',
+    title: 'Annealed supervision: λa(s) and the reasoning prefix',
+    equation: 'λa(s) = λa^start − Δλa·min(s/S, 1),  Δλa = λa^start − λa^end;  m_{i,n}(s) = 1 on R_i(s), λa(s) on A_i, 0 otherwise',
+    equationRef: 'Eq. (tool-call-annealing), (sft-mask), §4.3; App. C, D',
+    body:
+      'Component-aware SFT supervises only model-controllable parts of the expert trace. Complete tool-call spans A_i are ' +
+      'weighted by λa(s), which falls linearly from λa^start to λa^end over the annealing horizon S: a larger early weight ' +
+      'encourages valid tool calls, a smaller later weight lets rewards guide exploration. The active reasoning prefix R_i(s) ' +
+      'shrinks by semantic segment, L4 → L3 → … → L0 (L4: the strongest safe prefix before explicit tool-call leakage; L0: no ' +
+      'reasoning). Tool observations are never supervised. The paper gives no step per level; here S is cut into five equal ' +
+      'stages. "Fix" keeps supervision constant, "Token A" anneals by raw token count (App. D).',
+  },
+  'anchoring-gates': {
+    id: 'anchoring-gates',
+    title: 'Prompt-only anchoring',
+    equation: 'z_i^(e) ~ Bernoulli(q);  z_i = 1 → L^x_RL(i),  z_i = 0 → L^h_RL(i) + β_SFT·L_SFT(i; s)',
+    equationRef: 'Eq. (prompt-routing-gate), (overall-objective), §4.4; Algorithm 1',
+    body:
+      'For each prompt of each step a gate is sampled with the anchoring probability q. When z_i = 1 the prompt uses only ' +
+      'the standard prompt-only RL loss, without any expert-trace guidance; when z_i = 0 it adopts the trace co-training ' +
+      'loss. The anchor keeps a direct optimisation path under the prompt-only condition used at inference time; too large ' +
+      'a q leaves less expert process guidance (Figure 5). The grid below is drawn from the run\'s own seed, so it shows the ' +
+      'gates this setup will use.',
+  },
+};

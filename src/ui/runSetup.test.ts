@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import {
+  FIELD_BY_KEY,
+  SETUP_FIELDS,
+  describeRange,
+  parseSetupQuery,
+  readDefaultValues,
+  serializeSetup,
+  validateSetup,
+  wordConfigMessage,
+} from './runSetup';
+
+describe('fields read from the config schema', () => {
+  it('takes ranges, options and defaults from src/recipes/config.ts', () => {
+    // config.ts: anchorProb = z.number().min(0).max(1).default(0.4)
+    expect(FIELD_BY_KEY.q.range).toMatchObject({ min: 0, max: 1, isMinInclusive: true, isMaxInclusive: true, isInteger: false });
+    expect(FIELD_BY_KEY.q.defaultText).toBe('0.4');
+    // lr = z.number().positive().default(2e-4)
+    expect(describeRange(FIELD_BY_KEY.lr.range!)).toBe('> 0');
+    expect(FIELD_BY_KEY.lr.defaultText).toBe('0.0002');
+    // rolloutsPerPrompt = z.number().int().min(1).default(8)
+    expect(describeRange(FIELD_BY_KEY.K.range!)).toBe('whole number ≥ 1');
+    expect(FIELD_BY_KEY.K.defaultText).toBe('8');
+    // annealHorizon default 0 means "the whole run" (resolveConfig fills it later)
+    expect(FIELD_BY_KEY.horizon.defaultText).toBe('0');
+    expect(FIELD_BY_KEY.reasoning.options).toEqual(['segment', 'fixed', 'token', 'none']);
+    expect(FIELD_BY_KEY.backend.options).toEqual(['auto', 'webgpu', 'wasm', 'cpu']);
+    expect(FIELD_BY_KEY.backend.defaultText).toBe('auto');
+    expect(FIELD_BY_KEY.model.options).toContain('qwen3-nano');
+  });
+});
+
+describe('validateSetup', () => {
+  it('resolves the defaults to the config defaults', () => {
+    const v = validateSetup(readDefaultValues());
+    expect(v.fieldErrors).toEqual({});
+    expect(v.config?.pact.anchorProb).toBe(0.4);
+    expect(v.config?.pact.annealHorizon).toBe(24); // 0 → steps (24)
+    expect(v.config?.backend).toBeUndefined();
+  });
+
+  it('names q in words for an out-of-range q and keeps the rest', () => {
+    const v = validateSetup({ ...readDefaultValues(), q: '1.5', K: '4' });
+    expect(v.config).toBeNull();
+    expect(v.fieldErrors.q).toBe('q must be ≤ 1 (got "1.5")');
+    expect(v.effective.pact.anchorProb).toBe(0.4); // preview falls back to the default
+    expect(v.effective.rolloutsPerPrompt).toBe(4); // the valid field is kept
+  });
+
+  it('words non-numbers, fractions of integers, empty fields and unknown choices', () => {
+    const v = validateSetup({ ...readDefaultValues(), lr: 'fast', K: '2.5', seed: '', reasoning: 'cosine', recipe: 'nope' });
+    expect(v.fieldErrors.lr).toBe('Learning rate must be a number (got "fast")');
+    expect(v.fieldErrors.K).toBe('K must be a whole number (got "2.5")');
+    expect(v.fieldErrors.seed).toBe('Seed must be a number (got nothing)');
+    expect(v.fieldErrors.reasoning).toMatch(/^Reasoning schedule must be one of segment, fixed, token, none/);
+    expect(v.fieldErrors.recipe).toMatch(/unknown recipe "nope"; valid: pact, /);
+    expect(v.effective.recipe).toBe('pact');
+  });
+
+  it('puts cross-field errors on their field and previews with defaults', () => {
+    const v = validateSetup({ ...readDefaultValues(), lambdaStart: '0.1', lambdaEnd: '0.5' });
+    expect(v.fieldErrors.lambdaEnd).toMatch(/^λa end must be ≤ λa start \(0.1\)/);
+    // end reset to 0.2 is still above start 0.1, so start resets too: 0.8 → 0.2
+    expect(v.effective.pact.toolCallScaleStart).toBe(0.8);
+    expect(v.effective.pact.toolCallScaleEnd).toBe(0.2);
+  });
+
+  it('words zod messages', () => {
+    expect(wordConfigMessage('Too small: expected number to be >0')).toBe('must be > 0');
+    expect(wordConfigMessage('Too small: expected number to be >=1')).toBe('must be ≥ 1');
+  });
+});
+
+describe('the setup in the URL', () => {
+  it('round-trips every field', () => {
+    const values = { ...readDefaultValues(), q: '0.25', horizon: '10', toolCall: 'token', backend: 'wasm', lr: '1e-4' };
+    const qs = serializeSetup(values);
+    expect(qs).toContain('q=0.25');
+    expect(qs.split('&')).toHaveLength(SETUP_FIELDS.length);
+    expect(parseSetupQuery(`?${qs}`)).toEqual({ values, unknownKeys: [] });
+  });
+
+  it('keeps a bad value as text (so its error shows) and the other fields, and lists unknown keys', () => {
+    const { values, unknownKeys } = parseSetupQuery('q=abc&K=4&zzz=1');
+    expect(values.q).toBe('abc');
+    expect(values.K).toBe('4');
+    expect(values.seed).toBe(FIELD_BY_KEY.seed.defaultText);
+    expect(unknownKeys).toEqual(['zzz']);
+    expect(validateSetup(values).fieldErrors.q).toBe('q must be a number (got "abc")');
+  });
+});

@@ -1,0 +1,377 @@
+/**
+ * The run-setup form as data: which fields of the training config the page edits,
+ * their paper names, and their ranges, options and defaults, all read from the
+ * config schema (`src/recipes/config.ts`) rather than kept as a second list.
+ *
+ * The form holds raw text per field (what the user typed, or what a link carried);
+ * `validateSetup` turns it into a config through `resolveConfig` and words each
+ * error for the field it belongs to; `serializeSetup` / `parseSetupQuery` put the
+ * whole setup into a URL query string and back, so a link reproduces a configuration.
+ * A bad value in a link stays in its field with its error; the other fields are kept.
+ */
+import { z } from 'zod';
+import {
+  ConfigError,
+  resolveConfig,
+  trainConfigSchema,
+  type TrainConfig,
+} from '../recipes/config';
+import { RECIPE_NAMES } from './recipeNames';
+
+export type FieldKey =
+  | 'recipe'
+  | 'model'
+  | 'tasks'
+  | 'steps'
+  | 'seed'
+  | 'backend'
+  | 'K'
+  | 'batch'
+  | 'miniBatch'
+  | 'lr'
+  | 'q'
+  | 'betaSft'
+  | 'lambdaStart'
+  | 'lambdaEnd'
+  | 'horizon'
+  | 'reasoning'
+  | 'toolCall';
+
+export type FieldGroup = 'run' | 'optimisation' | 'pact';
+
+export interface NumberRange {
+  min?: number;
+  isMinInclusive: boolean;
+  max?: number;
+  isMaxInclusive: boolean;
+  isInteger: boolean;
+}
+
+export interface SetupField {
+  /** The query-string key, also the form field's id suffix. */
+  key: FieldKey;
+  /** Where the value lives in the training config. */
+  path: readonly string[];
+  /** What the knob is, in words. */
+  label: string;
+  /** The paper's name for it, when the paper names it (errors use it). */
+  symbol?: string;
+  group: FieldGroup;
+  kind: 'number' | 'choice';
+  /** For choices: the valid names (from the config's enums, or RECIPE_NAMES). */
+  options?: readonly string[];
+  /** For numbers: the schema's range. */
+  range?: NumberRange;
+  /** The default as form text ('' never: an optional field uses AUTO). */
+  defaultText: string;
+  /** Spin-button increment for number inputs. */
+  inputStep?: string;
+  /** A short hint shown under the field. */
+  hint?: string;
+}
+
+/** Form text of an optional choice left to the app (the backend picked by the device probe). */
+export const AUTO = 'auto';
+
+export type SetupValues = Record<FieldKey, string>;
+
+/** The schema of one config field, with `.default()` / `.optional()` wrappers removed. */
+function findFieldSchema(path: readonly string[]): { schema: z.ZodType; isOptional: boolean } {
+  let schema: z.ZodType = trainConfigSchema;
+  let isOptional = false;
+  const unwrap = () => {
+    for (;;) {
+      if (schema instanceof z.ZodDefault) schema = schema.unwrap() as z.ZodType;
+      else if (schema instanceof z.ZodOptional) {
+        schema = schema.unwrap() as z.ZodType;
+        isOptional = true;
+      } else return;
+    }
+  };
+  for (const key of path) {
+    unwrap();
+    if (!(schema instanceof z.ZodObject)) throw new Error(`runSetup: config path ${path.join('.')} does not lead through objects`);
+    const next = (schema.shape as Record<string, z.ZodType>)[key];
+    if (!next) throw new Error(`runSetup: config has no field ${path.join('.')}`);
+    schema = next;
+    isOptional = false;
+  }
+  unwrap();
+  return { schema, isOptional };
+}
+
+/** Reads min/max/integer from a zod number schema's checks. */
+export function readNumberRange(schema: z.ZodType): NumberRange {
+  const range: NumberRange = { isMinInclusive: true, isMaxInclusive: true, isInteger: false };
+  const checks = ((schema as unknown as { def?: { checks?: { _zod: { def: Record<string, unknown> } }[] } }).def?.checks ?? []).map(
+    (c) => c._zod.def,
+  );
+  for (const c of checks) {
+    if (c.check === 'number_format' && typeof c.format === 'string' && /int/.test(c.format)) range.isInteger = true;
+    if (c.check === 'greater_than' && typeof c.value === 'number') {
+      range.min = c.value;
+      range.isMinInclusive = c.inclusive === true;
+    }
+    if (c.check === 'less_than' && typeof c.value === 'number') {
+      range.max = c.value;
+      range.isMaxInclusive = c.inclusive === true;
+    }
+  }
+  return range;
+}
+
+/** The range in words: "0 – 1", "> 0", "whole number ≥ 1". */
+export function describeRange(range: NumberRange): string {
+  const lo = range.min === undefined ? '' : `${range.isMinInclusive ? '≥' : '>'} ${range.min}`;
+  const hi = range.max === undefined ? '' : `${range.isMaxInclusive ? '≤' : '<'} ${range.max}`;
+  const bounds =
+    range.min !== undefined && range.max !== undefined && range.isMinInclusive && range.isMaxInclusive
+      ? `${range.min} – ${range.max}`
+      : [lo, hi].filter(Boolean).join(', ');
+  return [range.isInteger ? 'whole number' : '', bounds].filter(Boolean).join(' ');
+}
+
+/** The config's own defaults (annealHorizon 0 = "the whole run", before resolveConfig fills it). */
+const CONFIG_DEFAULTS = trainConfigSchema.parse({}) as unknown as Record<string, unknown>;
+
+function readPath(obj: unknown, path: readonly string[]): unknown {
+  return path.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
+}
+
+interface FieldSpec {
+  key: FieldKey;
+  path: readonly string[];
+  label: string;
+  symbol?: string;
+  group: FieldGroup;
+  inputStep?: string;
+  hint?: string;
+}
+
+const FIELD_SPECS: readonly FieldSpec[] = [
+  { key: 'recipe', path: ['recipe'], label: 'Recipe', group: 'run' },
+  { key: 'model', path: ['model', 'preset'], label: 'Model preset', group: 'run' },
+  { key: 'tasks', path: ['tasks', 'source'], label: 'Task source', group: 'run' },
+  { key: 'steps', path: ['steps'], label: 'Training steps', symbol: 'T', group: 'run', inputStep: '1' },
+  { key: 'seed', path: ['seed'], label: 'Seed', group: 'run', inputStep: '1', hint: 'drives every random choice' },
+  { key: 'backend', path: ['backend'], label: 'Backend', group: 'run' },
+  { key: 'K', path: ['rolloutsPerPrompt'], label: 'Rollouts per prompt', symbol: 'K', group: 'optimisation', inputStep: '1' },
+  { key: 'batch', path: ['batchPrompts'], label: 'Prompts per batch', group: 'optimisation', inputStep: '1' },
+  { key: 'miniBatch', path: ['miniBatchPrompts'], label: 'PPO mini-batch', group: 'optimisation', inputStep: '1' },
+  { key: 'lr', path: ['lr'], label: 'Learning rate', group: 'optimisation', inputStep: 'any' },
+  { key: 'q', path: ['pact', 'anchorProb'], label: 'Anchoring probability', symbol: 'q', group: 'pact', inputStep: '0.05' },
+  { key: 'betaSft', path: ['pact', 'betaSft'], label: 'SFT loss scale', symbol: 'β_SFT', group: 'pact', inputStep: '0.05' },
+  { key: 'lambdaStart', path: ['pact', 'toolCallScaleStart'], label: 'Tool-call start', symbol: 'λa start', group: 'pact', inputStep: '0.05' },
+  { key: 'lambdaEnd', path: ['pact', 'toolCallScaleEnd'], label: 'Tool-call end', symbol: 'λa end', group: 'pact', inputStep: '0.05' },
+  { key: 'horizon', path: ['pact', 'annealHorizon'], label: 'Annealing horizon', symbol: 'S', group: 'pact', inputStep: '1', hint: '0 = the whole run' },
+  { key: 'reasoning', path: ['pact', 'reasoningSchedule'], label: 'Reasoning schedule', group: 'pact' },
+  { key: 'toolCall', path: ['pact', 'toolCallSchedule'], label: 'Tool-call schedule', group: 'pact' },
+];
+
+function buildField(spec: FieldSpec): SetupField {
+  const { schema, isOptional } = findFieldSchema(spec.path);
+  const fallback = readPath(CONFIG_DEFAULTS, spec.path);
+  if (spec.key === 'recipe') {
+    return { ...spec, kind: 'choice', options: RECIPE_NAMES, defaultText: String(fallback) };
+  }
+  if (schema instanceof z.ZodEnum) {
+    const names = schema.options.map(String);
+    return {
+      ...spec,
+      kind: 'choice',
+      options: isOptional ? [AUTO, ...names] : names,
+      defaultText: fallback === undefined ? AUTO : String(fallback),
+    };
+  }
+  if (schema instanceof z.ZodNumber) {
+    return { ...spec, kind: 'number', range: readNumberRange(schema), defaultText: String(fallback) };
+  }
+  throw new Error(`runSetup: config field ${spec.path.join('.')} is neither a number nor an enum`);
+}
+
+/** The form's fields, in display order. */
+export const SETUP_FIELDS: readonly SetupField[] = FIELD_SPECS.map(buildField);
+
+export const FIELD_BY_KEY = Object.fromEntries(SETUP_FIELDS.map((f) => [f.key, f])) as Record<FieldKey, SetupField>;
+
+export const GROUP_TITLES: Record<FieldGroup, string> = {
+  run: 'Run',
+  optimisation: 'Rollouts and optimisation',
+  pact: 'PACT knobs',
+};
+
+/** Words for the schedule names of App. D (keys are the config's enum names). */
+export const OPTION_LABELS: Partial<Record<FieldKey, Record<string, string>>> = {
+  reasoning: {
+    segment: 'segment (L4 → L0)',
+    fixed: 'fixed (L4 always)',
+    token: 'token (token count)',
+    none: 'none',
+  },
+  toolCall: {
+    scale: 'scale (λa annealed)',
+    fixed: 'fixed (λa = start)',
+    token: 'token (token count)',
+    none: 'none',
+  },
+  backend: { auto: 'auto (device probe)' },
+};
+
+export function readDefaultValues(): SetupValues {
+  return Object.fromEntries(SETUP_FIELDS.map((f) => [f.key, f.defaultText])) as SetupValues;
+}
+
+/** Form text → a value for the schema: numbers parsed (bad text stays text so zod names it). */
+function parseFieldText(field: SetupField, text: string): unknown {
+  if (field.kind === 'choice') return field.options?.includes(AUTO) && text === AUTO ? undefined : text;
+  const trimmed = text.trim();
+  if (trimmed === '') return Number.NaN;
+  const n = Number(trimmed);
+  return Number.isNaN(n) ? trimmed : n;
+}
+
+/** The nested config input the form describes, leaving out the fields in `skip`. */
+export function buildConfigInput(values: SetupValues, skip: ReadonlySet<FieldKey> = new Set()): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const field of SETUP_FIELDS) {
+    if (skip.has(field.key)) continue;
+    const value = parseFieldText(field, values[field.key] ?? field.defaultText);
+    if (value === undefined) continue;
+    let node = input;
+    field.path.slice(0, -1).forEach((k) => {
+      node[k] = (node[k] as Record<string, unknown> | undefined) ?? {};
+      node = node[k] as Record<string, unknown>;
+    });
+    node[field.path[field.path.length - 1]] = value;
+  }
+  return input;
+}
+
+/** Config names in messages → the names the form shows ("toolCallScaleStart" → "λa start"). */
+function renameConfigFields(message: string): string {
+  let out = message;
+  for (const f of SETUP_FIELDS) {
+    const leaf = f.path[f.path.length - 1];
+    out = out.replace(new RegExp(`\\b${leaf}\\b`, 'g'), f.symbol ?? f.label);
+  }
+  return out;
+}
+
+/** A zod message in words a user reads ("Too big: expected number to be <=1" → "must be ≤ 1"). */
+export function wordConfigMessage(message: string): string {
+  const rules: [RegExp, (m: RegExpMatchArray) => string][] = [
+    [/Too big: expected number to be <=\s*(\S+)/, (m) => `must be ≤ ${m[1]}`],
+    [/Too big: expected number to be <\s*(\S+)/, (m) => `must be < ${m[1]}`],
+    [/Too small: expected number to be >=\s*(\S+)/, (m) => `must be ≥ ${m[1]}`],
+    [/Too small: expected number to be >\s*(\S+)/, (m) => `must be > ${m[1]}`],
+    [/expected int/, () => 'must be a whole number'],
+    [/expected number/, () => 'must be a number'],
+    [/Invalid option: expected one of (.+)/, (m) => `must be one of ${m[1].replace(/"/g, '').split('|').join(', ')}`],
+    [/Too small: expected string to have >=1 characters/, () => 'must not be empty'],
+  ];
+  for (const [re, say] of rules) {
+    const m = message.match(re);
+    if (m) return say(m);
+  }
+  return renameConfigFields(message);
+}
+
+export interface SetupValidation {
+  /** The resolved config when every field is valid, else null. */
+  config: TrainConfig | null;
+  /** One sentence per field in error, naming the field ("q must be ≤ 1 (got 1.5)"). */
+  fieldErrors: Partial<Record<FieldKey, string>>;
+  /** Problems that belong to no form field. */
+  otherErrors: string[];
+  /** The config with every field in error left at its default: what previews draw. */
+  effective: TrainConfig;
+}
+
+const FIELD_BY_PATH = new Map(SETUP_FIELDS.map((f) => [['config', ...f.path].join('.'), f]));
+
+function splitIssue(issue: string): { path: string; message: string } {
+  const at = issue.indexOf(': ');
+  return at < 0 ? { path: '', message: issue } : { path: issue.slice(0, at), message: issue.slice(at + 2) };
+}
+
+function checkRecipe(values: SetupValues): string | null {
+  const name = values.recipe;
+  return (RECIPE_NAMES as readonly string[]).includes(name)
+    ? null
+    : `unknown recipe "${name}"; valid: ${RECIPE_NAMES.join(', ')}`;
+}
+
+/** Validates the form through resolveConfig and words each error for its field. */
+export function validateSetup(values: SetupValues): SetupValidation {
+  const fieldErrors: Partial<Record<FieldKey, string>> = {};
+  const otherErrors: string[] = [];
+  const recipeError = checkRecipe(values);
+  if (recipeError) fieldErrors.recipe = `Recipe: ${recipeError}`;
+
+  const nameOf = (f: SetupField) => f.symbol ?? f.label;
+  const record = (issues: string[]): FieldKey[] => {
+    const keys: FieldKey[] = [];
+    for (const issue of issues) {
+      const { path, message } = splitIssue(issue);
+      const field = FIELD_BY_PATH.get(path);
+      if (!field) {
+        otherErrors.push(issue);
+        continue;
+      }
+      keys.push(field.key);
+      if (fieldErrors[field.key]) continue;
+      const text = values[field.key];
+      const worded = wordConfigMessage(message);
+      fieldErrors[field.key] = `${nameOf(field)} ${worded}${/\bgot\b/.test(worded) ? '' : ` (got ${text.trim() === '' ? 'nothing' : `"${text}"`})`}`;
+    }
+    return keys;
+  };
+
+  let config: TrainConfig | null = null;
+  try {
+    config = resolveConfig(buildConfigInput(values));
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    record(e.issues);
+  }
+  if (recipeError) config = null;
+
+  // Previews draw the setup with the broken fields at their defaults. A cross-field
+  // error (λa end above start) can move to another field once one is reset: repeat.
+  const skip = new Set<FieldKey>(Object.keys(fieldErrors) as FieldKey[]);
+  let effective: TrainConfig | null = config;
+  for (let tries = 0; !effective && tries <= SETUP_FIELDS.length; tries++) {
+    try {
+      effective = resolveConfig(buildConfigInput(values, skip));
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      const before = skip.size;
+      for (const issue of e.issues) {
+        const field = FIELD_BY_PATH.get(splitIssue(issue).path);
+        if (field) skip.add(field.key);
+      }
+      if (skip.size === before) break;
+    }
+  }
+  if (recipeError && effective) effective = { ...effective, recipe: FIELD_BY_KEY.recipe.defaultText };
+  return { config, fieldErrors, otherErrors, effective: effective ?? resolveConfig({}) };
+}
+
+/** The whole setup as a query string (every field, so a link keeps meaning if defaults change). */
+export function serializeSetup(values: SetupValues): string {
+  const params = new URLSearchParams();
+  for (const f of SETUP_FIELDS) params.set(f.key, values[f.key] ?? f.defaultText);
+  return params.toString();
+}
+
+/** A query string → form values: known keys taken as text (errors come from validateSetup), the rest default. */
+export function parseSetupQuery(search: string): { values: SetupValues; unknownKeys: string[] } {
+  const params = new URLSearchParams(search.startsWith('?') ? search.slice(1) : search);
+  const values = readDefaultValues();
+  const unknownKeys: string[] = [];
+  for (const [key, text] of params) {
+    if (key in FIELD_BY_KEY) values[key as FieldKey] = text;
+    else unknownKeys.push(key);
+  }
+  return { values, unknownKeys };
+}
