@@ -1,0 +1,392 @@
+/**
+ * Batched autoregressive generation for Qwen3 with a KV cache PREALLOCATED to a fixed
+ * length, temperature + top-p (nucleus; Holtzman et al. 2020, §3.1) sampling from an
+ * injected uniform source, stop token sequences and stop strings.
+ *
+ * Static shapes (tfjs-webgpu pools buffers by exact size and never frees them):
+ * prompts are LEFT-padded to a multiple of `promptBucket`, the cache of every layer is
+ * [B, nKv, cacheLength, D] from the start, and each decode step writes its key/value
+ * into slot s with a one-hot blend  cache ← cache·(1 − e_s) + kv·e_s  (no scatter),
+ * then attends over the whole cache with a key mask. Every step therefore has the same
+ * shapes. Positions are per row (prompt length + step), so rows of different prompt
+ * lengths are numbered exactly as if unpadded.
+ *
+ * Behaviour log-probs: `logprobs` are log π(token | prefix) of the UNMODIFIED model at
+ * temperature 1 over the full vocabulary (what computeTokenLogprobs recomputes, the
+ * π_old of the PPO ratio). `samplingLogprobs` are the log-probs under the distribution
+ * actually sampled (temperature-scaled, top-p truncated, renormalised; 0 for greedy).
+ *
+ * Simplifications: sampling runs in JS on the logits read back once per step
+ * (`await data()`); finished rows keep being fed a pad token until the batch finishes;
+ * no top-k, no repetition penalty.
+ */
+import * as tf from './tf';
+import type { Qwen3Config } from './config';
+import { computeGqaAttention, MASK_NEG } from './attention';
+import { applyRmsNorm, embedVocabTokens } from './layers';
+import { getParam, type LoraMap, type ParamMap } from './linear';
+import { getLmHeadShards, getVocabShards } from './vocabShards';
+import { matMulTransposeB } from './matmul';
+import { runDecoderLayer, runQwen3Decoder, type LayerKv } from './model';
+import { computeRopeTablesForHostPositions } from './rope';
+
+/** The project's stop strings: end of a tool call, of an assistant turn, of an answer. */
+export const DEFAULT_STOP_STRINGS: readonly string[] = ['</tool_call>', '<|im_end|>', '</answer>'];
+
+export interface GenerateOptions {
+  maxNewTokens: number;
+  /** 0 = greedy (argmax). Default 1. */
+  temperature?: number;
+  /** Nucleus mass in (0, 1]. Default 1 (no truncation). */
+  topP?: number;
+  /** Uniform source in [0, 1), e.g. `() => rng.next()` of src/core/rng. Required unless greedy. */
+  random?: () => number;
+  /** Stop when the generated ids end with one of these sequences (e.g. [[imEndId]]). */
+  stopTokenIds?: number[][];
+  /** Stop when the decoded text of the generated ids contains one of these (needs `decode`). */
+  stopStrings?: string[];
+  decode?: (ids: number[]) => string;
+  /** Id used for left padding and for finished rows. Default 0 (masked out anyway). */
+  padTokenId?: number;
+  /** Prompt slots are rounded up to a multiple of this (fewer distinct shapes). Default 16. */
+  promptBucket?: number;
+  /** Fixed KV-cache length; default roundUp(promptSlots + maxNewTokens, promptBucket). */
+  cacheLength?: number;
+  lora?: LoraMap;
+}
+
+export type FinishReason = 'stop' | 'length';
+
+export interface GeneratedRow {
+  /** New tokens, the stop sequence included when one matched. */
+  tokens: number[];
+  /** log π(token) under the unmodified model at temperature 1 (see header). */
+  logprobs: number[];
+  /** log-prob under the sampling distribution actually used (0 for greedy). */
+  samplingLogprobs: number[];
+  finishReason: FinishReason;
+  /** The stop string, or the stop id sequence joined by ',', that ended the row. */
+  stop?: string;
+}
+
+export interface SampledToken {
+  token: number;
+  /** log softmax(z)[token] at temperature 1. */
+  logprob: number;
+  samplingLogprob: number;
+}
+
+/**
+ * Picks the next token from one row of logits z [V]: greedy when temperature ≤ 0, else
+ * softmax(z / temperature) restricted to the smallest top-probability set with mass ≥
+ * topP, sampled by inverse CDF with one uniform draw.
+ */
+export function sampleFromLogits(logits: ArrayLike<number>, temperature: number, topP: number, random?: () => number): SampledToken {
+  const V = logits.length;
+  let maxZ = -Infinity;
+  let argmax = 0;
+  for (let i = 0; i < V; i++) {
+    if (logits[i] > maxZ) {
+      maxZ = logits[i];
+      argmax = i;
+    }
+  }
+  let sumExp = 0;
+  for (let i = 0; i < V; i++) sumExp += Math.exp(logits[i] - maxZ);
+  const lse = maxZ + Math.log(sumExp);
+  if (!(temperature > 0)) return { token: argmax, logprob: logits[argmax] - lse, samplingLogprob: 0 };
+  if (!random) throw new Error('generate: opts.random is required when temperature > 0');
+  if (!(topP > 0 && topP <= 1)) throw new Error(`generate: topP must be in (0, 1], got ${topP}`);
+  const probs = new Float64Array(V);
+  let total = 0;
+  for (let i = 0; i < V; i++) {
+    probs[i] = Math.exp((logits[i] - maxZ) / temperature);
+    total += probs[i];
+  }
+  let order: number[] | null = null;
+  let kept = total;
+  let keptCount = V;
+  if (topP < 1) {
+    order = Array.from({ length: V }, (_, i) => i).sort((a, b) => probs[b] - probs[a] || a - b);
+    kept = 0;
+    keptCount = 0;
+    while (keptCount < V && kept < topP * total) kept += probs[order[keptCount++]];
+  }
+  const target = random() * kept;
+  let cum = 0;
+  let token = order ? order[keptCount - 1] : argmax;
+  for (let j = 0; j < keptCount; j++) {
+    const i = order ? order[j] : j;
+    cum += probs[i];
+    if (target < cum) {
+      token = i;
+      break;
+    }
+  }
+  return { token, logprob: logits[token] - lse, samplingLogprob: Math.log(probs[token] / kept) };
+}
+
+/** The stop that `tokens` now ends with / contains, or undefined. */
+function findStop(tokens: number[], opts: GenerateOptions): string | undefined {
+  for (const seq of opts.stopTokenIds ?? []) {
+    if (seq.length > 0 && seq.length <= tokens.length && seq.every((id, i) => tokens[tokens.length - seq.length + i] === id)) {
+      return seq.join(',');
+    }
+  }
+  if (opts.stopStrings && opts.stopStrings.length > 0) {
+    // The tail is enough: a stop completed earlier already ended the row.
+    const text = opts.decode!(tokens.slice(-64));
+    for (const s of opts.stopStrings) if (text.includes(s)) return s;
+  }
+  return undefined;
+}
+
+function checkOptions(prompts: number[][], config: Qwen3Config, opts: GenerateOptions): void {
+  if (prompts.length === 0) throw new Error('generate: prompts is empty');
+  prompts.forEach((p, b) => {
+    if (p.length === 0) throw new Error(`generate: prompts[${b}] is empty`);
+    p.forEach((id, t) => {
+      if (!Number.isInteger(id) || id < 0 || id >= config.vocab_size) {
+        throw new Error(`generate: prompts[${b}][${t}] = ${id} is not a token id in [0, ${config.vocab_size})`);
+      }
+    });
+  });
+  if (!Number.isInteger(opts.maxNewTokens) || opts.maxNewTokens < 1) {
+    throw new Error(`generate: maxNewTokens must be a positive integer, got ${opts.maxNewTokens}`);
+  }
+  if (opts.stopStrings?.length && !opts.decode) throw new Error('generate: stopStrings need opts.decode');
+}
+
+/** Left-padded prompt batch: ids and mask [B, slots] as flat arrays, plus row lengths. */
+function padPromptsLeft(prompts: number[][], slots: number, padId: number) {
+  const B = prompts.length;
+  const ids = new Int32Array(B * slots).fill(padId);
+  const mask = new Float32Array(B * slots);
+  prompts.forEach((p, b) => {
+    const offset = slots - p.length;
+    for (let t = 0; t < p.length; t++) {
+      ids[b * slots + offset + t] = p[t];
+      mask[b * slots + offset + t] = 1;
+    }
+  });
+  return { ids, mask, lengths: prompts.map((p) => p.length) };
+}
+
+const roundUp = (n: number, m: number) => Math.ceil(n / m) * m;
+
+/**
+ * Source of next-token logits: `first()` after the prompt, then `next(tokens, step)`
+ * after feeding one token per row. Both return [B, V] logits as a tensor.
+ */
+interface LogitSource {
+  first(): tf.Tensor2D;
+  next(tokens: Int32Array, step: number): tf.Tensor2D;
+  dispose(): void;
+}
+
+/** The shared sampling loop over a LogitSource. */
+async function runGenerationLoop(source: LogitSource, B: number, maxSteps: number, opts: GenerateOptions): Promise<GeneratedRow[]> {
+  const rows: GeneratedRow[] = Array.from({ length: B }, () => ({
+    tokens: [],
+    logprobs: [],
+    samplingLogprobs: [],
+    finishReason: 'length' as FinishReason,
+  }));
+  const isDone = new Array<boolean>(B).fill(false);
+  const temperature = opts.temperature ?? 1;
+  const topP = opts.topP ?? 1;
+  const padId = opts.padTokenId ?? 0;
+  try {
+    let logits = source.first();
+    for (let step = 0; step < maxSteps; step++) {
+      const values = await logits.data(); // one read-back per step
+      const V = logits.shape[1];
+      logits.dispose();
+      const fed = new Int32Array(B).fill(padId);
+      for (let b = 0; b < B; b++) {
+        if (isDone[b]) continue;
+        const s = sampleFromLogits(values.subarray(b * V, (b + 1) * V), temperature, topP, opts.random);
+        const row = rows[b];
+        row.tokens.push(s.token);
+        row.logprobs.push(s.logprob);
+        row.samplingLogprobs.push(s.samplingLogprob);
+        fed[b] = s.token;
+        const stop = findStop(row.tokens, opts);
+        if (stop !== undefined) {
+          row.finishReason = 'stop';
+          row.stop = stop;
+          isDone[b] = true;
+        }
+      }
+      if (step === maxSteps - 1 || isDone.every(Boolean)) break;
+      logits = source.next(fed, step);
+    }
+  } finally {
+    source.dispose();
+  }
+  return rows;
+}
+
+/** Logits [B, V] of the last position from final-normed hidden [B, T, H]. */
+function computeLastLogits(params: ParamMap, config: Qwen3Config, hidden: tf.Tensor3D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const [B, T, H] = hidden.shape;
+    const last = hidden.slice([0, T - 1, 0], [B, 1, H]).reshape([B, H]);
+    const head = getLmHeadShards(params, config.tie_word_embeddings); // [V, H] in row shards
+    const parts = head.weights.map((w) => matMulTransposeB(last as tf.Tensor2D, w)); // [B, V_k] each
+    return (parts.length === 1 ? parts[0] : tf.concat(parts, 1)) as tf.Tensor2D; // [B, V]
+  });
+}
+
+/**
+ * One decode step against the preallocated cache: tokens [B, 1] at positions [B, 1]
+ * written into slot `slot`; keyMask [B, S] (1 = attendable). Returns logits [B, V] and
+ * the new caches (the old ones are disposed).
+ */
+function runDecodeStep(
+  params: ParamMap,
+  config: Qwen3Config,
+  tokens: Int32Array,
+  positions: Float32Array,
+  slot: number,
+  keyMask: Float32Array,
+  caches: LayerKv[],
+  lora?: LoraMap,
+): { logits: tf.Tensor2D; caches: LayerKv[] } {
+  const B = tokens.length;
+  const S = caches[0].k.shape[2];
+  const newCaches: LayerKv[] = [];
+  const logits = tf.tidy(() => {
+    const slotOneHot = tf.oneHot(tf.tensor1d([slot], 'int32'), S).toFloat().reshape([1, 1, S, 1]); // [1, 1, S, 1]
+    const notSlot = tf.sub(1, slotOneHot);
+    const maskBias = tf.sub(1, tf.tensor2d(keyMask, [B, S])).mul(MASK_NEG).reshape([B, 1, 1, S]); // [B, 1, 1, S]
+    const rope = computeRopeTablesForHostPositions(positions, config.head_dim, config.rope_theta); // [B, 1, 1, D]
+    let h = embedVocabTokens(tf.tensor2d(tokens, [B, 1], 'int32'), getVocabShards(params, 'model.embed_tokens.weight')) as tf.Tensor3D; // [B, 1, H]
+    for (let i = 0; i < config.num_hidden_layers; i++) {
+      h = runDecoderLayer(
+        h,
+        i,
+        config,
+        params,
+        rope,
+        (q, k, v) => {
+          // k, v [B, nKv, 1, D] broadcast over the S slots, kept only at `slot`.
+          const kAll = caches[i].k.mul(notSlot).add(k.mul(slotOneHot)) as tf.Tensor4D; // [B, nKv, S, D]
+          const vAll = caches[i].v.mul(notSlot).add(v.mul(slotOneHot)) as tf.Tensor4D;
+          newCaches.push({ k: tf.keep(kAll), v: tf.keep(vAll) });
+          return computeGqaAttention(q, kAll, vAll, maskBias);
+        },
+        lora,
+      );
+    }
+    const normed = applyRmsNorm(h, getParam(params, 'model.norm.weight'), config.rms_norm_eps) as tf.Tensor3D;
+    return computeLastLogits(params, config, normed);
+  });
+  for (const c of caches) {
+    c.k.dispose();
+    c.v.dispose();
+  }
+  return { logits, caches: newCaches };
+}
+
+/**
+ * Generates up to maxNewTokens per prompt with the preallocated KV cache.
+ * prompts: token ids per row (lengths may differ). Returns one GeneratedRow per prompt.
+ */
+export async function generateQwen3(
+  params: ParamMap,
+  config: Qwen3Config,
+  prompts: number[][],
+  opts: GenerateOptions,
+): Promise<GeneratedRow[]> {
+  checkOptions(prompts, config, opts);
+  const B = prompts.length;
+  const bucket = opts.promptBucket ?? 16;
+  const slots = roundUp(Math.max(...prompts.map((p) => p.length)), bucket);
+  const S = opts.cacheLength ?? roundUp(slots + opts.maxNewTokens, bucket);
+  if (S < slots + 1) throw new Error(`generate: cacheLength ${S} leaves no room after ${slots} prompt slots`);
+  // The last sampled token is never fed back, so steps tokens need steps − 1 cache slots.
+  const maxSteps = Math.min(opts.maxNewTokens, S - slots + 1);
+  const { ids, mask, lengths } = padPromptsLeft(prompts, slots, opts.padTokenId ?? 0);
+  const keyMask = new Float32Array(B * S);
+  for (let b = 0; b < B; b++) keyMask.set(mask.subarray(b * slots, (b + 1) * slots), b * S);
+  let caches: LayerKv[] = [];
+
+  const source: LogitSource = {
+    first() {
+      const idsT = tf.tensor2d(ids, [B, slots], 'int32');
+      const maskT = tf.tensor2d(mask, [B, slots]);
+      const { hidden, kv } = runQwen3Decoder(params, config, idsT, maskT, { lora: opts.lora, collectKv: true });
+      // Pad each layer's keys/values [B, nKv, slots, D] to the fixed [B, nKv, S, D].
+      caches = kv.map(({ k, v }) => {
+        const pad: Array<[number, number]> = [[0, 0], [0, 0], [0, S - slots], [0, 0]];
+        const out = { k: tf.pad(k, pad) as tf.Tensor4D, v: tf.pad(v, pad) as tf.Tensor4D };
+        k.dispose();
+        v.dispose();
+        return out;
+      });
+      const logits = computeLastLogits(params, config, hidden);
+      tf.dispose([idsT, maskT, hidden]);
+      return logits;
+    },
+    next(tokens, step) {
+      const slot = slots + step;
+      const positions = new Float32Array(B);
+      for (let b = 0; b < B; b++) {
+        keyMask[b * S + slot] = 1;
+        positions[b] = lengths[b] + step;
+      }
+      const out = runDecodeStep(params, config, tokens, positions, slot, keyMask, caches, opts.lora);
+      caches = out.caches;
+      return out.logits;
+    },
+    dispose() {
+      for (const c of caches) tf.dispose([c.k, c.v]);
+      caches = [];
+    },
+  };
+  return runGenerationLoop(source, B, maxSteps, opts);
+}
+
+/**
+ * The same generation by full recomputation of the growing sequence at every step
+ * (no cache; shapes grow). For tests (KV cache ≡ recomputation) and the benchmark.
+ */
+export async function generateQwen3WithoutCache(
+  params: ParamMap,
+  config: Qwen3Config,
+  prompts: number[][],
+  opts: GenerateOptions,
+): Promise<GeneratedRow[]> {
+  checkOptions(prompts, config, opts);
+  const B = prompts.length;
+  const slots = roundUp(Math.max(...prompts.map((p) => p.length)), opts.promptBucket ?? 16);
+  const { ids, mask } = padPromptsLeft(prompts, slots, opts.padTokenId ?? 0);
+  const seqIds: number[][] = [];
+  const seqMask: number[][] = [];
+  for (let b = 0; b < B; b++) {
+    seqIds.push(Array.from(ids.subarray(b * slots, (b + 1) * slots)));
+    seqMask.push(Array.from(mask.subarray(b * slots, (b + 1) * slots)));
+  }
+  const forward = (): tf.Tensor2D => {
+    const T = seqIds[0].length;
+    const idsT = tf.tensor2d(seqIds.flat(), [B, T], 'int32');
+    const maskT = tf.tensor2d(seqMask.flat(), [B, T]);
+    const { hidden } = runQwen3Decoder(params, config, idsT, maskT, { lora: opts.lora });
+    const logits = computeLastLogits(params, config, hidden);
+    tf.dispose([idsT, maskT, hidden]);
+    return logits;
+  };
+  const source: LogitSource = {
+    first: forward,
+    next(tokens) {
+      for (let b = 0; b < B; b++) {
+        seqIds[b].push(tokens[b]);
+        seqMask[b].push(1);
+      }
+      return forward();
+    },
+    dispose() {},
+  };
+  return runGenerationLoop(source, B, opts.maxNewTokens, opts);
+}
