@@ -3,8 +3,8 @@
  * (STYLE.md habit 8): a single union per direction, request ids on every request,
  * and exhaustive `switch`es on both sides.
  *
- * Only the device probe is wired so far; start/pause/resume/step/stop, progress,
- * metrics and rollout samples arrive with the trainer (issue 5).
+ * Wired so far: the device probe and the numerics self-check; start/pause/resume/
+ * step/stop, progress, metrics and rollout samples arrive with the trainer (issue 5).
  */
 
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
@@ -31,10 +31,29 @@ export interface DeviceReport {
   hardwareConcurrency: number;
 }
 
-export type WorkerRequest = { id: number; type: 'probe-device' };
+/** Result of running the PyTorch reference fixtures on one backend. */
+export interface NumericsReport {
+  /** The backend that actually ran (may differ from the one asked for). */
+  backend: BackendName;
+  fallbackReason?: string;
+  cases: {
+    name: string;
+    /** max |logit − ref| / max |ref| */
+    logitsRelErr: number;
+    /** worst checked weight: max |g − ref| / max(1, max |ref|) */
+    gradMaxRelErr: number;
+    isGreedyEqual: boolean;
+    isPass: boolean;
+  }[];
+}
+
+export type WorkerRequest =
+  | { id: number; type: 'probe-device' }
+  | { id: number; type: 'check-numerics'; backend: BackendName };
 
 export type WorkerResponse =
   | { id: number; type: 'device'; report: DeviceReport }
+  | { id: number; type: 'numerics'; report: NumericsReport }
   | { id: number; type: 'error'; message: string };
 
 export type WorkerRequestType = WorkerRequest['type'];

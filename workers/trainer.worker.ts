@@ -4,6 +4,7 @@
  * talks to it only through the messages of `protocol.ts`.
  */
 import { probeDevice } from './deviceProbe';
+import { checkNumerics } from './numericsCheck';
 import type { WorkerRequest, WorkerResponse } from './protocol';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
@@ -17,9 +18,12 @@ async function handle(req: WorkerRequest): Promise<void> {
     case 'probe-device':
       reply({ id: req.id, type: 'device', report: await probeDevice() });
       return;
+    case 'check-numerics':
+      reply({ id: req.id, type: 'numerics', report: await checkNumerics(req.backend) });
+      return;
     default: {
-      const unknown: never = req.type;
-      throw new Error(`unknown request type ${String(unknown)}`);
+      const unknown: never = req;
+      throw new Error(`unknown request type ${String((unknown as { type?: string }).type)}`);
     }
   }
 }

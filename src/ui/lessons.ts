@@ -56,7 +56,7 @@ export const METHOD_TOUR: readonly Lesson[] = [
 ];
 
 /** The panels that carry a lesson. */
-export type PanelId = 'run-setup' | 'mask-schedule' | 'anchoring-gates';
+export type PanelId = 'run-setup' | 'mask-schedule' | 'anchoring-gates' | 'prefix-levels' | 'token-masks';
 
 /** Each panel's short explanation, with the equation it shows (PACT §4, App. A, C, D). */
 export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
@@ -95,5 +95,37 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
       'loss. The anchor keeps a direct optimisation path under the prompt-only condition used at inference time; too large ' +
       'a q leaves less expert process guidance (Figure 5). The grid below is drawn from the run\'s own seed, so it shows the ' +
       'gates this setup will use.',
+  },
+  'prefix-levels': {
+    id: 'prefix-levels',
+    title: 'Prefix levels over semantic reasoning segments',
+    equation: 'L0 ⊂ L1 ⊂ L2 ⊂ L3 ⊂ L4 per turn (cumulative chunk prefixes, L0 = no reasoning);  annealed L4 → L3 → L2 → L1 → L0',
+    equationRef: 'App. C "Hybrid segmentation" and "Prefix-reasoning construction"; §4.3 "Annealed Reasoning Supervision"',
+    body:
+      'For each assistant turn the reasoning inside the <think> block is split into semantic chunks such as task_restate, ' +
+      'tool_scan, tool_selection, required_arg_grounding, failure_reflection and decision_summary. The segmenter also detects ' +
+      'explicit tool-call leakage, literal JSON previews or phrases that introduce the exact action; such spans are marked ' +
+      'explicit_call_preview and are excluded from safe prefix hints. Five cumulative prefix levels are built per turn: L0 ' +
+      'reveals no reasoning, while L4 reveals the strongest safe prefix before explicit tool-call leakage. Segment-level ' +
+      'annealing preserves semantic units, where token-level annealing may cut through a coherent reasoning unit. Tool ' +
+      'responses are kept as context, but they are never supervised. Here the expert is a scripted teacher (the paper uses ' +
+      'Qwen3-235B), whose traces are kept only when they verify against the reference answer; the paper leaves the level ' +
+      'boundaries to the annotator, here L1–L3 show one to three chunks (spread evenly when a turn has fewer than four safe chunks).',
+  },
+  'token-masks': {
+    id: 'token-masks',
+    title: 'Component-aware SFT weights, token by token',
+    equation:
+      'm_{i,n}(s) = 1 if n ∈ R_i(s), λa(s) if n ∈ A_i, 0 otherwise;  L_SFT(i; s) = −(1/Z_i(s))·Σ_n m_{i,n}(s)·log π_θ(h*_{i,n} | x_i, h*_{i,<n}),  Z_i(s) = Σ_n m_{i,n}(s)',
+    equationRef: 'Eq. (sft-mask), (sft-loss), (tool-call-annealing), §4.3; Eq. (trace-conditioned-ratio), §4.2; App. D',
+    body:
+      'Rather than imitating the full trajectory, component-aware SFT supervises only model-controllable components: ' +
+      'reasoning tokens and tool-call tokens. R_i(s) specifies the active reasoning-prefix positions at step s; A_i holds complete ' +
+      'expert tool-call spans, weighted by λa(s) and never shortened, since partial tool-calls can break the structured action. ' +
+      'Tool observations are kept as context but are not supervised, since they are produced by the environment. Z_i(s) ' +
+      'normalises the supervised tokens; when Z_i(s) = 0 the SFT term is skipped for that prompt. The trace-conditioned RL ' +
+      'ratio r^h is a different thing: it is computed for the tokens of the sampled prompt-only rollout τ_{i,k}, at its ' +
+      'policy-generated positions M_{i,k}, with c^h_i = [x_i; h*_i] as context, so the expert-trace tokens below are context ' +
+      'for that ratio and carry no ratio themselves.',
   },
 };

@@ -3,12 +3,17 @@
  * The probe runs in the worker (workers/deviceProbe.ts), not in the page.
  */
 import { TrainerClient } from '../../../workers/client';
-import type { DeviceReport } from '../../../workers/protocol';
+import type { BackendName, DeviceReport, NumericsReport } from '../../../workers/protocol';
 
 export class DeviceState {
   report = $state<DeviceReport | null>(null);
   error = $state<string | null>(null);
   isProbing = $state(false);
+  /** Reference-fixture checks run so far, newest last (one per backend asked). */
+  numerics = $state<NumericsReport[]>([]);
+  numericsError = $state<string | null>(null);
+  checkingBackend = $state<BackendName | null>(null);
+  private client: TrainerClient | null = null;
 
   /** One line a user can read at a glance (also what the e2e test reads). */
   summary = $derived.by(() => {
@@ -24,7 +29,24 @@ export class DeviceState {
       : 'Plain JavaScript (cpu): no WebGPU, no WebAssembly';
   });
 
+  /** Runs the PyTorch reference fixtures through the model on `backend`, in the worker. */
+  async checkNumerics(backend: BackendName): Promise<void> {
+    if (!this.client) return;
+    this.checkingBackend = backend;
+    this.numericsError = null;
+    try {
+      const res = await this.client.request({ type: 'check-numerics', backend });
+      if (res.type !== 'numerics') throw new Error(`unexpected reply "${res.type}" to check-numerics`);
+      this.numerics = [...this.numerics.filter((r) => r.backend !== res.report.backend), res.report];
+    } catch (e) {
+      this.numericsError = e instanceof Error ? e.message : String(e);
+    } finally {
+      this.checkingBackend = null;
+    }
+  }
+
   async probe(client: TrainerClient): Promise<void> {
+    this.client = client;
     this.isProbing = true;
     this.error = null;
     try {
