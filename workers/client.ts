@@ -1,8 +1,8 @@
 /**
  * The page side of the worker protocol: request ids, one pending promise per
- * request, and typed replies.
+ * request, typed replies, and subscribers for the events a run pushes.
  */
-import type { WorkerRequest, WorkerResponse } from './protocol';
+import { isResponse, type WorkerEvent, type WorkerMessage, type WorkerRequest, type WorkerResponse } from './protocol';
 
 type Pending = { resolve: (r: WorkerResponse) => void; reject: (e: Error) => void };
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
@@ -11,12 +11,17 @@ export class TrainerClient {
   private readonly worker: Worker;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private readonly listeners = new Set<(e: WorkerEvent) => void>();
 
   constructor(worker?: Worker) {
     this.worker =
       worker ?? new Worker(new URL('./trainer.worker.ts', import.meta.url), { type: 'module', name: 'pact-trainer' });
-    this.worker.onmessage = (ev: MessageEvent<WorkerResponse>) => {
+    this.worker.onmessage = (ev: MessageEvent<WorkerMessage>) => {
       const msg = ev.data;
+      if (!isResponse(msg)) {
+        for (const l of this.listeners) l(msg);
+        return;
+      }
       const p = this.pending.get(msg.id);
       if (!p) return;
       this.pending.delete(msg.id);
@@ -36,6 +41,12 @@ export class TrainerClient {
       this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ ...req, id } as WorkerRequest);
     });
+  }
+
+  /** Subscribes to run events; returns the unsubscribe function. */
+  subscribe(listener: (e: WorkerEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   terminate(): void {

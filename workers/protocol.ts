@@ -1,11 +1,13 @@
 /**
  * The one typed message protocol between the page and the trainer worker
- * (STYLE.md habit 8): a single union per direction, request ids on every request,
- * and exhaustive `switch`es on both sides.
- *
- * Wired so far: the device probe and the numerics self-check; start/pause/resume/
- * step/stop, progress, metrics and rollout samples arrive with the trainer (issue 5).
+ * (STYLE.md habit 8): one union of requests (each with a request id), one union of
+ * replies (carrying the id of the request they answer), one union of events the
+ * worker pushes while a run goes on (no id), and exhaustive `switch`es on both sides.
  */
+import type { TrainConfigInput } from '../src/recipes/config';
+import type { StepMetrics, EvalMetrics } from '../src/recipes/types';
+import type { RunRecord } from '../src/storage/schema';
+import type { TokenKind } from '../src/core/types';
 
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
 
@@ -47,13 +49,66 @@ export interface NumericsReport {
   }[];
 }
 
+/** Where a run is. */
+export type RunPhase = 'loading' | 'rollouts' | 'update' | 'eval' | 'checkpoint' | 'idle';
+export type RunState = 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
+
+/** One rollout as the inspector shows it: text segments with kinds, rewards, advantages. */
+export interface RolloutView {
+  /** Consecutive tokens of one kind and turn, decoded. */
+  segments: { kind: TokenKind; turn: number; text: string; nTokens: number; advantage: number }[];
+  reward: number;
+  turnRewards: number[];
+  turnAdvantages: number[];
+  /** Each executed call, with its MatchTIR reward and the gold call it matched (index or null). */
+  calls: { turn: number; name: string; arguments: string; output: string; isError: boolean; matchedGold: number | null; reward: number }[];
+  answer?: string;
+  stopReason: string;
+}
+
+/** The K rollouts of one prompt at one step. */
+export interface RolloutGroupView {
+  step: number;
+  promptIndex: number;
+  taskId: string;
+  question: string;
+  goldCalls: { name: string; arguments: string }[];
+  /** The gate z of this prompt (1 = prompt-only anchor), when the recipe samples one. */
+  gate?: 0 | 1;
+  rollouts: RolloutView[];
+}
+
 export type WorkerRequest =
   | { id: number; type: 'probe-device' }
-  | { id: number; type: 'check-numerics'; backend: BackendName };
+  | { id: number; type: 'check-numerics'; backend: BackendName }
+  /** Starts a new run with `config`, or resumes `resumeRunId` from its last checkpoint. */
+  | { id: number; type: 'start'; config: TrainConfigInput; resumeRunId?: string; maxSteps?: number }
+  | { id: number; type: 'pause' }
+  | { id: number; type: 'resume' }
+  /** One step while paused. */
+  | { id: number; type: 'step' }
+  | { id: number; type: 'stop' };
 
 export type WorkerResponse =
   | { id: number; type: 'device'; report: DeviceReport }
   | { id: number; type: 'numerics'; report: NumericsReport }
+  | { id: number; type: 'started'; run: RunRecord; backend: BackendName; fallbackReason?: string; nParams: number }
+  | { id: number; type: 'ok' }
   | { id: number; type: 'error'; message: string };
 
+/** Pushed by the worker while a run goes on. */
+export type WorkerEvent =
+  | { type: 'progress'; runId: string; step: number; totalSteps: number; phase: RunPhase; state: RunState; message?: string }
+  | { type: 'metrics'; runId: string; metrics: StepMetrics }
+  | { type: 'eval'; runId: string; metrics: EvalMetrics }
+  | { type: 'rollouts'; runId: string; groups: RolloutGroupView[] }
+  | { type: 'run-error'; runId: string; message: string };
+
+export type WorkerMessage = WorkerResponse | WorkerEvent;
+
 export type WorkerRequestType = WorkerRequest['type'];
+
+/** True for replies (they carry the id of the request they answer). */
+export function isResponse(msg: WorkerMessage): msg is WorkerResponse {
+  return typeof (msg as { id?: unknown }).id === 'number';
+}

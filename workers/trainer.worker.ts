@@ -21,6 +21,12 @@ async function handle(req: WorkerRequest): Promise<void> {
     case 'check-numerics':
       reply({ id: req.id, type: 'numerics', report: await checkNumerics(req.backend) });
       return;
+    case 'start':
+    case 'pause':
+    case 'resume':
+    case 'step':
+    case 'stop':
+      throw new Error(`"${req.type}": training in the worker is being wired (issue 5)`);
     default: {
       const unknown: never = req;
       throw new Error(`unknown request type ${String((unknown as { type?: string }).type)}`);
