@@ -15,3 +15,8 @@ export * from './gates';
 export * from './masks';
 export * from './metrics';
 export * from './sftSchedule';
+export * from './gspo';
+export * from './toolrlReward';
+export * from './ftrlReward';
+export * from './toolSearcherCredit';
+export * from './gdpo';

@@ -79,20 +79,24 @@ export const trainConfigSchema = z
         preset: z.enum(MODEL_PRESETS).default('qwen3-nano'),
         /** Start from a checkpoint folder/URL instead of the shipped warm start; `scratch` for random init. */
         init: z.string().default('warm-start'),
+        /** `scratch` init: generated train tasks (+ expert traces) whose text builds the pruned vocabulary. */
+        vocabTasks: z.number().int().min(1).default(400),
         lora: z
           .object({ rank: z.number().int().min(1), alpha: z.number().positive(), targets: z.array(z.enum(['q', 'k', 'v', 'o', 'gate', 'up', 'down'])).min(1) })
           .optional(),
       })
-      .default({ preset: 'qwen3-nano', init: 'warm-start' }),
+      .default({ preset: 'qwen3-nano', init: 'warm-start', vocabTasks: 400 }),
     tasks: z
       .object({
         source: z.enum(['generated', 'ftrl', 'tool-repo']).default('generated'),
         path: z.string().optional(),
         trainSeed: z.number().int().default(1),
         testSeed: z.number().int().default(2),
+        /** Train prompts (generated with expert traces; unverified traces are dropped). */
+        nTrain: z.number().int().min(1).default(256),
         nTest: z.number().int().min(1).default(32),
       })
-      .default({ source: 'generated', trainSeed: 1, testSeed: 2, nTest: 32 }),
+      .default({ source: 'generated', trainSeed: 1, testSeed: 2, nTrain: 256, nTest: 32 }),
     steps: z.number().int().min(1).default(24),
     batchPrompts: z.number().int().min(1).default(8),
     miniBatchPrompts: z.number().int().min(1).default(4),

@@ -2,4 +2,8 @@
 // Add one line per command.
 import './evalFtrl';
 import './tasks';
+import './score';
+import './generate';
+import './bench';
+import './train';
 export {};

@@ -1,0 +1,170 @@
+/**
+ * `npm run pretrain`: trains the shipped warm-start policy (issue 5 "The embedded default")
+ * and writes public/warm-start/ (config.json, model.safetensors, pruned_vocab.json,
+ * warm_start.json). Reproducible from its seed: the vocabulary, the training tasks and
+ * traces, the batch order and the initial weights all derive from --seed.
+ *
+ *   npm run pretrain -- [--seed 1] [--steps 300] [--backend wasm|cpu] [--out public/warm-start]
+ *                       [--train-tasks 300] [--vocab-tasks 400] [--eval-tasks 20] [--max-seq-len 640]
+ *
+ * Pipeline: buildPolicyVocab (src/recipes/policyVocab.ts) → expert episodes of generated
+ * train tasks (TRAIN_CATEGORIES) → runWarmStartSft → evaluateGreedy on test-split tasks of all four categories →
+ * exportWarmStartFiles. See src/recipes/warmStart.ts for the objective.
+ */
+import { execSync } from 'node:child_process';
+import { register } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// tfjs-core's ESM sources need this resolve hook under plain Node (see the hook's header);
+// it must be registered before anything imports tfjs, hence the dynamic imports below.
+register(new URL('../src/model/qwen3/nodeResolveHook.mjs', import.meta.url));
+
+/**
+ * Training categories, cycled: two single-hop tasks per multi-hop one. Single-hop episodes
+ * fit maxSeqLen whole; parallel ones would be cut before their answer turn.
+ */
+const TRAIN_CATEGORIES = ['single_hop', 'single_hop', 'multi_hop'] as const;
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function readFlags(argv: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) throw new Error(`unexpected argument "${a}"`);
+    const eq = a.indexOf('=');
+    if (eq >= 0) out[a.slice(2, eq)] = a.slice(eq + 1);
+    else {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`flag ${a} needs a value`);
+      out[a.slice(2)] = v;
+    }
+  }
+  return out;
+}
+
+const KNOWN = ['seed', 'steps', 'backend', 'out', 'train-tasks', 'vocab-tasks', 'eval-tasks', 'max-seq-len', 'batch-size', 'lr'];
+
+function readInt(flags: Record<string, string>, name: string, fallback: number): number {
+  const v = flags[name];
+  if (v === undefined) return fallback;
+  if (!/^\d+$/.test(v)) throw new Error(`--${name} must be a non-negative integer, got "${v}"`);
+  return Number(v);
+}
+
+function readGitCommit(): string {
+  try {
+    return execSync('git rev-parse HEAD', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function main(): Promise<void> {
+  const flags = readFlags(process.argv.slice(2));
+  for (const k of Object.keys(flags)) if (!KNOWN.includes(k)) throw new Error(`unknown flag --${k}; valid: ${KNOWN.map((f) => `--${f}`).join(', ')}`);
+  const { selectBackend } = await import('../src/model/backend');
+  const { getNodeWasmPaths } = await import('../src/model/qwen3/node');
+  const { Qwen3Model, getQwen3Preset } = await import('../src/model/qwen3/index');
+  const { loadQwen3TokenizerFromPackage } = await import('../src/model/tokenizer/nodeLoader');
+  const { InProcessExecutor } = await import('../src/envs/sandbox');
+  const { RolloutEnv } = await import('../src/envs/rollout');
+  const { generateTasks } = await import('../src/envs/generator');
+  const { writeFolderFiles } = await import('../src/model/weights/nodeFiles');
+  const pv = await import('../src/recipes/policyVocab');
+  const ws = await import('../src/recipes/warmStart');
+
+  const preset = 'qwen3-nano';
+  const options = {
+    ...ws.DEFAULT_WARM_START_OPTIONS,
+    seed: readInt(flags, 'seed', ws.DEFAULT_WARM_START_OPTIONS.seed),
+    steps: readInt(flags, 'steps', ws.DEFAULT_WARM_START_OPTIONS.steps),
+    maxSeqLen: readInt(flags, 'max-seq-len', ws.DEFAULT_WARM_START_OPTIONS.maxSeqLen),
+    batchSize: readInt(flags, 'batch-size', ws.DEFAULT_WARM_START_OPTIONS.batchSize),
+    lrPeak: flags.lr !== undefined ? Number(flags.lr) : ws.DEFAULT_WARM_START_OPTIONS.lrPeak,
+  };
+  const trainTaskCount = readInt(flags, 'train-tasks', 300);
+  const vocabTaskCount = readInt(flags, 'vocab-tasks', pv.DEFAULT_VOCAB_TASKS);
+  const evalTaskCount = readInt(flags, 'eval-tasks', 20);
+  const outDir = path.resolve(ROOT, flags.out ?? path.join('public', ws.WARM_START_DIR));
+  const backendName = (flags.backend ?? 'wasm') as 'wasm' | 'cpu';
+  if (backendName !== 'wasm' && backendName !== 'cpu') throw new Error(`--backend must be wasm or cpu, got "${backendName}"`);
+
+  const selection = await selectBackend(backendName, { wasmPaths: getNodeWasmPaths() });
+  console.log(`backend: ${selection.backend}${selection.reason ? ` (${selection.reason})` : ''}`);
+  const source = await loadQwen3TokenizerFromPackage();
+  const executor = new InProcessExecutor();
+  const presetConfig = getQwen3Preset(preset);
+
+  const vocab = await pv.buildPolicyVocab({ seed: options.seed, nTasks: vocabTaskCount, maxVocabSize: presetConfig.vocab_size }, source, executor);
+  console.log(`pruned vocabulary: ${vocab.mapping.keptIds.length} tokens kept (uncapped ${vocab.uncappedSize}, preset vocab_size ${presetConfig.vocab_size})`);
+
+  const env = new RolloutEnv({ executor, renderChat: pv.bindRenderChat(source) });
+  const trainTasks = await pv.generateExpertTasks(
+    { seed: options.seed, n: trainTaskCount, generator: { categories: TRAIN_CATEGORIES } },
+    executor,
+  );
+  const rows = [];
+  for (const task of trainTasks) {
+    const episode = pv.encodeEpisode(await pv.replayExpertEpisode(task, env), vocab.tokenizer);
+    const row = ws.buildSftRow(episode, options.maxSeqLen);
+    // A multi-hop prompt can fill the whole window: keep rows with a real assistant part.
+    if (row.targetMask.reduce((a, b) => a + b, 0) >= 32) rows.push(row);
+  }
+  const meanLen = rows.reduce((s, r) => s + r.ids.length, 0) / rows.length;
+  console.log(`training rows: ${rows.length} of ${trainTasks.length} expert episodes, mean ${meanLen.toFixed(0)} tokens (cut at ${options.maxSeqLen})`);
+
+  const config = ws.createWarmStartConfig(vocab.mapping.keptIds.length, presetConfig);
+  const model = Qwen3Model.fromConfig(config, options.seed);
+  console.log(`model: ${preset} with vocab_size ${config.vocab_size}, ${model.countParams()} parameters`);
+  const t0 = Date.now();
+  const losses = await ws.runWarmStartSft(model, rows, options, (p) => {
+    if (p.step % 10 === 0 || p.step === options.steps - 1) {
+      console.log(`step ${p.step + 1}/${options.steps}  loss ${p.loss.toFixed(4)}  grad_norm ${p.gradNorm.toFixed(3)}  lr ${p.lr.toExponential(2)}  ${p.seconds.toFixed(0)} s`);
+    }
+  });
+  const trainSeconds = (Date.now() - t0) / 1000;
+
+  const evalTasks = generateTasks({ seed: options.seed, split: 'test', n: evalTaskCount });
+  const evalOptions = ws.DEFAULT_EVALUATE_OPTIONS;
+  const t1 = Date.now();
+  const { metrics, transcripts } = await ws.evaluateGreedy(
+    model,
+    vocab.tokenizer,
+    evalTasks,
+    { executor, renderChat: pv.bindRenderChat(source) },
+    evalOptions,
+  );
+  console.log(`evaluation on ${metrics.nTasks} held-out tasks (${((Date.now() - t1) / 1000).toFixed(0)} s): ${JSON.stringify(metrics)}`);
+  for (const tr of transcripts.slice(0, 2)) {
+    console.log(`sample episode (${tr.task.id}, answer ${JSON.stringify(tr.task.answer)}):\n${tr.turns.map((t) => t.assistantText).join('\n---\n').slice(0, 1500)}`);
+  }
+
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const info = {
+    preset,
+    options,
+    trainTasks: rows.length,
+    vocabTasks: vocabTaskCount,
+    keptTokens: vocab.mapping.keptIds.length,
+    finalLoss: losses[losses.length - 1],
+    lossStart: mean(losses.slice(0, 10)),
+    lossEnd: mean(losses.slice(-10)),
+    eval: metrics,
+    evalSettings: { split: 'test' as const, seed: options.seed, ...evalOptions },
+    trainSeconds,
+    backend: selection.backend,
+    date: new Date().toISOString(),
+    gitCommit: readGitCommit(),
+  };
+  await writeFolderFiles(outDir, await ws.exportWarmStartFiles(model, vocab.mapping, info));
+  console.log(`wrote ${outDir}`);
+  model.dispose();
+  executor.dispose?.();
+}
+
+main().catch((e) => {
+  console.error(`pretrain: ${e instanceof Error ? e.message : String(e)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,25 @@
+/**
+ * `matchtir`: MatchTIR hard credit assignment (Qu et al. 2026; PACT App. B), prompt-only:
+ * turn rewards from a bipartite matching of all predicted calls against the gold calls
+ * (answer F1 on the answer turn), dual-level advantages (discounted turn returns z-scored
+ * per turn + group-normalised trajectory reward, combined by config.advantageCombine),
+ * broadcast to the policy tokens of each turn; clipped surrogate L^x_RL (PACT Eq.
+ * prompt-only-rl-loss) + k3 KL. This is PACT with q = 1 (every prompt anchored).
+ */
+import { registerRecipe } from './registry';
+import { evaluateToolUseRollout, scoreMatchTir } from './toolUseScoring';
+import type { Recipe } from './types';
+
+export const MATCHTIR_RECIPE: Recipe = {
+  name: 'matchtir',
+  summary: 'MatchTIR: matched turn rewards, dual-level advantages, prompt-only RL',
+  reference: 'Qu et al. 2026 (MatchTIR); PACT App. B',
+  env: 'tool-use',
+  needsTraces: false,
+  usesRollouts: () => true,
+  scoreGroup: (group, ctx) => scoreMatchTir(group, ctx.config),
+  routePrompts: (groups) => groups.map(() => ({ rl: 'x' as const, rlWeight: 1, sftWeight: 0, sftMask: 'full' as const })),
+  evaluateRollout: evaluateToolUseRollout,
+};
+
+registerRecipe(MATCHTIR_RECIPE);

@@ -1,0 +1,36 @@
+/**
+ * Recipes registered by name (STYLE habit 4): `sft`, `grpo`, `matchtir`,
+ * `sft_then_matchtir`, `chord`, `pact` (T1), `toolrl`, `ftrl`, `toolsearcher`,
+ * `search_r1`, `gspo`, `gdpo` (T2). The UI builds its recipe dropdown from
+ * `listRecipes()`; an unknown name fails listing the valid ones.
+ *
+ * Recipe modules register themselves when imported; `src/recipes/index.ts` imports
+ * them all, so import the registry through it (or import the recipe files you need).
+ */
+import { createRegistry } from '../core/registry';
+import type { Recipe } from './types';
+
+const RECIPES = createRegistry<Recipe>('recipe');
+
+/** Registers a recipe under `recipe.name`; a second registration of a name is an error. */
+export function registerRecipe(recipe: Recipe): void {
+  if (!recipe || typeof recipe.name !== 'string') throw new Error('registerRecipe: recipe must have a name');
+  for (const field of ['scoreGroup', 'routePrompts', 'usesRollouts'] as const) {
+    if (typeof recipe[field] !== 'function') throw new Error(`registerRecipe: recipe "${recipe.name}" has no ${field}()`);
+  }
+  RECIPES.register(recipe.name, recipe);
+}
+
+/** The recipe named `name`; throws `unknown recipe "x"; valid: …` otherwise. */
+export function getRecipe(name: string): Recipe {
+  return RECIPES.get(name);
+}
+
+export function hasRecipe(name: string): boolean {
+  return RECIPES.has(name);
+}
+
+/** Registered recipe names, in registration order. */
+export function listRecipes(): string[] {
+  return RECIPES.names();
+}

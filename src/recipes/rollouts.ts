@@ -1,0 +1,179 @@
+/**
+ * Prompt-only rollout collection for the tool-use environment (PACT Eq.
+ * prompt-only-rollout, Alg. 1 line 3): τ_{i,k} ~ π_old(· | x_i), K per prompt, the expert
+ * trace h* NEVER in the context (the only text the policy sees is what RolloutEnv
+ * renders: system prompt, user prompt with tools, its own turns, tool responses).
+ *
+ * Batching: all B×K episodes advance turn by turn; each turn, the contexts of every
+ * still-running episode go to ONE `policy.generate` call (the model's batched decoder
+ * with its preallocated KV cache), stopping at `<|im_end|>`. The generated ids are kept
+ * as generated (no re-tokenisation), tagged through the environment's parse
+ * (`tagGeneratedTokens`), and the environment's text after the turn (end marker and
+ * `<tool_response>` block) is encoded and tagged `observation`. So `ids` is exactly the
+ * token sequence the policy conditioned on, and `behaviourLogprobs` hold the model's
+ * temperature-1 log-probs of each generated token (0 on prompt/observation tokens).
+ *
+ * Budget: `maxResponseTokens` counts every token after the prompt (generated and
+ * observation), as verl's response length does; a turn is cut when it would pass the
+ * budget and the episode then ends (`isFinished` false). Simplifications: one
+ * `maxNewTokens` per batched call (the largest remaining budget; rows over their own
+ * budget are cut afterwards); prompts longer than `maxPromptTokens` are an error naming
+ * the task (generated tasks are short).
+ */
+import type { TokenTag } from '../core/types';
+import type { Rng } from '../core/rng';
+import { IM_END, RolloutEnv, listCallOutputs, tagGeneratedTokens, type RenderChat } from '../envs/rollout';
+import type { ToolExecutor } from '../envs/sandbox/types';
+import type { Task } from '../envs/types';
+import type { TextTokenizer } from '../model/tokenizer/types';
+import type { PolicySampler, PromptItem, Rollout, RolloutGroup } from './types';
+
+export interface ToolUseRolloutOptions {
+  prompts: readonly PromptItem[];
+  /** Rollouts per prompt K. */
+  rolloutsPerPrompt: number;
+  policy: PolicySampler;
+  tokenizer: TextTokenizer;
+  executor: ToolExecutor;
+  renderChat: RenderChat;
+  maxTurns: number;
+  maxPromptTokens: number;
+  /** Tokens after the prompt, all turns together (generated + observations). */
+  maxResponseTokens: number;
+  temperature: number;
+  topP: number;
+  /** Sampling randomness (ignored when greedy). */
+  rng: Rng;
+  /** Greedy decoding (evaluation). */
+  isGreedy?: boolean;
+}
+
+/** One running episode. */
+interface Episode {
+  env: RolloutEnv;
+  task: Task;
+  ids: number[];
+  tags: TokenTag[];
+  behaviourLogprobs: number[];
+  promptLength: number;
+  generatedLength: number;
+  isDone: boolean;
+  isFinished: boolean;
+}
+
+function pushTokens(ep: Episode, ids: readonly number[], tags: readonly TokenTag[], logprobs: readonly number[] | null): void {
+  ids.forEach((id, n) => {
+    ep.ids.push(id);
+    ep.tags.push(tags[n]);
+    ep.behaviourLogprobs.push(logprobs ? logprobs[n] : 0);
+  });
+}
+
+function startEpisode(task: Task, options: ToolUseRolloutOptions): Episode {
+  const env = new RolloutEnv({ executor: options.executor, renderChat: options.renderChat, maxTurns: options.maxTurns });
+  const { promptText } = env.reset(task);
+  const promptIds = options.tokenizer.encode(promptText);
+  if (promptIds.length > options.maxPromptTokens) {
+    throw new Error(`rollouts: the prompt of task ${task.id} has ${promptIds.length} tokens, over maxPromptTokens ${options.maxPromptTokens}`);
+  }
+  const ep: Episode = {
+    env,
+    task,
+    ids: [],
+    tags: [],
+    behaviourLogprobs: [],
+    promptLength: promptIds.length,
+    generatedLength: 0,
+    isDone: false,
+    isFinished: false,
+  };
+  pushTokens(ep, promptIds, promptIds.map(() => ({ kind: 'prompt', turn: -1 })), null);
+  return ep;
+}
+
+/** Tokens left in an episode's response budget. */
+function remainingBudget(ep: Episode, maxResponseTokens: number): number {
+  return maxResponseTokens - (ep.ids.length - ep.promptLength);
+}
+
+/**
+ * Collects K prompt-only rollouts for each tool-use prompt. Groups come back in prompt
+ * order, rollouts in k order; the result is deterministic given `rng`'s state.
+ */
+export async function collectToolUseRollouts(options: ToolUseRolloutOptions): Promise<RolloutGroup[]> {
+  const { prompts, rolloutsPerPrompt: K, tokenizer } = options;
+  if (!Number.isInteger(K) || K < 1) throw new Error(`rollouts: rolloutsPerPrompt must be a positive integer, got ${K}`);
+  const imEndId = tokenizer.tokenId(IM_END);
+  if (imEndId === undefined) throw new Error(`rollouts: the tokenizer has no ${IM_END} token`);
+  const episodes: Episode[] = [];
+  for (const [i, prompt] of prompts.entries()) {
+    if (prompt.kind !== 'tool-use') throw new Error(`rollouts: prompts[${i}] is a ${prompt.kind} prompt; collectToolUseRollouts takes tool-use tasks`);
+    for (let k = 0; k < K; k++) episodes.push(startEpisode(prompt.task, options));
+  }
+  const decode = (ids: number[]) => tokenizer.decode(ids);
+  const random = () => options.rng.next();
+
+  for (let turn = 0; turn < options.maxTurns; turn++) {
+    const active = episodes.filter((ep) => !ep.isDone && remainingBudget(ep, options.maxResponseTokens) > 0);
+    for (const ep of episodes) if (!ep.isDone && remainingBudget(ep, options.maxResponseTokens) <= 0) ep.isDone = true;
+    if (active.length === 0) break;
+    const maxNewTokens = Math.max(...active.map((ep) => remainingBudget(ep, options.maxResponseTokens)));
+    const rows = await options.policy.generate(
+      active.map((ep) => ep.ids.slice()),
+      {
+        maxNewTokens,
+        temperature: options.isGreedy ? 0 : options.temperature,
+        topP: options.topP,
+        random: options.isGreedy ? undefined : random,
+        stopTokenIds: [[imEndId]],
+      },
+    );
+    for (const [a, ep] of active.entries()) {
+      const budget = remainingBudget(ep, options.maxResponseTokens);
+      const row = rows[a];
+      const isCut = row.tokens.length > budget;
+      const tokens = row.tokens.slice(0, budget);
+      const logprobs = row.logprobs.slice(0, budget);
+      const text = decode(tokens);
+      const result = await ep.env.step(text);
+      const tags = tagGeneratedTokens(tokens, decode, result.turn.parsed, turn);
+      pushTokens(ep, tokens, tags, logprobs);
+      ep.generatedLength += tokens.length;
+      const isOutOfBudget = isCut || (row.finishReason === 'length' && !result.done);
+      if (result.done || isOutOfBudget) {
+        ep.isDone = true;
+        ep.isFinished = result.done && !isCut && row.finishReason === 'stop';
+        continue;
+      }
+      const envIds = tokenizer.encode(result.envText);
+      const room = remainingBudget(ep, options.maxResponseTokens);
+      const kept = envIds.slice(0, Math.max(0, room));
+      pushTokens(ep, kept, kept.map(() => ({ kind: 'observation', turn })), null);
+      if (kept.length < envIds.length) ep.isDone = true;
+    }
+  }
+
+  const groups: RolloutGroup[] = prompts.map((prompt) => ({ prompt, rollouts: [] }));
+  episodes.forEach((ep, e) => {
+    const transcript = ep.env.transcript;
+    const rollout: Rollout = {
+      ids: ep.ids,
+      tags: ep.tags,
+      behaviourLogprobs: ep.behaviourLogprobs,
+      promptLength: ep.promptLength,
+      generatedLength: ep.generatedLength,
+      transcript,
+      callOutputs: transcript.turns.flatMap((t) => t.outputs),
+      isFinished: ep.isFinished,
+    };
+    groups[Math.floor(e / K)].rollouts.push(rollout);
+  });
+  return groups;
+}
+
+/** The final answer text of a tool-use rollout ('' when it never answered). */
+export function readRolloutAnswer(rollout: Rollout): string {
+  return rollout.transcript?.answer ?? '';
+}
+
+export { listCallOutputs };

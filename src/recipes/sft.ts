@@ -1,0 +1,26 @@
+/**
+ * `sft`: full-trace imitation (PACT §3.1, Eq. sft-objective: −log π(h* | x) over the
+ * expert's own tokens). No rollouts: each step takes a batch of prompts with verified
+ * expert traces and minimises the token-mean NLL of every policy-written token of the
+ * replayed expert episode (reasoning, tool calls, control tokens and the final answer;
+ * prompt and tool responses are context only).
+ * Simplification: the loss is normalised per trace (Eq. sft-loss with m = 1), then
+ * averaged over prompts, rather than over all tokens of the batch.
+ */
+import { registerRecipe } from './registry';
+import type { Recipe } from './types';
+
+export const SFT_RECIPE: Recipe = {
+  name: 'sft',
+  summary: 'Supervised fine-tuning on full expert traces (no rollouts)',
+  reference: 'PACT §3.1, Eq. sft-objective',
+  env: 'tool-use',
+  needsTraces: true,
+  usesRollouts: () => false,
+  scoreGroup: () => {
+    throw new Error('recipe "sft" collects no rollouts and scores none');
+  },
+  routePrompts: (groups) => groups.map(() => ({ rl: null, rlWeight: 0, sftWeight: 1, sftMask: 'full' as const })),
+};
+
+registerRecipe(SFT_RECIPE);

@@ -1,0 +1,190 @@
+/**
+ * The losses of PACT and its baselines in tfjs (STYLE habit 3: the plain-array
+ * references are in src/core/losses.ts; tfLosses.test.ts checks these against them on
+ * the same numbers). All inputs are per-token matrices [B, T] aligned position by
+ * position; masks are float weights derived from token tags (0 = not in the loss).
+ *
+ * - `computeClippedSurrogate`: −min(r·A, clip(r, 1−ε, 1+ε)·A), r = exp(logpNew − logpOld)
+ *   (PACT Eq. prompt-only-rl-loss / trace-rl-loss; which context produced the log-probs
+ *   is the caller's business).
+ * - `computeSequenceLogRatio`: GSPO's sequence-level log ratio, the masked mean of
+ *   logpNew − logpOld per row, broadcast back to [B, T] (Zheng et al. 2025, Eq. 7).
+ * - `computeClipIndicator`: 1 where the clipped branch was taken (verl's pg_clipfrac).
+ * - `aggregateLossTf`: verl's agg_loss modes (token-mean, seq-mean-token-mean,
+ *   seq-mean-token-sum, seq-mean-token-sum-norm); masked entries never leak NaN/inf.
+ * - `computeKlK3`: exp(q − p) − (q − p) − 1 with p = logp, q = logpRef.
+ * - `computeComponentSftLoss`: PACT Eq. (sft-loss) per row, −Σ m·logp / Σ m, plus Z = Σ m
+ *   (a row with Z = 0 gives loss 0; the caller skips it, as the paper does).
+ */
+import * as tf from '../model/qwen3/tf';
+
+/** Zero wherever mask is 0 (even when x is NaN/inf there), x·mask elsewhere. [B, T] */
+function applyMask(x: tf.Tensor2D, mask: tf.Tensor2D): tf.Tensor2D {
+  return tf.where(tf.greater(mask, 0), tf.mul(x, mask), tf.zerosLike(x)) as tf.Tensor2D;
+}
+
+/** Per-token clipped surrogate loss [B, T] from log-probs [B, T] and advantages [B, T]. */
+export function computeClippedSurrogate(
+  logpNew: tf.Tensor2D,
+  logpOld: tf.Tensor2D,
+  advantages: tf.Tensor2D,
+  clipEps: number,
+  clipEpsHigh = clipEps,
+): tf.Tensor2D {
+  return tf.tidy(() => {
+    const ratio = tf.exp(tf.sub(logpNew, logpOld)); // [B, T]
+    const clipped = tf.clipByValue(ratio, 1 - clipEps, 1 + clipEpsHigh);
+    return tf.neg(tf.minimum(tf.mul(ratio, advantages), tf.mul(clipped, advantages))) as tf.Tensor2D;
+  });
+}
+
+/** Clipped surrogate from a log ratio [B, T] directly (GSPO passes the sequence log ratio). */
+export function computeClippedSurrogateFromLogRatio(logRatio: tf.Tensor2D, advantages: tf.Tensor2D, clipEps: number, clipEpsHigh = clipEps): tf.Tensor2D {
+  return tf.tidy(() => {
+    const ratio = tf.exp(logRatio);
+    const clipped = tf.clipByValue(ratio, 1 - clipEps, 1 + clipEpsHigh);
+    return tf.neg(tf.minimum(tf.mul(ratio, advantages), tf.mul(clipped, advantages))) as tf.Tensor2D;
+  });
+}
+
+/** 1 where the clipped term was the one the min picked, else 0. [B, T] */
+export function computeClipIndicator(logRatio: tf.Tensor2D, advantages: tf.Tensor2D, clipEps: number, clipEpsHigh = clipEps): tf.Tensor2D {
+  return tf.tidy(() => {
+    const ratio = tf.exp(logRatio);
+    const clipped = tf.clipByValue(ratio, 1 - clipEps, 1 + clipEpsHigh);
+    return tf.cast(tf.greater(tf.neg(tf.mul(clipped, advantages)), tf.neg(tf.mul(ratio, advantages))), 'float32') as tf.Tensor2D;
+  });
+}
+
+/** GSPO: per row, mean over masked tokens of (logpNew − logpOld), broadcast to [B, T]. */
+export function computeSequenceLogRatio(logpNew: tf.Tensor2D, logpOld: tf.Tensor2D, mask: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const diff = applyMask(tf.sub(logpNew, logpOld) as tf.Tensor2D, mask); // [B, T]
+    const count = tf.maximum(tf.sum(mask, 1, true), 1e-8); // [B, 1]
+    const rowMean = tf.div(tf.sum(diff, 1, true), count); // [B, 1]
+    return tf.mul(rowMean, tf.onesLike(logpNew)) as tf.Tensor2D; // [B, T]
+  });
+}
+
+/** k3 estimate of KL(π‖π_ref) per token [B, T]. */
+export function computeKlK3(logp: tf.Tensor2D, logpRef: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const logRatio = tf.sub(logpRef, logp);
+    return tf.sub(tf.sub(tf.exp(logRatio), logRatio), 1) as tf.Tensor2D;
+  });
+}
+
+export type TfAggregationMode = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-sum-norm';
+
+/**
+ * verl's agg_loss: reduces lossMat [B, T] with mask [B, T] to a scalar.
+ * @param tokenNormalizer for 'seq-mean-token-sum-norm' (default T)
+ */
+export function aggregateLossTf(lossMat: tf.Tensor2D, mask: tf.Tensor2D, mode: TfAggregationMode | string, tokenNormalizer?: number): tf.Scalar {
+  return tf.tidy(() => {
+    const weighted = applyMask(lossMat, mask); // [B, T]
+    if (mode === 'token-mean') {
+      return tf.div(tf.sum(weighted), tf.maximum(tf.sum(mask), 1e-12)) as tf.Scalar;
+    }
+    const rowLoss = tf.sum(weighted, 1); // [B]
+    const rowMask = tf.sum(mask, 1); // [B]
+    const isLive = tf.cast(tf.greater(rowMask, 0), 'float32'); // [B]
+    const liveCount = tf.maximum(tf.sum(isLive), 1);
+    if (mode === 'seq-mean-token-mean') {
+      const rowMean = tf.div(rowLoss, tf.maximum(rowMask, 1e-12));
+      return tf.div(tf.sum(tf.mul(rowMean, isLive)), liveCount) as tf.Scalar;
+    }
+    if (mode === 'seq-mean-token-sum') {
+      return tf.div(tf.sum(tf.mul(rowLoss, isLive)), liveCount) as tf.Scalar;
+    }
+    if (mode === 'seq-mean-token-sum-norm') {
+      const [B, T] = lossMat.shape;
+      const norm = tokenNormalizer ?? T;
+      if (!(norm > 0)) throw new Error(`aggregateLossTf: tokenNormalizer must be > 0, got ${norm}`);
+      return tf.div(tf.sum(rowLoss), B * norm) as tf.Scalar;
+    }
+    throw new Error(`aggregateLossTf: unknown mode "${mode}"; valid: token-mean, seq-mean-token-mean, seq-mean-token-sum, seq-mean-token-sum-norm`);
+  });
+}
+
+/**
+ * PACT Eq. (sft-loss) per row: loss [B] = −Σ_n m_n logp_n / Z, Z [B] = Σ_n m_n
+ * (loss 0 where Z = 0: skip those rows).
+ */
+export function computeComponentSftLoss(logps: tf.Tensor2D, mask: tf.Tensor2D): { loss: tf.Tensor1D; z: tf.Tensor1D } {
+  return tf.tidy(() => {
+    const z = tf.sum(mask, 1) as tf.Tensor1D; // [B]
+    const weighted = tf.sum(applyMask(logps, mask), 1); // [B]
+    const loss = tf.neg(tf.div(weighted, tf.maximum(z, 1e-12))) as tf.Tensor1D;
+    return { loss, z };
+  });
+}
+
+/** One prompt's RL inputs, all [K, T] (column n−1 = token n), log-probs from the model. */
+export interface PromptRlInputs {
+  logp: tf.Tensor2D;
+  oldLogp: tf.Tensor2D;
+  /** π_ref log-probs, when klCoef > 0. */
+  refLogp?: tf.Tensor2D;
+  advantages: tf.Tensor2D;
+  mask: tf.Tensor2D;
+  /** Entropy per position, for the metric. */
+  entropy?: tf.Tensor2D;
+  level: 'token' | 'sequence';
+}
+
+export interface PromptLossOptions {
+  clipEps: number;
+  lossAgg: TfAggregationMode | string;
+  klCoef: number;
+  rlWeight: number;
+  sftWeight: number;
+}
+
+export interface PromptLossTerms {
+  /** L_i = w_rl·(L_RL + klCoef·KL) + w_sft·L_SFT. */
+  total: tf.Scalar;
+  rlLoss: tf.Scalar;
+  sftLoss: tf.Scalar;
+  /** Σ k3·mask, Σ entropy·mask, Σ clipped·mask, Σ mask (for token-mean metrics). */
+  klSum: tf.Scalar;
+  entropySum: tf.Scalar;
+  clipSum: tf.Scalar;
+  tokenCount: tf.Scalar;
+}
+
+/**
+ * The per-prompt loss of PACT Eq. (overall-objective) as the trainer builds it:
+ * L_i = w_rl·(agg(clipped surrogate) + klCoef·token-mean(k3)) + w_sft·L_SFT(i; s), where
+ * the RL inputs come from the prompt-only context (L^x) or from c^h (L^h) and the SFT
+ * inputs from (x; h*) with m(s). Absent parts contribute 0.
+ */
+export function computePromptLossTerms(
+  rl: PromptRlInputs | null,
+  sft: { logp: tf.Tensor2D; mask: tf.Tensor2D } | null,
+  o: PromptLossOptions,
+): PromptLossTerms {
+  const zero = tf.scalar(0);
+  let total: tf.Scalar = zero;
+  const terms: PromptLossTerms = { total, rlLoss: zero, sftLoss: zero, klSum: zero, entropySum: zero, clipSum: zero, tokenCount: zero };
+  if (rl) {
+    const logRatio = rl.level === 'sequence' ? computeSequenceLogRatio(rl.logp, rl.oldLogp, rl.mask) : (tf.sub(rl.logp, rl.oldLogp) as tf.Tensor2D); // [K, T]
+    terms.rlLoss = aggregateLossTf(computeClippedSurrogateFromLogRatio(logRatio, rl.advantages, o.clipEps), rl.mask, o.lossAgg);
+    let term: tf.Scalar = terms.rlLoss;
+    if (rl.refLogp && o.klCoef > 0) {
+      const kl = computeKlK3(rl.logp, rl.refLogp); // [K, T]
+      terms.klSum = tf.sum(applyMask(kl, rl.mask));
+      term = tf.add(term, tf.mul(aggregateLossTf(kl, rl.mask, 'token-mean'), o.klCoef));
+    }
+    total = tf.add(total, tf.mul(term, o.rlWeight));
+    if (rl.entropy) terms.entropySum = tf.sum(applyMask(rl.entropy, rl.mask));
+    terms.clipSum = tf.sum(applyMask(computeClipIndicator(logRatio, rl.advantages, o.clipEps), rl.mask));
+    terms.tokenCount = tf.sum(rl.mask);
+  }
+  if (sft) {
+    terms.sftLoss = computeComponentSftLoss(sft.logp, sft.mask).loss.reshape([]) as tf.Scalar;
+    total = tf.add(total, tf.mul(terms.sftLoss, o.sftWeight));
+  }
+  terms.total = total;
+  return terms;
+}

@@ -1,0 +1,50 @@
+/**
+ * `toolrl`: ToolRL (Qian et al. 2025, "ToolRL: Reward is All Tool Learning Needs", §3.3)
+ * on the tool-use environment: R = R_format (0/1: every turn `<think>` + tool calls, the
+ * last `<think>` + answer) + R_correct ∈ [−3, 3] (tool-name IoU, per gold call the best
+ * same-name call's parameter-name IoU and exact parameter values, scaled by S_max) from
+ * core `toolrlReward`; GRPO advantages (group z-score, as ToolRL trains with GRPO) on every
+ * policy token; prompt-only clipped surrogate + k3 KL. No expert traces.
+ * Simplifications: all calls of the episode are scored against all gold calls of the task
+ * (ToolRL scores one step against that step's gold calls); see core/toolrlReward.
+ */
+import { groupAdvantages } from '../core/advantages';
+import { toolrlReward } from '../core/toolrlReward';
+import { registerRecipe } from './registry';
+import { evaluateToolUseRollout } from './toolUseScoring';
+import type { GroupScore, Recipe, RolloutGroup } from './types';
+
+/** ToolRL reward and GRPO advantages of one tool-use group. */
+export function scoreToolrl(group: RolloutGroup): GroupScore {
+  if (group.prompt.kind !== 'tool-use') throw new Error(`toolrl: got a ${group.prompt.kind} prompt; toolrl runs on the tool-use env`);
+  const golds = group.prompt.task.goldCalls ?? [];
+  const results = group.rollouts.map((r) => {
+    const turns = r.transcript?.turns ?? [];
+    return toolrlReward(
+      turns.map((t) => t.assistantText),
+      turns.flatMap((t) => t.calls),
+      golds,
+    );
+  });
+  const rewards = results.map((x) => x.reward);
+  const adv = groupAdvantages(rewards);
+  return {
+    rewards,
+    turnAdvantages: group.rollouts.map((r, k) => (r.transcript?.turns ?? []).map(() => adv[k])),
+    rewardParts: { format: results.map((x) => x.format), correct: results.map((x) => x.correct) },
+  };
+}
+
+export const TOOLRL_RECIPE: Recipe = {
+  name: 'toolrl',
+  summary: 'ToolRL: format + tool-call correctness reward (names, parameter names, values), GRPO',
+  reference: 'Qian et al. 2025 (ToolRL) §3.3',
+  env: 'tool-use',
+  needsTraces: false,
+  usesRollouts: () => true,
+  scoreGroup: (group) => scoreToolrl(group),
+  routePrompts: (groups) => groups.map(() => ({ rl: 'x', rlWeight: 1, sftWeight: 0, sftMask: 'full' })),
+  evaluateRollout: evaluateToolUseRollout,
+};
+
+registerRecipe(TOOLRL_RECIPE);

@@ -1,0 +1,598 @@
+/**
+ * The trainer: one training step of PACT Algorithm 1 (App. E) or a recipe's variant,
+ * the same code in Node (`pact train`) and in the trainer worker.
+ *
+ * step():
+ *   1. the next `batchPrompts` prompts (seeded shuffle per epoch, position = data cursor);
+ *   2. K prompt-only rollouts per prompt (rollouts.ts; h* never in the context), unless the
+ *      recipe's step is pure SFT;
+ *   3. rewards + advantages per group (recipe.scoreGroup; MatchTIR by default for PACT),
+ *      broadcast from turns to the policy-generated tokens of each turn;
+ *   4–6. routes per prompt (recipe.routePrompts: PACT's gate z_i ~ Bernoulli(q) →
+ *      L^x, or L^h under c^h = [x; h*] + β_SFT·L_SFT(i; s));
+ *   π_old under c^h is computed ONCE, with a snapshot of the pre-update weights, before
+ *   the first mini-batch (the behaviour log-probs of generation are π_old under x);
+ *   π_ref is a frozen snapshot of the initial weights (k3 KL, coefficient klCoef);
+ *   7. PPO mini-batches of `miniBatchPrompts` prompts, one AdamW step each; each prompt is
+ *      one micro-batch of `trainStep` (gradient accumulation, 'mean'), so the update
+ *      follows ∇ (1/|B|) Σ_i L_i with L_i = w_rl·(L_RL(i) + klCoef·KL(i)) + w_sft·L_SFT(i).
+ * Per-prompt RL losses aggregate that prompt's K rollouts with config.lossAgg (token-mean
+ * = −E_{k, n∈M_{i,k}}[…] of PACT Eq. prompt-only-rl-loss / trace-rl-loss).
+ *
+ * Determinism: every random draw comes from streams split off the run seed by step index
+ * (`step<s>/sample`, `step<s>/recipe`), and the data order from the epoch index, so the
+ * exported TrainerState (weights, π_ref, AdamW moments, step, data cursor) resumes a run to
+ * the same numbers bit for bit on the same backend.
+ *
+ * Simplifications: no LoRA training yet (config.model.lora is refused); one learning rate
+ * per training step (warm-up/cosine count training steps); metrics are read back once per
+ * step; the KL to π_ref is taken in the same context as the ratio (x or c^h).
+ */
+import * as tf from '../model/qwen3/tf';
+import { POLICY_KINDS, type TokenTag } from '../core/types';
+import { createRng, rngFromState, type Rng } from '../core/rng';
+import { MAX_PREFIX_LEVEL, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES } from '../core/schedules';
+import { RolloutEnv, type RenderChat } from '../envs/rollout';
+import type { ToolExecutor } from '../envs/sandbox/types';
+import type { Task } from '../envs/types';
+import type { Qwen3Model } from '../model/qwen3';
+import { computeTokenLogprobs } from '../model/qwen3/logprobs';
+import { packTokenRows } from '../model/qwen3/batch';
+import type { ParamMap } from '../model/qwen3/linear';
+import { AdamW, computeLearningRate, isNormOrBias, trainStep } from '../model/qwen3/train';
+import { assignNamedArrays, disposeSnapshot, exportTensors, snapshotParams } from '../model/qwen3/train/snapshot';
+import type { TextTokenizer } from '../model/tokenizer/types';
+import type { TrainConfig } from './config';
+import { getRecipe } from './registry';
+import { collectToolUseRollouts } from './rollouts';
+import {
+  buildComponentSftRow,
+  buildFullSftRow,
+  buildPrivilegedContext,
+  buildTraceConditionedRow,
+  type SftRow,
+  type TaggedIds,
+} from './privilegedContext';
+import { computePromptLossTerms, type PromptRlInputs } from './tfLosses';
+import { evaluateToolUseRollout } from './toolUseScoring';
+import { encodeEpisode, replayExpertEpisode } from './policyVocab';
+import type {
+  EvalMetrics,
+  GroupScore,
+  PolicySampler,
+  PromptItem,
+  PromptRoute,
+  Recipe,
+  RecipeContext,
+  RolloutGroup,
+  StepMetrics,
+  TrainerState,
+} from './types';
+
+export interface TrainerInit {
+  config: TrainConfig;
+  model: Qwen3Model;
+  tokenizer: TextTokenizer;
+  /** Qwen3's chat template (RolloutEnv renders prompts with it). */
+  renderChat: RenderChat;
+  /** Runs the tool stubs (InProcessExecutor, the sandbox worker, Pyodide…). */
+  executor: ToolExecutor;
+  trainPrompts: PromptItem[];
+  testPrompts?: PromptItem[];
+  /** Defaults to getRecipe(config.recipe). */
+  recipe?: Recipe;
+  /** Wraps the sampling policy (tests record every context passed to generate). */
+  wrapPolicy?: (policy: PolicySampler) => PolicySampler;
+}
+
+/** Tool-use prompts from tasks (the task's expertTrace, when present, is the prompt's h*). */
+export function createToolUsePrompts(tasks: readonly Task[]): PromptItem[] {
+  return tasks.map((task, index) => ({ kind: 'tool-use', index, task, trace: task.expertTrace }));
+}
+
+/** One prompt's training rows, as plain arrays (columns: position n−1 holds token n). */
+interface PromptPlan {
+  route: PromptRoute;
+  rl?: {
+    level: 'token' | 'sequence';
+    ids: number[][]; // [K][N_k]
+    mask: number[][]; // [K][N_k − 1] policy tokens of the response
+    advantages: number[][]; // [K][N_k − 1]
+    oldLogprobs: number[][]; // [K][N_k − 1]
+    refLogprobs?: number[][]; // [K][N_k − 1]
+  };
+  sft?: { ids: number[]; mask: number[] }; // mask [N − 1]
+}
+
+/** Per-prompt numbers a micro-batch reports: RL loss, SFT loss, KL·mask, entropy·mask, clip·mask, mask count. */
+const N_PROMPT_STATS = 6;
+
+function shiftToColumns(values: readonly number[]): number[] {
+  return values.slice(1);
+}
+
+function padRows(rows: readonly (readonly number[])[], length: number): number[][] {
+  return rows.map((r) => [...r, ...new Array<number>(Math.max(0, length - r.length)).fill(0)]);
+}
+
+/** Fisher–Yates permutation of 0..n−1 from `rng`. */
+function permute(n: number, rng: Rng): number[] {
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order;
+}
+
+function computeMean(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((s, x) => s + x, 0) / values.length;
+}
+
+function computeStd(values: readonly number[]): number {
+  if (values.length < 2) return 0;
+  const m = computeMean(values);
+  return Math.sqrt(values.reduce((s, x) => s + (x - m) ** 2, 0) / (values.length - 1));
+}
+
+export class Trainer {
+  readonly config: TrainConfig;
+  readonly recipe: Recipe;
+  readonly model: Qwen3Model;
+  readonly tokenizer: TextTokenizer;
+  /** The latest step's rollout groups (for the UI's rollout samples). */
+  lastGroups: RolloutGroup[] = [];
+  private readonly init: TrainerInit;
+  private readonly policy: PolicySampler;
+  private readonly optimizer: AdamW;
+  private readonly refParams: ParamMap;
+  private root: Rng;
+  private stepIndex = 0;
+  private dataCursor = 0;
+  private readonly orders = new Map<number, number[]>();
+  private readonly episodeCache = new Map<number, TaggedIds>();
+  private isDisposed = false;
+
+  constructor(init: TrainerInit) {
+    const { config } = init;
+    if (config.model.lora) throw new Error('config.model.lora: LoRA training is not supported by the trainer yet; remove the field');
+    if (init.trainPrompts.length === 0) throw new Error('Trainer: trainPrompts is empty');
+    this.init = init;
+    this.config = config;
+    this.model = init.model;
+    this.tokenizer = init.tokenizer;
+    this.recipe = init.recipe ?? getRecipe(config.recipe);
+    if (this.recipe.needsTraces) {
+      const missing = init.trainPrompts.filter((p) => p.kind === 'tool-use' && !p.trace).length;
+      if (missing === init.trainPrompts.length) throw new Error(`recipe "${this.recipe.name}" needs expert traces, but no train prompt has one`);
+    }
+    const model = init.model;
+    const sampler: PolicySampler = {
+      generate: (prompts, opts) => model.generate(prompts, { ...opts, padTokenId: 0 }),
+    };
+    this.policy = init.wrapPolicy ? init.wrapPolicy(sampler) : sampler;
+    this.optimizer = new AdamW(model.params, { weightDecay: config.weightDecay, isNoDecay: isNormOrBias });
+    this.refParams = snapshotParams(model.params);
+    this.root = createRng(config.seed);
+  }
+
+  /** Completed training steps. */
+  get completedSteps(): number {
+    return this.stepIndex;
+  }
+
+  /** Position of the next prompt in the (epoch-shuffled) train order. */
+  get cursor(): number {
+    return this.dataCursor;
+  }
+
+  private orderOfEpoch(epoch: number): number[] {
+    let order = this.orders.get(epoch);
+    if (!order) {
+      order = permute(this.init.trainPrompts.length, this.root.split(`data/epoch${epoch}`));
+      this.orders.set(epoch, order);
+    }
+    return order;
+  }
+
+  /** The next n prompts; advances the data cursor. */
+  private takePrompts(n: number): PromptItem[] {
+    const total = this.init.trainPrompts.length;
+    const out: PromptItem[] = [];
+    for (let j = 0; j < n; j++, this.dataCursor++) {
+      const epoch = Math.floor(this.dataCursor / total);
+      out.push(this.init.trainPrompts[this.orderOfEpoch(epoch)[this.dataCursor % total]]);
+    }
+    return out;
+  }
+
+  private async collect(prompts: PromptItem[], rng: Rng, isGreedy: boolean, K: number): Promise<RolloutGroup[]> {
+    const c = this.config;
+    if (this.recipe.collectRollouts) {
+      return this.recipe.collectRollouts({
+        prompts,
+        policy: this.policy,
+        tokenizer: this.tokenizer,
+        config: { ...c, rolloutsPerPrompt: K },
+        step: this.stepIndex,
+        rng,
+        isGreedy,
+      });
+    }
+    return collectToolUseRollouts({
+      prompts,
+      rolloutsPerPrompt: K,
+      policy: this.policy,
+      tokenizer: this.tokenizer,
+      executor: this.init.executor,
+      renderChat: this.init.renderChat,
+      maxTurns: c.maxTurns,
+      maxPromptTokens: c.maxPromptTokens,
+      maxResponseTokens: c.maxResponseTokens,
+      temperature: c.temperature,
+      topP: c.topP,
+      rng,
+      isGreedy,
+    });
+  }
+
+  /** The prompt x as tagged ids: the rollouts' common prefix, or encoded afresh for SFT-only steps. */
+  private encodePrompt(group: RolloutGroup): TaggedIds {
+    const r = group.rollouts[0];
+    if (r) return { ids: r.ids.slice(0, r.promptLength), tags: r.tags.slice(0, r.promptLength) };
+    if (group.prompt.kind !== 'tool-use') throw new Error('Trainer: SFT steps need tool-use prompts');
+    const env = new RolloutEnv({ executor: this.init.executor, renderChat: this.init.renderChat, maxTurns: this.config.maxTurns });
+    const ids = this.tokenizer.encode(env.reset(group.prompt.task).promptText);
+    return { ids, tags: ids.map((): TokenTag => ({ kind: 'prompt', turn: -1 })) };
+  }
+
+  /** A whole expert episode (prompt + trace turns + tool responses + final answer), cached per prompt. */
+  private async encodeExpertEpisode(prompt: PromptItem): Promise<TaggedIds | null> {
+    if (prompt.kind !== 'tool-use' || !prompt.trace) return null;
+    const cached = this.episodeCache.get(prompt.index);
+    if (cached) return cached;
+    const env = new RolloutEnv({ executor: this.init.executor, renderChat: this.init.renderChat, maxTurns: this.config.maxTurns + prompt.trace.turns.length });
+    const transcript = await replayExpertEpisode({ ...prompt.task, expertTrace: prompt.trace }, env);
+    const { ids, tags } = encodeEpisode(transcript, this.tokenizer);
+    this.episodeCache.set(prompt.index, { ids, tags });
+    return { ids, tags };
+  }
+
+  /** Per-token advantages of rollout k from a group score, aligned with its ids. */
+  private static tokenAdvantagesOf(score: GroupScore, k: number, tags: readonly TokenTag[]): number[] {
+    const given = score.tokenAdvantages?.[k];
+    if (given) {
+      if (given.length !== tags.length) throw new Error(`scoreGroup: tokenAdvantages[${k}] has ${given.length} values for ${tags.length} tokens`);
+      return given;
+    }
+    const perTurn = score.turnAdvantages[k] ?? [];
+    return tags.map((t) => (POLICY_KINDS.has(t.kind) && t.turn >= 0 && t.turn < perTurn.length ? perTurn[t.turn] : 0));
+  }
+
+  /** Builds the rows of every prompt (everything but the π_old(c^h) / π_ref log-probs). */
+  private async planPrompts(groups: RolloutGroup[], scores: (GroupScore | null)[], routes: PromptRoute[]): Promise<{ plans: PromptPlan[]; lambdaA: number[]; prefixLevel: number[] }> {
+    const c = this.config;
+    const lambdaA: number[] = [];
+    const prefixLevel: number[] = [];
+    const plans: PromptPlan[] = [];
+    for (const [i, group] of groups.entries()) {
+      const route = routes[i];
+      const plan: PromptPlan = { route };
+      const trace = group.prompt.kind === 'tool-use' ? group.prompt.trace : undefined;
+      if (route.rl !== null && route.rlWeight > 0 && group.rollouts.length > 0) {
+        const score = scores[i];
+        if (!score) throw new Error(`Trainer: prompt ${i} is routed to RL but was not scored`);
+        const prompt = this.encodePrompt(group);
+        const context = route.rl === 'h' ? (trace ? buildPrivilegedContext(prompt, trace, this.tokenizer, c.pact.traceComponents) : null) : null;
+        if (route.rl === 'h' && !context) throw new Error(`Trainer: prompt ${i} is routed to L^h but has no expert trace`);
+        const rl: NonNullable<PromptPlan['rl']> = { level: this.recipe.ratioLevel ?? 'token', ids: [], mask: [], advantages: [], oldLogprobs: [] };
+        group.rollouts.forEach((rollout, k) => {
+          const adv = Trainer.tokenAdvantagesOf(score, k, rollout.tags);
+          let ids = rollout.ids;
+          let tags = rollout.tags;
+          let start = rollout.promptLength;
+          if (context) {
+            const row = buildTraceConditionedRow(rollout, context);
+            ids = row.ids;
+            tags = row.tags;
+            start = row.responseStart;
+          }
+          const offset = rollout.promptLength - start; // token n of this row is rollout token n + offset
+          const mask = tags.map((t, n) => (n >= start && POLICY_KINDS.has(t.kind) ? 1 : 0));
+          rl.ids.push(ids);
+          rl.mask.push(shiftToColumns(mask));
+          rl.advantages.push(shiftToColumns(ids.map((_, n) => (n >= start ? adv[n + offset] : 0))));
+          rl.oldLogprobs.push(shiftToColumns(ids.map((_, n) => (n >= start && !context ? rollout.behaviourLogprobs[n + offset] : 0))));
+        });
+        plan.rl = rl;
+      }
+      if (route.sftWeight > 0) {
+        let row: SftRow | null = null;
+        if (route.sftMask === 'component' && trace) {
+          const built = buildComponentSftRow(this.encodePrompt(group), trace, this.tokenizer, this.stepIndex, c.pact);
+          lambdaA.push(built.lambdaA);
+          prefixLevel.push(built.prefixLevel);
+          row = built;
+        } else if (route.sftMask === 'full') {
+          const episode = await this.encodeExpertEpisode(group.prompt);
+          row = episode ? buildFullSftRow(episode) : null;
+        }
+        const mask = row ? shiftToColumns(row.mask) : [];
+        if (row && mask.some((m) => m > 0)) plan.sft = { ids: row.ids, mask };
+      }
+      plans.push(plan);
+    }
+    return { plans, lambdaA, prefixLevel };
+  }
+
+  /** Log-probs [K][N_k − 1] of rows under `params`, no gradient; one read-back. */
+  private async readLogprobs(params: ParamMap, rows: number[][]): Promise<number[][]> {
+    const T = Math.max(...rows.map((r) => r.length));
+    const out = tf.tidy(() => {
+      const { inputIds, attentionMask } = packTokenRows(rows, { length: T }); // [K, T]
+      return computeTokenLogprobs(params, this.model.config, inputIds, attentionMask, { lora: this.model.lora }).logprobs; // [K, T−1]
+    });
+    const data = await out.data();
+    out.dispose();
+    return rows.map((r, k) => Array.from(data.subarray(k * (T - 1), k * (T - 1) + r.length - 1)));
+  }
+
+  /** L_i of one prompt (a micro-batch); stores a kept [N_PROMPT_STATS] stats tensor at stats[index]. */
+  private buildPromptLoss(plan: PromptPlan, stats: (tf.Tensor | null)[], index: number): tf.Scalar {
+    const c = this.config;
+    let rlInputs: PromptRlInputs | null = null;
+    let sftInputs: { logp: tf.Tensor2D; mask: tf.Tensor2D } | null = null;
+    if (plan.rl) {
+      const rl = plan.rl;
+      const K = rl.ids.length;
+      const T = Math.max(...rl.ids.map((r) => r.length));
+      const { inputIds, attentionMask } = packTokenRows(rl.ids, { length: T }); // [K, T]
+      const out = this.model.computeTokenLogprobs(inputIds, attentionMask, { withEntropy: true }); // [K, T−1]
+      const mat = (rows: number[][]) => tf.tensor2d(padRows(rows, T - 1), [K, T - 1]);
+      rlInputs = {
+        logp: out.logprobs,
+        oldLogp: mat(rl.oldLogprobs),
+        refLogp: rl.refLogprobs ? mat(rl.refLogprobs) : undefined,
+        advantages: mat(rl.advantages),
+        mask: mat(rl.mask),
+        entropy: out.entropy,
+        level: rl.level,
+      };
+    }
+    if (plan.sft) {
+      const { inputIds, attentionMask } = packTokenRows([plan.sft.ids]); // [1, N]
+      const out = this.model.computeTokenLogprobs(inputIds, attentionMask); // [1, N−1]
+      sftInputs = { logp: out.logprobs, mask: tf.tensor2d([plan.sft.mask], [1, plan.sft.mask.length]) };
+    }
+    const t = computePromptLossTerms(rlInputs, sftInputs, {
+      clipEps: c.clipEps,
+      lossAgg: c.lossAgg,
+      klCoef: c.klCoef,
+      rlWeight: plan.route.rlWeight,
+      sftWeight: plan.route.sftWeight,
+    });
+    stats[index] = tf.keep(tf.stack([t.rlLoss, t.sftLoss, t.klSum, t.entropySum, t.clipSum, t.tokenCount]));
+    return t.total;
+  }
+
+  /** One training step; resolves with its metrics. */
+  async step(): Promise<StepMetrics> {
+    if (this.isDisposed) throw new Error('Trainer.step: the trainer is disposed');
+    const started = performance.now();
+    const c = this.config;
+    const s = this.stepIndex;
+    const stepRng = this.root.split(`step${s}`);
+    const ctx: RecipeContext = { step: s, config: c, rng: stepRng.split('recipe') };
+    const prompts = this.takePrompts(c.batchPrompts);
+
+    // Alg. 1 lines 2–3: prompt-only rollouts, rewards, advantages.
+    const usesRollouts = this.recipe.usesRollouts(ctx);
+    const groups = usesRollouts ? await this.collect(prompts, stepRng.split('sample'), false, c.rolloutsPerPrompt) : prompts.map((prompt) => ({ prompt, rollouts: [] }));
+    const scores = usesRollouts ? groups.map((g) => this.recipe.scoreGroup(g, ctx)) : groups.map(() => null);
+    this.lastGroups = groups;
+
+    // Lines 4–16: routes, rows, then π_old(c^h) and π_ref once with the pre-update weights.
+    const routes = this.recipe.routePrompts(groups, ctx);
+    if (routes.length !== groups.length) throw new Error(`recipe "${this.recipe.name}": routePrompts returned ${routes.length} routes for ${groups.length} prompts`);
+    const { plans, lambdaA, prefixLevel } = await this.planPrompts(groups, scores, routes);
+    const oldParams = snapshotParams(this.model.params); // π_old = the pre-update weights
+    try {
+      for (const plan of plans) {
+        if (!plan.rl) continue;
+        if (plan.route.rl === 'h') plan.rl.oldLogprobs = await this.readLogprobs(oldParams, plan.rl.ids);
+        if (c.klCoef > 0) plan.rl.refLogprobs = await this.readLogprobs(this.refParams, plan.rl.ids);
+      }
+    } finally {
+      disposeSnapshot(oldParams);
+    }
+
+    // Line 17: PPO mini-batches, one optimiser step each.
+    const lr = computeLearningRate(s, { kind: c.lrSchedule, lrPeak: c.lr, warmupSteps: c.lrWarmupSteps, totalSteps: c.steps });
+    const stats: (tf.Tensor | null)[] = plans.map(() => null);
+    const losses: number[] = [];
+    const gradNorms: number[] = [];
+    for (let start = 0; start < plans.length; start += c.miniBatchPrompts) {
+      const size = Math.min(c.miniBatchPrompts, plans.length - start);
+      // Prompts with no loss term (no rollouts, Z = 0) add 0 to (1/|B|) Σ_i L_i: leave them out.
+      const live = Array.from({ length: size }, (_, j) => start + j).filter((i) => plans[i].rl || plans[i].sft);
+      if (live.length === 0) continue;
+      const result = await trainStep({
+        params: this.model.params,
+        lossFn: (j) => tf.div(this.buildPromptLoss(plans[live[j]], stats, live[j]), size) as tf.Scalar,
+        nMicro: live.length,
+        microReduction: 'sum',
+        optimizer: this.optimizer,
+        maxGradNorm: c.maxGradNorm,
+        lr,
+      });
+      losses.push(result.loss);
+      gradNorms.push(result.gradNorm);
+    }
+    const kept = stats.filter((t): t is tf.Tensor => t !== null);
+    const values: number[][] = plans.map(() => new Array<number>(N_PROMPT_STATS).fill(Number.NaN));
+    if (kept.length > 0) {
+      const packed = tf.stack(kept);
+      const data = await packed.data(); // [nLive, N_PROMPT_STATS]
+      packed.dispose();
+      let row = 0;
+      stats.forEach((t, i) => {
+        if (t) values[i] = Array.from(data.subarray(row * N_PROMPT_STATS, ++row * N_PROMPT_STATS));
+      });
+    }
+    for (const t of kept) t.dispose();
+    this.stepIndex++;
+    return this.summarize({ s, groups, scores, plans, values, losses, gradNorms, lambdaA, prefixLevel, lr, started, ctx });
+  }
+
+  private summarize(a: {
+    s: number;
+    groups: RolloutGroup[];
+    scores: (GroupScore | null)[];
+    plans: PromptPlan[];
+    values: number[][];
+    losses: number[];
+    gradNorms: number[];
+    lambdaA: number[];
+    prefixLevel: number[];
+    lr: number;
+    started: number;
+    ctx: RecipeContext;
+  }): StepMetrics {
+    const c = this.config;
+    const stat = (i: number, j: number) => a.values[i][j];
+    const rewards = a.scores.flatMap((sc) => sc?.rewards ?? []);
+    const scored = a.scores.filter((sc): sc is GroupScore => sc !== null);
+    const generated = a.groups.flatMap((g) => g.rollouts.map((r) => r.generatedLength));
+    const pick = (isIncluded: (p: PromptPlan) => boolean, j: number) => computeMean(a.plans.flatMap((p, i) => (isIncluded(p) ? [stat(i, j)] : [])));
+    let tokens = 0;
+    let klSum = 0;
+    let entSum = 0;
+    let clipSum = 0;
+    a.plans.forEach((p, i) => {
+      if (!p.rl) return;
+      klSum += stat(i, 2);
+      entSum += stat(i, 3);
+      clipSum += stat(i, 4);
+      tokens += stat(i, 5);
+    });
+    const gates = a.plans.flatMap((p) => (p.route.gate === undefined ? [] : [p.route.gate]));
+    const seconds = (performance.now() - a.started) / 1000;
+    const schedule = this.describeSchedule(a.s);
+    const metrics: StepMetrics = {
+      step: a.s + 1,
+      recipe: this.recipe.name,
+      reward: computeMean(rewards),
+      reward_std: computeStd(rewards),
+      frac_reward_zero_std: scored.length === 0 ? Number.NaN : scored.filter((sc) => computeStd(sc.rewards) === 0).length / scored.length,
+      'completions/mean_length': computeMean(generated),
+      kl: c.klCoef > 0 && tokens > 0 ? klSum / tokens : Number.NaN,
+      entropy: tokens > 0 ? entSum / tokens : Number.NaN,
+      clip_ratio: tokens > 0 ? clipSum / tokens : Number.NaN,
+      grad_norm: computeMean(a.gradNorms),
+      loss: computeMean(a.losses),
+      'loss/Lx': pick((p) => p.rl !== undefined && p.route.rl === 'x', 0),
+      'loss/Lh': pick((p) => p.rl !== undefined && p.route.rl === 'h', 0),
+      'loss/SFT': pick((p) => p.sft !== undefined, 1),
+      lambda_a: a.lambdaA.length > 0 ? computeMean(a.lambdaA) : schedule.lambdaA,
+      prefix_level: a.prefixLevel.length > 0 ? computeMean(a.prefixLevel) : schedule.prefixLevel,
+      gate_fraction: gates.length === 0 ? Number.NaN : gates.filter((z) => z === 1).length / gates.length,
+      lr: a.lr,
+      'tokens/s': seconds > 0 ? generated.reduce((x, y) => x + y, 0) / seconds : 0,
+      seconds,
+    };
+    for (const sc of scored) {
+      for (const [name, parts] of Object.entries(sc.rewardParts ?? {})) {
+        const key = `reward/${name}`;
+        metrics[key] = ((metrics[key] as number | undefined) ?? 0) + parts.reduce((x, y) => x + y, 0) / Math.max(1, rewards.length);
+      }
+    }
+    return metrics;
+  }
+
+  /** λa(s) and the prefix level of PACT's schedules at step s (NaN for recipes without traces). */
+  private describeSchedule(step: number): { lambdaA: number; prefixLevel: number } {
+    if (!this.recipe.needsTraces) return { lambdaA: Number.NaN, prefixLevel: Number.NaN };
+    const p = this.config.pact;
+    const o = { horizon: Math.max(1, p.annealHorizon), toolCallStart: p.toolCallScaleStart, toolCallEnd: p.toolCallScaleEnd };
+    const tc = TOOL_CALL_SCHEDULES.get(p.toolCallSchedule)(step, o);
+    const re = REASONING_SCHEDULES.get(p.reasoningSchedule)(step, o);
+    return {
+      lambdaA: tc.kind === 'scale' ? tc.scale : tc.fraction,
+      prefixLevel: re.kind === 'prefix-level' ? re.level : MAX_PREFIX_LEVEL * re.fraction,
+    };
+  }
+
+  /**
+   * Held-out evaluation: one rollout per test prompt (greedy by default, else T = config
+   * temperature with a seed fixed per step), averaged metrics named `eval/<key>`.
+   */
+  async evaluate(options: { nTasks?: number; isGreedy?: boolean } = {}): Promise<EvalMetrics> {
+    const test = this.init.testPrompts ?? [];
+    if (test.length === 0) throw new Error('Trainer.evaluate: no testPrompts were given');
+    const n = Math.min(options.nTasks ?? this.config.tasks.nTest, test.length);
+    const prompts = test.slice(0, n);
+    const isGreedy = options.isGreedy ?? true;
+    const rng = this.root.split(`eval/step${this.stepIndex}`);
+    const chunk = Math.max(1, this.config.batchPrompts * this.config.rolloutsPerPrompt);
+    const sums: Record<string, number> = {};
+    for (let start = 0; start < prompts.length; start += chunk) {
+      const groups = await this.collect(prompts.slice(start, start + chunk), rng, isGreedy, 1);
+      for (const g of groups) {
+        const r = g.rollouts[0];
+        const values = this.recipe.evaluateRollout ? this.recipe.evaluateRollout(r, g.prompt) : evaluateToolUseRollout(r, g.prompt);
+        for (const [k, v] of Object.entries(values)) sums[k] = (sums[k] ?? 0) + v;
+      }
+    }
+    const metrics: EvalMetrics = {
+      step: this.stepIndex,
+      nTasks: n,
+      'eval/solve_r': Number.NaN,
+      'eval/solve_p': Number.NaN,
+      'eval/solve_f1': Number.NaN,
+      'eval/answer_correct': Number.NaN,
+      'eval/reward': Number.NaN,
+    };
+    for (const [k, v] of Object.entries(sums)) metrics[`eval/${k}`] = v / n;
+    return metrics;
+  }
+
+  /** Everything needed to continue bit for bit (weights, π_ref, AdamW, step, data cursor, rng). */
+  async exportState(): Promise<TrainerState> {
+    return {
+      version: 1,
+      step: this.stepIndex,
+      dataCursor: this.dataCursor,
+      rngStates: { root: this.root.state() },
+      weights: await exportTensors(this.model.params),
+      optimizer: await this.optimizer.exportState(),
+      referenceWeights: await exportTensors(this.refParams),
+      config: this.config,
+      recipe: this.recipe.name,
+    };
+  }
+
+  /** Restores a state from exportState (same config, same model shape). Validates before writing. */
+  importState(state: TrainerState): void {
+    if (!state || state.version !== 1) throw new Error(`Trainer.importState: unsupported state version ${String(state?.version)}`);
+    if (state.recipe !== this.recipe.name) throw new Error(`Trainer.importState: the state is of recipe "${state.recipe}", this trainer runs "${this.recipe.name}"`);
+    for (const field of ['step', 'dataCursor'] as const) {
+      if (!Number.isInteger(state[field]) || state[field] < 0) throw new Error(`Trainer.importState: ${field} must be an integer ≥ 0, got ${state[field]}`);
+    }
+    if (!state.rngStates?.root) throw new Error('Trainer.importState: rngStates.root is missing');
+    const root = rngFromState(state.rngStates.root);
+    assignNamedArrays(this.model.params, state.weights);
+    this.optimizer.importState(state.optimizer);
+    if (state.referenceWeights) assignNamedArrays(this.refParams, state.referenceWeights);
+    this.root = root;
+    this.stepIndex = state.step;
+    this.dataCursor = state.dataCursor;
+  }
+
+  /** Frees π_ref and the optimiser state (the model belongs to the caller). */
+  dispose(): void {
+    if (this.isDisposed) return;
+    disposeSnapshot(this.refParams);
+    this.optimizer.dispose();
+    this.isDisposed = true;
+  }
+}

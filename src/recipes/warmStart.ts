@@ -1,0 +1,385 @@
+/**
+ * The warm-start policy (issue 5 "The embedded default"): a qwen3-nano trained by the
+ * project's own pipeline with a short supervised fine-tuning on generated expert traces,
+ * so the first RL run starts from a policy that solves some tasks but not most (as the
+ * papers start RL from an instruction model, PACT §4 / App. B).
+ *
+ * SFT objective = full-trace imitation of the assistant turns (the `sft` recipe's L_SFT
+ * with every policy-written token kept, PACT Eq. sft-mask with m(s) = 1 on reasoning,
+ * tool calls, answers and control tokens, 0 on prompt and observations):
+ *
+ *   L = − Σ_{b,t} m[b,t] · log π_θ(x[b,t+1] | x[b,≤t]) / Σ_{b,t} m[b,t]
+ *
+ * (token-mean aggregation over the batch). Episodes are expert traces replayed through
+ * RolloutEnv (policyVocab.ts), so the text is exactly rollout-shaped. One AdamW step per
+ * batch (src/model/qwen3/train trainStep), warm-up + cosine learning rate.
+ *
+ * Evaluation (`evaluateGreedy`): greedy prompt-only rollouts on held-out (test-split)
+ * tasks through the trainer's batched rollout collector (rollouts.ts), scored by FTRL's
+ * Solve-R/P/F1 and answer correctness.
+ *
+ * Model shape: the qwen3-nano preset with vocab_size = the pruned vocabulary's size
+ * (`createWarmStartConfig`), so every id the policy can emit decodes (with the preset's
+ * 4096 rows, ids past the kept count would be undecodable samples).
+ *
+ * The shipped files, under public/warm-start/: config.json + model.safetensors (F32) +
+ * pruned_vocab.json (saveQwen3Folder) + warm_start.json (seed, steps, final loss,
+ * evaluation, date, git commit). `loadWarmStart(readFile)` reads them in Node (fs) and in
+ * the browser (`createFetchReader('/warm-start/')`).
+ *
+ * Simplifications: episodes longer than maxSeqLen are cut (the tail turns are not
+ * trained); no packing of several episodes into one row; no validation-loss early stop.
+ */
+import * as tf from '../model/qwen3/tf';
+import { answerVerify, ftrlSolveMetrics, meanSolveMetrics, type SolveMetrics } from '../core/metrics';
+import { createRng } from '../core/rng';
+import { POLICY_KINDS, type TokenTag } from '../core/types';
+import { listCallOutputs, type RenderChat, type Transcript } from '../envs/rollout';
+import type { ToolExecutor } from '../envs/sandbox/types';
+import type { Task } from '../envs/types';
+import type { Qwen3Model } from '../model/qwen3/index';
+import type { Qwen3Config } from '../model/qwen3/config';
+import type { HostTensor } from '../model/qwen3/model';
+import { AdamW, computeLearningRate, isNormOrBias, trainStep, type LrSchedule } from '../model/qwen3/train/index';
+import { parsePrunedVocabMapping, type PrunedVocabMapping } from '../model/tokenizer/prunedVocab';
+import type { TextTokenizer } from '../model/tokenizer/types';
+import { loadQwen3Folder, saveQwen3Folder, type FolderReader } from '../model/weights/qwen3Folder';
+import type { ExpertEpisode } from './policyVocab';
+import { collectToolUseRollouts } from './rollouts';
+
+/** Folder of the shipped checkpoint under public/ (served at `/warm-start/`). */
+export const WARM_START_DIR = 'warm-start';
+export const WARM_START_INFO_FILE = 'warm_start.json';
+export const WARM_START_FILES = ['config.json', 'model.safetensors', 'pruned_vocab.json', WARM_START_INFO_FILE] as const;
+
+export interface WarmStartOptions {
+  seed: number;
+  /** Optimiser steps (one batch each). */
+  steps: number;
+  batchSize: number;
+  /** Episodes are cut to this many tokens. */
+  maxSeqLen: number;
+  lrPeak: number;
+  warmupSteps: number;
+  /** Cosine floor as a fraction of lrPeak. */
+  minLrRatio: number;
+  maxGradNorm: number;
+  weightDecay: number;
+}
+
+export const DEFAULT_WARM_START_OPTIONS: Readonly<WarmStartOptions> = {
+  seed: 1,
+  steps: 300,
+  batchSize: 1,
+  maxSeqLen: 640,
+  lrPeak: 4e-3,
+  warmupSteps: 10,
+  minLrRatio: 0.2,
+  maxGradNorm: 1,
+  weightDecay: 0.01,
+};
+
+/** The qwen3-nano shape with vocab_size = keptCount (one embedding row per kept token). */
+export function createWarmStartConfig(keptCount: number, preset: Qwen3Config): Qwen3Config {
+  if (!Number.isInteger(keptCount) || keptCount < 1) throw new Error(`createWarmStartConfig: keptCount must be a positive integer, got ${keptCount}`);
+  if (keptCount > preset.vocab_size) {
+    throw new Error(`createWarmStartConfig: the pruned vocabulary keeps ${keptCount} tokens, over the preset's vocab_size ${preset.vocab_size}`);
+  }
+  return { ...preset, vocab_size: keptCount };
+}
+
+/** Evaluation of a policy on held-out tasks (means over tasks). */
+export interface WarmStartEval {
+  nTasks: number;
+  solveR: number;
+  solveP: number;
+  solveF1: number;
+  /** Fraction of tasks whose final answer contains the reference answer (answerVerify). */
+  answerAccuracy: number;
+  /** Fraction of tasks with Solve-R = 1 (every expected sub-answer obtained). */
+  fullySolved: number;
+  /** Per category: [tasks, answers correct]. */
+  byCategory: Record<string, [number, number]>;
+}
+
+/** warm_start.json. */
+export interface WarmStartInfo {
+  preset: string;
+  options: WarmStartOptions;
+  trainTasks: number;
+  vocabTasks: number;
+  keptTokens: number;
+  finalLoss: number;
+  /** Mean loss of the first and last 10 steps. */
+  lossStart: number;
+  lossEnd: number;
+  eval: WarmStartEval;
+  evalSettings: { split: 'test'; seed: number } & EvaluateOptions;
+  trainSeconds: number;
+  backend: string;
+  date: string;
+  gitCommit: string;
+}
+
+export interface WarmStart {
+  config: Qwen3Config;
+  /** Tensors by Hugging Face name, for Qwen3Model.fromTensors. */
+  tensors: Map<string, HostTensor>;
+  mapping: PrunedVocabMapping;
+  info?: WarmStartInfo;
+}
+
+/** Reads one file of the warm-start folder by name. */
+export type ReadWarmStartFile = (name: string) => Promise<Uint8Array>;
+
+/**
+ * Loads the warm start (config, tensors, tokenizer mapping, info). In Node:
+ * `loadWarmStart((n) => fs.readFile(path.join('public/warm-start', n)))`; in the browser:
+ * `loadWarmStart(createFetchReader('/warm-start/'))`.
+ */
+export async function loadWarmStart(readFile: ReadWarmStartFile): Promise<WarmStart> {
+  const files = new Map<string, Uint8Array>();
+  for (const name of WARM_START_FILES) {
+    try {
+      files.set(name, await readFile(name));
+    } catch (e) {
+      if (name === WARM_START_INFO_FILE) continue; // optional
+      throw new Error(`warm start: cannot read ${name} (${(e as Error).message})`);
+    }
+  }
+  const reader: FolderReader = {
+    listFiles: async () => [...files.keys()],
+    readFile: async (name) => {
+      const bytes = files.get(name);
+      if (!bytes) throw new Error(`warm start: no file ${name}`);
+      return bytes;
+    },
+  };
+  const folder = await loadQwen3Folder(reader);
+  if (!folder.prunedVocab) throw new Error('warm start: pruned_vocab.json is missing');
+  const tensors = new Map<string, HostTensor>();
+  for (const [name, t] of folder.tensors) tensors.set(name, { shape: t.shape, data: t.data });
+  let info: WarmStartInfo | undefined;
+  const infoBytes = files.get(WARM_START_INFO_FILE);
+  if (infoBytes) {
+    try {
+      info = JSON.parse(new TextDecoder().decode(infoBytes)) as WarmStartInfo;
+    } catch (e) {
+      throw new Error(`warm start: ${WARM_START_INFO_FILE} is not valid JSON (${(e as Error).message})`);
+    }
+  }
+  return { config: folder.config, tensors, mapping: parsePrunedVocabMapping(folder.prunedVocab), info };
+}
+
+/** A ReadWarmStartFile over HTTP (the app serves public/warm-start/ at `/warm-start/`). */
+export function createFetchReader(
+  baseUrl = `/${WARM_START_DIR}/`,
+  fetchFn: (url: string) => Promise<{ ok: boolean; status: number; arrayBuffer(): Promise<ArrayBuffer> }> = fetch,
+): ReadWarmStartFile {
+  const base = baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
+  return async (name) => {
+    const response = await fetchFn(base + name);
+    if (!response.ok) throw new Error(`HTTP ${response.status} for ${base + name}`);
+    return new Uint8Array(await response.arrayBuffer());
+  };
+}
+
+/** The files of the checkpoint folder (saveQwen3Folder + warm_start.json). */
+export async function exportWarmStartFiles(
+  model: Qwen3Model,
+  mapping: PrunedVocabMapping,
+  info: WarmStartInfo,
+): Promise<Record<string, string | Uint8Array>> {
+  const names = [...model.params.keys()];
+  const datas = await Promise.all(names.map((n) => model.params.get(n)!.data()));
+  const tensors = names.map((name, i) => ({
+    name,
+    shape: [...model.params.get(name)!.shape],
+    data: Float32Array.from(datas[i] as Float32Array),
+  }));
+  const files = saveQwen3Folder({ config: model.config, tensors, prunedVocab: mapping });
+  return { ...files, [WARM_START_INFO_FILE]: JSON.stringify(info, null, 2) + '\n' };
+}
+
+/** An SFT row: ids and, per target position t (predicting ids[t+1]), whether it is trained. */
+export interface SftRow {
+  ids: number[];
+  /** length ids.length − 1: 1 when ids[t+1] is policy-written (POLICY_KINDS), else 0. */
+  targetMask: number[];
+}
+
+/** Cuts an episode to maxSeqLen and derives the target mask from its tags (STYLE habit 6). */
+export function buildSftRow(episode: Pick<ExpertEpisode, 'ids' | 'tags'>, maxSeqLen: number): SftRow {
+  if (episode.ids.length !== episode.tags.length) {
+    throw new Error(`buildSftRow: ${episode.ids.length} ids but ${episode.tags.length} tags`);
+  }
+  const n = Math.min(episode.ids.length, maxSeqLen);
+  const ids = episode.ids.slice(0, n);
+  const targetMask: number[] = [];
+  for (let t = 1; t < n; t++) targetMask.push(isPolicyTag(episode.tags[t]) ? 1 : 0);
+  return { ids, targetMask };
+}
+
+function isPolicyTag(tag: TokenTag): boolean {
+  return POLICY_KINDS.has(tag.kind);
+}
+
+/**
+ * The SFT loss of a batch of rows (right-padded): −Σ m·logp / Σ m over the policy-written
+ * targets. Returns a scalar built from the model's variables (differentiable).
+ */
+export function computeSftLoss(model: Qwen3Model, rows: readonly SftRow[]): tf.Scalar {
+  const B = rows.length;
+  const T = Math.max(...rows.map((r) => r.ids.length));
+  const ids = new Int32Array(B * T);
+  const attn = new Float32Array(B * T);
+  const m = new Float32Array(B * (T - 1));
+  rows.forEach((row, b) => {
+    row.ids.forEach((id, t) => {
+      ids[b * T + t] = id;
+      attn[b * T + t] = 1;
+    });
+    row.targetMask.forEach((v, t) => (m[b * (T - 1) + t] = v));
+  });
+  return tf.tidy(() => {
+    const inputIds = tf.tensor2d(ids, [B, T], 'int32');
+    const attentionMask = tf.tensor2d(attn, [B, T]);
+    const lossMask = tf.tensor2d(m, [B, T - 1]); // [B, T−1], aligned with the targets ids[:, 1:]
+    const { logprobs } = model.computeTokenLogprobs(inputIds, attentionMask); // [B, T−1]
+    return logprobs.mul(lossMask).sum().neg().div(lossMask.sum().maximum(1)) as tf.Scalar;
+  });
+}
+
+export interface SftProgress {
+  step: number;
+  loss: number;
+  gradNorm: number;
+  lr: number;
+  seconds: number;
+}
+
+/**
+ * Runs `options.steps` AdamW steps of SFT on `rows`, drawing batchSize rows per step
+ * with a seeded RNG (`${seed}/warm-start-batches`). Returns the per-step losses.
+ */
+export async function runWarmStartSft(
+  model: Qwen3Model,
+  rows: readonly SftRow[],
+  options: WarmStartOptions,
+  onStep?: (p: SftProgress) => void,
+): Promise<number[]> {
+  if (rows.length === 0) throw new Error('runWarmStartSft: no training rows');
+  if (!Number.isInteger(options.steps) || options.steps < 1) throw new Error(`runWarmStartSft: steps must be a positive integer, got ${options.steps}`);
+  if (!Number.isInteger(options.batchSize) || options.batchSize < 1) {
+    throw new Error(`runWarmStartSft: batchSize must be a positive integer, got ${options.batchSize}`);
+  }
+  const rng = createRng(options.seed).split('warm-start-batches');
+  const optimizer = new AdamW(model.params, { beta1: 0.9, beta2: 0.95, weightDecay: options.weightDecay, isNoDecay: isNormOrBias });
+  const schedule: LrSchedule = {
+    kind: 'cosine',
+    lrPeak: options.lrPeak,
+    warmupSteps: Math.min(options.warmupSteps, options.steps),
+    totalSteps: options.steps,
+    minLrRatio: options.minLrRatio,
+  };
+  const losses: number[] = [];
+  const t0 = Date.now();
+  try {
+    for (let step = 0; step < options.steps; step++) {
+      const batch = Array.from({ length: options.batchSize }, () => rows[rng.int(rows.length)]);
+      const lr = computeLearningRate(step, schedule);
+      const { loss, gradNorm } = await trainStep({
+        params: model.params,
+        lossFn: () => computeSftLoss(model, batch),
+        nMicro: 1,
+        optimizer,
+        maxGradNorm: options.maxGradNorm,
+        lr,
+      });
+      if (!Number.isFinite(loss)) throw new Error(`runWarmStartSft: loss is ${loss} at step ${step}`);
+      losses.push(loss);
+      onStep?.({ step, loss, gradNorm, lr, seconds: (Date.now() - t0) / 1000 });
+    }
+  } finally {
+    optimizer.dispose();
+  }
+  return losses;
+}
+
+export interface EvaluateOptions {
+  maxTurns: number;
+  /** Prompts longer than this are an error (generated tasks are shorter). */
+  maxPromptTokens: number;
+  /** Tokens after the prompt, all turns together (generated + observations). */
+  maxResponseTokens: number;
+}
+
+export const DEFAULT_EVALUATE_OPTIONS: Readonly<EvaluateOptions> = {
+  maxTurns: 6,
+  maxPromptTokens: 1024,
+  maxResponseTokens: 768,
+};
+
+/**
+ * Greedy prompt-only rollouts on `tasks` (T1's batched collector, rollouts.ts: all episodes
+ * advance turn by turn, one model.generate call per turn with the KV cache, stop at
+ * `<|im_end|>`), scored by scoreTranscripts.
+ */
+export async function evaluateGreedy(
+  model: Qwen3Model,
+  tokenizer: TextTokenizer,
+  tasks: readonly Task[],
+  env: { executor: ToolExecutor; renderChat: RenderChat },
+  options: EvaluateOptions = DEFAULT_EVALUATE_OPTIONS,
+): Promise<{ metrics: WarmStartEval; transcripts: Transcript[] }> {
+  const groups = await collectToolUseRollouts({
+    prompts: tasks.map((task, index) => ({ kind: 'tool-use' as const, index, task })),
+    rolloutsPerPrompt: 1,
+    policy: model,
+    tokenizer,
+    executor: env.executor,
+    renderChat: env.renderChat,
+    maxTurns: options.maxTurns,
+    maxPromptTokens: options.maxPromptTokens,
+    maxResponseTokens: options.maxResponseTokens,
+    temperature: 0,
+    topP: 1,
+    rng: createRng('warm-start-eval'),
+    isGreedy: true,
+  });
+  const transcripts = groups.map((g) => {
+    const tr = g.rollouts[0].transcript;
+    if (!tr) throw new Error(`evaluateGreedy: the rollout of ${g.prompt.kind === 'tool-use' ? g.prompt.task.id : '?'} has no transcript`);
+    return tr;
+  });
+  return { metrics: scoreTranscripts(transcripts), transcripts };
+}
+
+/** Solve-R/P/F1 (FTRL), answer accuracy and per-category counts over finished or cut episodes. */
+export function scoreTranscripts(transcripts: readonly Transcript[]): WarmStartEval {
+  const perTask: SolveMetrics[] = [];
+  const byCategory: Record<string, [number, number]> = {};
+  let correct = 0;
+  let fullySolved = 0;
+  for (const tr of transcripts) {
+    const m = ftrlSolveMetrics(listCallOutputs(tr), tr.task.unsolvedSet);
+    perTask.push(m);
+    const isCorrect = tr.answer !== undefined && answerVerify(tr.answer, tr.task.answer);
+    if (isCorrect) correct++;
+    if (m.solveR === 1) fullySolved++;
+    const c = (byCategory[tr.task.category] ??= [0, 0]);
+    c[0]++;
+    if (isCorrect) c[1]++;
+  }
+  const mean = meanSolveMetrics(perTask);
+  const n = transcripts.length;
+  return {
+    nTasks: n,
+    solveR: mean?.solveR ?? 0,
+    solveP: mean?.solveP ?? 0,
+    solveF1: mean?.solveF1 ?? 0,
+    answerAccuracy: n > 0 ? correct / n : 0,
+    fullySolved: n > 0 ? fullySolved / n : 0,
+    byCategory,
+  };
+}
