@@ -153,11 +153,12 @@ test('run setup: the URL carries the configuration and a reload restores it', as
   const href = await panel.getByTestId('setup-link').getAttribute('href');
   expect(new URL(href!, page.url()).searchParams.get('q')).toBe('0.25');
 
-  // Training is not faked: the buttons are there, disabled, with the reason.
-  for (const name of ['Train', 'Pause', 'Step', 'Stop']) {
-    await expect(panel.getByRole('button', { name: new RegExp(name) })).toBeDisabled();
+  // Before a run: Train is offered; Pause, Step and Stop wait for a run.
+  await expect(panel.getByRole('button', { name: /^Train/ })).toBeEnabled();
+  for (const name of ['Pause', 'Step', 'Stop']) {
+    await expect(panel.getByRole('button', { name: new RegExp(`^${name}`) })).toBeDisabled();
   }
-  await expect(panel.getByTestId('controls-note')).toHaveText('training arrives with the trainer (issue 5)');
+  await expect(page.getByTestId('train-progress')).toContainText('No run yet');
 });
 
 test('run setup: an out-of-range q from a link shows an error naming q and keeps the other fields', async ({ page }) => {

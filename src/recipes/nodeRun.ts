@@ -1,162 +1,33 @@
 /**
- * Node-only assets of a training run (`pact train`): the policy (model + tokenizer), the
- * tool executor, and the train/test prompts, from a TrainConfig. The policy source is
- * pluggable by `config.model.init`:
- *   - 'scratch': random init of the preset over a pruned vocabulary built from
- *     `model.vocabTasks` generated train tasks + their expert traces rendered with the
- *     chat template (policyVocab.ts, selectKeptIds / PrunedTokenizer);
- *   - 'warm-start': the shipped checkpoint in public/warm-start/ (warmStart.ts);
- *   - any other string: a Hugging Face Qwen3 folder (config.json + safetensors, optional
- *     pruned_vocab.json; without one the full Qwen3 vocabulary is used).
- * More sources plug in through `registerPolicySource`.
- * Train prompts: `tasks.nTrain` generated tasks with verified teacher traces; test prompts:
- * `tasks.nTest` generated test-split tasks. Recipes on another environment (tool search)
- * supply their prompts through `recipe.loadPrompts`.
- * Simplifications: tools run in-process (InProcessExecutor: the built-in stubs are pure
- * functions); FTRL tasks (tasks.source 'ftrl') are not wired here yet.
+ * Node's platform for training runs (`pact train`): the file system for the warm start
+ * and user folders, Qwen3's tokenizer from the installed package, and an in-process
+ * executor for the tool stubs (the built-in stubs are the project's own pure functions;
+ * untrusted tools go through the sandbox worker or Pyodide). The run logic itself is
+ * runAssets.ts, shared with the browser worker.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { generateTasks } from '../envs/generator';
-import { generateToolRepo } from '../envs/toolRepo/generatedRepo';
-import { createToolSearch } from '../envs/toolRepo/search';
-import type { RenderChat } from '../envs/rollout';
 import { InProcessExecutor } from '../envs/sandbox';
-import type { ToolExecutor } from '../envs/sandbox/types';
-import { Qwen3Model, getQwen3Preset } from '../model/qwen3';
 import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
-import { PrunedTokenizer, type PrunedVocabMapping } from '../model/tokenizer/prunedVocab';
-import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
-import type { TextTokenizer } from '../model/tokenizer/types';
 import { createNodeFolderReader } from '../model/weights/nodeFiles';
-import { loadQwen3Folder } from '../model/weights/qwen3Folder';
 import type { TrainConfig } from './config';
-import { bindRenderChat, buildPolicyVocab, generateExpertTasks } from './policyVocab';
-import { getRecipe } from './registry';
-import { splitToolSearchPrompts } from './searchRollouts';
-import { createToolUsePrompts } from './trainer';
-import type { PromptItem } from './types';
-import { loadWarmStart, WARM_START_DIR } from './warmStart';
+import { prepareRunAssetsWith, type RunAssets, type RunPlatform } from './runAssets';
+import { WARM_START_DIR } from './warmStart';
 
-export interface Policy {
-  model: Qwen3Model;
-  tokenizer: TextTokenizer;
-  /** The pruned vocabulary, saved with checkpoints (absent: full Qwen3 vocabulary). */
-  mapping?: PrunedVocabMapping;
-  /** Where it came from, for logs. */
-  source: string;
-}
+export { registerPolicySource, type Policy, type PolicySource, type PolicySourceContext, type RunAssets } from './runAssets';
 
-export interface PolicySourceContext {
-  source: Qwen3Tokenizer;
-  executor: ToolExecutor;
-  /** Folder holding warm-start/ (default `public`). */
-  publicDir: string;
-  log: (line: string) => void;
-}
-
-export type PolicySource = (config: TrainConfig, ctx: PolicySourceContext) => Promise<Policy>;
-
-const POLICY_SOURCES = new Map<string, PolicySource>();
-
-/** Registers a policy source under a `model.init` value. */
-export function registerPolicySource(init: string, source: PolicySource): void {
-  POLICY_SOURCES.set(init, source);
-}
-
-const vocabCache = new Map<string, Promise<{ tokenizer: PrunedTokenizer; mapping: PrunedVocabMapping }>>();
-
-registerPolicySource('scratch', async (config, ctx) => {
-  const preset = getQwen3Preset(config.model.preset);
-  const key = `${config.tasks.trainSeed}/${config.model.vocabTasks}/${preset.vocab_size}`;
-  let vocab = vocabCache.get(key);
-  if (!vocab) {
-    ctx.log(`building the pruned vocabulary from ${config.model.vocabTasks} generated tasks…`);
-    vocab = buildPolicyVocab({ seed: config.tasks.trainSeed, nTasks: config.model.vocabTasks, maxVocabSize: preset.vocab_size }, ctx.source, ctx.executor);
-    vocabCache.set(key, vocab);
-  }
-  const { tokenizer, mapping } = await vocab;
-  const model = Qwen3Model.fromConfig({ ...preset, vocab_size: tokenizer.vocabSize }, config.seed);
-  return { model, tokenizer, mapping, source: `scratch (${config.model.preset}, ${tokenizer.vocabSize} tokens, seed ${config.seed})` };
-});
-
-registerPolicySource('warm-start', async (_config, ctx) => {
-  const dir = path.join(ctx.publicDir, WARM_START_DIR);
-  let warm;
-  try {
-    warm = await loadWarmStart((name) => readFile(path.join(dir, name)));
-  } catch (e) {
-    throw new Error(`config.model.init "warm-start": ${(e as Error).message} — run \`npm run pretrain\` to build ${dir}, or set model.init to "scratch"`);
-  }
+export function createNodePlatform(publicDir = 'public'): RunPlatform {
+  const dir = path.join(publicDir, WARM_START_DIR);
   return {
-    model: Qwen3Model.fromTensors(warm.config, warm.tensors),
-    tokenizer: new PrunedTokenizer(ctx.source, warm.mapping),
-    mapping: warm.mapping,
-    source: `warm start (${dir})`,
+    loadSourceTokenizer: loadQwen3TokenizerFromPackage,
+    readWarmStartFile: (name) => readFile(path.join(dir, name)),
+    warmStartLocation: dir,
+    openFolder: (init) => createNodeFolderReader(init),
+    createExecutor: () => new InProcessExecutor(),
   };
-});
-
-/** A Hugging Face Qwen3 folder (config.model.init = its path). */
-async function loadFolderPolicy(dir: string, ctx: PolicySourceContext): Promise<Policy> {
-  const folder = await loadQwen3Folder(createNodeFolderReader(dir));
-  const tensors = new Map([...folder.tensors].map(([name, t]) => [name, { shape: t.shape, data: t.data }]));
-  const tokenizer = folder.prunedVocab ? new PrunedTokenizer(ctx.source, folder.prunedVocab) : ctx.source;
-  return { model: Qwen3Model.fromTensors(folder.config, tensors), tokenizer, mapping: folder.prunedVocab, source: `folder ${dir}` };
 }
 
-/**
- * Tool-search prompts over a generated tool repository (seed tasks.trainSeed): enough
- * queries for nTrain + nTest, the first nTest of a seeded permutation held out.
- */
-function createGeneratedSearchPrompts(config: TrainConfig, renderChat: RenderChat): { trainPrompts: PromptItem[]; testPrompts: PromptItem[] } {
-  const { nTrain, nTest, trainSeed } = config.tasks;
-  const repo = generateToolRepo({ seed: trainSeed, minTools: 1000, queriesPerLevel: Math.ceil((nTrain + nTest) / 3) + 1 });
-  const split = splitToolSearchPrompts(repo.queries, { engine: createToolSearch(repo), renderChat }, { nTest, seed: trainSeed });
-  return { trainPrompts: split.trainPrompts.slice(0, nTrain), testPrompts: split.testPrompts };
-}
-
-export interface RunAssets {
-  policy: Policy;
-  renderChat: RenderChat;
-  executor: ToolExecutor;
-  trainPrompts: PromptItem[];
-  testPrompts: PromptItem[];
-}
-
-const taskCache = new Map<string, Promise<{ train: PromptItem[]; test: PromptItem[] }>>();
-
-/** Loads the policy and the prompts of one run. */
-export async function prepareRunAssets(config: TrainConfig, options: { publicDir?: string; log?: (line: string) => void } = {}): Promise<RunAssets> {
-  const log = options.log ?? (() => {});
-  const source = await loadQwen3TokenizerFromPackage();
-  const executor = new InProcessExecutor();
-  const ctx: PolicySourceContext = { source, executor, publicDir: options.publicDir ?? 'public', log };
-  const load = POLICY_SOURCES.get(config.model.init);
-  const policy = load ? await load(config, ctx) : await loadFolderPolicy(config.model.init, ctx);
-  const recipe = getRecipe(config.recipe);
-  let trainPrompts: PromptItem[];
-  let testPrompts: PromptItem[];
-  if (recipe.env === 'tool-use') {
-    if (config.tasks.source !== 'generated') throw new Error(`config.tasks.source: "${config.tasks.source}" is not wired into pact train yet; use "generated"`);
-    const key = `${config.tasks.trainSeed}/${config.tasks.nTrain}/${config.tasks.testSeed}/${config.tasks.nTest}`;
-    let tasks = taskCache.get(key);
-    if (!tasks) {
-      log(`generating ${config.tasks.nTrain} train tasks with expert traces…`);
-      tasks = (async () => {
-        const train = await generateExpertTasks({ seed: config.tasks.trainSeed, n: config.tasks.nTrain }, executor);
-        const test = generateTasks({ seed: config.tasks.testSeed, split: 'test', n: config.tasks.nTest });
-        return { train: createToolUsePrompts(train), test: createToolUsePrompts(test) };
-      })();
-      taskCache.set(key, tasks);
-    }
-    ({ train: trainPrompts, test: testPrompts } = await tasks);
-  } else if (recipe.loadPrompts) {
-    trainPrompts = await recipe.loadPrompts(config, 'train');
-    testPrompts = await recipe.loadPrompts(config, 'test');
-  } else if (recipe.env === 'tool-search') {
-    ({ trainPrompts, testPrompts } = createGeneratedSearchPrompts(config, bindRenderChat(source)));
-  } else {
-    throw new Error(`recipe "${recipe.name}" runs on the ${recipe.env} environment but has no loadPrompts()`);
-  }
-  return { policy, renderChat: bindRenderChat(source), executor, trainPrompts, testPrompts };
+/** Loads the policy and the prompts of one run, from the file system. */
+export function prepareRunAssets(config: TrainConfig, options: { publicDir?: string; log?: (line: string) => void } = {}): Promise<RunAssets> {
+  return prepareRunAssetsWith(createNodePlatform(options.publicDir), config, { log: options.log });
 }

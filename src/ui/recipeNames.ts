@@ -1,22 +1,25 @@
 /**
- * The recipe names the run-setup select offers.
+ * The recipe names the run-setup select offers, read from the recipe registry
+ * (STYLE.md habit 4: dropdowns are built from the registry, not from a second list).
  *
- * TODO(issue 5): switch to the recipe registry (`src/recipes/registry.ts`, e.g.
- * `RECIPES.names()`) once it exists, and delete this list: STYLE.md habit 4 says
- * dropdowns are built from the registry, not from a second list. These are the
- * names issue 5 asks the registry to hold, in its order.
+ * Recipe modules register themselves on import. The page imports the recipe files
+ * (reward/advantage math and routing, no tensors) rather than `src/recipes/index.ts`,
+ * which also exports the Trainer and would pull tfjs and the model into the page
+ * bundle (+~170 kB); the trainer lives in the worker. `recipeNames.test.ts` checks this
+ * list of imports registers exactly what the index registers. Order: the index's.
  */
-export const RECIPE_NAMES = [
-  'pact',
-  'sft',
-  'grpo',
-  'matchtir',
-  'sft_then_matchtir',
-  'chord',
-  'toolrl',
-  'ftrl',
-  'toolsearcher',
-  'search_r1',
-  'gspo',
-  'gdpo',
-] as const;
+import '../recipes/sft';
+import '../recipes/grpo';
+import '../recipes/matchtir';
+import '../recipes/sftThenMatchtir';
+import '../recipes/chord';
+import '../recipes/pact';
+import '../recipes/toolrl';
+import '../recipes/ftrl';
+import '../recipes/toolsearcher';
+import '../recipes/searchR1';
+import '../recipes/gspo';
+import '../recipes/gdpo';
+import { listRecipes } from '../recipes/registry';
+
+export const RECIPE_NAMES: readonly string[] = listRecipes();

@@ -53,7 +53,7 @@ describe('validateSetup', () => {
     expect(v.fieldErrors.K).toBe('K must be a whole number (got "2.5")');
     expect(v.fieldErrors.seed).toBe('Seed must be a number (got nothing)');
     expect(v.fieldErrors.reasoning).toMatch(/^Reasoning schedule must be one of segment, fixed, token, none/);
-    expect(v.fieldErrors.recipe).toMatch(/unknown recipe "nope"; valid: pact, /);
+    expect(v.fieldErrors.recipe).toMatch(/unknown recipe "nope"; valid: sft, grpo, .*\bpact\b/);
     expect(v.effective.recipe).toBe('pact');
   });
 
