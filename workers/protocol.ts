@@ -7,7 +7,9 @@
 import type { TrainConfigInput } from '../src/recipes/config';
 import type { StepMetrics, EvalMetrics } from '../src/recipes/types';
 import type { RunRecord } from '../src/storage/schema';
-import type { TokenKind } from '../src/core/types';
+import type { RolloutGroupView, RolloutView } from '../src/recipes/rolloutViews';
+
+export type { RolloutGroupView, RolloutView };
 
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
 
@@ -52,31 +54,6 @@ export interface NumericsReport {
 /** Where a run is. */
 export type RunPhase = 'loading' | 'rollouts' | 'update' | 'eval' | 'checkpoint' | 'idle';
 export type RunState = 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
-
-/** One rollout as the inspector shows it: text segments with kinds, rewards, advantages. */
-export interface RolloutView {
-  /** Consecutive tokens of one kind and turn, decoded. */
-  segments: { kind: TokenKind; turn: number; text: string; nTokens: number; advantage: number }[];
-  reward: number;
-  turnRewards: number[];
-  turnAdvantages: number[];
-  /** Each executed call, with its MatchTIR reward and the gold call it matched (index or null). */
-  calls: { turn: number; name: string; arguments: string; output: string; isError: boolean; matchedGold: number | null; reward: number }[];
-  answer?: string;
-  stopReason: string;
-}
-
-/** The K rollouts of one prompt at one step. */
-export interface RolloutGroupView {
-  step: number;
-  promptIndex: number;
-  taskId: string;
-  question: string;
-  goldCalls: { name: string; arguments: string }[];
-  /** The gate z of this prompt (1 = prompt-only anchor), when the recipe samples one. */
-  gate?: 0 | 1;
-  rollouts: RolloutView[];
-}
 
 export type WorkerRequest =
   | { id: number; type: 'probe-device' }

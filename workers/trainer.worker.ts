@@ -1,10 +1,11 @@
 /// <reference lib="webworker" />
 /**
- * The trainer worker: owns tfjs and (with issue 5) the training loop. The page
+ * The trainer worker: owns tfjs and the training loop (trainingSession.ts). The page
  * talks to it only through the messages of `protocol.ts`.
  */
 import { probeDevice } from './deviceProbe';
 import { checkNumerics } from './numericsCheck';
+import { TrainingSession } from './trainingSession';
 import type { WorkerRequest, WorkerResponse } from './protocol';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
@@ -12,6 +13,8 @@ const scope = self as unknown as DedicatedWorkerGlobalScope;
 function reply(msg: WorkerResponse): void {
   scope.postMessage(msg);
 }
+
+const session = new TrainingSession((event) => scope.postMessage(event));
 
 async function handle(req: WorkerRequest): Promise<void> {
   switch (req.type) {
@@ -21,12 +24,27 @@ async function handle(req: WorkerRequest): Promise<void> {
     case 'check-numerics':
       reply({ id: req.id, type: 'numerics', report: await checkNumerics(req.backend) });
       return;
-    case 'start':
+    case 'start': {
+      const started = await session.start(req.config, { resumeRunId: req.resumeRunId, maxSteps: req.maxSteps });
+      reply({ id: req.id, type: 'started', ...started });
+      return;
+    }
     case 'pause':
+      session.pause();
+      reply({ id: req.id, type: 'ok' });
+      return;
     case 'resume':
+      session.resume();
+      reply({ id: req.id, type: 'ok' });
+      return;
     case 'step':
+      session.stepOnce();
+      reply({ id: req.id, type: 'ok' });
+      return;
     case 'stop':
-      throw new Error(`"${req.type}": training in the worker is being wired (issue 5)`);
+      session.stop();
+      reply({ id: req.id, type: 'ok' });
+      return;
     default: {
       const unknown: never = req;
       throw new Error(`unknown request type ${String((unknown as { type?: string }).type)}`);

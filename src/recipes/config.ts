@@ -15,7 +15,7 @@
  * | λa start → end     | 0.8 → 0.2                | 0.8 → 0.2                                |
  * | anchorProb q       | 0.4                      | 0.4                                      |
  * | temperature        | 1.0                      | 1.0                                      |
- * | max prompt tokens  | 7000                     | 384  (generated tasks are short)          |
+ * | max prompt tokens  | 7000                     | 1024 (generated prompts: 400–800 tokens)  |
  * | max response tokens| 23000                    | 256  (per rollout, all turns)             |
  * | steps              | 24 (3 epochs)            | 24                                       |
  * | annealHorizon S    | the whole run            | = steps                                  |
@@ -104,7 +104,7 @@ export const trainConfigSchema = z
     temperature: z.number().positive().default(1.0),
     topP: z.number().gt(0).max(1).default(1.0),
     maxTurns: z.number().int().min(1).default(10),
-    maxPromptTokens: z.number().int().min(16).default(384),
+    maxPromptTokens: z.number().int().min(16).default(1024),
     maxResponseTokens: z.number().int().min(8).default(256),
     lr: z.number().positive().default(2e-4),
     lrWarmupSteps: z.number().int().min(0).default(0),

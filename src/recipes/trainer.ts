@@ -135,13 +135,30 @@ function computeStd(values: readonly number[]): number {
   return Math.sqrt(values.reduce((s, x) => s + (x - m) ** 2, 0) / (values.length - 1));
 }
 
+/**
+ * A_{k,n} for every token of rollout k: the score's per-token advantages when given, else
+ * turn t's advantage broadcast to the policy-generated tokens of turn t (PACT App. B; the
+ * prompt and observations get 0).
+ */
+export function broadcastTokenAdvantages(score: GroupScore, k: number, tags: readonly TokenTag[]): number[] {
+  const given = score.tokenAdvantages?.[k];
+  if (given) {
+    if (given.length !== tags.length) throw new Error(`scoreGroup: tokenAdvantages[${k}] has ${given.length} values for ${tags.length} tokens`);
+    return given;
+  }
+  const perTurn = score.turnAdvantages[k] ?? [];
+  return tags.map((t) => (POLICY_KINDS.has(t.kind) && t.turn >= 0 && t.turn < perTurn.length ? perTurn[t.turn] : 0));
+}
+
 export class Trainer {
   readonly config: TrainConfig;
   readonly recipe: Recipe;
   readonly model: Qwen3Model;
   readonly tokenizer: TextTokenizer;
-  /** The latest step's rollout groups (for the UI's rollout samples). */
+  /** The latest step's rollout groups, their scores and routes (for the UI's rollout inspector). */
   lastGroups: RolloutGroup[] = [];
+  lastScores: (GroupScore | null)[] = [];
+  lastRoutes: PromptRoute[] = [];
   private readonly init: TrainerInit;
   private readonly policy: PolicySampler;
   private readonly optimizer: AdamW;
@@ -259,16 +276,6 @@ export class Trainer {
   }
 
   /** Per-token advantages of rollout k from a group score, aligned with its ids. */
-  private static tokenAdvantagesOf(score: GroupScore, k: number, tags: readonly TokenTag[]): number[] {
-    const given = score.tokenAdvantages?.[k];
-    if (given) {
-      if (given.length !== tags.length) throw new Error(`scoreGroup: tokenAdvantages[${k}] has ${given.length} values for ${tags.length} tokens`);
-      return given;
-    }
-    const perTurn = score.turnAdvantages[k] ?? [];
-    return tags.map((t) => (POLICY_KINDS.has(t.kind) && t.turn >= 0 && t.turn < perTurn.length ? perTurn[t.turn] : 0));
-  }
-
   /** Builds the rows of every prompt (everything but the π_old(c^h) / π_ref log-probs). */
   private async planPrompts(groups: RolloutGroup[], scores: (GroupScore | null)[], routes: PromptRoute[]): Promise<{ plans: PromptPlan[]; lambdaA: number[]; prefixLevel: number[] }> {
     const c = this.config;
@@ -287,7 +294,7 @@ export class Trainer {
         if (route.rl === 'h' && !context) throw new Error(`Trainer: prompt ${i} is routed to L^h but has no expert trace`);
         const rl: NonNullable<PromptPlan['rl']> = { level: this.recipe.ratioLevel ?? 'token', ids: [], mask: [], advantages: [], oldLogprobs: [] };
         group.rollouts.forEach((rollout, k) => {
-          const adv = Trainer.tokenAdvantagesOf(score, k, rollout.tags);
+          const adv = broadcastTokenAdvantages(score, k, rollout.tags);
           let ids = rollout.ids;
           let tags = rollout.tags;
           let start = rollout.promptLength;
@@ -390,10 +397,12 @@ export class Trainer {
     const groups = usesRollouts ? await this.collect(prompts, stepRng.split('sample'), false, c.rolloutsPerPrompt) : prompts.map((prompt) => ({ prompt, rollouts: [] }));
     const scores = usesRollouts ? groups.map((g) => this.recipe.scoreGroup(g, ctx)) : groups.map(() => null);
     this.lastGroups = groups;
+    this.lastScores = scores;
 
     // Lines 4–16: routes, rows, then π_old(c^h) and π_ref once with the pre-update weights.
     const routes = this.recipe.routePrompts(groups, ctx);
     if (routes.length !== groups.length) throw new Error(`recipe "${this.recipe.name}": routePrompts returned ${routes.length} routes for ${groups.length} prompts`);
+    this.lastRoutes = routes;
     const { plans, lambdaA, prefixLevel } = await this.planPrompts(groups, scores, routes);
     const oldParams = snapshotParams(this.model.params); // π_old = the pre-update weights
     try {

@@ -162,6 +162,7 @@ registerCommand({
       } catch (e) {
         failures.push(`${run.id}: ${(e as Error).message}`);
         io.err(`run ${run.id} failed: ${(e as Error).message}`);
+        if (process.env.PACT_DEBUG) io.err(String((e as Error).stack));
       }
     }
     if (failures.length > 0) {
