@@ -101,6 +101,13 @@ export const trainConfigSchema = z
     batchPrompts: z.number().int().min(1).default(8),
     miniBatchPrompts: z.number().int().min(1).default(4),
     rolloutsPerPrompt: z.number().int().min(1).default(8),
+    /**
+     * Rollout rows per gradient micro-batch (memory, not maths: a prompt's K rows are split
+     * into micro-batches of at most this many, its SFT row is one more, and the loss is
+     * normalised over the whole prompt, so the update is the same for any value). Attention
+     * keeps [rows, heads, T, T] per layer for the backward, so c^h rows of ~2k tokens need 1.
+     */
+    microBatchRows: z.number().int().min(1).default(1),
     temperature: z.number().positive().default(1.0),
     topP: z.number().gt(0).max(1).default(1.0),
     maxTurns: z.number().int().min(1).default(10),

@@ -11,6 +11,7 @@ import {
   aggregateLossTf,
   computeClipIndicator,
   computeClippedSurrogate,
+  computeAggregationTotals,
   computeComponentSftLoss,
   computeKlK3,
   computePromptLossTerms,
@@ -70,6 +71,26 @@ describe('tfjs losses agree with src/core', () => {
       ];
       const got = (await read(aggregateLossTf(t2(loss), t2(mask), mode)))[0];
       expect(got).toBeCloseTo(aggregateLoss(loss, mask, mode), 6);
+    });
+  }
+  for (const mode of ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const) {
+    it(`aggregation ${mode} over row chunks with the whole batch's totals adds up to the whole`, async () => {
+      const loss = [
+        [0.5, 2.0, -1.0, 7.0],
+        [3.0, 1.0, 0.25, 4.0],
+        [-2.0, 0.5, 1.5, 1.0],
+      ];
+      const mask = [
+        [1, 0.5, 1, 0],
+        [0, 0, 0, 0], // dead: not a live row of the seq-mean modes
+        [0, 1, 1, 1],
+      ];
+      const totals = computeAggregationTotals(mask);
+      expect(totals).toEqual({ maskSum: 5.5, liveRows: 2, rows: 3, columns: 4 });
+      // Chunks {row 0} and {rows 1, 2}; row 0 alone is 3 columns long (a chunk pads only to its own longest row).
+      const first = (await read(aggregateLossTf(t2([loss[0].slice(0, 3)]), t2([mask[0].slice(0, 3)]), mode, undefined, totals)))[0];
+      const rest = (await read(aggregateLossTf(t2(loss.slice(1)), t2(mask.slice(1)), mode, undefined, totals)))[0];
+      expect(first + rest).toBeCloseTo(aggregateLoss(loss, mask, mode), 6);
     });
   }
   it('token-mean by hand: (0.5·1 + 2·0.5 − 1·1) / 2.5 = 0.2', async () => {

@@ -12,6 +12,9 @@
  * - `computeClipIndicator`: 1 where the clipped branch was taken (verl's pg_clipfrac).
  * - `aggregateLossTf`: verl's agg_loss modes (token-mean, seq-mean-token-mean,
  *   seq-mean-token-sum, seq-mean-token-sum-norm); masked entries never leak NaN/inf.
+ *   Given `AggregationTotals` of the whole prompt, the rows passed are a chunk of it and
+ *   the result is the chunk's share (Σ numerators of the chunk / the prompt's normaliser),
+ *   so the shares of a prompt's chunks (gradient micro-batches) add up to its loss.
  * - `computeKlK3`: exp(q − p) − (q − p) − 1 with p = logp, q = logpRef.
  * - `computeComponentSftLoss`: PACT Eq. (sft-loss) per row, −Σ m·logp / Σ m, plus Z = Σ m
  *   (a row with Z = 0 gives loss 0; the caller skips it, as the paper does).
@@ -76,20 +79,51 @@ export function computeKlK3(logp: tf.Tensor2D, logpRef: tf.Tensor2D): tf.Tensor2
 
 export type TfAggregationMode = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-sum-norm';
 
+/** The normalisers of a whole prompt's [K, T] loss, for aggregating a chunk of its rows. */
+export interface AggregationTotals {
+  /** Σ mask over all K rows ('token-mean'). */
+  maskSum: number;
+  /** Rows with Σ mask > 0 ('seq-mean-token-mean', 'seq-mean-token-sum'). */
+  liveRows: number;
+  /** K, all rows ('seq-mean-token-sum-norm'). */
+  rows: number;
+  /** Columns T of the prompt's padded matrix (the default token normaliser of 'seq-mean-token-sum-norm'). */
+  columns: number;
+}
+
+/** The totals of a [K][T_k] mask given as plain rows (columns = the longest row). */
+export function computeAggregationTotals(mask: readonly (readonly number[])[]): AggregationTotals {
+  const rowSums = mask.map((row) => row.reduce((s, m) => s + m, 0));
+  return {
+    maskSum: rowSums.reduce((s, x) => s + x, 0),
+    liveRows: rowSums.filter((x) => x > 0).length,
+    rows: mask.length,
+    columns: Math.max(0, ...mask.map((row) => row.length)),
+  };
+}
+
 /**
  * verl's agg_loss: reduces lossMat [B, T] with mask [B, T] to a scalar.
  * @param tokenNormalizer for 'seq-mean-token-sum-norm' (default T)
+ * @param totals when the B rows are a chunk of a larger batch: that batch's normalisers
+ *   (default: these rows'); the result is then the chunk's share of the batch's loss
  */
-export function aggregateLossTf(lossMat: tf.Tensor2D, mask: tf.Tensor2D, mode: TfAggregationMode | string, tokenNormalizer?: number): tf.Scalar {
+export function aggregateLossTf(
+  lossMat: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  mode: TfAggregationMode | string,
+  tokenNormalizer?: number,
+  totals?: AggregationTotals,
+): tf.Scalar {
   return tf.tidy(() => {
     const weighted = applyMask(lossMat, mask); // [B, T]
     if (mode === 'token-mean') {
-      return tf.div(tf.sum(weighted), tf.maximum(tf.sum(mask), 1e-12)) as tf.Scalar;
+      return tf.div(tf.sum(weighted), totals ? Math.max(totals.maskSum, 1e-12) : tf.maximum(tf.sum(mask), 1e-12)) as tf.Scalar;
     }
     const rowLoss = tf.sum(weighted, 1); // [B]
     const rowMask = tf.sum(mask, 1); // [B]
     const isLive = tf.cast(tf.greater(rowMask, 0), 'float32'); // [B]
-    const liveCount = tf.maximum(tf.sum(isLive), 1);
+    const liveCount = totals ? Math.max(totals.liveRows, 1) : tf.maximum(tf.sum(isLive), 1);
     if (mode === 'seq-mean-token-mean') {
       const rowMean = tf.div(rowLoss, tf.maximum(rowMask, 1e-12));
       return tf.div(tf.sum(tf.mul(rowMean, isLive)), liveCount) as tf.Scalar;
@@ -98,7 +132,7 @@ export function aggregateLossTf(lossMat: tf.Tensor2D, mask: tf.Tensor2D, mode: T
       return tf.div(tf.sum(tf.mul(rowLoss, isLive)), liveCount) as tf.Scalar;
     }
     if (mode === 'seq-mean-token-sum-norm') {
-      const [B, T] = lossMat.shape;
+      const [B, T] = totals ? [totals.rows, totals.columns] : lossMat.shape;
       const norm = tokenNormalizer ?? T;
       if (!(norm > 0)) throw new Error(`aggregateLossTf: tokenNormalizer must be > 0, got ${norm}`);
       return tf.div(tf.sum(rowLoss), B * norm) as tf.Scalar;
@@ -131,6 +165,11 @@ export interface PromptRlInputs {
   /** Entropy per position, for the metric. */
   entropy?: tf.Tensor2D;
   level: 'token' | 'sequence';
+  /**
+   * When these rows are a chunk of the prompt's K rows (a gradient micro-batch): the
+   * prompt's normalisers, so the chunk's terms are its share and the shares add up.
+   */
+  totals?: AggregationTotals;
 }
 
 export interface PromptLossOptions {
@@ -157,7 +196,9 @@ export interface PromptLossTerms {
  * The per-prompt loss of PACT Eq. (overall-objective) as the trainer builds it:
  * L_i = w_rl·(agg(clipped surrogate) + klCoef·token-mean(k3)) + w_sft·L_SFT(i; s), where
  * the RL inputs come from the prompt-only context (L^x) or from c^h (L^h) and the SFT
- * inputs from (x; h*) with m(s). Absent parts contribute 0.
+ * inputs from (x; h*) with m(s). Absent parts contribute 0. With `rl.totals` the RL rows
+ * are a chunk of the prompt and every returned term is that chunk's additive share
+ * (GSPO's sequence ratio is per row, so it needs no total).
  */
 export function computePromptLossTerms(
   rl: PromptRlInputs | null,
@@ -169,12 +210,12 @@ export function computePromptLossTerms(
   const terms: PromptLossTerms = { total, rlLoss: zero, sftLoss: zero, klSum: zero, entropySum: zero, clipSum: zero, tokenCount: zero };
   if (rl) {
     const logRatio = rl.level === 'sequence' ? computeSequenceLogRatio(rl.logp, rl.oldLogp, rl.mask) : (tf.sub(rl.logp, rl.oldLogp) as tf.Tensor2D); // [K, T]
-    terms.rlLoss = aggregateLossTf(computeClippedSurrogateFromLogRatio(logRatio, rl.advantages, o.clipEps), rl.mask, o.lossAgg);
+    terms.rlLoss = aggregateLossTf(computeClippedSurrogateFromLogRatio(logRatio, rl.advantages, o.clipEps), rl.mask, o.lossAgg, undefined, rl.totals);
     let term: tf.Scalar = terms.rlLoss;
     if (rl.refLogp && o.klCoef > 0) {
       const kl = computeKlK3(rl.logp, rl.refLogp); // [K, T]
       terms.klSum = tf.sum(applyMask(kl, rl.mask));
-      term = tf.add(term, tf.mul(aggregateLossTf(kl, rl.mask, 'token-mean'), o.klCoef));
+      term = tf.add(term, tf.mul(aggregateLossTf(kl, rl.mask, 'token-mean', undefined, rl.totals), o.klCoef));
     }
     total = tf.add(total, tf.mul(term, o.rlWeight));
     if (rl.entropy) terms.entropySum = tf.sum(applyMask(rl.entropy, rl.mask));

@@ -9,12 +9,16 @@
  *   - resume: 4 steps straight = 2 steps → exportState → fresh Trainer (another init) →
  *     importState → 2 steps, metrics and weights bit for bit;
  *   - no tensor leak over two steps;
+ *   - micro-batches: a prompt's loss, gradients and stats split into chunks of 1 or 2 rows
+ *     (+ the SFT row) equal the one-chunk computation, for every aggregation mode and GSPO,
+ *     and two whole steps' metrics with microBatchRows = 1 equal those with = K;
  *   - every registered recipe runs a step with finite loss.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '../model/qwen3/tf';
 import { selectBackend } from '../model/backend';
 import { getNodeWasmPaths } from '../model/qwen3/node';
+import { accumulateGradients } from '../model/qwen3/train';
 import { exportTensors } from '../model/qwen3/train/snapshot';
 import { useCpuBackend } from '../model/qwen3/train/testBackend';
 import { buildCheckpointFiles, readCheckpointState } from './checkpoint';
@@ -22,7 +26,7 @@ import { encodeTrace } from './privilegedContext';
 import { resolveConfig, type TrainConfigInput } from './config';
 import { listRecipes } from './registry';
 import { createTinySetup, type TinySetup } from './testKit';
-import { Trainer, createToolUsePrompts } from './trainer';
+import { Trainer, buildMicroBatchLoss, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
 import type { PolicySampler, StepMetrics } from './types';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
 import './index';
@@ -206,5 +210,114 @@ describe('Trainer', () => {
     expect(await trainer.evaluate()).toEqual(e);
     trainer.model.dispose();
     trainer.dispose();
+  }, 120_000);
+});
+
+describe('gradient micro-batches (microBatchRows)', () => {
+  const K = 4;
+  const LENGTHS = [9, 14, 11, 7];
+  const PROMPT_TOKENS = 4;
+
+  /** A trace-routed prompt with RL + KL + SFT on hand-made rows; π_old and π_ref = the model's log-probs ± a fixed wiggle. */
+  async function buildPlan(model: ReturnType<TinySetup['createModel']>, level: 'token' | 'sequence'): Promise<PromptPlan> {
+    const V = setup.modelConfig.vocab_size;
+    const ids = LENGTHS.map((n, k) => Array.from({ length: n }, (_, j) => (7 * j + 13 * k + 3) % V));
+    const mask = ids.map((row, k) => row.slice(1).map((_, c) => (k === 3 || c + 1 < PROMPT_TOKENS ? 0 : c % 5 === 4 ? 0.5 : 1))); // row 3: a dead row
+    const advantages = ids.map((row, k) => row.slice(1).map((_, c) => ((k + c) % 3) - 0.8));
+    const T = Math.max(...LENGTHS);
+    const out = tf.tidy(() => {
+      const inputIds = tf.tensor2d(ids.map((r) => [...r, ...new Array<number>(T - r.length).fill(0)]), [K, T], 'int32');
+      const attentionMask = tf.tensor2d(ids.map((r) => Array.from({ length: T }, (_, n) => (n < r.length ? 1 : 0))), [K, T], 'int32');
+      return model.computeTokenLogprobs(inputIds, attentionMask).logprobs; // [K, T−1]
+    });
+    const data = Array.from(await out.data());
+    out.dispose();
+    const wiggle = (sign: number) => ids.map((r, k) => r.slice(1).map((_, c) => data[k * (T - 1) + c] + sign * 0.15 * Math.sin(k + 2 * c)));
+    const sftIds = Array.from({ length: 12 }, (_, j) => (5 * j + 1) % V);
+    return {
+      route: { rl: 'h', rlWeight: 1, sftWeight: 0.5, sftMask: 'component' },
+      rl: { level, ids, mask, advantages, oldLogprobs: wiggle(1), refLogprobs: wiggle(-1) },
+      sft: { ids: sftIds, mask: sftIds.slice(1).map((_, c) => (c < 3 ? 0 : c % 2 === 0 ? 1 : 0.4)) },
+    };
+  }
+
+  /** Σ over the micro-batches of the prompt's loss, its gradients and its stats. */
+  async function computeSplit(model: ReturnType<TinySetup['createModel']>, plan: PromptPlan, rows: number, lossAgg: string) {
+    const micro = splitMicroBatches([plan], [0], rows);
+    const stats = [0, 0, 0, 0, 0, 0];
+    const { grads, loss } = accumulateGradients(
+      model.params,
+      (j) => {
+        const t = buildMicroBatchLoss(model, plan, micro[j], { clipEps: 0.2, lossAgg, klCoef: 0.1 });
+        const values = [t.rlLoss, t.sftLoss, t.klSum, t.entropySum, t.clipSum, t.tokenCount].map((x) => x.dataSync()[0]);
+        values.forEach((v, i) => (stats[i] += v));
+        return t.total;
+      },
+      micro.length,
+      'sum',
+    );
+    const named = new Map<string, Float32Array>();
+    for (const [name, g] of grads) {
+      named.set(name, (await g.data()) as Float32Array);
+      g.dispose();
+    }
+    const value = (await loss.data())[0];
+    loss.dispose();
+    return { nMicro: micro.length, loss: value, stats, grads: named };
+  }
+
+  const CASES: [string, 'token' | 'sequence'][] = [
+    ['token-mean', 'token'],
+    ['seq-mean-token-mean', 'token'],
+    ['seq-mean-token-sum', 'token'],
+    ['seq-mean-token-sum-norm', 'token'],
+    ['token-mean', 'sequence'], // GSPO
+  ];
+  for (const [mode, level] of CASES) {
+    it(`rows of 1 and 2 give the loss, gradients and stats of one K-row chunk (${mode}, ${level} ratio)`, async () => {
+      const model = setup.createModel(7);
+      const plan = await buildPlan(model, level);
+      const whole = await computeSplit(model, plan, K, mode);
+      expect(whole.nMicro).toBe(2); // K rows + the SFT row
+      // Non-trivial totals: three live rows of 5, 10 and 7 masked columns (a few at 0.5), KL > 0.
+      expect(whole.stats[5]).toBeGreaterThan(10);
+      expect(whole.stats[2]).toBeGreaterThan(0);
+      for (const rows of [1, 2]) {
+        const split = await computeSplit(model, plan, rows, mode);
+        expect(split.nMicro).toBe(Math.ceil(K / rows) + 1);
+        expect(split.loss).toBeCloseTo(whole.loss, 5);
+        split.stats.forEach((v, i) => expect(v, `stat ${i}`).toBeCloseTo(whole.stats[i], 4));
+        expect([...split.grads.keys()]).toEqual([...whole.grads.keys()]);
+        for (const [name, g] of whole.grads) {
+          const h = split.grads.get(name)!;
+          const scale = Math.max(1e-6, ...g.map(Math.abs));
+          let diff = 0;
+          g.forEach((x, i) => (diff = Math.max(diff, Math.abs(x - h[i]))));
+          expect(diff / scale, `${name} (rows ${rows})`).toBeLessThan(1e-4);
+        }
+      }
+      model.dispose();
+    }, 60_000);
+  }
+
+  it('two whole steps report the same metrics with microBatchRows = 1 as with = K', async () => {
+    // Step 2 has π_ref ≠ π_θ, so its KL term (token-mean over the prompt's K rows) is > 0.
+    const run = async (microBatchRows: number) => {
+      const trainer = createTrainer({ recipe: 'pact', batchPrompts: 1, maxTurns: 1, pact: { anchorProb: 0 }, klCoef: 0.1, microBatchRows });
+      const m = [await trainer.step(), await trainer.step()];
+      trainer.model.dispose();
+      trainer.dispose();
+      return m.map(stripTiming);
+    };
+    const whole = await run(2);
+    const split = await run(1);
+    expect(whole[1].kl).toBeGreaterThan(0);
+    whole.forEach((w, s) => {
+      expect(Object.keys(split[s])).toEqual(Object.keys(w));
+      for (const [key, v] of Object.entries(w)) {
+        if (typeof v === 'number' && !Number.isNaN(v)) expect(split[s][key], `step ${s + 1} ${key}`).toBeCloseTo(v, 5);
+        else expect(split[s][key], `step ${s + 1} ${key}`).toEqual(v);
+      }
+    });
   }, 120_000);
 });

@@ -13,11 +13,16 @@
  *   π_old under c^h is computed ONCE, with a snapshot of the pre-update weights, before
  *   the first mini-batch (the behaviour log-probs of generation are π_old under x);
  *   π_ref is a frozen snapshot of the initial weights (k3 KL, coefficient klCoef);
- *   7. PPO mini-batches of `miniBatchPrompts` prompts, one AdamW step each; each prompt is
- *      one micro-batch of `trainStep` (gradient accumulation, 'mean'), so the update
- *      follows ∇ (1/|B|) Σ_i L_i with L_i = w_rl·(L_RL(i) + klCoef·KL(i)) + w_sft·L_SFT(i).
+ *   7. PPO mini-batches of `miniBatchPrompts` prompts, one AdamW step each, following
+ *      ∇ (1/|B|) Σ_i L_i with L_i = w_rl·(L_RL(i) + klCoef·KL(i)) + w_sft·L_SFT(i).
  * Per-prompt RL losses aggregate that prompt's K rollouts with config.lossAgg (token-mean
  * = −E_{k, n∈M_{i,k}}[…] of PACT Eq. prompt-only-rl-loss / trace-rl-loss).
+ * Memory: a prompt's K rows are split into gradient micro-batches of at most
+ * `microBatchRows` rows (its SFT row is one more), accumulated by `trainStep` with 'sum';
+ * each chunk's loss is its share under the prompt's normalisers (AggregationTotals: Σ mask
+ * over all K rows, the live-row count, K, T), so the gradient and the metrics equal the
+ * unsplit per-prompt ones up to float rounding. π_old(c^h) and π_ref are read in chunks of
+ * the same size: attention keeps [rows, heads, T, T] per layer, GBs for K c^h rows of ~2k tokens.
  *
  * Determinism: every random draw comes from streams split off the run seed by step index
  * (`step<s>/sample`, `step<s>/recipe`), and the data order from the epoch index, so the
@@ -53,7 +58,7 @@ import {
   type SftRow,
   type TaggedIds,
 } from './privilegedContext';
-import { computePromptLossTerms, type PromptRlInputs } from './tfLosses';
+import { computeAggregationTotals, computePromptLossTerms, type PromptLossOptions, type PromptLossTerms, type PromptRlInputs } from './tfLosses';
 import { evaluateToolUseRollout } from './toolUseScoring';
 import { encodeEpisode, replayExpertEpisode } from './policyVocab';
 import type {
@@ -91,7 +96,7 @@ export function createToolUsePrompts(tasks: readonly Task[]): PromptItem[] {
 }
 
 /** One prompt's training rows, as plain arrays (columns: position n−1 holds token n). */
-interface PromptPlan {
+export interface PromptPlan {
   route: PromptRoute;
   rl?: {
     level: 'token' | 'sequence';
@@ -104,8 +109,57 @@ interface PromptPlan {
   sft?: { ids: number[]; mask: number[] }; // mask [N − 1]
 }
 
-/** Per-prompt numbers a micro-batch reports: RL loss, SFT loss, KL·mask, entropy·mask, clip·mask, mask count. */
+/** Per-prompt numbers a micro-batch reports (summed over a prompt's micro-batches): RL loss, SFT loss, KL·mask, entropy·mask, clip·mask, mask count. */
 const N_PROMPT_STATS = 6;
+
+/** One gradient micro-batch: RL rows [start, end) of prompt `prompt`, or its SFT row. */
+export type MicroBatch = { prompt: number; part: 'rl'; start: number; end: number } | { prompt: number; part: 'sft' };
+
+/** The micro-batches of some prompts: each prompt's RL rows in chunks of ≤ rowsPerMicro, then its SFT row. */
+export function splitMicroBatches(plans: readonly PromptPlan[], promptIndices: readonly number[], rowsPerMicro: number): MicroBatch[] {
+  if (!Number.isInteger(rowsPerMicro) || rowsPerMicro < 1) throw new Error(`microBatchRows must be an integer ≥ 1, got ${rowsPerMicro}`);
+  const out: MicroBatch[] = [];
+  for (const prompt of promptIndices) {
+    const K = plans[prompt].rl?.ids.length ?? 0;
+    for (let start = 0; start < K; start += rowsPerMicro) out.push({ prompt, part: 'rl', start, end: Math.min(K, start + rowsPerMicro) });
+    if (plans[prompt].sft) out.push({ prompt, part: 'sft' });
+  }
+  return out;
+}
+
+/**
+ * The loss terms of one micro-batch of a prompt (differentiable in the model's params):
+ * RL rows [start, end) under the prompt's normalisers, or the SFT row. Summed over
+ * splitMicroBatches(…) of the prompt, the terms equal the prompt's L_i and stats.
+ */
+export function buildMicroBatchLoss(model: Qwen3Model, plan: PromptPlan, mb: MicroBatch, o: Omit<PromptLossOptions, 'rlWeight' | 'sftWeight'>): PromptLossTerms {
+  const options = { ...o, rlWeight: plan.route.rlWeight, sftWeight: plan.route.sftWeight };
+  if (mb.part === 'sft') {
+    if (!plan.sft) throw new Error(`buildMicroBatchLoss: prompt ${mb.prompt} has no SFT row`);
+    const { inputIds, attentionMask } = packTokenRows([plan.sft.ids]); // [1, N]
+    const out = model.computeTokenLogprobs(inputIds, attentionMask); // [1, N−1]
+    return computePromptLossTerms(null, { logp: out.logprobs, mask: tf.tensor2d([plan.sft.mask], [1, plan.sft.mask.length]) }, options);
+  }
+  const rl = plan.rl;
+  if (!rl) throw new Error(`buildMicroBatchLoss: prompt ${mb.prompt} has no RL rows`);
+  const ids = rl.ids.slice(mb.start, mb.end);
+  const B = ids.length;
+  const T = Math.max(...ids.map((r) => r.length));
+  const { inputIds, attentionMask } = packTokenRows(ids, { length: T }); // [B, T]
+  const out = model.computeTokenLogprobs(inputIds, attentionMask, { withEntropy: true }); // [B, T−1]
+  const mat = (rows: number[][]) => tf.tensor2d(padRows(rows.slice(mb.start, mb.end), T - 1), [B, T - 1]);
+  const rlInputs: PromptRlInputs = {
+    logp: out.logprobs,
+    oldLogp: mat(rl.oldLogprobs),
+    refLogp: rl.refLogprobs ? mat(rl.refLogprobs) : undefined,
+    advantages: mat(rl.advantages),
+    mask: mat(rl.mask),
+    entropy: out.entropy,
+    level: rl.level,
+    totals: computeAggregationTotals(rl.mask),
+  };
+  return computePromptLossTerms(rlInputs, null, options);
+}
 
 function shiftToColumns(values: readonly number[]): number[] {
   return values.slice(1);
@@ -332,54 +386,21 @@ export class Trainer {
     return { plans, lambdaA, prefixLevel };
   }
 
-  /** Log-probs [K][N_k − 1] of rows under `params`, no gradient; one read-back. */
+  /** Log-probs [K][N_k − 1] of rows under `params`, no gradient; one read-back per chunk of microBatchRows rows. */
   private async readLogprobs(params: ParamMap, rows: number[][]): Promise<number[][]> {
-    const T = Math.max(...rows.map((r) => r.length));
-    const out = tf.tidy(() => {
-      const { inputIds, attentionMask } = packTokenRows(rows, { length: T }); // [K, T]
-      return computeTokenLogprobs(params, this.model.config, inputIds, attentionMask, { lora: this.model.lora }).logprobs; // [K, T−1]
-    });
-    const data = await out.data();
-    out.dispose();
-    return rows.map((r, k) => Array.from(data.subarray(k * (T - 1), k * (T - 1) + r.length - 1)));
-  }
-
-  /** L_i of one prompt (a micro-batch); stores a kept [N_PROMPT_STATS] stats tensor at stats[index]. */
-  private buildPromptLoss(plan: PromptPlan, stats: (tf.Tensor | null)[], index: number): tf.Scalar {
-    const c = this.config;
-    let rlInputs: PromptRlInputs | null = null;
-    let sftInputs: { logp: tf.Tensor2D; mask: tf.Tensor2D } | null = null;
-    if (plan.rl) {
-      const rl = plan.rl;
-      const K = rl.ids.length;
-      const T = Math.max(...rl.ids.map((r) => r.length));
-      const { inputIds, attentionMask } = packTokenRows(rl.ids, { length: T }); // [K, T]
-      const out = this.model.computeTokenLogprobs(inputIds, attentionMask, { withEntropy: true }); // [K, T−1]
-      const mat = (rows: number[][]) => tf.tensor2d(padRows(rows, T - 1), [K, T - 1]);
-      rlInputs = {
-        logp: out.logprobs,
-        oldLogp: mat(rl.oldLogprobs),
-        refLogp: rl.refLogprobs ? mat(rl.refLogprobs) : undefined,
-        advantages: mat(rl.advantages),
-        mask: mat(rl.mask),
-        entropy: out.entropy,
-        level: rl.level,
-      };
+    const result: number[][] = [];
+    for (let start = 0; start < rows.length; start += this.config.microBatchRows) {
+      const chunk = rows.slice(start, start + this.config.microBatchRows);
+      const T = Math.max(...chunk.map((r) => r.length));
+      const out = tf.tidy(() => {
+        const { inputIds, attentionMask } = packTokenRows(chunk, { length: T }); // [B, T]
+        return computeTokenLogprobs(params, this.model.config, inputIds, attentionMask, { lora: this.model.lora }).logprobs; // [B, T−1]
+      });
+      const data = await out.data();
+      out.dispose();
+      chunk.forEach((r, k) => result.push(Array.from(data.subarray(k * (T - 1), k * (T - 1) + r.length - 1))));
     }
-    if (plan.sft) {
-      const { inputIds, attentionMask } = packTokenRows([plan.sft.ids]); // [1, N]
-      const out = this.model.computeTokenLogprobs(inputIds, attentionMask); // [1, N−1]
-      sftInputs = { logp: out.logprobs, mask: tf.tensor2d([plan.sft.mask], [1, plan.sft.mask.length]) };
-    }
-    const t = computePromptLossTerms(rlInputs, sftInputs, {
-      clipEps: c.clipEps,
-      lossAgg: c.lossAgg,
-      klCoef: c.klCoef,
-      rlWeight: plan.route.rlWeight,
-      sftWeight: plan.route.sftWeight,
-    });
-    stats[index] = tf.keep(tf.stack([t.rlLoss, t.sftLoss, t.klSum, t.entropySum, t.clipSum, t.tokenCount]));
-    return t.total;
+    return result;
   }
 
   /** One training step; resolves with its metrics. */
@@ -417,7 +438,8 @@ export class Trainer {
 
     // Line 17: PPO mini-batches, one optimiser step each.
     const lr = computeLearningRate(s, { kind: c.lrSchedule, lrPeak: c.lr, warmupSteps: c.lrWarmupSteps, totalSteps: c.steps });
-    const stats: (tf.Tensor | null)[] = plans.map(() => null);
+    const lossOptions = { clipEps: c.clipEps, lossAgg: c.lossAgg, klCoef: c.klCoef };
+    const stats: { prompt: number; values: tf.Tensor }[] = []; // one kept [N_PROMPT_STATS] per micro-batch
     const losses: number[] = [];
     const gradNorms: number[] = [];
     for (let start = 0; start < plans.length; start += c.miniBatchPrompts) {
@@ -425,10 +447,16 @@ export class Trainer {
       // Prompts with no loss term (no rollouts, Z = 0) add 0 to (1/|B|) Σ_i L_i: leave them out.
       const live = Array.from({ length: size }, (_, j) => start + j).filter((i) => plans[i].rl || plans[i].sft);
       if (live.length === 0) continue;
+      const micro = splitMicroBatches(plans, live, c.microBatchRows);
       const result = await trainStep({
         params: this.model.params,
-        lossFn: (j) => tf.div(this.buildPromptLoss(plans[live[j]], stats, live[j]), size) as tf.Scalar,
-        nMicro: live.length,
+        lossFn: (j) => {
+          const mb = micro[j];
+          const t = buildMicroBatchLoss(this.model, plans[mb.prompt], mb, lossOptions);
+          stats.push({ prompt: mb.prompt, values: tf.keep(tf.stack([t.rlLoss, t.sftLoss, t.klSum, t.entropySum, t.clipSum, t.tokenCount])) });
+          return tf.div(t.total, size) as tf.Scalar;
+        },
+        nMicro: micro.length,
         microReduction: 'sum',
         optimizer: this.optimizer,
         maxGradNorm: c.maxGradNorm,
@@ -437,18 +465,20 @@ export class Trainer {
       losses.push(result.loss);
       gradNorms.push(result.gradNorm);
     }
-    const kept = stats.filter((t): t is tf.Tensor => t !== null);
+    // Per prompt: the sum of its micro-batches' stats (NaN for a prompt without any).
     const values: number[][] = plans.map(() => new Array<number>(N_PROMPT_STATS).fill(Number.NaN));
-    if (kept.length > 0) {
-      const packed = tf.stack(kept);
-      const data = await packed.data(); // [nLive, N_PROMPT_STATS]
+    if (stats.length > 0) {
+      const packed = tf.stack(stats.map((x) => x.values));
+      const data = await packed.data(); // [nMicro, N_PROMPT_STATS]
       packed.dispose();
-      let row = 0;
-      stats.forEach((t, i) => {
-        if (t) values[i] = Array.from(data.subarray(row * N_PROMPT_STATS, ++row * N_PROMPT_STATS));
+      const isSeen = new Set<number>();
+      stats.forEach(({ prompt }, row) => {
+        if (!isSeen.has(prompt)) values[prompt].fill(0);
+        isSeen.add(prompt);
+        for (let j = 0; j < N_PROMPT_STATS; j++) values[prompt][j] += data[row * N_PROMPT_STATS + j];
       });
     }
-    for (const t of kept) t.dispose();
+    for (const x of stats) x.values.dispose();
     this.stepIndex++;
     return this.summarize({ s, groups, scores, plans, values, losses, gradNorms, lambdaA, prefixLevel, lr, started, ctx });
   }
