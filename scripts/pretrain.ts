@@ -6,6 +6,7 @@
  *
  *   npm run pretrain -- [--seed 1] [--steps 300] [--backend wasm|cpu] [--out public/warm-start]
  *                       [--train-tasks 300] [--vocab-tasks 400] [--eval-tasks 20] [--max-seq-len 640]
+ *                       [--init DIR]   (continue the weights of a warm-start folder as the next stage)
  *
  * Pipeline: buildPolicyVocab (src/recipes/policyVocab.ts) → expert episodes of generated
  * train tasks (TRAIN_CATEGORIES) → runWarmStartSft → evaluateGreedy on test-split tasks of all four categories →
@@ -44,7 +45,7 @@ function readFlags(argv: string[]): Record<string, string> {
   return out;
 }
 
-const KNOWN = ['seed', 'steps', 'backend', 'out', 'train-tasks', 'vocab-tasks', 'eval-tasks', 'max-seq-len', 'batch-size', 'lr'];
+const KNOWN = ['seed', 'steps', 'backend', 'out', 'train-tasks', 'vocab-tasks', 'eval-tasks', 'max-seq-len', 'batch-size', 'lr', 'init'];
 
 function readInt(flags: Record<string, string>, name: string, fallback: number): number {
   const v = flags[name];
@@ -116,7 +117,21 @@ async function main(): Promise<void> {
   console.log(`training rows: ${rows.length} of ${trainTasks.length} expert episodes, mean ${meanLen.toFixed(0)} tokens (cut at ${options.maxSeqLen})`);
 
   const config = ws.createWarmStartConfig(vocab.mapping.keptIds.length, presetConfig);
-  const model = Qwen3Model.fromConfig(config, options.seed);
+  let previousStage: import('../src/recipes/warmStart').WarmStartInfo | undefined;
+  let model;
+  if (flags.init !== undefined) {
+    const { readFile } = await import('node:fs/promises');
+    const previous = await ws.loadWarmStart(async (n) => new Uint8Array(await readFile(path.resolve(ROOT, flags.init, n))));
+    if (JSON.stringify(previous.mapping.keptIds) !== JSON.stringify(vocab.mapping.keptIds)) {
+      throw new Error(`--init ${flags.init}: its pruned_vocab.json differs from the vocabulary of seed ${options.seed}`);
+    }
+    previousStage = previous.info;
+    options.stage = (previous.info?.options.stage ?? 1) + 1;
+    model = Qwen3Model.fromTensors(previous.config, previous.tensors);
+    console.log(`stage ${options.stage}: continuing ${flags.init} (${previous.info?.options.steps ?? '?'} steps)`);
+  } else {
+    model = Qwen3Model.fromConfig(config, options.seed);
+  }
   console.log(`model: ${preset} with vocab_size ${config.vocab_size}, ${model.countParams()} parameters`);
   const t0 = Date.now();
   const losses = await ws.runWarmStartSft(model, rows, options, (p) => {
@@ -152,6 +167,7 @@ async function main(): Promise<void> {
     lossStart: mean(losses.slice(0, 10)),
     lossEnd: mean(losses.slice(-10)),
     eval: metrics,
+    previousStage,
     evalSettings: { split: 'test' as const, seed: options.seed, ...evalOptions },
     trainSeconds,
     backend: selection.backend,

@@ -54,6 +54,8 @@ export const WARM_START_FILES = ['config.json', 'model.safetensors', 'pruned_voc
 
 export interface WarmStartOptions {
   seed: number;
+  /** Training stage (1 = from random init; k > 1 continues stage k−1's weights with its own batch stream). */
+  stage: number;
   /** Optimiser steps (one batch each). */
   steps: number;
   batchSize: number;
@@ -69,6 +71,7 @@ export interface WarmStartOptions {
 
 export const DEFAULT_WARM_START_OPTIONS: Readonly<WarmStartOptions> = {
   seed: 1,
+  stage: 1,
   steps: 300,
   batchSize: 1,
   maxSeqLen: 640,
@@ -114,6 +117,8 @@ export interface WarmStartInfo {
   lossStart: number;
   lossEnd: number;
   eval: WarmStartEval;
+  /** The warm_start.json of the stage these weights continued (stage > 1). */
+  previousStage?: WarmStartInfo;
   evalSettings: { split: 'test'; seed: number } & EvaluateOptions;
   trainSeconds: number;
   backend: string;
@@ -273,7 +278,8 @@ export async function runWarmStartSft(
   if (!Number.isInteger(options.batchSize) || options.batchSize < 1) {
     throw new Error(`runWarmStartSft: batchSize must be a positive integer, got ${options.batchSize}`);
   }
-  const rng = createRng(options.seed).split('warm-start-batches');
+  const stream = createRng(options.seed).split('warm-start-batches');
+  const rng = options.stage > 1 ? stream.split(`stage${options.stage}`) : stream;
   const optimizer = new AdamW(model.params, { beta1: 0.9, beta2: 0.95, weightDecay: options.weightDecay, isNoDecay: isNormOrBias });
   const schedule: LrSchedule = {
     kind: 'cosine',

@@ -182,3 +182,16 @@ describe('AdamW state export/import', () => {
     for (const p of [...paramsA.values(), ...paramsB.values()]) p.dispose();
   });
 });
+
+describe('AdamW memory', () => {
+  it('construction and dispose leave tf.memory().numTensors where it was (2 moment Variables per parameter, no temporaries)', async () => {
+    await useCpuBackend();
+    const p = tf.variable(tf.tensor1d([1, 2, 3]));
+    const before = tf.memory().numTensors;
+    const opt = new AdamW(new Map([['w', p]]), {});
+    expect(tf.memory().numTensors - before).toBe(2); // m and v only
+    opt.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+    p.dispose();
+  });
+});

@@ -50,6 +50,14 @@ interface SlotState {
   isDecayed: boolean;
 }
 
+/** A non-trainable float32 Variable of zeros shaped like `like`; the temporary it starts from is freed. */
+function createZeroVariable(like: tf.Tensor): tf.Variable {
+  const zeros = tf.zerosLike(like);
+  const v = tf.variable(zeros, false);
+  zeros.dispose();
+  return v;
+}
+
 export class AdamW {
   readonly beta1: number;
   readonly beta2: number;
@@ -78,8 +86,8 @@ export class AdamW {
       }
       this.slots.set(name, {
         param,
-        m: tf.variable(tf.zerosLike(param), false),
-        v: tf.variable(tf.zerosLike(param), false),
+        m: createZeroVariable(param),
+        v: createZeroVariable(param),
         step: 0,
         isDecayed: !isNoDecay(name),
       });
