@@ -8,9 +8,8 @@
  *   demo file (page.route) and by runs written into IndexedDB the way the worker
  *   writes them (same database, same object stores). Those records are TEST DATA,
  *   built here with values checked by hand below; nothing of it ships.
- * - Training itself (Train → charts get points → Pause/Resume → K rollouts), which
- *   needs the trainer worker to answer `start`: while it replies "being wired", those
- *   tests mark themselves fixme (the lead enables them with the worker).
+ * - Training itself in the trainer worker on wasm (Train → charts get points →
+ *   Pause/Step/Resume → the run saved as finished; the inspector shows K rollouts).
  */
 import { test, expect, type Page } from '@playwright/test';
 import { existsSync, readFileSync } from 'node:fs';
@@ -338,7 +337,7 @@ test('an invalid setup: pressing Train names the field and sends nothing', async
   await page.screenshot({ path: 'e2e/screenshots/cockpit-setup-error-390.png' });
 });
 
-/** Presses Train with a tiny two-step setup; marks the test fixme while the worker cannot train yet. */
+/** Presses Train with a tiny two-step setup (wasm, K = 2, two prompts) and checks the worker accepted it. */
 async function startTinyRun(page: Page) {
   await page.goto('/?steps=2&K=2&batch=2&miniBatch=1&backend=wasm');
   const panel = page.getByTestId('run-setup');
@@ -348,8 +347,6 @@ async function startTinyRun(page: Page) {
     .poll(async () => ((await panel.getByTestId('start-error').count()) > 0 ? 'error' : await progress.getAttribute('data-phase')), { timeout: 60_000 })
     .not.toBe('starting');
   const startError = (await panel.getByTestId('start-error').count()) > 0 ? await panel.getByTestId('start-error').innerText() : '';
-  // The worker answers start with "… being wired (issue 5)" until the lead wires training in; enable then.
-  test.fixme(/being wired/.test(startError), `the trainer worker does not train yet: ${startError}`);
   expect(startError).toBe('');
   return panel;
 }
