@@ -119,7 +119,7 @@ export class TrainingSession {
 
   stepOnce(): void {
     if (!this.trainer) throw new Error('no run to step');
-    if (this.state !== 'paused') throw new Error('single steps are for a paused run: pause it first');
+    if (!this.isPauseRequested) throw new Error('single steps are for a paused run: pause it first');
     this.pendingSingleSteps++;
     this.wake?.();
   }
@@ -137,6 +137,7 @@ export class TrainingSession {
         await this.checkpoint();
         await this.setStatus('paused');
         this.progress('idle');
+        continue; // re-check: a resume, step or stop may have come in during the awaits
       }
       await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = null;

@@ -1,0 +1,73 @@
+/**
+ * `npm run record-demo`: records the demo run the app shows before any training
+ * (public/demo/demo-run.json): a short PACT run from the shipped warm start, made by
+ * the project's own Trainer on wasm, with its step metrics, held-out evaluations and
+ * the rollout views of the last step (the same views the worker posts to the page).
+ * Reproducible from the experiment file and seed; the app labels it "recorded".
+ *
+ *   npm run record-demo -- [--config experiments/demo.json] [--steps N]
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const flag = (name: string) => {
+    const i = args.indexOf(`--${name}`);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const { prepareTfjs } = await import('../src/cli/commands/score');
+  await prepareTfjs('wasm');
+  await import('../src/recipes');
+  const { resolveConfig } = await import('../src/recipes/config');
+  const { expandExperiment } = await import('../src/recipes/experiment');
+  const { listRecipes } = await import('../src/recipes/registry');
+  const { prepareRunAssets } = await import('../src/recipes/nodeRun');
+  const { Trainer } = await import('../src/recipes/trainer');
+  const { buildRolloutViews } = await import('../src/recipes/rolloutViews');
+
+  const configPath = path.resolve(ROOT, flag('config') ?? 'experiments/demo.json');
+  const experiment = JSON.parse(await readFile(configPath, 'utf8'));
+  const steps = flag('steps');
+  const [run] = expandExperiment(experiment, { recipeNames: listRecipes().map((r) => r.name), overrides: steps ? { steps: Number(steps) } : {} }).runs;
+  const config = resolveConfig(run.config);
+  const assets = await prepareRunAssets(config, { publicDir: path.join(ROOT, 'public'), log: (l) => console.log(l) });
+  const trainer = new Trainer({
+    config,
+    model: assets.policy.model,
+    tokenizer: assets.policy.tokenizer,
+    renderChat: assets.renderChat,
+    executor: assets.executor,
+    trainPrompts: assets.trainPrompts,
+    testPrompts: assets.testPrompts,
+  });
+  const metrics = [];
+  const evals = [];
+  let rollouts: ReturnType<typeof buildRolloutViews> = [];
+  evals.push(await trainer.evaluate());
+  for (let s = 0; s < config.steps; s++) {
+    const m = await trainer.step();
+    metrics.push(m);
+    rollouts = buildRolloutViews(m.step, trainer.lastGroups, trainer.lastScores, trainer.lastRoutes, config, trainer.tokenizer);
+    console.log(`step ${m.step}/${config.steps}: reward ${m.reward.toFixed(3)} loss ${m.loss.toFixed(4)} ${m.seconds.toFixed(1)} s`);
+    if (config.evalEvery > 0 && m.step % config.evalEvery === 0) evals.push(await trainer.evaluate());
+  }
+  const out = path.join(ROOT, 'public/demo/demo-run.json');
+  await mkdir(path.dirname(out), { recursive: true });
+  // NaN (an absent loss term) is not JSON: write null, which the charts skip.
+  const json = JSON.stringify({ config, recordedWith: { backend: 'wasm', policy: assets.policy.source, date: new Date().toISOString() }, metrics, evals, rollouts }, (_k, v) =>
+    typeof v === 'number' && !Number.isFinite(v) ? null : v,
+  );
+  await writeFile(out, json);
+  console.log(`wrote ${out} (${(json.length / 1024).toFixed(0)} KiB)`);
+  trainer.dispose();
+  assets.policy.model.dispose();
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.stack : e);
+  process.exit(1);
+});
