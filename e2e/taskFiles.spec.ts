@@ -11,6 +11,7 @@ const hasData = existsSync(ftrlPath);
 if (!hasData) console.warn(`[taskFiles.spec] ${ftrlPath} is absent: the FTRL upload test is skipped`);
 
 test('a user loads an FTRL task file: counts per category, and a bad line named by number', async ({ page }) => {
+  // Skipped only where the benchmark data is not beside the checkout (it is never committed).
   test.skip(!hasData, `FTRL data absent at ${ftrlPath}`);
   const lines = readFileSync(ftrlPath, 'utf8').split('\n').filter((l) => l.trim() !== '');
   // Every 17th real task (12 of them, spread over the four categories), a line that is

@@ -25,8 +25,7 @@ async function main(): Promise<void> {
   const { resolveConfig } = await import('../src/recipes/config');
   const { expandExperiment } = await import('../src/recipes/experiment');
   const { listRecipes } = await import('../src/recipes/registry');
-  const { prepareRunAssets } = await import('../src/recipes/nodeRun');
-  const { Trainer } = await import('../src/recipes/trainer');
+  const { prepareRunAssets, createRunTrainer } = await import('../src/recipes/nodeRun');
   const { buildRolloutViews } = await import('../src/recipes/rolloutViews');
 
   const configPath = path.resolve(ROOT, flag('config') ?? 'experiments/demo.json');
@@ -35,15 +34,7 @@ async function main(): Promise<void> {
   const [run] = expandExperiment(experiment, { recipeNames: listRecipes().map((r) => r.name), overrides: steps ? { steps: Number(steps) } : {} }).runs;
   const config = resolveConfig(run.config);
   const assets = await prepareRunAssets(config, { publicDir: path.join(ROOT, 'public'), log: (l) => console.log(l) });
-  const trainer = new Trainer({
-    config,
-    model: assets.policy.model,
-    tokenizer: assets.policy.tokenizer,
-    renderChat: assets.renderChat,
-    executor: assets.executor,
-    trainPrompts: assets.trainPrompts,
-    testPrompts: assets.testPrompts,
-  });
+  const trainer = createRunTrainer(config, assets);
   const metrics = [];
   const evals = [];
   let rollouts: ReturnType<typeof buildRolloutViews> = [];

@@ -9,9 +9,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../src/recipes/config';
 import '../src/recipes';
-import { prepareRunAssetsWith, type RunAssets } from '../src/recipes/runAssets';
+import { createRunTrainer, prepareRunAssetsWith, type RunAssets } from '../src/recipes/runAssets';
 import { buildRolloutViews } from '../src/recipes/rolloutViews';
-import { Trainer } from '../src/recipes/trainer';
+import type { Trainer } from '../src/recipes/trainer';
 import { PactStore } from '../src/storage';
 import type { RunRecord } from '../src/storage/schema';
 import { buildCheckpointRecord, readCheckpointRecord } from './checkpointRecord';
@@ -81,15 +81,7 @@ export class TrainingSession {
     }
     const selection = await activateBackend(config.backend ?? 'webgpu');
     const assets = await prepareRunAssetsWith(createBrowserPlatform(), config);
-    const trainer = new Trainer({
-      config,
-      model: assets.policy.model,
-      tokenizer: assets.policy.tokenizer,
-      renderChat: assets.renderChat,
-      executor: assets.executor,
-      trainPrompts: assets.trainPrompts,
-      testPrompts: assets.testPrompts,
-    });
+    const trainer = createRunTrainer(config, assets);
     if (resume) trainer.importState(resume.state);
     if (!this.run) {
       this.run = await store.createRun({ id: newRunId(config), name: config.name, recipe: config.recipe, config: config as unknown as Record<string, unknown> });

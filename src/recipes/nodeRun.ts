@@ -14,7 +14,7 @@ import type { TrainConfig } from './config';
 import { prepareRunAssetsWith, type RunAssets, type RunPlatform } from './runAssets';
 import { WARM_START_DIR } from './warmStart';
 
-export { registerPolicySource, type Policy, type PolicySource, type PolicySourceContext, type RunAssets } from './runAssets';
+export { createRunTrainer, registerPolicySource, type Policy, type PolicySource, type PolicySourceContext, type RunAssets } from './runAssets';
 
 export function createNodePlatform(publicDir = 'public'): RunPlatform {
   const dir = path.join(publicDir, WARM_START_DIR);

@@ -33,7 +33,7 @@ import type { TrainConfig } from './config';
 import { bindRenderChat, buildPolicyVocab, generateExpertTasks } from './policyVocab';
 import { getRecipe } from './registry';
 import { splitToolSearchPrompts } from './searchRollouts';
-import { createToolUsePrompts } from './trainer';
+import { createToolUsePrompts, Trainer } from './trainer';
 import type { PromptItem } from './types';
 import { loadWarmStart, type ReadWarmStartFile } from './warmStart';
 
@@ -178,4 +178,17 @@ export async function prepareRunAssetsWith(
     throw new Error(`recipe "${recipe.name}" runs on the ${recipe.env} environment but has no loadPrompts()`);
   }
   return { policy, renderChat: bindRenderChat(source), executor, trainPrompts, testPrompts };
+}
+
+/** The Trainer of a run over its loaded assets (pact train, the worker and record-demo share it). */
+export function createRunTrainer(config: TrainConfig, assets: RunAssets): Trainer {
+  return new Trainer({
+    config,
+    model: assets.policy.model,
+    tokenizer: assets.policy.tokenizer,
+    renderChat: assets.renderChat,
+    executor: assets.executor,
+    trainPrompts: assets.trainPrompts,
+    testPrompts: assets.testPrompts,
+  });
 }

@@ -78,15 +78,7 @@ async function trainRun(m: TrainingModules, run: ExperimentRun, dir: string, io:
   await writeFile(path.join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
   const assets = await m.prepareRunAssets(config, { publicDir: options.publicDir, log: (line) => io.out(`  ${line}`) });
   io.out(`run ${run.id}: recipe ${config.recipe}, ${config.steps} steps, policy ${assets.policy.source}, ${assets.trainPrompts.length} train / ${assets.testPrompts.length} test prompts`);
-  const trainer = new m.Trainer({
-    config,
-    model: assets.policy.model,
-    tokenizer: assets.policy.tokenizer,
-    renderChat: assets.renderChat,
-    executor: assets.executor,
-    trainPrompts: assets.trainPrompts,
-    testPrompts: assets.testPrompts,
-  });
+  const trainer = m.createRunTrainer(config, assets);
   const evals: EvalMetrics[] = [];
   let last: StepMetrics | undefined;
   const saveCheckpoint = async () => {
