@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const configPath = path.resolve(ROOT, flag('config') ?? 'experiments/demo.json');
   const experiment = JSON.parse(await readFile(configPath, 'utf8'));
   const steps = flag('steps');
-  const [run] = expandExperiment(experiment, { recipeNames: listRecipes().map((r) => r.name), overrides: steps ? { steps: Number(steps) } : {} }).runs;
+  const [run] = expandExperiment(experiment, { recipeNames: listRecipes(), overrides: steps ? { steps: Number(steps) } : {} }).runs;
   const config = resolveConfig(run.config);
   const assets = await prepareRunAssets(config, { publicDir: path.join(ROOT, 'public'), log: (l) => console.log(l) });
   const trainer = createRunTrainer(config, assets);
