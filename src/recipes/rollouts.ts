@@ -20,9 +20,9 @@
  * budget are cut afterwards); prompts longer than `maxPromptTokens` are an error naming
  * the task (generated tasks are short).
  */
-import type { TokenTag } from '../core/types';
 import type { Rng } from '../core/rng';
-import { IM_END, RolloutEnv, listCallOutputs, tagGeneratedTokens, type RenderChat } from '../envs/rollout';
+import { RolloutEnv, listCallOutputs, tagGeneratedTokens, type RenderChat } from '../envs/rollout';
+import { runEpisodeTurns, startEpisodeTokens, type EpisodeTokens } from './episodeLoop';
 import type { ToolExecutor } from '../envs/sandbox/types';
 import type { Task } from '../envs/types';
 import type { TextTokenizer } from '../model/tokenizer/types';
@@ -48,25 +48,10 @@ export interface ToolUseRolloutOptions {
   isGreedy?: boolean;
 }
 
-/** One running episode. */
-interface Episode {
+/** One running episode: its environment and its tokens. */
+interface Episode extends EpisodeTokens {
   env: RolloutEnv;
   task: Task;
-  ids: number[];
-  tags: TokenTag[];
-  behaviourLogprobs: number[];
-  promptLength: number;
-  generatedLength: number;
-  isDone: boolean;
-  isFinished: boolean;
-}
-
-function pushTokens(ep: Episode, ids: readonly number[], tags: readonly TokenTag[], logprobs: readonly number[] | null): void {
-  ids.forEach((id, n) => {
-    ep.ids.push(id);
-    ep.tags.push(tags[n]);
-    ep.behaviourLogprobs.push(logprobs ? logprobs[n] : 0);
-  });
 }
 
 function startEpisode(task: Task, options: ToolUseRolloutOptions): Episode {
@@ -76,24 +61,7 @@ function startEpisode(task: Task, options: ToolUseRolloutOptions): Episode {
   if (promptIds.length > options.maxPromptTokens) {
     throw new Error(`rollouts: the prompt of task ${task.id} has ${promptIds.length} tokens, over maxPromptTokens ${options.maxPromptTokens}`);
   }
-  const ep: Episode = {
-    env,
-    task,
-    ids: [],
-    tags: [],
-    behaviourLogprobs: [],
-    promptLength: promptIds.length,
-    generatedLength: 0,
-    isDone: false,
-    isFinished: false,
-  };
-  pushTokens(ep, promptIds, promptIds.map(() => ({ kind: 'prompt', turn: -1 })), null);
-  return ep;
-}
-
-/** Tokens left in an episode's response budget. */
-function remainingBudget(ep: Episode, maxResponseTokens: number): number {
-  return maxResponseTokens - (ep.ids.length - ep.promptLength);
+  return { env, task, ...startEpisodeTokens(promptIds) };
 }
 
 /**
@@ -103,55 +71,16 @@ function remainingBudget(ep: Episode, maxResponseTokens: number): number {
 export async function collectToolUseRollouts(options: ToolUseRolloutOptions): Promise<RolloutGroup[]> {
   const { prompts, rolloutsPerPrompt: K, tokenizer } = options;
   if (!Number.isInteger(K) || K < 1) throw new Error(`rollouts: rolloutsPerPrompt must be a positive integer, got ${K}`);
-  const imEndId = tokenizer.tokenId(IM_END);
-  if (imEndId === undefined) throw new Error(`rollouts: the tokenizer has no ${IM_END} token`);
   const episodes: Episode[] = [];
   for (const [i, prompt] of prompts.entries()) {
     if (prompt.kind !== 'tool-use') throw new Error(`rollouts: prompts[${i}] is a ${prompt.kind} prompt; collectToolUseRollouts takes tool-use tasks`);
     for (let k = 0; k < K; k++) episodes.push(startEpisode(prompt.task, options));
   }
   const decode = (ids: number[]) => tokenizer.decode(ids);
-  const random = () => options.rng.next();
-
-  for (let turn = 0; turn < options.maxTurns; turn++) {
-    const active = episodes.filter((ep) => !ep.isDone && remainingBudget(ep, options.maxResponseTokens) > 0);
-    for (const ep of episodes) if (!ep.isDone && remainingBudget(ep, options.maxResponseTokens) <= 0) ep.isDone = true;
-    if (active.length === 0) break;
-    const maxNewTokens = Math.max(...active.map((ep) => remainingBudget(ep, options.maxResponseTokens)));
-    const rows = await options.policy.generate(
-      active.map((ep) => ep.ids.slice()),
-      {
-        maxNewTokens,
-        temperature: options.isGreedy ? 0 : options.temperature,
-        topP: options.topP,
-        random: options.isGreedy ? undefined : random,
-        stopTokenIds: [[imEndId]],
-      },
-    );
-    for (const [a, ep] of active.entries()) {
-      const budget = remainingBudget(ep, options.maxResponseTokens);
-      const row = rows[a];
-      const isCut = row.tokens.length > budget;
-      const tokens = row.tokens.slice(0, budget);
-      const logprobs = row.logprobs.slice(0, budget);
-      const text = decode(tokens);
-      const result = await ep.env.step(text);
-      const tags = tagGeneratedTokens(tokens, decode, result.turn.parsed, turn);
-      pushTokens(ep, tokens, tags, logprobs);
-      ep.generatedLength += tokens.length;
-      const isOutOfBudget = isCut || (row.finishReason === 'length' && !result.done);
-      if (result.done || isOutOfBudget) {
-        ep.isDone = true;
-        ep.isFinished = result.done && !isCut && row.finishReason === 'stop';
-        continue;
-      }
-      const envIds = tokenizer.encode(result.envText);
-      const room = remainingBudget(ep, options.maxResponseTokens);
-      const kept = envIds.slice(0, Math.max(0, room));
-      pushTokens(ep, kept, kept.map(() => ({ kind: 'observation', turn })), null);
-      if (kept.length < envIds.length) ep.isDone = true;
-    }
-  }
+  await runEpisodeTurns(episodes, { ...options, where: 'rollouts' }, async (ep, text, tokens, turn) => {
+    const result = await ep.env.step(text);
+    return { tags: tagGeneratedTokens(tokens, decode, result.turn.parsed, turn), isDone: result.done, isSuccess: result.done, envText: result.envText };
+  });
 
   const groups: RolloutGroup[] = prompts.map((prompt) => ({ prompt, rollouts: [] }));
   episodes.forEach((ep, e) => {

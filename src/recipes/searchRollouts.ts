@@ -21,7 +21,6 @@
  * Simplifications: one `maxNewTokens` per batched call; a prompt longer than
  * `maxPromptTokens` is an error naming the query.
  */
-import type { TokenTag } from '../core/types';
 import { createRng, type Rng } from '../core/rng';
 import { selectionMetrics } from '../core/metrics';
 import { IM_END, formatObservationBlock, tagGeneratedTokens, type CallOutput, type RenderChat } from '../envs/rollout';
@@ -31,6 +30,7 @@ import type { SearchEvent, ToolSearch } from '../envs/toolRepo/search';
 import type { RepoQuery } from '../envs/toolRepo/types';
 import type { TextTokenizer } from '../model/tokenizer/types';
 import type { PolicySampler, PromptItem, Rollout, RolloutGroup } from './types';
+import { runEpisodeTurns, startEpisodeTokens, type EpisodeTokens } from './episodeLoop';
 
 /** What a tool-search rollout needs besides the query: the engine and Qwen3's chat template. */
 export interface ToolSearchHandle {
@@ -129,26 +129,12 @@ export interface ToolSearchRolloutOptions {
   isCategoryConstrained: boolean;
 }
 
-interface Episode {
+/** One running episode: its environment, its tokens, and its per-turn search records. */
+interface Episode extends EpisodeTokens {
   env: SearchEnv;
   query: RepoQuery;
-  ids: number[];
-  tags: TokenTag[];
-  behaviourLogprobs: number[];
-  promptLength: number;
-  generatedLength: number;
   turns: SearchTurnRecord[];
   callOutputs: CallOutput[];
-  isDone: boolean;
-  isFinished: boolean;
-}
-
-function pushTokens(ep: Episode, ids: readonly number[], tags: readonly TokenTag[], logprobs: readonly number[] | null): void {
-  ids.forEach((id, n) => {
-    ep.ids.push(id);
-    ep.tags.push(tags[n]);
-    ep.behaviourLogprobs.push(logprobs ? logprobs[n] : 0);
-  });
 }
 
 function startEpisode(prompt: PromptItem, where: string, options: ToolSearchRolloutOptions): Episode {
@@ -170,25 +156,7 @@ function startEpisode(prompt: PromptItem, where: string, options: ToolSearchRoll
   if (promptIds.length > options.maxPromptTokens) {
     throw new Error(`searchRollouts: the prompt of query ${query.id} has ${promptIds.length} tokens, over maxPromptTokens ${options.maxPromptTokens}`);
   }
-  const ep: Episode = {
-    env,
-    query,
-    ids: [],
-    tags: [],
-    behaviourLogprobs: [],
-    promptLength: promptIds.length,
-    generatedLength: 0,
-    turns: [],
-    callOutputs: [],
-    isDone: false,
-    isFinished: false,
-  };
-  pushTokens(ep, promptIds, promptIds.map(() => ({ kind: 'prompt', turn: -1 })), null);
-  return ep;
-}
-
-function remainingBudget(ep: Episode, maxResponseTokens: number): number {
-  return maxResponseTokens - (ep.ids.length - ep.promptLength);
+  return { env, query, turns: [], callOutputs: [], ...startEpisodeTokens(promptIds) };
 }
 
 /**
@@ -198,57 +166,25 @@ function remainingBudget(ep: Episode, maxResponseTokens: number): number {
 export async function collectToolSearchRollouts(options: ToolSearchRolloutOptions): Promise<RolloutGroup[]> {
   const { prompts, rolloutsPerPrompt: K, tokenizer } = options;
   if (!Number.isInteger(K) || K < 1) throw new Error(`searchRollouts: rolloutsPerPrompt must be a positive integer, got ${K}`);
-  const imEndId = tokenizer.tokenId(IM_END);
-  if (imEndId === undefined) throw new Error(`searchRollouts: the tokenizer has no ${IM_END} token`);
   const episodes: Episode[] = [];
   prompts.forEach((prompt, i) => {
     for (let k = 0; k < K; k++) episodes.push(startEpisode(prompt, `prompts[${i}]`, options));
   });
   const decode = (ids: number[]) => tokenizer.decode(ids);
-  const random = () => options.rng.next();
-
-  for (let turn = 0; turn < options.maxTurns; turn++) {
-    for (const ep of episodes) if (!ep.isDone && remainingBudget(ep, options.maxResponseTokens) <= 0) ep.isDone = true;
-    const active = episodes.filter((ep) => !ep.isDone);
-    if (active.length === 0) break;
-    const maxNewTokens = Math.max(...active.map((ep) => remainingBudget(ep, options.maxResponseTokens)));
-    const rows = await options.policy.generate(
-      active.map((ep) => ep.ids.slice()),
-      {
-        maxNewTokens,
-        temperature: options.isGreedy ? 0 : options.temperature,
-        topP: options.topP,
-        random: options.isGreedy ? undefined : random,
-        stopTokenIds: [[imEndId]],
-      },
-    );
-    for (const [a, ep] of active.entries()) {
-      const budget = remainingBudget(ep, options.maxResponseTokens);
-      const row = rows[a];
-      const isCut = row.tokens.length > budget;
-      const tokens = row.tokens.slice(0, budget);
-      const logprobs = row.logprobs.slice(0, budget);
-      const text = decode(tokens);
-      const nEventsBefore = ep.env.session.events.length;
-      const result = ep.env.step(text.endsWith(IM_END) ? text.slice(0, -IM_END.length) : text);
-      const events = ep.env.session.events.slice(nEventsBefore);
-      ep.turns.push({ turn, assistantText: text, calls: result.calls, observations: result.observations, events, isSelection: result.stopReason === 'tool_list' });
-      ep.callOutputs.push(...listSearchCallOutputs(result.calls, result.observations, events));
-      pushTokens(ep, tokens, tagGeneratedTokens(tokens, decode, parseAssistantTurn, turn), logprobs);
-      ep.generatedLength += tokens.length;
-      const isOutOfBudget = isCut || (row.finishReason === 'length' && !result.isDone);
-      if (result.isDone || isOutOfBudget) {
-        ep.isDone = true;
-        ep.isFinished = result.stopReason === 'tool_list' && !isCut && row.finishReason === 'stop';
-        continue;
-      }
-      const closing = text.endsWith(IM_END) ? '\n' : `${IM_END}\n`;
-      const envIds = tokenizer.encode(closing + formatObservationBlock(result.observations));
-      const kept = envIds.slice(0, Math.max(0, remainingBudget(ep, options.maxResponseTokens)));
-      pushTokens(ep, kept, kept.map(() => ({ kind: 'observation', turn })), null);
-      if (kept.length < envIds.length) ep.isDone = true;
-    }
-  }
+  await runEpisodeTurns(episodes, { ...options, where: 'searchRollouts' }, (ep, text, tokens, turn) => {
+    const nEventsBefore = ep.env.session.events.length;
+    const result = ep.env.step(text.endsWith(IM_END) ? text.slice(0, -IM_END.length) : text);
+    const events = ep.env.session.events.slice(nEventsBefore);
+    ep.turns.push({ turn, assistantText: text, calls: result.calls, observations: result.observations, events, isSelection: result.stopReason === 'tool_list' });
+    ep.callOutputs.push(...listSearchCallOutputs(result.calls, result.observations, events));
+    const closing = text.endsWith(IM_END) ? '\n' : `${IM_END}\n`;
+    return {
+      tags: tagGeneratedTokens(tokens, decode, parseAssistantTurn, turn),
+      isDone: result.isDone,
+      isSuccess: result.stopReason === 'tool_list',
+      envText: closing + formatObservationBlock(result.observations),
+    };
+  });
 
   const groups: RolloutGroup[] = prompts.map((prompt) => ({ prompt, rollouts: [] }));
   episodes.forEach((ep, e) => {
