@@ -3,6 +3,8 @@ import { defineConfig } from '@playwright/test';
 import { chromiumPath, CHROMIUM_ARGS } from '../scripts/chromium.mjs';
 
 const PORT = Number(process.env.PACT_E2E_PORT ?? 4179);
+// The built app's folder (`vite build --outDir X`); lets several builds be tested side by side.
+const DIST = process.env.PACT_E2E_DIST ?? 'dist';
 
 export default defineConfig({
   testDir: '.',
@@ -20,7 +22,7 @@ export default defineConfig({
   },
   webServer: {
     // The built app, as `npm start` serves it (test:e2e builds first).
-    command: `npx vite preview --host 127.0.0.1 --port ${PORT} --strictPort`,
+    command: `npx vite preview --host 127.0.0.1 --port ${PORT} --strictPort --outDir ${DIST}`,
     url: `http://127.0.0.1:${PORT}`,
     reuseExistingServer: false,
     timeout: 60_000,
