@@ -179,6 +179,9 @@ export function formatFtrlTable(report: EvalFtrlReport): string[] {
 }
 
 const USAGE = `usage: pact eval-ftrl --tasks FILE.jsonl --predictions FILE.jsonl [--json] [--missing-as-empty]
+       pact eval-ftrl --tasks FILE.jsonl --model DIR [--per-category N] [--max-turns 6]
+                      [--max-response-tokens 512] [--backend wasm|cpu] [--tool-timeout-ms 5000]
+                      [--write-predictions FILE.jsonl] [--json]
 
 Scores FTRL tool-call predictions: Solve-R, Solve-P, Solve-F1 (FTRL's metrics), macro-averaged
 over tasks per category (data_source) and overall.
@@ -188,6 +191,13 @@ over tasks per category (data_source) and overall.
                        index = 0-based line of the task, id = the task's id (else its index)
   --json               print the report as JSON instead of a table
   --missing-as-empty   score tasks without a prediction as making no calls (default: not scored)
+
+With --model DIR instead of --predictions, the predictions come from the policy in DIR (a
+Qwen3 folder: a pact checkpoint, public/warm-start, or a Hugging Face Qwen3 folder): one
+greedy prompt-only rollout per task against the task's Python tools, run in Pyodide.
+  --per-category N     only the first N tasks of each category (default: all)
+  --write-predictions  also write the policy's predictions, in the --predictions format
+A task whose prompt does not fit the model's window is scored as making no calls.
 
 Malformed lines are reported on stderr with their line number and skipped.`;
 
@@ -199,11 +209,49 @@ async function readInput(path: string, flag: string): Promise<string> {
   }
 }
 
+function readPositiveInt(flags: Record<string, string | boolean>, name: string, fallback: number | undefined): number | undefined {
+  const v = flags[name];
+  if (v === undefined) return fallback;
+  if (typeof v !== 'string' || !/^[1-9]\d*$/.test(v)) throw new Error(`--${name} must be a positive integer, got "${String(v)}"`);
+  return Number(v);
+}
+
+async function runPolicyMode(flags: Record<string, string | boolean>, io: CliIO): Promise<number> {
+  if (flags.predictions !== undefined) throw new Error('give either --predictions or --model, not both');
+  const backend = (flags.backend ?? 'wasm') as string;
+  if (backend !== 'wasm' && backend !== 'cpu') throw new Error(`--backend must be wasm or cpu, got "${backend}"`);
+  const { evaluatePolicyOnFtrl, writePredictions } = await import('./evalFtrlPolicy');
+  const result = await evaluatePolicyOnFtrl(
+    {
+      modelDir: flags.model as string,
+      tasksPath: flags.tasks as string,
+      perCategory: readPositiveInt(flags, 'per-category', undefined),
+      maxTurns: readPositiveInt(flags, 'max-turns', 6)!,
+      maxResponseTokens: readPositiveInt(flags, 'max-response-tokens', 512)!,
+      backend,
+      toolTimeoutMs: readPositiveInt(flags, 'tool-timeout-ms', 5000)!,
+    },
+    io,
+  );
+  if (typeof flags['write-predictions'] === 'string') await writePredictions(flags['write-predictions'], result.predictions);
+  const { report } = result;
+  if (flags.json === true) io.out(JSON.stringify({ ...report, model: flags.model, backend: result.backend, selected: result.selected, promptTooLong: result.promptTooLong }, null, 2));
+  else {
+    io.out(`policy ${flags.model} on ${result.selected} FTRL tasks (${result.promptTooLong} over the prompt window, scored as no calls), greedy, ${result.backend}`);
+    for (const line of formatFtrlTable(report)) io.out(line);
+  }
+  return report.overall.tasks === 0 ? 1 : 0;
+}
+
 async function runEvalFtrl(args: string[], io: CliIO): Promise<number> {
-  const { flags, positional } = parseFlags(args, { values: ['tasks', 'predictions'], booleans: ['json', 'missing-as-empty'] });
+  const { flags, positional } = parseFlags(args, {
+    values: ['tasks', 'predictions', 'model', 'per-category', 'max-turns', 'max-response-tokens', 'backend', 'tool-timeout-ms', 'write-predictions'],
+    booleans: ['json', 'missing-as-empty'],
+  });
   if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"; see pact eval-ftrl --help`);
+  if (typeof flags.tasks === 'string' && typeof flags.model === 'string') return runPolicyMode(flags, io);
   if (typeof flags.tasks !== 'string' || typeof flags.predictions !== 'string') {
-    throw new Error('needs --tasks FILE.jsonl and --predictions FILE.jsonl; see pact eval-ftrl --help');
+    throw new Error('needs --tasks FILE.jsonl and either --predictions FILE.jsonl or --model DIR; see pact eval-ftrl --help');
   }
   const [tasksText, predictionsText] = await Promise.all([readInput(flags.tasks, 'tasks'), readInput(flags.predictions, 'predictions')]);
   const report = evaluateFtrl(tasksText, predictionsText, { isMissingScoredEmpty: flags['missing-as-empty'] === true });
@@ -223,7 +271,7 @@ async function runEvalFtrl(args: string[], io: CliIO): Promise<number> {
 
 registerCommand({
   name: 'eval-ftrl',
-  summary: 'score FTRL predictions: Solve-R/P/F1 per category and overall',
+  summary: 'score FTRL predictions, or a policy run on FTRL tasks: Solve-R/P/F1 per category and overall',
   usage: USAGE,
   run: runEvalFtrl,
 });
