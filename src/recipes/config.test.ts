@@ -38,6 +38,13 @@ describe('resolveConfig', () => {
     expect(issues).toMatch(/config: .*typo/);
   });
 
+  it('takes generated task categories and names a bad one', () => {
+    expect(resolveConfig({ tasks: { categories: ['single_hop'] } }).tasks.categories).toEqual(['single_hop']);
+    expect(resolveConfig({}).tasks.categories).toBeUndefined();
+    expect(() => resolveConfig({ tasks: { categories: ['single_hop', 'two_hop'] } })).toThrow('config.tasks.categories.1');
+    expect(() => resolveConfig({ tasks: { categories: [] } })).toThrow('config.tasks.categories');
+  });
+
   it('checks cross-field constraints: mini-batches divide the batch, λa does not grow', () => {
     expect(() => resolveConfig({ batchPrompts: 6, miniBatchPrompts: 4 })).toThrow('config.miniBatchPrompts: must divide batchPrompts (6), got 4');
     expect(() => resolveConfig({ batchPrompts: 2, miniBatchPrompts: 4 })).toThrow('config.miniBatchPrompts: must be ≤ batchPrompts (2), got 4');

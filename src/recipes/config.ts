@@ -95,6 +95,12 @@ export const trainConfigSchema = z
         /** Train prompts (generated with expert traces; unverified traces are dropped). */
         nTrain: z.number().int().min(1).default(256),
         nTest: z.number().int().min(1).default(32),
+        /**
+         * Generated tasks only: the categories to draw from (the generator cycles through them),
+         * train and test alike. Default: all four. A short run on 2 cores uses single-hop
+         * tasks, whose episodes fit a few hundred response tokens.
+         */
+        categories: z.array(z.enum(['single_hop', 'multi_hop', 'parallel_single_hop', 'parallel_multi_hop'])).min(1).optional(),
       })
       .default({ source: 'generated', trainSeed: 1, testSeed: 2, nTrain: 256, nTest: 32 }),
     steps: z.number().int().min(1).default(24),

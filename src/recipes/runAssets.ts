@@ -157,13 +157,15 @@ export async function prepareRunAssetsWith(
   let testPrompts: PromptItem[];
   if (recipe.env === 'tool-use') {
     if (config.tasks.source !== 'generated') throw new Error(`config.tasks.source: "${config.tasks.source}" is not wired into pact train yet; use "generated"`);
-    const key = `${config.tasks.trainSeed}/${config.tasks.nTrain}/${config.tasks.testSeed}/${config.tasks.nTest}`;
+    const categories = config.tasks.categories;
+    const key = `${config.tasks.trainSeed}/${config.tasks.nTrain}/${config.tasks.testSeed}/${config.tasks.nTest}/${categories?.join(',') ?? 'all'}`;
     let tasks = taskCache.get(key);
     if (!tasks) {
       log(`generating ${config.tasks.nTrain} train tasks with expert traces…`);
       tasks = (async () => {
-        const train = await generateExpertTasks({ seed: config.tasks.trainSeed, n: config.tasks.nTrain }, executor);
-        const test = generateTasks({ seed: config.tasks.testSeed, split: 'test', n: config.tasks.nTest });
+        const generator = categories ? { categories } : {};
+        const train = await generateExpertTasks({ seed: config.tasks.trainSeed, n: config.tasks.nTrain, generator }, executor);
+        const test = generateTasks({ ...generator, seed: config.tasks.testSeed, split: 'test', n: config.tasks.nTest });
         return { train: createToolUsePrompts(train), test: createToolUsePrompts(test) };
       })();
       taskCache.set(key, tasks);
