@@ -6,4 +6,5 @@ import './score';
 import './generate';
 import './bench';
 import './train';
+import './plot';
 export {};
