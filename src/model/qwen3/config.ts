@@ -7,6 +7,7 @@
  * window, no attention bias, activation SiLU); unknown extra `config.json` fields are
  * ignored.
  */
+import { listQwen3TensorSpecs } from '../weights/hfNames';
 
 export interface Qwen3Config {
   vocab_size: number;
@@ -151,30 +152,13 @@ export function parseQwen3Config(raw: unknown): Qwen3Config {
   return c;
 }
 
-/** Hugging Face tensor names and PyTorch shapes of every parameter, in a stable order. */
+/**
+ * Hugging Face tensor names and PyTorch shapes of every parameter, in a stable order: the
+ * checkpoint layout of src/model/weights/hfNames.ts (one list of names for loading and for
+ * the model's own parameters).
+ */
 export function listQwen3ParamShapes(config: Qwen3Config): Map<string, number[]> {
-  const { vocab_size: V, hidden_size: H, intermediate_size: I, head_dim: D } = config;
-  const qOut = config.num_attention_heads * D;
-  const kvOut = config.num_key_value_heads * D;
-  const shapes = new Map<string, number[]>();
-  shapes.set('model.embed_tokens.weight', [V, H]);
-  for (let i = 0; i < config.num_hidden_layers; i++) {
-    const p = `model.layers.${i}`;
-    shapes.set(`${p}.input_layernorm.weight`, [H]);
-    shapes.set(`${p}.self_attn.q_proj.weight`, [qOut, H]);
-    shapes.set(`${p}.self_attn.k_proj.weight`, [kvOut, H]);
-    shapes.set(`${p}.self_attn.v_proj.weight`, [kvOut, H]);
-    shapes.set(`${p}.self_attn.o_proj.weight`, [H, qOut]);
-    shapes.set(`${p}.self_attn.q_norm.weight`, [D]);
-    shapes.set(`${p}.self_attn.k_norm.weight`, [D]);
-    shapes.set(`${p}.post_attention_layernorm.weight`, [H]);
-    shapes.set(`${p}.mlp.gate_proj.weight`, [I, H]);
-    shapes.set(`${p}.mlp.up_proj.weight`, [I, H]);
-    shapes.set(`${p}.mlp.down_proj.weight`, [H, I]);
-  }
-  shapes.set('model.norm.weight', [H]);
-  if (!config.tie_word_embeddings) shapes.set('lm_head.weight', [V, H]);
-  return shapes;
+  return new Map(listQwen3TensorSpecs(config).map((s) => [s.name, s.shape]));
 }
 
 /** Number of parameters (a tied LM head counts once, as in `model.num_parameters()`). */
