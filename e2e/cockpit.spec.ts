@@ -260,8 +260,9 @@ test('runs panel: saved runs listed newest first, overlaid on the charts, export
   // Resume needs a checkpoint and an unfinished run.
   await expect(rows.nth(0).getByRole('button', { name: 'Resume' })).toBeEnabled();
   await expect(rows.nth(1).getByRole('button', { name: 'Resume' })).toBeDisabled();
-  await expect(panel.getByRole('button', { name: 'Export checkpoint' })).toBeDisabled();
-  await expect(panel.getByTestId('ckpt-note')).toHaveText('checkpoint export/import arrives with the worker wiring');
+  await expect(rows.nth(1).getByTestId('export-checkpoint')).toBeDisabled(); // e2e-b has no checkpoint
+  await expect(rows.nth(0).getByTestId('export-checkpoint')).toBeEnabled();
+  await expect(panel.getByTestId('import-checkpoint')).toBeEnabled();
 
   // Overlay both runs on the charts: two reward series, latest values 0.4 (step 3) and 0.35 (step 2).
   await rows.nth(0).getByRole('checkbox').check();

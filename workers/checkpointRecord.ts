@@ -1,8 +1,13 @@
 /**
  * Trainer state ⇄ IndexedDB checkpoint record. The record holds everything a resumed
  * run needs to continue bit for bit (src/recipes/types.ts TrainerState), with tensors as
- * plain ArrayBuffers so the structured clone into IndexedDB copies no views.
+ * plain ArrayBuffers so the structured clone into IndexedDB copies no views, plus the
+ * model's Qwen3 config (`trainerState.modelConfig`: the shape the weights were trained
+ * with, e.g. vocab_size = the pruned vocabulary's size) for the checkpoint's config.json.
+ * Records written before that field existed still read; `modelConfig` is then absent and
+ * the exporter infers it from the weights (src/recipes/checkpoint.ts inferQwen3Config).
  */
+import type { Qwen3Config } from '../src/model/qwen3/config';
 import type { NamedArray } from '../src/model/qwen3/train/types';
 import type { PrunedVocabMapping } from '../src/model/tokenizer/prunedVocab';
 import type { TrainerState } from '../src/recipes/types';
@@ -18,7 +23,12 @@ function fromStored(list: readonly StoredTensor[]): NamedArray[] {
 
 const bytesOf = (list: readonly NamedArray[] | undefined) => (list ?? []).reduce((s, t) => s + t.data.byteLength, 0);
 
-export function buildCheckpointRecord(runId: string, state: TrainerState, mapping: PrunedVocabMapping | undefined): CheckpointRecord {
+export function buildCheckpointRecord(
+  runId: string,
+  state: TrainerState,
+  mapping: PrunedVocabMapping | undefined,
+  modelConfig?: Qwen3Config,
+): CheckpointRecord {
   return {
     id: `${runId}@${state.step}`,
     runId,
@@ -34,18 +44,20 @@ export function buildCheckpointRecord(runId: string, state: TrainerState, mappin
       recipe: state.recipe,
       referenceWeights: state.referenceWeights ? toStored(state.referenceWeights) : undefined,
       mapping,
+      ...(modelConfig ? { modelConfig: { ...modelConfig } } : {}),
     },
     bytes: bytesOf(state.weights) + bytesOf(state.optimizer) + bytesOf(state.referenceWeights),
   };
 }
 
-export function readCheckpointRecord(rec: CheckpointRecord): { state: TrainerState; mapping?: PrunedVocabMapping } {
+export function readCheckpointRecord(rec: CheckpointRecord): { state: TrainerState; mapping?: PrunedVocabMapping; modelConfig?: Qwen3Config } {
   const ts = rec.trainerState as {
     version: 1;
     dataCursor: number;
     recipe: string;
     referenceWeights?: StoredTensor[];
     mapping?: PrunedVocabMapping;
+    modelConfig?: Qwen3Config;
   };
   return {
     state: {
@@ -60,5 +72,6 @@ export function readCheckpointRecord(rec: CheckpointRecord): { state: TrainerSta
       recipe: ts.recipe,
     },
     mapping: ts.mapping,
+    modelConfig: ts.modelConfig,
   };
 }

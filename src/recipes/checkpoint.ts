@@ -8,13 +8,21 @@
  *   trainer_state.json                                  — step, data cursor, rng states,
  *                                                         recipe, the resolved TrainConfig
  *
- * `readCheckpointState` turns such a folder back into a TrainerState for Trainer.importState.
+ * `readCheckpointFolder` turns such a folder back into a TrainerState for Trainer.importState
+ * (plus the model config and pruned vocabulary), checking every file and field first and
+ * naming the one at fault: `trainer_state.json: step must be a non-negative integer (got -1)`.
+ * `pact train` writes these folders (checkpoint-<step>/), the Runs panel exports them as one
+ * .tar (src/ui/checkpointFiles.ts), and both read them back through here.
+ *
+ * `inferQwen3Config` recovers a Qwen3 config from the weights' shapes, for IndexedDB
+ * checkpoint records saved before they recorded their model config.
  */
 import type { PrunedVocabMapping } from '../model/tokenizer/prunedVocab';
 import type { Qwen3Config } from '../model/qwen3/config';
 import { parseSafetensors, writeSafetensors } from '../model/weights/safetensors';
 import { loadQwen3Folder, saveQwen3Folder, type FolderReader } from '../model/weights/qwen3Folder';
 import type { NamedArray } from '../model/qwen3/train/types';
+import { ConfigError, resolveConfig } from './config';
 import type { TrainerState } from './types';
 
 export const TRAINER_STATE_FILE = 'trainer_state.json';
@@ -33,24 +41,188 @@ export function buildCheckpointFiles(state: TrainerState, modelConfig: Qwen3Conf
   return files;
 }
 
-function readArrays(bytes: Uint8Array): NamedArray[] {
-  return [...parseSafetensors(bytes).tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data }));
+/** A checkpoint folder's file or field is missing or wrong; the message names it. */
+export class CheckpointFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CheckpointFileError';
+  }
 }
 
-/** Reads a checkpoint folder written by buildCheckpointFiles back into a TrainerState. */
-export async function readCheckpointState(reader: FolderReader): Promise<TrainerState> {
-  const folder = await loadQwen3Folder(reader);
-  let rest: Omit<TrainerState, 'weights' | 'optimizer' | 'referenceWeights'>;
+function readArrays(bytes: Uint8Array, file: string): NamedArray[] {
   try {
-    rest = JSON.parse(new TextDecoder().decode(await reader.readFile(TRAINER_STATE_FILE)));
+    return [...parseSafetensors(bytes).tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data }));
   } catch (e) {
-    throw new Error(`checkpoint: ${TRAINER_STATE_FILE} is missing or not valid JSON (${(e as Error).message})`);
+    throw new CheckpointFileError(`${file}: ${(e as Error).message}`);
   }
-  const files = await reader.listFiles();
+}
+
+type TrainerStateFields = Omit<TrainerState, 'weights' | 'optimizer' | 'referenceWeights'>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isNonNegativeInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/**
+ * Checks trainer_state.json (what `buildCheckpointFiles` writes: version, step, dataCursor,
+ * rngStates, config, recipe) and returns it with the config resolved. Every error names the
+ * field. `knownRecipes`, when given, is the list the recipe must be in.
+ */
+export function parseTrainerStateJson(json: unknown, knownRecipes?: readonly string[]): TrainerStateFields {
+  const F = TRAINER_STATE_FILE;
+  if (!isObject(json)) throw new CheckpointFileError(`${F} must hold a JSON object`);
+  if (json.version !== 1) throw new CheckpointFileError(`${F}: version must be 1 (got ${JSON.stringify(json.version)})`);
+  for (const field of ['step', 'dataCursor'] as const) {
+    if (!isNonNegativeInt(json[field])) throw new CheckpointFileError(`${F}: ${field} must be a non-negative integer (got ${JSON.stringify(json[field])})`);
+  }
+  if (!isObject(json.rngStates)) throw new CheckpointFileError(`${F}: rngStates must be an object of named random streams`);
+  if (!('root' in json.rngStates)) throw new CheckpointFileError(`${F}: rngStates.root is missing`);
+  for (const [name, st] of Object.entries(json.rngStates)) {
+    const words = isObject(st) ? st.words : undefined;
+    if (!isObject(st) || typeof st.key !== 'string') throw new CheckpointFileError(`${F}: rngStates.${name}.key must be a string`);
+    if (!Array.isArray(words) || words.length !== 4 || !words.every((w) => isNonNegativeInt(w) && w <= 0xffffffff)) {
+      throw new CheckpointFileError(`${F}: rngStates.${name}.words must be four uint32 integers`);
+    }
+  }
+  if (typeof json.recipe !== 'string' || json.recipe === '') throw new CheckpointFileError(`${F}: recipe must be a recipe name`);
+  if (knownRecipes && !knownRecipes.includes(json.recipe)) {
+    throw new CheckpointFileError(`${F}: recipe "${json.recipe}" is not one of this app's recipes (${knownRecipes.join(', ')})`);
+  }
+  if (!isObject(json.config)) throw new CheckpointFileError(`${F}: config must be the training config object`);
+  let config;
+  try {
+    config = resolveConfig(json.config);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new CheckpointFileError(`${F}: ${e.issues.join('; ')}`);
+    throw e;
+  }
+  if (config.recipe !== json.recipe) {
+    throw new CheckpointFileError(`${F}: config.recipe "${config.recipe}" differs from recipe "${json.recipe}"`);
+  }
   return {
-    ...rest,
-    weights: [...folder.tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data })),
-    optimizer: readArrays(await reader.readFile(OPTIMIZER_FILE)),
-    referenceWeights: files.includes(REFERENCE_FILE) ? readArrays(await reader.readFile(REFERENCE_FILE)) : undefined,
+    version: 1,
+    step: json.step as number,
+    dataCursor: json.dataCursor as number,
+    rngStates: json.rngStates as TrainerState['rngStates'],
+    config,
+    recipe: json.recipe,
+  };
+}
+
+const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
+const formatShape = (s: readonly number[]) => `[${s.join(', ')}]`;
+
+/** AdamW.exportState's layout: `<param>.exp_avg`, `<param>.exp_avg_sq` (param's shape), `<param>.step` ([]). */
+function checkOptimizer(optimizer: readonly NamedArray[], weights: readonly NamedArray[]): void {
+  const F = OPTIMIZER_FILE;
+  const shapes = new Map(weights.map((w) => [w.name, w.shape]));
+  const seen = new Map<string, Set<string>>();
+  for (const t of optimizer) {
+    const m = /^(.*)\.(exp_avg|exp_avg_sq|step)$/.exec(t.name);
+    if (!m) throw new CheckpointFileError(`${F}: tensor "${t.name}" is not <param>.exp_avg, .exp_avg_sq or .step`);
+    const [, param, part] = m;
+    const shape = shapes.get(param);
+    if (!shape) throw new CheckpointFileError(`${F}: tensor "${t.name}" is for "${param}", which model.safetensors does not hold`);
+    const want = part === 'step' ? [] : shape;
+    if (!sameShape(t.shape, want)) throw new CheckpointFileError(`${F}: tensor "${t.name}" has shape ${formatShape(t.shape)}, expected ${formatShape(want)}`);
+    if (part === 'step' && !isNonNegativeInt(t.data[0])) throw new CheckpointFileError(`${F}: "${t.name}" must be a non-negative integer (got ${t.data[0]})`);
+    seen.set(param, (seen.get(param) ?? new Set()).add(part));
+  }
+  for (const [param, parts] of seen) {
+    for (const part of ['exp_avg', 'exp_avg_sq', 'step']) {
+      if (!parts.has(part)) throw new CheckpointFileError(`${F}: "${param}.${part}" is missing`);
+    }
+  }
+  if (seen.size === 0) throw new CheckpointFileError(`${F} holds no optimiser state`);
+}
+
+function checkReference(reference: readonly NamedArray[], weights: readonly NamedArray[]): void {
+  const shapes = new Map(weights.map((w) => [w.name, w.shape]));
+  for (const t of reference) {
+    const shape = shapes.get(t.name);
+    if (!shape) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor "${t.name}" is not in model.safetensors`);
+    if (!sameShape(t.shape, shape)) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor "${t.name}" has shape ${formatShape(t.shape)}, model.safetensors has ${formatShape(shape)}`);
+  }
+}
+
+export interface CheckpointFolder {
+  state: TrainerState;
+  /** config.json as a Qwen3Config (the shape the weights were trained with). */
+  modelConfig: Qwen3Config;
+  /** pruned_vocab.json, when the policy used a pruned vocabulary. */
+  mapping?: PrunedVocabMapping;
+}
+
+/**
+ * Reads a checkpoint folder written by buildCheckpointFiles (or `pact train`), validating it
+ * all before returning: config.json + model.safetensors (loadQwen3Folder: the weights match
+ * the config), pruned_vocab.json, trainer_state.json (parseTrainerStateJson),
+ * optimizer.safetensors (one moment pair and step per parameter, shapes of the weights) and
+ * the optional reference.safetensors (names and shapes of the weights).
+ */
+export async function readCheckpointFolder(reader: FolderReader, options: { knownRecipes?: readonly string[] } = {}): Promise<CheckpointFolder> {
+  const files = new Set(await reader.listFiles());
+  const missing = ['config.json', 'model.safetensors', OPTIMIZER_FILE, TRAINER_STATE_FILE].filter((f) => !files.has(f));
+  if (missing.length > 0) {
+    const found = [...files].sort();
+    throw new CheckpointFileError(
+      `not a checkpoint folder: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing (found: ${found.length === 0 ? 'nothing' : found.slice(0, 12).join(', ')})`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(await reader.readFile(TRAINER_STATE_FILE)));
+  } catch (e) {
+    throw new CheckpointFileError(`${TRAINER_STATE_FILE} is not valid JSON (${(e as Error).message})`);
+  }
+  const rest = parseTrainerStateJson(json, options.knownRecipes);
+  let folder;
+  try {
+    folder = await loadQwen3Folder(reader);
+  } catch (e) {
+    throw new CheckpointFileError((e as Error).message);
+  }
+  const weights = [...folder.tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data }));
+  const optimizer = readArrays(await reader.readFile(OPTIMIZER_FILE), OPTIMIZER_FILE);
+  checkOptimizer(optimizer, weights);
+  const referenceWeights = files.has(REFERENCE_FILE) ? readArrays(await reader.readFile(REFERENCE_FILE), REFERENCE_FILE) : undefined;
+  if (referenceWeights) checkReference(referenceWeights, weights);
+  return { state: { ...rest, weights, optimizer, referenceWeights }, modelConfig: folder.config, mapping: folder.prunedVocab };
+}
+
+/** Reads a checkpoint folder back into a TrainerState (readCheckpointFolder without the extras). */
+export async function readCheckpointState(reader: FolderReader): Promise<TrainerState> {
+  return (await readCheckpointFolder(reader)).state;
+}
+
+/**
+ * A Qwen3 config from the weights' shapes (embed_tokens [V, H], q_norm [D], q_proj [nH·D, H],
+ * k_proj [nKv·D, H], gate_proj [I, H], the number of layers, lm_head present = untied);
+ * the fields no shape shows (rms_norm_eps, rope_theta, max_position_embeddings,
+ * initializer_range) come from `base` (the run's preset).
+ */
+export function inferQwen3Config(weights: readonly NamedArray[], base: Qwen3Config): Qwen3Config {
+  const byName = new Map(weights.map((w) => [w.name, w.shape]));
+  const need = (name: string, rank: number): number[] => {
+    const shape = byName.get(name);
+    if (!shape || shape.length !== rank) throw new CheckpointFileError(`cannot infer the model config: weights have no ${rank}-d "${name}"`);
+    return shape;
+  };
+  const [V, H] = need('model.embed_tokens.weight', 2);
+  const [D] = need('model.layers.0.self_attn.q_norm.weight', 1);
+  const [qOut] = need('model.layers.0.self_attn.q_proj.weight', 2);
+  const [kvOut] = need('model.layers.0.self_attn.k_proj.weight', 2);
+  const [I] = need('model.layers.0.mlp.gate_proj.weight', 2);
+  let L = 0;
+  while (byName.has(`model.layers.${L}.input_layernorm.weight`)) L++;
+  return {
+    ...base,
+    vocab_size: V,
+    hidden_size: H,
+    intermediate_size: I,
+    num_hidden_layers: L,
+    num_attention_heads: qOut / D,
+    num_key_value_heads: kvOut / D,
+    head_dim: D,
+    tie_word_embeddings: !byName.has('lm_head.weight'),
   };
 }

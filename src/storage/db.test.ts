@@ -113,6 +113,39 @@ describe('PactStore (IndexedDB through idb; fake-indexeddb in Node)', () => {
     expect((await store.listCheckpoints('s')).length).toBe(1);
   });
 
+  it('importRun adds a new paused run and its checkpoint together, pointing the run at it', async () => {
+    await store.createRun({ id: 'old', name: 'old', recipe: 'pact', config: {} });
+    await store.saveCheckpoint(ckpt('old', 2));
+    const run = await store.importRun({ id: 'imp', name: 'imported', recipe: 'pact', config: { lr: 1e-3 }, status: 'paused', lastStep: 3 }, ckpt('imp', 3));
+    expect(run.lastCheckpointId).toBe('imp@3');
+    expect((await store.getRun('imp'))!.status).toBe('paused');
+    const back = await store.loadLatestCheckpoint('imp');
+    expect(Array.from(new Float32Array(back!.weights[0].data))).toEqual([3, 3.5, -3]);
+    // The run that was there is untouched.
+    expect((await store.getRun('old'))!.lastCheckpointId).toBe('old@2');
+    expect((await store.listRuns()).map((r) => r.id)).toEqual(['imp', 'old']);
+  });
+
+  it('importRun writes nothing when the id is taken, the checkpoint is not the run\'s, or a value cannot be stored', async () => {
+    await store.createRun({ id: 'old', name: 'old', recipe: 'pact', config: { keep: 1 } });
+    await store.saveCheckpoint(ckpt('old', 2));
+    const before = await store.getRun('old');
+    const runOf = (id: string) => ({ id, name: id, recipe: 'pact', config: {}, status: 'paused' as const, lastStep: 1 });
+    await expect(store.importRun(runOf('old'), ckpt('old', 5))).rejects.toThrow('a run with id "old" already exists');
+    expect(await store.getCheckpoint('old@5')).toBeUndefined();
+    expect(await store.getRun('old')).toEqual(before);
+    await expect(store.importRun(runOf('x'), ckpt('y', 1))).rejects.toThrow('checkpoint "y@1" belongs to run "y", not to the imported run "x"');
+    // A function cannot be structured-cloned: the checkpoint's add fails, and the run is not added either.
+    const bad = ckpt('z', 1, { trainerState: { hook: () => 1 } as unknown as Record<string, unknown> });
+    await expect(store.importRun(runOf('z'), bad)).rejects.toThrow();
+    expect(await store.getRun('z')).toBeUndefined();
+    // …and a failing run record leaves no orphan checkpoint.
+    const badRun = { ...runOf('w'), config: { hook: () => 1 } as unknown as Record<string, unknown> };
+    await expect(store.importRun(badRun, ckpt('w', 1))).rejects.toThrow();
+    expect(await store.getCheckpoint('w@1')).toBeUndefined();
+    expect((await store.listRuns()).map((r) => r.id)).toEqual(['old']);
+  });
+
   it('recognises quota errors and words them for the user', () => {
     const quota = Object.assign(new Error('x'), { name: 'QuotaExceededError' });
     expect(isQuotaError(quota)).toBe(true);

@@ -7,6 +7,8 @@
  *   transaction has committed, in a second one. A failed save (quota, a value
  *   that cannot be cloned) aborts its transaction and leaves what was saved intact.
  * - `deleteRun` removes the run, its metrics and its checkpoints in one transaction.
+ * - `importRun` adds a new run and its checkpoint in one transaction; it never
+ *   overwrites a run or checkpoint already saved.
  * - Quota errors surface as `StorageQuotaError`, saying how much was being written.
  */
 import { openDB, deleteDB, type IDBPDatabase } from 'idb';
@@ -178,6 +180,48 @@ export class PactStore {
     for (const k of doomed) await tx.objectStore('checkpoints').delete(k);
     await tx.done;
     return doomed;
+  }
+
+  /**
+   * Adds a NEW run together with its checkpoint (an imported checkpoint file), in one
+   * transaction: both are written or neither. The run id must be new (an existing run is
+   * never overwritten) and the checkpoint must belong to it; the run points at it.
+   */
+  async importRun(
+    run: Omit<RunRecord, 'createdAt' | 'updatedAt' | 'lastCheckpointId'>,
+    ckpt: CheckpointRecord,
+  ): Promise<RunRecord> {
+    if (ckpt.runId !== run.id) throw new Error(`checkpoint "${ckpt.id}" belongs to run "${ckpt.runId}", not to the imported run "${run.id}"`);
+    const now = this.tick();
+    const rec: RunRecord = { ...run, createdAt: now, updatedAt: now, lastCheckpointId: ckpt.id };
+    try {
+      const tx = this.db.transaction(['runs', 'checkpoints'], 'readwrite');
+      const [oldRun, oldCkpt] = await Promise.all([tx.objectStore('runs').getKey(run.id), tx.objectStore('checkpoints').getKey(ckpt.id)]);
+      if (oldRun !== undefined || oldCkpt !== undefined) {
+        tx.abort();
+        await tx.done.catch(() => undefined);
+        throw new Error(oldRun !== undefined ? `a run with id "${run.id}" already exists` : `a checkpoint with id "${ckpt.id}" already exists`);
+      }
+      try {
+        await tx.objectStore('checkpoints').add(ckpt);
+        await tx.objectStore('runs').add(rec);
+      } catch (e) {
+        // A value that cannot be cloned throws before its request exists, which would let
+        // the transaction commit what came before it: abort explicitly, all or nothing.
+        try {
+          tx.abort();
+        } catch {
+          /* already aborted */
+        }
+        await tx.done.catch(() => undefined);
+        throw e;
+      }
+      await tx.done;
+    } catch (e) {
+      if (isQuotaError(e)) throw new StorageQuotaError(ckpt.bytes, e);
+      throw e;
+    }
+    return rec;
   }
 
   async getCheckpoint(id: string): Promise<CheckpointRecord | undefined> {

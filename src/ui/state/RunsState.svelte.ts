@@ -1,12 +1,15 @@
 /**
  * The runs saved in IndexedDB (the same `pact-lab` database the trainer worker writes
  * through PactStore), as reactive state for the Runs panel and the chart overlays:
- * the list, the runs picked for overlay with their metric rows, deletion, and the
- * metrics of a run as CSV or JSON.
+ * the list, the runs picked for overlay with their metric rows, deletion, the
+ * metrics of a run as CSV or JSON, and checkpoint files (export of a run's last
+ * checkpoint as one .tar, import of such a .tar or folder as a new run; checkpointFiles.ts).
  */
-import { PactStore } from '../../storage/db';
+import { formatBytes, PactStore } from '../../storage/db';
 import type { RunRecord } from '../../storage/schema';
+import { buildCheckpointArchive, openCheckpointInput, prepareCheckpointImport, type CheckpointArchive } from '../checkpointFiles';
 import { formatMetricsCsv, toFileName, type MetricPoint, type RunMetrics } from '../metricSeries';
+import { RECIPE_NAMES } from '../recipeNames';
 
 export type RunsStatus = 'closed' | 'loading' | 'ready' | 'error';
 
@@ -25,6 +28,11 @@ export class RunsState {
   pickedRuns = $state.raw<RunMetrics[]>([]);
   /** Set while a delete or export is in flight, with what it is doing. */
   busyId = $state<string | null>(null);
+  /** True while a checkpoint import is being read, checked and written. */
+  isImporting = $state(false);
+  /** The last checkpoint import's outcome: a sentence for the panel, or the error naming the bad file or field. */
+  importMessage = $state<string | null>(null);
+  importError = $state<string | null>(null);
 
   private store: PactStore | null = null;
   private opening: Promise<PactStore> | null = null;
@@ -106,6 +114,48 @@ export class RunsState {
       return { fileName: `${base}.csv`, mime: 'text/csv', text: formatMetricsCsv([{ runId: run.id, label: labelRun(run), points }]) };
     }
     return { fileName: `${base}.json`, mime: 'application/json', text: `${JSON.stringify({ run, metrics: points }, null, 2)}\n` };
+  }
+
+  /** A run's last checkpoint as one .tar (Hugging Face folder + optimizer + trainer state). */
+  async exportCheckpoint(id: string): Promise<CheckpointArchive> {
+    this.busyId = id;
+    try {
+      const store = await this.openStore();
+      const run = await store.getRun(id);
+      if (!run) throw new Error(`no saved run with id "${id}"`);
+      const record = await store.loadLatestCheckpoint(id);
+      if (!record) throw new Error(`run "${run.name || id}" has no checkpoint saved yet`);
+      return buildCheckpointArchive(run, record);
+    } finally {
+      this.busyId = null;
+    }
+  }
+
+  /**
+   * Imports a checkpoint (.tar, or the files of a checkpoint folder) as a NEW run: read and
+   * validated first, then the run and its checkpoint written in one transaction. On any
+   * error nothing is written and `importError` names the file or field at fault.
+   */
+  async importCheckpoint(files: readonly File[]): Promise<RunRecord | null> {
+    this.isImporting = true;
+    this.importMessage = null;
+    this.importError = null;
+    try {
+      const { reader, source } = await openCheckpointInput(files);
+      const prepared = await prepareCheckpointImport(reader, source, { knownRecipes: RECIPE_NAMES });
+      const store = await this.openStore();
+      const run = await store.importRun(prepared.run, prepared.checkpoint);
+      this.importMessage =
+        `Imported ${source} as run “${run.name}” (${run.recipe}, step ${run.lastStep}, ${formatBytes(prepared.checkpoint.bytes)} of tensors)` +
+        (prepared.warning ? `; note: ${prepared.warning}.` : '; Resume continues it from that checkpoint.');
+      await this.refresh();
+      return run;
+    } catch (e) {
+      this.importError = `Import failed, nothing was saved: ${e instanceof Error ? e.message : String(e)}`;
+      return null;
+    } finally {
+      this.isImporting = false;
+    }
   }
 
   close(): void {

@@ -1,6 +1,13 @@
 import 'fake-indexeddb/auto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildCheckpointRecord } from '../../../workers/checkpointRecord';
+import { getQwen3Preset, listQwen3ParamShapes, type Qwen3Config } from '../../model/qwen3/config';
+import { resolveConfig } from '../../recipes/config';
+import type { TrainerState } from '../../recipes/types';
 import { PactStore } from '../../storage/db';
+import { readTar, writeTar } from '../../storage/tar';
+import { buildCheckpointFiles } from '../../recipes/checkpoint';
+import { prepareCheckpointImport } from '../checkpointFiles';
 import { RunsState, labelRun } from './RunsState.svelte';
 
 let n = 0;
@@ -58,5 +65,168 @@ describe('RunsState over PactStore', () => {
     expect(runs.picked).toEqual([]);
     expect(runs.pickedRuns).toEqual([]);
     expect(await store.getMetrics('a')).toEqual([]);
+  });
+});
+
+// ---- checkpoint files -------------------------------------------------------------------
+
+/** A tiny Qwen3 (vocab 6 of a pruned vocabulary, hidden 4, 1 layer) and its trainer state at step 1 of 3. */
+const MODEL: Qwen3Config = {
+  ...getQwen3Preset('qwen3-nano'),
+  vocab_size: 6,
+  hidden_size: 4,
+  intermediate_size: 8,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 2,
+};
+function buildState(): TrainerState {
+  const weights = [...listQwen3ParamShapes(MODEL)].map(([name, shape], i) => ({
+    name,
+    shape,
+    data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, j) => i + j / 64),
+  }));
+  return {
+    version: 1,
+    step: 1,
+    dataCursor: 2,
+    rngStates: { root: { key: '5', words: [9, 8, 7, 6] } },
+    weights,
+    optimizer: weights.flatMap((w) => [
+      { name: `${w.name}.exp_avg`, shape: w.shape, data: w.data.map((x) => x / 2) },
+      { name: `${w.name}.exp_avg_sq`, shape: w.shape, data: w.data.map((x) => x * x) },
+      { name: `${w.name}.step`, shape: [], data: Float32Array.of(1) },
+    ]),
+    referenceWeights: weights,
+    config: resolveConfig({ recipe: 'grpo', name: 'tiny', steps: 3, seed: 5 }),
+    recipe: 'grpo',
+  };
+}
+const MAPPING = { keptIds: [0, 3, 4, 10, 11, 151643] };
+const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+const concat = (chunks: Uint8Array[]) => {
+  const out = new Uint8Array(chunks.reduce((s, c) => s + c.length, 0));
+  let at = 0;
+  for (const c of chunks) out.set(c, (at += c.length) - c.length);
+  return out;
+};
+
+describe('checkpoint export and import', () => {
+  beforeEach(async () => {
+    await store.createRun({ id: 'c', name: 'with-ckpt', recipe: 'grpo', config: {} });
+    await store.saveCheckpoint(buildCheckpointRecord('c', buildState(), MAPPING, MODEL));
+  });
+
+  it('exports the last checkpoint as one tar of the checkpoint folder, with the real model config', async () => {
+    await runs.refresh();
+    const archive = await runs.exportCheckpoint('c');
+    expect(archive.fileName).toBe('c-step1.tar');
+    const entries = readTar(concat(archive.chunks));
+    expect(entries.map((e) => e.name)).toEqual([
+      'c-step1/config.json', 'c-step1/model.safetensors', 'c-step1/pruned_vocab.json',
+      'c-step1/optimizer.safetensors', 'c-step1/reference.safetensors', 'c-step1/trainer_state.json',
+    ]);
+    const config = JSON.parse(decode(entries[0].data));
+    expect([config.vocab_size, config.hidden_size, config.num_hidden_layers]).toEqual([6, 4, 1]);
+    expect(JSON.parse(decode(entries[2].data))).toEqual(MAPPING);
+    const ts = JSON.parse(decode(entries[5].data));
+    expect([ts.step, ts.dataCursor, ts.recipe, ts.config.seed]).toEqual([1, 2, 'grpo', 5]);
+    await expect(runs.exportCheckpoint('a')).rejects.toThrow('run "first" has no checkpoint saved yet');
+  });
+
+  it('a record saved without its model config still exports: the shape comes from the weights', async () => {
+    await store.createRun({ id: 'old', name: 'old', recipe: 'grpo', config: {} });
+    await store.saveCheckpoint(buildCheckpointRecord('old', buildState(), MAPPING)); // no modelConfig, as before
+    const entries = readTar(concat((await runs.exportCheckpoint('old')).chunks));
+    expect(JSON.parse(decode(entries[0].data))).toMatchObject({ vocab_size: 6, hidden_size: 4, head_dim: 2, max_position_embeddings: 2048 });
+  });
+
+  it('imports the tar as a new paused run whose checkpoint holds the same tensors; nothing else changes', async () => {
+    await runs.refresh();
+    const archive = await runs.exportCheckpoint('c');
+    const before = await store.listRuns();
+    const run = await runs.importCheckpoint([new File(archive.chunks as BlobPart[], archive.fileName)]);
+    expect(runs.importError).toBeNull();
+    expect(run).not.toBeNull();
+    expect(run!.id).toMatch(/^imported-grpo-s5-step1-\d{8}-\d{6}-\d{4}$/);
+    expect(run!.name).toBe('tiny (imported from c-step1.tar, step 1)');
+    expect([run!.status, run!.lastStep, run!.recipe, run!.lastCheckpointId]).toEqual(['paused', 1, 'grpo', `${run!.id}@1`]);
+    expect(runs.importMessage).toContain('Resume continues it');
+    expect(runs.runs.map((r) => r.id)).toEqual([run!.id, ...before.map((r) => r.id)]);
+    // The new checkpoint = the original, tensor for tensor (safetensors sorts by name).
+    const orig = (await store.loadLatestCheckpoint('c'))!;
+    const copy = (await store.loadLatestCheckpoint(run!.id))!;
+    const byName = (list: { name: string; data: ArrayBuffer }[]) => Object.fromEntries(list.map((t) => [t.name, Array.from(new Float32Array(t.data))]));
+    expect(byName(copy.weights)).toEqual(byName(orig.weights));
+    expect(byName(copy.optimizer.tensors)).toEqual(byName(orig.optimizer.tensors));
+    expect([copy.step, copy.rngState, copy.trainerState.dataCursor, copy.trainerState.mapping, copy.trainerState.modelConfig]).toEqual([1, { root: { key: '5', words: [9, 8, 7, 6] } }, 2, MAPPING, MODEL]);
+    // The original run is as it was.
+    expect(await store.getRun('c')).toEqual(before.find((r) => r.id === 'c'));
+  });
+
+  it('imports the files of a checkpoint folder the same way (a pact train checkpoint-N/ folder)', async () => {
+    const entries = readTar(concat((await runs.exportCheckpoint('c')).chunks));
+    const files = entries.map((e) => new File([e.data as BlobPart], e.name.split('/')[1]));
+    const run = await runs.importCheckpoint(files);
+    expect(runs.importError).toBeNull();
+    expect(run!.name).toBe('tiny (imported from 6 files, step 1)');
+  });
+
+  it('a tar without trainer_state.json, a random file, or a bad field: a named error, and the run list is unchanged', async () => {
+    await runs.refresh();
+    const before = runs.runs.map((r) => r.id);
+    const entries = readTar(concat((await runs.exportCheckpoint('c')).chunks));
+
+    const noState = writeTar(entries.filter((e) => !e.name.endsWith('trainer_state.json')));
+    expect(await runs.importCheckpoint([new File([noState as BlobPart], 'x.tar')])).toBeNull();
+    expect(runs.importError).toBe(
+      'Import failed, nothing was saved: not a checkpoint folder: trainer_state.json is missing ' +
+        '(found: config.json, model.safetensors, optimizer.safetensors, pruned_vocab.json, reference.safetensors)',
+    );
+
+    const random = new Uint8Array(3000).map((_, i) => (i * 131 + 17) & 255);
+    await runs.importCheckpoint([new File([random], 'random.bin')]);
+    expect(runs.importError).toContain('random.bin is not a .tar archive (no ustar header)');
+    await runs.importCheckpoint([new File([random], 'random.tar')]);
+    expect(runs.importError).toMatch(/^Import failed, nothing was saved: random\.tar: entry at byte 0: .*not a tar archive, or a damaged one/);
+
+    const badStep = entries.map((e) =>
+      e.name.endsWith('trainer_state.json') ? { ...e, data: new TextEncoder().encode(decode(e.data).replace('"step": 1', '"step": -1')) } : e,
+    );
+    await runs.importCheckpoint([new File([writeTar(badStep) as BlobPart], 'bad.tar')]);
+    expect(runs.importError).toBe('Import failed, nothing was saved: trainer_state.json: step must be a non-negative integer (got -1)');
+
+    await runs.refresh();
+    expect(runs.runs.map((r) => r.id)).toEqual(before);
+    expect(runs.importMessage).toBeNull();
+  });
+});
+
+describe('prepareCheckpointImport', () => {
+  const readerOf = (state: TrainerState) => {
+    const files = buildCheckpointFiles(state, MODEL, MAPPING);
+    return {
+      listFiles: async () => Object.keys(files),
+      readFile: async (n: string) => (typeof files[n] === 'string' ? new TextEncoder().encode(files[n] as string) : (files[n] as Uint8Array)),
+    };
+  };
+  const fixed = { now: new Date(Date.UTC(2026, 10, 30, 12, 34, 56)), random: () => 0.0421 };
+
+  it('names the run after its config and source, paused while steps remain', async () => {
+    const p = await prepareCheckpointImport(readerOf(buildState()), 'x.tar', fixed);
+    expect(p.run).toMatchObject({ id: 'imported-grpo-s5-step1-20261130-123456-0421', name: 'tiny (imported from x.tar, step 1)', status: 'paused', lastStep: 1 });
+    expect(p.checkpoint.id).toBe('imported-grpo-s5-step1-20261130-123456-0421@1');
+    expect(p.warning).toBeUndefined();
+  });
+
+  it('a finished checkpoint imports as finished; one whose policy came from a folder warns that Resume will fail', async () => {
+    const done = { ...buildState(), step: 3 };
+    const p = await prepareCheckpointImport(readerOf(done), 'x.tar', fixed);
+    expect([p.run.status, p.warning]).toEqual(['finished', 'it has completed all 3 steps of its config, so there is nothing to resume']);
+    const state = buildState();
+    const fromFolder = { ...state, config: resolveConfig({ ...state.config, model: { ...state.config.model, init: 'runs/policy' } }) };
+    const q = await prepareCheckpointImport(readerOf(fromFolder), 'x.tar', fixed);
+    expect(q.warning).toContain('starts from "runs/policy" (config.model.init), a Qwen3 folder whose files this page does not have');
   });
 });
