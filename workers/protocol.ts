@@ -51,6 +51,39 @@ export interface NumericsReport {
   }[];
 }
 
+/**
+ * The trainer's tfjs memory in use (`tf.memory()` in the worker), pushed with each progress
+ * event. `numBytesInGPU` / `numBytesInGPUAllocated` exist only on the WebGPU backend.
+ */
+export interface MemoryUsage {
+  /** The backend the numbers are for. */
+  backend: string;
+  /** Bytes held by live tensors. */
+  numBytes: number;
+  numTensors: number;
+  /** WebGPU: bytes of GPU buffers in use by tensors. */
+  numBytesInGPU?: number;
+  /** WebGPU: bytes of GPU buffers allocated, including pooled free ones (tfjs never frees them). */
+  numBytesInGPUAllocated?: number;
+  /** tfjs's own caveat (e.g. strings of unknown size), when it gives one. */
+  unreliableReason?: string;
+}
+
+/** Picks the fields of `tf.memory()` the page shows (plain numbers only, so it clones). */
+export function toMemoryUsage(backend: string, info: Record<string, unknown>): MemoryUsage {
+  const num = (k: string): number | undefined => (typeof info[k] === 'number' && Number.isFinite(info[k]) ? (info[k] as number) : undefined);
+  const usage: MemoryUsage = { backend, numBytes: num('numBytes') ?? 0, numTensors: num('numTensors') ?? 0 };
+  const gpu = num('numBytesInGPU');
+  const gpuAllocated = num('numBytesInGPUAllocated');
+  if (gpu !== undefined) usage.numBytesInGPU = gpu;
+  if (gpuAllocated !== undefined) usage.numBytesInGPUAllocated = gpuAllocated;
+  if (info.unreliable === true) {
+    const reasons = Array.isArray(info.reasons) ? info.reasons.filter((r): r is string => typeof r === 'string') : [];
+    usage.unreliableReason = reasons.length > 0 ? reasons.join('; ') : 'tfjs marks the count as unreliable';
+  }
+  return usage;
+}
+
 /** Where a run is. */
 export type RunPhase = 'loading' | 'rollouts' | 'update' | 'eval' | 'checkpoint' | 'idle';
 export type RunState = 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
@@ -58,8 +91,12 @@ export type RunState = 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
 export type WorkerRequest =
   | { id: number; type: 'probe-device' }
   | { id: number; type: 'check-numerics'; backend: BackendName }
-  /** Starts a new run with `config`, or resumes `resumeRunId` from its last checkpoint. */
-  | { id: number; type: 'start'; config: TrainConfigInput; resumeRunId?: string; maxSteps?: number }
+  /**
+   * Starts a new run with `config`, or resumes `resumeRunId` from its last checkpoint.
+   * `modelFiles`: the files of a Qwen3 folder the user picked (config.model.init names it,
+   * "folder:<name>"); File objects clone as references, the worker reads them.
+   */
+  | { id: number; type: 'start'; config: TrainConfigInput; resumeRunId?: string; maxSteps?: number; modelFiles?: File[] }
   | { id: number; type: 'pause' }
   | { id: number; type: 'resume' }
   /** One step while paused. */
@@ -75,7 +112,7 @@ export type WorkerResponse =
 
 /** Pushed by the worker while a run goes on. */
 export type WorkerEvent =
-  | { type: 'progress'; runId: string; step: number; totalSteps: number; phase: RunPhase; state: RunState; message?: string }
+  | { type: 'progress'; runId: string; step: number; totalSteps: number; phase: RunPhase; state: RunState; message?: string; memory?: MemoryUsage }
   | { type: 'metrics'; runId: string; metrics: StepMetrics }
   | { type: 'eval'; runId: string; metrics: EvalMetrics }
   | { type: 'rollouts'; runId: string; groups: RolloutGroupView[] }

@@ -25,7 +25,7 @@ async function handle(req: WorkerRequest): Promise<void> {
       reply({ id: req.id, type: 'numerics', report: await checkNumerics(req.backend) });
       return;
     case 'start': {
-      const started = await session.start(req.config, { resumeRunId: req.resumeRunId, maxSteps: req.maxSteps });
+      const started = await session.start(req.config, { resumeRunId: req.resumeRunId, maxSteps: req.maxSteps, modelFiles: req.modelFiles });
       reply({ id: req.id, type: 'started', ...started });
       return;
     }

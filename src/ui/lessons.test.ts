@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PANEL_LESSONS } from './lessons';
+import { GUIDED_TOUR, PANEL_LESSONS } from './lessons';
 
 // The lessons must use the paper's own words (issue 6, "Teaching"): each phrase below is
 // quoted in a lesson and must appear in PACT's text (LaTeX markup removed).
@@ -51,4 +52,64 @@ describe.skipIf(!hasPaper)('panel lessons quote PACT', () => {
       }
     });
   }
+});
+
+describe.skipIf(!hasPaper)('the guided tour quotes PACT', () => {
+  const paper = hasPaper ? normalize(readFileSync(PAPER, 'utf8')) : '';
+  for (const step of GUIDED_TOUR) {
+    it(`${step.id}: every quoted phrase is in the step's text and in the paper`, () => {
+      expect(step.quotes.length).toBeGreaterThanOrEqual(3);
+      const body = normalize(step.body);
+      for (const phrase of step.quotes) {
+        expect(body, `tour step ${step.id}`).toContain(normalize(phrase));
+        expect(paper, `paper, for tour step ${step.id}`).toContain(normalize(phrase));
+      }
+    });
+  }
+});
+
+describe('the guided tour', () => {
+  const uiDir = dirname(fileURLToPath(import.meta.url));
+  const app = readFileSync(resolve(uiDir, '../App.svelte'), 'utf8');
+  // Which component draws the <section> with a given data-testid, read from the sources.
+  const sectionOwner = new Map<string, { component: string; heading: string }>();
+  for (const file of readdirSync(uiDir).filter((f) => f.endsWith('.svelte'))) {
+    const text = readFileSync(resolve(uiDir, file), 'utf8');
+    const section = /<section[^>]*data-testid="([^"]+)"/.exec(text);
+    const heading = /<h2[^>]*>([^<]+)<\/h2>/.exec(text);
+    if (section) sectionOwner.set(section[1], { component: file.replace(/\.svelte$/, ''), heading: heading?.[1].trim() ?? '' });
+  }
+
+  it('walks the method in the issue\'s order: prompt-only rollout → trace-conditioned ratio → component-aware SFT → anchoring', () => {
+    expect(GUIDED_TOUR.map((s) => s.id)).toEqual([
+      'prompt-only-rollout',
+      'trace-conditioned-ratio',
+      'component-aware-sft',
+      'reasoning-prefix-levels',
+      'prompt-only-anchoring',
+    ]);
+    expect(new Set(GUIDED_TOUR.map((s) => s.id)).size).toBe(GUIDED_TOUR.length);
+  });
+
+  it('points each step at the panel that shows it', () => {
+    expect(GUIDED_TOUR.map((s) => s.panel)).toEqual(['rollout-inspector', 'token-masks', 'mask-schedule', 'prefix-levels', 'anchoring-gates']);
+  });
+
+  for (const step of GUIDED_TOUR) {
+    it(`${step.id}: its panel "${step.panel}" is a section of a component the app mounts, with the heading the card names`, () => {
+      const owner = sectionOwner.get(step.panel);
+      expect(owner, `no <section data-testid="${step.panel}"> in src/ui`).toBeDefined();
+      expect(app).toContain(`<${owner!.component} `);
+      expect(owner!.heading).toBe(step.panelName);
+    });
+  }
+
+  it('uses the paper\'s symbols in the equations', () => {
+    const byId = Object.fromEntries(GUIDED_TOUR.map((s) => [s.id, s]));
+    expect(byId['prompt-only-rollout'].equation).toContain('π_old(· | x_i)');
+    expect(byId['trace-conditioned-ratio'].equation).toContain('c^h_i = [x_i; h*_i]');
+    expect(byId['component-aware-sft'].equation).toContain('λa(s) = λa^start − Δλa·min(s/S, 1)');
+    expect(byId['reasoning-prefix-levels'].body).toContain('L4 → L3 → … → L0');
+    expect(byId['prompt-only-anchoring'].equation).toContain('z_i ~ Bernoulli(q)');
+  });
 });

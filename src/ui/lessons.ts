@@ -176,3 +176,136 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
       'same random streams. Tick a run to overlay its curves on the Live charts. Nothing leaves this machine unless you export it.',
   },
 };
+
+/**
+ * One step of the guided tour (issue 6, "Teaching"): a newcomer goes from the prompt-only
+ * rollout to the trace-conditioned ratio, to component-aware SFT, to anchoring, each step
+ * shown on the panel that draws it. `panel` is that panel's `data-testid`; `quotes` are the
+ * paper's own phrases the text uses (lessons.test.ts checks each is in the text and in PACT).
+ */
+export interface TourStep {
+  id: string;
+  title: string;
+  /** `data-testid` of the panel the step scrolls to and highlights. */
+  panel: string;
+  /** The panel's heading, as the card names it. */
+  panelName: string;
+  /** The paper's idea, in its words. */
+  body: string;
+  /** What to look at in the panel. */
+  look: string;
+  equation: string;
+  equationRef: string;
+  /** Exact phrases of pact.txt (LaTeX markup removed) that `body` quotes. */
+  quotes: readonly string[];
+}
+
+export const GUIDED_TOUR: readonly TourStep[] = [
+  {
+    id: 'prompt-only-rollout',
+    title: 'Prompt-only rollouts',
+    panel: 'rollout-inspector',
+    panelName: 'Rollout inspector',
+    body:
+      'For each training prompt x_i, the old policy is conditioned only on the input prompt and receives no expert trace, ' +
+      'sampling K complete tool-use rollouts. This prompt-only sampling rule separates trajectory exploration from expert ' +
+      'guidance: rewards and advantages are computed under the inference-aligned rollout distribution. Expert traces are ' +
+      'used only after rollout collection.',
+    look:
+      'Each of the K rollouts of one prompt is a multi-turn transcript: reasoning, tool calls, tool responses and the answer, ' +
+      'with its turn rewards and its advantage strip (MatchTIR hard credit assignment, App. B).',
+    equation: 'τ_{i,k} ~ π_old(· | x_i),  k = 1, …, K',
+    equationRef: 'Eq. (prompt-only-rollout), §4.1',
+    quotes: [
+      'the old policy is conditioned only on the input prompt and receives no expert trace',
+      'separates trajectory exploration from expert guidance',
+      'Expert traces are used only after rollout collection',
+    ],
+  },
+  {
+    id: 'trace-conditioned-ratio',
+    title: 'Trace-conditioned ratio',
+    panel: 'token-masks',
+    panelName: 'Token masks',
+    body:
+      'After rollout generation the expert trace becomes privileged context c^h_i = [x_i; h*_i]. The policy ratio of each ' +
+      'token of the sampled rollout τ_{i,k} at the policy-generated token positions M_{i,k} is computed with c^h_i as context, ' +
+      'while keeping the sampled rollouts and their advantages prompt-only. The clipped surrogate L^h_RL weights these ' +
+      'ratios by the advantages: this surrogate keeps the rewards and advantages tied to prompt-only rollouts, while using ' +
+      'the expert trace context to evaluate the policy update.',
+    look:
+      'The row [x | h* | τ] under "Which tokens carry the trace-conditioned ratio r^h" marks the prompt and the expert-trace ' +
+      'tokens as context c^h, and only the rollout\'s policy-generated tokens as carrying r^h.',
+    equation: 'r^h_{i,k,n}(θ) = π_θ(τ_{i,k,n} | c^h_i, τ_{i,k,<n}) / π_old(τ_{i,k,n} | c^h_i, τ_{i,k,<n}),  n ∈ M_{i,k},  c^h_i = [x_i; h*_i]',
+    equationRef: 'Eq. (trace-conditioned-ratio), (trace-rl-loss), §4.2',
+    quotes: [
+      'policy-generated token positions',
+      'while keeping the sampled rollouts and their advantages prompt-only',
+      'This surrogate keeps the rewards and advantages tied to prompt-only rollouts, while using the expert trace context to evaluate the policy update',
+    ],
+  },
+  {
+    id: 'component-aware-sft',
+    title: 'Component-aware SFT: the tool-call scale λa',
+    panel: 'mask-schedule',
+    panelName: 'Mask schedule',
+    body:
+      'An auxiliary SFT loss gives direct process supervision from the expert trace. Rather than imitating the full ' +
+      'trajectory, we supervise only model-controllable components: reasoning tokens and tool-call tokens. Tool observations ' +
+      'are kept as context but are not supervised, since they are produced by the environment. Complete tool-call spans A_i ' +
+      'are weighted by λa(s), which falls linearly over the annealing horizon S: a larger early weight encourages valid ' +
+      'tool-calls, while a smaller later weight relaxes imitation and lets rewards guide exploration.',
+    look:
+      'The solid curve is λa(s) from λa start to λa end over the horizon S, the dashed steps the reasoning prefix level; the ' +
+      'marked step s reads both. Drag a handle or type a value and the curves and the token masks redraw.',
+    equation: 'm_{i,n}(s) = 1 if n ∈ R_i(s), λa(s) if n ∈ A_i, 0 otherwise;  λa(s) = λa^start − Δλa·min(s/S, 1)',
+    equationRef: 'Eq. (sft-mask), (sft-loss), (tool-call-annealing), §4.3',
+    quotes: [
+      'Rather than imitating the full trajectory, we supervise only model-controllable components: reasoning tokens and tool-call tokens',
+      'Tool observations are kept as context but are not supervised, since they are produced by the environment',
+      'a larger early weight encourages valid tool-calls, while a smaller later weight relaxes imitation and lets rewards guide exploration',
+    ],
+  },
+  {
+    id: 'reasoning-prefix-levels',
+    title: 'Component-aware SFT: reasoning prefixes L4 → L0',
+    panel: 'prefix-levels',
+    panelName: 'Prefix levels L0–L4',
+    body:
+      'For reasoning, we supervise prefixes rather than full traces. Prefix levels are built over semantic reasoning segments: ' +
+      'token-level annealing may cut through a coherent reasoning unit, while segment-level annealing preserves semantic ' +
+      'units and reduces supervision from longer to shorter prefixes, L4 → L3 → … → L0. L0 reveals no reasoning, while L4 ' +
+      'reveals the strongest safe prefix before explicit tool-call leakage. The active prefix R_i(s) is the level of step s.',
+    look: 'Pick a level: the chunks it reveals are listed turn by turn, with the leakage spans marked and never revealed.',
+    equation: 'L0 ⊂ L1 ⊂ L2 ⊂ L3 ⊂ L4 per turn;  R_i(s) follows L4 → L3 → … → L0 over training',
+    equationRef: '§4.3 "Annealed Reasoning Supervision"; App. C',
+    quotes: [
+      'we supervise prefixes rather than full traces',
+      'Token-level annealing may cut through a coherent reasoning unit',
+      'segment-level annealing preserves semantic units',
+      'L0 reveals no reasoning, while L4 reveals the strongest safe prefix before explicit tool-call leakage',
+    ],
+  },
+  {
+    id: 'prompt-only-anchoring',
+    title: 'Prompt-only anchoring',
+    panel: 'anchoring-gates',
+    panelName: 'Anchoring gates',
+    body:
+      'To reduce over-reliance on this training-only context, each prompt x_i draws a prompt-level gate z_i ~ Bernoulli(q), ' +
+      'where q is the anchoring probability (0.4 in the paper). If the prompt is routed to prompt-only anchoring (z_i = 1), ' +
+      'the update uses standard prompt-only RL with no trace-conditioned likelihood or SFT loss; otherwise (z_i = 0) it is ' +
+      'trained with the trace-conditioned RL surrogate plus β_SFT times component-aware SFT.',
+    look:
+      'Each cell is one gate of one prompt at one step, marked by a letter and a fill pattern as well as a colour: x on solid ' +
+      'for the prompt-only anchor, h on hatching for trace co-training. The running fraction is compared with q; the q ' +
+      'slider resamples a preview with the run\'s seed.',
+    equation: 'z_i ~ Bernoulli(q);  L_i = (1 − z_i)·(L^h_RL(i) + β_SFT·L_SFT(i; s)) + z_i·L^x_RL(i)',
+    equationRef: 'Eq. (prompt-routing-gate), (trace-cotraining-objective), (overall-objective), §4.4',
+    quotes: [
+      'To reduce over-reliance on this training-only context',
+      'where q is the anchoring probability',
+      'the update uses standard prompt-only RL with no trace-conditioned likelihood or SFT loss',
+    ],
+  },
+];

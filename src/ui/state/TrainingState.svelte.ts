@@ -7,12 +7,19 @@
  * for a pause/step/stop the worker refused, `runError` for a run that failed midway.
  */
 import type { TrainerClient } from '../../../workers/client';
-import type { BackendName, RolloutGroupView, RunPhase, WorkerEvent } from '../../../workers/protocol';
+import type { BackendName, MemoryUsage, RolloutGroupView, RunPhase, WorkerEvent } from '../../../workers/protocol';
 import type { TrainConfigInput } from '../../recipes/config';
 import type { EvalMetrics, StepMetrics } from '../../recipes/types';
 import type { RunRecord } from '../../storage/schema';
 import { mergeMetricPoints, toMetricPoint, type MetricPoint } from '../metricSeries';
+import { toFolderInit } from '../modelFolder';
 import { computeControls, wordStartError, type ControlPhase } from '../trainingControls';
+
+/** A Qwen3 folder the user picked (ModelFolderPicker), used as the run's policy. */
+export interface StartModelFolder {
+  name: string;
+  files: File[];
+}
 
 export interface TrainingOptions {
   /** Metric rows already stored for a run (a resumed run's history). */
@@ -32,6 +39,8 @@ export class TrainingState {
   step = $state(0);
   totalSteps = $state(0);
   message = $state<string | null>(null);
+  /** The trainer's tfjs memory at its latest progress event (null before a run reports one). */
+  memory = $state.raw<MemoryUsage | null>(null);
 
   /** Rows pushed for the current run ($state.raw: replaced, never mutated). */
   metrics = $state.raw<StepMetrics[]>([]);
@@ -74,7 +83,7 @@ export class TrainingState {
    * Starts a run with `config` (the setup's config input), or resumes a stored run.
    * `localError` is the setup's own validation message: when given, nothing is sent.
    */
-  async start(config: TrainConfigInput, opts: { resumeRunId?: string; localError?: string } = {}): Promise<void> {
+  async start(config: TrainConfigInput, opts: { resumeRunId?: string; localError?: string; modelFolder?: StartModelFolder | null } = {}): Promise<void> {
     this.startError = null;
     this.controlError = null;
     if (opts.localError) {
@@ -93,7 +102,16 @@ export class TrainingState {
       if (opts.resumeRunId && this.options.loadStoredPoints) {
         this.priorPoints = await this.options.loadStoredPoints(opts.resumeRunId);
       }
-      const res = await this.client.request({ type: 'start', config, ...(opts.resumeRunId ? { resumeRunId: opts.resumeRunId } : {}) });
+      // A picked Qwen3 folder replaces the preset: model.init names it, its files go along.
+      const folder = opts.modelFolder;
+      const sent: TrainConfigInput = folder ? { ...config, model: { ...config.model, init: toFolderInit(folder.name) } } : config;
+      const res = await this.client.request({
+        type: 'start',
+        config: sent,
+        ...(opts.resumeRunId ? { resumeRunId: opts.resumeRunId } : {}),
+        // a plain array of the File objects: a $state proxy of the list would not clone
+        ...(folder ? { modelFiles: [...folder.files] } : {}),
+      });
       if (res.type !== 'started') throw new Error(`unexpected reply "${res.type}" to start`);
       this.run = res.run;
       this.runId = res.run.id;
@@ -163,6 +181,7 @@ export class TrainingState {
     this.step = 0;
     this.totalSteps = 0;
     this.message = null;
+    this.memory = null;
     this.metrics = [];
     this.evals = [];
     this.priorPoints = [];
@@ -185,8 +204,10 @@ export class TrainingState {
         this.totalSteps = e.totalSteps;
         this.runPhase = e.phase;
         this.message = e.message ?? null;
+        if (e.memory) this.memory = e.memory;
         this.phase = e.state;
-        if (changed) this.options.onRunChanged?.();
+        // 'idle' comes after a pause's checkpoint is committed: the Runs list can offer it.
+        if (changed || e.phase === 'idle') this.options.onRunChanged?.();
         return;
       }
       case 'metrics':

@@ -60,7 +60,13 @@ describe('TrainingState', () => {
     await t.stepOnce();
     await t.resume();
     expect(w.sent.map((r) => r.type)).toEqual(['start', 'pause', 'step', 'resume']);
+    expect(t.memory).toBeNull();
+    const memory = { backend: 'wasm', numBytes: 5 * 2 ** 20, numTensors: 80 };
+    w.push({ type: 'progress', runId: 'run-1', step: 2, totalSteps: 2, phase: 'rollouts', state: 'running', memory });
+    w.push({ type: 'progress', runId: 'other', step: 9, totalSteps: 9, phase: 'rollouts', state: 'running', memory: { ...memory, numBytes: 1 } });
+    expect(t.memory).toEqual(memory); // the stale run's reading is ignored
     w.push({ type: 'progress', runId: 'run-1', step: 2, totalSteps: 2, phase: 'idle', state: 'finished' });
+    expect(t.memory).toEqual(memory); // a progress event without a reading keeps the last one
     expect(t.phase).toBe('finished');
     expect(changes).toBe(2); // started, then finished (the running→running progress is no change)
   });
@@ -86,10 +92,26 @@ describe('TrainingState', () => {
     w.push({ type: 'metrics', runId: 'run-1', metrics: metrics(4, 0.8) });
     flushSync();
     expect(t.points.map((p) => [p.step, p.values.reward])).toEqual([[3, 0.7], [4, 0.8]]);
+    w.push({ type: 'progress', runId: 'run-1', step: 4, totalSteps: 9, phase: 'update', state: 'running', memory: { backend: 'cpu', numBytes: 64, numTensors: 2 } });
+    expect(t.memory?.numBytes).toBe(64);
     w.push({ type: 'run-error', runId: 'run-1', message: 'out of memory' });
     expect([t.phase, t.runError]).toEqual(['failed', 'out of memory']);
     await t.reset();
-    expect([t.phase, t.runId, t.metrics.length, t.runError]).toEqual(['idle', null, 0, null]);
+    expect([t.phase, t.runId, t.metrics.length, t.runError, t.memory]).toEqual(['idle', null, 0, null, null]);
+  });
+
+  it('a picked Qwen3 folder goes with the start: model.init names it and its files are sent', async () => {
+    const w = fakeClient(() => started());
+    const t = new TrainingState();
+    t.attach(w.client);
+    const files = [new File(['{}'], 'config.json'), new File([new Uint8Array(8)], 'model.safetensors')];
+    await t.start({ recipe: 'pact', model: { preset: 'qwen3-nano', vocabTasks: 10 } }, { modelFolder: { name: 'my-qwen3', files } });
+    expect(w.sent).toEqual([
+      { type: 'start', config: { recipe: 'pact', model: { preset: 'qwen3-nano', vocabTasks: 10, init: 'folder:my-qwen3' } }, modelFiles: files },
+    ]);
+    // Without a folder the config goes as it is, with no files.
+    await t.start({ recipe: 'pact' }, { modelFolder: null });
+    expect(w.sent[1]).toEqual({ type: 'start', config: { recipe: 'pact' } });
   });
 
   it('a refused control is reported, not swallowed', async () => {
