@@ -15,7 +15,7 @@ import type { Trainer } from '../src/recipes/trainer';
 import { PactStore } from '../src/storage';
 import type { RunRecord } from '../src/storage/schema';
 import { buildCheckpointRecord, readCheckpointRecord } from './checkpointRecord';
-import type { BackendName, RunPhase, RunState, WorkerEvent } from './protocol';
+import { toMemoryUsage, type BackendName, type MemoryUsage, type RunPhase, type RunState, type WorkerEvent } from './protocol';
 import { createBrowserPlatform } from './runPlatform';
 import { activateBackend } from './tfBrowser';
 
@@ -38,6 +38,15 @@ function numericValues(m: Record<string, unknown>): Record<string, number> {
   return out;
 }
 
+/** tfjs memory in use now (numBytes, numTensors; on WebGPU also the GPU buffer bytes). */
+function readMemory(): MemoryUsage | undefined {
+  try {
+    return toMemoryUsage(tf.getBackend() ?? 'none', tf.memory() as unknown as Record<string, unknown>);
+  } catch {
+    return undefined; // no backend yet: nothing to report
+  }
+}
+
 export class TrainingSession {
   private trainer: Trainer | null = null;
   private assets: RunAssets | null = null;
@@ -58,11 +67,11 @@ export class TrainingSession {
 
   private progress(phase: RunPhase, message?: string): void {
     if (!this.run) return;
-    this.post({ type: 'progress', runId: this.run.id, step: this.trainer?.completedSteps ?? 0, totalSteps: this.totalSteps, phase, state: this.state, message });
+    this.post({ type: 'progress', runId: this.run.id, step: this.trainer?.completedSteps ?? 0, totalSteps: this.totalSteps, phase, state: this.state, message, memory: readMemory() });
   }
 
   /** Loads everything and starts the loop (not awaited): the reply goes out at once. */
-  async start(input: TrainConfigInput, opts: { resumeRunId?: string; maxSteps?: number } = {}): Promise<StartedRun> {
+  async start(input: TrainConfigInput, opts: { resumeRunId?: string; maxSteps?: number; modelFiles?: File[] } = {}): Promise<StartedRun> {
     if (this.trainer) throw new Error('a run is already in progress: stop it before starting another');
     this.store ??= await PactStore.open();
     const store = this.store;
@@ -80,7 +89,10 @@ export class TrainingSession {
       config = resolveConfig(input);
     }
     const selection = await activateBackend(config.backend ?? 'webgpu');
-    const assets = await prepareRunAssetsWith(createBrowserPlatform(), config);
+    // A checkpoint that carries its model shape rebuilds the policy itself (a folder or an
+    // imported run resumes without its files); older records reload the run's model.init.
+    const checkpointPolicy = resume?.modelConfig ? { modelConfig: resume.modelConfig, mapping: resume.mapping } : undefined;
+    const assets = await prepareRunAssetsWith(createBrowserPlatform({ modelFiles: opts.modelFiles }), config, { checkpointPolicy });
     const trainer = createRunTrainer(config, assets);
     if (resume) trainer.importState(resume.state);
     if (!this.run) {
@@ -148,7 +160,7 @@ export class TrainingSession {
     if (trainer.completedSteps === 0) return;
     if ((await store.getRun(run.id))?.lastCheckpointId === `${run.id}@${trainer.completedSteps}`) return;
     this.progress('checkpoint');
-    await store.saveCheckpoint(buildCheckpointRecord(run.id, await trainer.exportState(), assets.policy.mapping), { keepLast: 2 });
+    await store.saveCheckpoint(buildCheckpointRecord(run.id, await trainer.exportState(), assets.policy.mapping, assets.policy.model.config), { keepLast: 2 });
   }
 
   private async loop(): Promise<void> {

@@ -11,7 +11,10 @@
  *     chat template (policyVocab.ts, selectKeptIds / PrunedTokenizer);
  *   - 'warm-start': the shipped checkpoint (public/warm-start/, warmStart.ts);
  *   - any other string: a Hugging Face Qwen3 folder the platform can open (config.json +
- *     safetensors, optional pruned_vocab.json; without one the full Qwen3 vocabulary).
+ *     safetensors, optional pruned_vocab.json; without one the full Qwen3 vocabulary). In
+ *     Node it is a path; in the browser "folder:<name>", a folder the user picked, whose
+ *     files come with the worker's start request (workers/runPlatform.ts). The folder's own
+ *     tokenizer files are not read: the source Qwen3 tokenizer serves (same vocabulary).
  * More sources plug in through `registerPolicySource`.
  * Train prompts: `tasks.nTrain` generated tasks with verified teacher traces; test prompts:
  * `tasks.nTest` generated test-split tasks. Recipes on another environment (tool search)
@@ -24,6 +27,7 @@ import { createToolSearch } from '../envs/toolRepo/search';
 import type { RenderChat } from '../envs/rollout';
 import type { ToolExecutor } from '../envs/sandbox/types';
 import { Qwen3Model, getQwen3Preset } from '../model/qwen3';
+import type { Qwen3Config } from '../model/qwen3/config';
 import { PrunedTokenizer, type PrunedVocabMapping } from '../model/tokenizer/prunedVocab';
 import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
 import type { TextTokenizer } from '../model/tokenizer/types';
@@ -113,7 +117,18 @@ async function loadFolderPolicy(dir: string, ctx: PolicySourceContext): Promise<
   if (!ctx.platform.openFolder) {
     throw new Error(`config.model.init: "${dir}" is not "scratch" or "warm-start", and this platform cannot open a folder by name`);
   }
-  const folder = await loadQwen3Folder(ctx.platform.openFolder(dir));
+  const reader = ctx.platform.openFolder(dir);
+  let folder;
+  try {
+    folder = await loadQwen3Folder(reader);
+  } catch (e) {
+    throw new Error(`Qwen3 folder "${dir}": ${(e as Error).message}`);
+  }
+  if (!folder.prunedVocab && folder.config.vocab_size < ctx.source.vocabSize) {
+    throw new Error(
+      `Qwen3 folder "${dir}": config.json field "vocab_size" is ${folder.config.vocab_size}, fewer than the ${ctx.source.vocabSize} tokens of Qwen3's tokenizer; a smaller vocabulary needs its pruned_vocab.json`,
+    );
+  }
   const tensors = new Map([...folder.tensors].map(([name, t]) => [name, { shape: t.shape, data: t.data }]));
   const tokenizer = folder.prunedVocab ? new PrunedTokenizer(ctx.source, folder.prunedVocab) : ctx.source;
   return { model: Qwen3Model.fromTensors(folder.config, tensors), tokenizer, mapping: folder.prunedVocab, source: `folder ${dir}` };
@@ -144,14 +159,32 @@ const taskCache = new Map<string, Promise<{ train: PromptItem[]; test: PromptIte
 export async function prepareRunAssetsWith(
   platform: RunPlatform,
   config: TrainConfig,
-  options: { log?: (line: string) => void } = {},
+  options: {
+    log?: (line: string) => void;
+    /**
+     * Resuming from a checkpoint that carries its model shape and vocabulary: the policy is
+     * built from those (its weights then come from Trainer.importState), so a run that
+     * started from a user's folder or an imported checkpoint resumes without the folder.
+     */
+    checkpointPolicy?: { modelConfig: Qwen3Config; mapping?: PrunedVocabMapping };
+  } = {},
 ): Promise<RunAssets> {
   const log = options.log ?? (() => {});
   const source = await platform.loadSourceTokenizer();
   const executor = await platform.createExecutor();
   const ctx: PolicySourceContext = { source, executor, platform, log };
+  const fromCheckpoint = options.checkpointPolicy;
   const load = POLICY_SOURCES.get(config.model.init);
-  const policy = load ? await load(config, ctx) : await loadFolderPolicy(config.model.init, ctx);
+  const policy: Policy = fromCheckpoint
+    ? {
+        model: Qwen3Model.fromConfig(fromCheckpoint.modelConfig, config.seed),
+        tokenizer: fromCheckpoint.mapping ? new PrunedTokenizer(source, fromCheckpoint.mapping) : source,
+        mapping: fromCheckpoint.mapping,
+        source: `checkpoint (model.init was ${config.model.init})`,
+      }
+    : load
+      ? await load(config, ctx)
+      : await loadFolderPolicy(config.model.init, ctx);
   const recipe = getRecipe(config.recipe);
   let trainPrompts: PromptItem[];
   let testPrompts: PromptItem[];

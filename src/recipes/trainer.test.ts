@@ -27,7 +27,7 @@ import { resolveConfig, type TrainConfigInput } from './config';
 import { listRecipes } from './registry';
 import { createTinySetup, type TinySetup } from './testKit';
 import { Trainer, buildMicroBatchLoss, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
-import type { PolicySampler, StepMetrics } from './types';
+import { isMachineMetric, type PolicySampler, type StepMetrics } from './types';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
 import './index';
 
@@ -68,8 +68,7 @@ function createTrainer(input: TrainConfigInput, opts: { modelSeed?: number; wrap
 
 /** Metrics without the wall-clock ones. */
 function stripTiming(m: StepMetrics): Record<string, unknown> {
-  const { seconds: _s, 'tokens/s': _t, ...rest } = m;
-  return rest;
+  return Object.fromEntries(Object.entries(m).filter(([k]) => !isMachineMetric(k)));
 }
 
 function containsSubsequence(haystack: readonly number[], needle: readonly number[]): boolean {

@@ -419,6 +419,7 @@ export class Trainer {
     const scores = usesRollouts ? groups.map((g) => this.recipe.scoreGroup(g, ctx)) : groups.map(() => null);
     this.lastGroups = groups;
     this.lastScores = scores;
+    const rolloutsDone = performance.now();
 
     // Lines 4–16: routes, rows, then π_old(c^h) and π_ref once with the pre-update weights.
     const routes = this.recipe.routePrompts(groups, ctx);
@@ -435,6 +436,8 @@ export class Trainer {
     } finally {
       disposeSnapshot(oldParams);
     }
+
+    const plannedDone = performance.now();
 
     // Line 17: PPO mini-batches, one optimiser step each.
     const lr = computeLearningRate(s, { kind: c.lrSchedule, lrPeak: c.lr, warmupSteps: c.lrWarmupSteps, totalSteps: c.steps });
@@ -480,7 +483,8 @@ export class Trainer {
     }
     for (const x of stats) x.values.dispose();
     this.stepIndex++;
-    return this.summarize({ s, groups, scores, plans, values, losses, gradNorms, lambdaA, prefixLevel, lr, started, ctx });
+    const phases = { rollouts: rolloutsDone - started, plan: plannedDone - rolloutsDone, update: performance.now() - plannedDone };
+    return this.summarize({ s, groups, scores, plans, values, losses, gradNorms, lambdaA, prefixLevel, lr, started, phases, ctx });
   }
 
   private summarize(a: {
@@ -495,6 +499,8 @@ export class Trainer {
     prefixLevel: number[];
     lr: number;
     started: number;
+    /** Milliseconds per phase: rollouts + rewards, plans + π_old(c^h)/π_ref log-probs, PPO updates. */
+    phases: { rollouts: number; plan: number; update: number };
     ctx: RecipeContext;
   }): StepMetrics {
     const c = this.config;
@@ -538,6 +544,10 @@ export class Trainer {
       lr: a.lr,
       'tokens/s': seconds > 0 ? generated.reduce((x, y) => x + y, 0) / seconds : 0,
       seconds,
+      // Where the step's time went (wall clock; a profile, not a benchmark).
+      'time/rollouts_s': a.phases.rollouts / 1000,
+      'time/logprobs_s': a.phases.plan / 1000,
+      'time/update_s': a.phases.update / 1000,
     };
     for (const sc of scored) {
       for (const [name, parts] of Object.entries(sc.rewardParts ?? {})) {

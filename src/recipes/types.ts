@@ -189,6 +189,15 @@ export interface StepMetrics {
   [key: string]: number | string;
 }
 
+/**
+ * Metrics that measure the machine, not the method (wall clock, throughput, memory): they
+ * differ between two runs of the same config and seed, so bit-for-bit comparisons and
+ * tables over seeds leave them out.
+ */
+export function isMachineMetric(key: string): boolean {
+  return key === 'seconds' || key === 'tokens/s' || key.startsWith('time/') || key.startsWith('memory/');
+}
+
 /** Held-out evaluation (issue 5): tool-use Solve-R/P/F1 and answer correctness. */
 export interface EvalMetrics {
   step: number;

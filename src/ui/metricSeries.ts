@@ -76,6 +76,16 @@ export const CHART_SPECS: readonly ChartSpec[] = [
   { id: 'clip', title: 'Clip ratio', yLabel: 'fraction clipped', keys: [{ key: 'clip_ratio', label: 'clip ratio' }] },
   { id: 'grad', title: 'Gradient norm', yLabel: '‖g‖ before clipping', keys: [{ key: 'grad_norm', label: 'grad norm' }] },
   { id: 'speed', title: 'Tokens per second', yLabel: 'generated tokens / s', keys: [{ key: 'tokens/s', label: 'tokens/s' }] },
+  {
+    id: 'time',
+    title: 'Step time by phase',
+    yLabel: 'seconds',
+    keys: [
+      { key: 'time/rollouts_s', label: 'rollouts + rewards' },
+      { key: 'time/logprobs_s', label: 'π_old(c^h), π_ref log-probs' },
+      { key: 'time/update_s', label: 'PPO updates' },
+    ],
+  },
 ];
 
 /**

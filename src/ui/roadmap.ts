@@ -2,7 +2,7 @@
  * What the app will show, and which issue delivers it. The "Still to come" panel
  * reads this list, so the page says plainly what is not built yet. Built so far:
  * Device, Run setup (with the training buttons), Live charts, Rollout inspector, Runs
- * (resume, delete, metrics export), Mask schedule, Anchoring gates, Prefix levels L0–L4,
+ * (resume, delete, metrics and checkpoint export, checkpoint import), Mask schedule, Anchoring gates, Prefix levels L0–L4,
  * Token masks.
  */
 export interface PlannedPanel {
@@ -12,5 +12,10 @@ export interface PlannedPanel {
 }
 
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
-  { name: 'Checkpoint files', what: 'export a saved checkpoint to a file and import one back (Runs panel), once the worker carries them', issue: 6 },
+  {
+    name: 'Training on a loaded FTRL file',
+    what: "FTRL's prompts are 2.6k–5k tokens with Qwen3's tokenizer, over qwen3-nano's 2,048-token window, so runs train on generated tasks; a loaded FTRL file is evaluated with `pact eval-ftrl --model`",
+    issue: 5,
+  },
+  { name: 'LoRA training runs', what: 'LoRA adapters exist in the model (with merge) but the trainer refuses config.model.lora', issue: 5 },
 ];
