@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { resolveConfig } from '../recipes/config';
 import {
   FIELD_BY_KEY,
   SETUP_FIELDS,
+  describeConfigAsSetup,
   describeRange,
+  parseOverrides,
   parseSetupQuery,
   readDefaultValues,
   serializeSetup,
@@ -77,7 +80,7 @@ describe('the setup in the URL', () => {
     const qs = serializeSetup(values);
     expect(qs).toContain('q=0.25');
     expect(qs.split('&')).toHaveLength(SETUP_FIELDS.length);
-    expect(parseSetupQuery(`?${qs}`)).toEqual({ values, unknownKeys: [] });
+    expect(parseSetupQuery(`?${qs}`)).toEqual({ values, overridesText: '', unknownKeys: [] });
   });
 
   it('keeps a bad value as text (so its error shows) and the other fields, and lists unknown keys', () => {
@@ -87,5 +90,77 @@ describe('the setup in the URL', () => {
     expect(values.seed).toBe(FIELD_BY_KEY.seed.defaultText);
     expect(unknownKeys).toEqual(['zzz']);
     expect(validateSetup(values).fieldErrors.q).toBe('q must be a number (got "abc")');
+  });
+});
+
+describe('advanced: config overrides (JSON)', () => {
+  it('merges fields the form does not carry into the config', () => {
+    const v = validateSetup({ ...readDefaultValues(), K: '4' }, '{"pact": {"objective": "Lx", "traceComponents": {"reasoning": false}}, "maxTurns": 3, "toolsearcher": {"eventLevelSearch": false}}');
+    expect(v.otherErrors).toEqual([]);
+    expect(v.config?.pact.objective).toBe('Lx');
+    expect(v.config?.pact.traceComponents).toEqual({ reasoning: false, toolCalls: true, toolResponses: true });
+    expect(v.config?.pact.anchorProb).toBe(0.4); // the form's q, untouched by the nested merge
+    expect(v.config?.maxTurns).toBe(3);
+    expect(v.config?.toolsearcher.eventLevelSearch).toBe(false);
+    expect(v.config?.rolloutsPerPrompt).toBe(4);
+    expect(v.input).toMatchObject({ maxTurns: 3, rolloutsPerPrompt: 4 });
+  });
+
+  it('form fields win over an override of the same field, which is listed as ignored', () => {
+    const v = validateSetup({ ...readDefaultValues(), q: '0.2' }, '{"pact": {"anchorProb": 0.9}, "rolloutsPerPrompt": 2}');
+    expect(v.config?.pact.anchorProb).toBe(0.2);
+    expect(v.config?.rolloutsPerPrompt).toBe(8); // the form's K default
+    expect(v.ignoredOverrides).toEqual(['rolloutsPerPrompt (the form\'s K field)', 'pact.anchorProb (the form\'s q field)']);
+  });
+
+  it('names the config field of a bad override, blocks the config, and previews without the overrides', () => {
+    const v = validateSetup({ ...readDefaultValues(), K: '4' }, '{"pact": {"objective": "Lz"}, "maxTurns": 0}');
+    expect(v.config).toBeNull();
+    expect(v.fieldErrors).toEqual({});
+    expect(v.otherErrors).toHaveLength(2);
+    expect(v.otherErrors[0]).toMatch(/^Config overrides \(JSON\): config\.maxTurns: /);
+    expect(v.otherErrors[1]).toMatch(/^Config overrides \(JSON\): config\.pact\.objective: /);
+    expect(v.effective.rolloutsPerPrompt).toBe(4); // the form is kept in the preview
+    expect(v.effective.maxTurns).toBe(10); // the overrides are not
+  });
+
+  it('rejects text that is not a JSON object, in words', () => {
+    expect(parseOverrides('')).toEqual({ value: {} });
+    expect(parseOverrides('  ')).toEqual({ value: {} });
+    expect(parseOverrides('[1]').error).toMatch(/^Config overrides \(JSON\): must be a JSON object/);
+    expect(parseOverrides('{"a":').error).toMatch(/^Config overrides \(JSON\): not valid JSON/);
+    const v = validateSetup(readDefaultValues(), '{nope');
+    expect(v.config).toBeNull();
+    expect(v.otherErrors[0]).toMatch(/not valid JSON/);
+    expect(v.effective.rolloutsPerPrompt).toBe(8);
+  });
+
+  it('travels in the URL as one query parameter, only when present', () => {
+    const values = { ...readDefaultValues(), K: '2' };
+    const text = '{"pact":{"objective":"Lh"},"maxTurns":4}';
+    const qs = serializeSetup(values, text);
+    expect(qs.split('&')).toHaveLength(SETUP_FIELDS.length + 1);
+    expect(new URLSearchParams(qs).get('overrides')).toBe(text);
+    expect(parseSetupQuery(qs)).toEqual({ values, overridesText: text, unknownKeys: [] });
+    expect(serializeSetup(values, '  ')).not.toContain('overrides');
+  });
+
+  it('describes any config as form text + overrides that reproduce it exactly', () => {
+    const config = resolveConfig({
+      name: 'Lx-s3', recipe: 'pact', seed: 3, backend: 'wasm', lr: 1e-30, steps: 2,
+      model: { preset: 'qwen3-nano', init: 'scratch', vocabTasks: 64 },
+      tasks: { nTrain: 8, nTest: 2 },
+      pact: { objective: 'Lx', anchorProb: 0, traceComponents: { toolResponses: false } },
+      toolsearcher: { categoryConstrained: false },
+    });
+    const { values, overridesText } = describeConfigAsSetup(config as unknown as Record<string, unknown>);
+    expect(values).toMatchObject({ recipe: 'pact', seed: '3', backend: 'wasm', lr: '1e-30', steps: '2', q: '0', model: 'qwen3-nano', horizon: '2' });
+    const overrides = JSON.parse(overridesText);
+    expect(overrides.pact.anchorProb).toBeUndefined(); // carried by the form, not twice
+    expect(overrides.rolloutsPerPrompt).toBeUndefined();
+    const { values: v2, overridesText: o2 } = parseSetupQuery(serializeSetup(values, overridesText));
+    const back = validateSetup(v2, o2);
+    expect(back.ignoredOverrides).toEqual([]);
+    expect(back.config).toEqual(config);
   });
 });

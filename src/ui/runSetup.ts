@@ -8,6 +8,15 @@
  * error for the field it belongs to; `serializeSetup` / `parseSetupQuery` put the
  * whole setup into a URL query string and back, so a link reproduces a configuration.
  * A bad value in a link stays in its field with its error; the other fields are kept.
+ *
+ * Advanced: config overrides. The form carries only the main knobs; any other config
+ * field (pact.objective, pact.traceComponents, toolsearcher toggles, tasks, maxTurns,
+ * evalEvery, …) comes from a JSON object of config fields, kept in the URL as the one
+ * query parameter `overrides`. It is merged under the form: **form fields win** (what a
+ * field shows is what runs; an override of a form field is ignored and listed in
+ * `ignoredOverrides`), and the merged input is validated by resolveConfig, so an error
+ * names the config field (`config.pact.objective: must be one of Lx, Lh, Lx+SFT, Lh+SFT`).
+ * The experiment runner (scripts/experiment.ts) opens `/?<form fields>&overrides=<JSON>`.
  */
 import { z } from 'zod';
 import {
@@ -16,6 +25,7 @@ import {
   trainConfigSchema,
   type TrainConfig,
 } from '../recipes/config';
+import { mergeDeep } from '../recipes/experiment';
 import { RECIPE_NAMES } from './recipeNames';
 
 export type FieldKey =
@@ -247,6 +257,47 @@ export function buildConfigInput(values: SetupValues, skip: ReadonlySet<FieldKey
   return input;
 }
 
+/** The query key of the config overrides (a JSON object of config fields). */
+export const OVERRIDES_KEY = 'overrides';
+
+export interface ParsedOverrides {
+  /** The parsed object ({} for empty text), or null when the text is not a JSON object. */
+  value: Record<string, unknown> | null;
+  /** Why the text was rejected, in words naming the field. */
+  error?: string;
+}
+
+/** Overrides text → a plain object of config fields ('' and whitespace mean none). */
+export function parseOverrides(text: string): ParsedOverrides {
+  if (text.trim() === '') return { value: {} };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    return { value: null, error: `Config overrides (JSON): not valid JSON (${(e as Error).message})` };
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    return { value: null, error: 'Config overrides (JSON): must be a JSON object of config fields, e.g. {"pact": {"objective": "Lx"}}' };
+  }
+  return { value: json as Record<string, unknown> };
+}
+
+/** Config paths (`pact.anchorProb`) of the overrides that a form field also sets: the form wins. */
+export function findIgnoredOverrides(overrides: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const f of SETUP_FIELDS) {
+    let node: unknown = overrides;
+    for (const k of f.path) node = node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[k] : undefined;
+    if (node !== undefined) out.push(`${f.path.join('.')} (the form's ${f.symbol ?? f.label} field)`);
+  }
+  return out;
+}
+
+/** The config input of form + overrides: overrides first, the form's fields merged over them (form wins). */
+export function buildSetupConfigInput(values: SetupValues, overrides: Record<string, unknown>, skip: ReadonlySet<FieldKey> = new Set()): Record<string, unknown> {
+  return mergeDeep(overrides, buildConfigInput(values, skip));
+}
+
 /** Config names in messages → the names the form shows ("toolCallScaleStart" → "λa start"). */
 function renameConfigFields(message: string): string {
   let out = message;
@@ -281,8 +332,12 @@ export interface SetupValidation {
   config: TrainConfig | null;
   /** One sentence per field in error, naming the field ("q must be ≤ 1 (got 1.5)"). */
   fieldErrors: Partial<Record<FieldKey, string>>;
-  /** Problems that belong to no form field. */
+  /** Problems that belong to no form field (the overrides' errors, `config.<path>: …`). */
   otherErrors: string[];
+  /** Override paths a form field also sets (ignored: the form wins). */
+  ignoredOverrides: string[];
+  /** The merged config input (form over overrides) that Train sends. */
+  input: Record<string, unknown>;
   /** The config with every field in error left at its default: what previews draw. */
   effective: TrainConfig;
 }
@@ -301,10 +356,17 @@ function checkRecipe(values: SetupValues): string | null {
     : `unknown recipe "${name}"; valid: ${RECIPE_NAMES.join(', ')}`;
 }
 
-/** Validates the form through resolveConfig and words each error for its field. */
-export function validateSetup(values: SetupValues): SetupValidation {
+/**
+ * Validates the form (merged over the config overrides) through resolveConfig and words
+ * each error for its field; errors of fields only the overrides set name the config path.
+ */
+export function validateSetup(values: SetupValues, overridesText = ''): SetupValidation {
   const fieldErrors: Partial<Record<FieldKey, string>> = {};
   const otherErrors: string[] = [];
+  const parsed = parseOverrides(overridesText);
+  if (parsed.error) otherErrors.push(parsed.error);
+  const overrides = parsed.value ?? {};
+  const hasOverrides = Object.keys(overrides).length > 0;
   const recipeError = checkRecipe(values);
   if (recipeError) fieldErrors.recipe = `Recipe: ${recipeError}`;
 
@@ -315,7 +377,7 @@ export function validateSetup(values: SetupValues): SetupValidation {
       const { path, message } = splitIssue(issue);
       const field = FIELD_BY_PATH.get(path);
       if (!field) {
-        otherErrors.push(issue);
+        otherErrors.push(hasOverrides ? `Config overrides (JSON): ${issue}` : issue);
         continue;
       }
       keys.push(field.key);
@@ -327,51 +389,84 @@ export function validateSetup(values: SetupValues): SetupValidation {
     return keys;
   };
 
+  const input = buildSetupConfigInput(values, overrides);
   let config: TrainConfig | null = null;
   try {
-    config = resolveConfig(buildConfigInput(values));
+    config = resolveConfig(input);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     record(e.issues);
   }
-  if (recipeError) config = null;
+  if (recipeError || parsed.error) config = null;
 
   // Previews draw the setup with the broken fields at their defaults. A cross-field
   // error (λa end above start) can move to another field once one is reset: repeat.
+  // Overrides in error are left out of the preview as a whole.
   const skip = new Set<FieldKey>(Object.keys(fieldErrors) as FieldKey[]);
   let effective: TrainConfig | null = config;
-  for (let tries = 0; !effective && tries <= SETUP_FIELDS.length; tries++) {
+  let previewOverrides = overrides;
+  for (let tries = 0; !effective && tries <= SETUP_FIELDS.length + 1; tries++) {
     try {
-      effective = resolveConfig(buildConfigInput(values, skip));
+      effective = resolveConfig(buildSetupConfigInput(values, previewOverrides, skip));
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       const before = skip.size;
+      let hasOtherIssue = false;
       for (const issue of e.issues) {
         const field = FIELD_BY_PATH.get(splitIssue(issue).path);
         if (field) skip.add(field.key);
+        else hasOtherIssue = true;
       }
-      if (skip.size === before) break;
+      if (hasOtherIssue && Object.keys(previewOverrides).length > 0) previewOverrides = {};
+      else if (skip.size === before) break;
     }
   }
   if (recipeError && effective) effective = { ...effective, recipe: FIELD_BY_KEY.recipe.defaultText };
-  return { config, fieldErrors, otherErrors, effective: effective ?? resolveConfig({}) };
+  return { config, fieldErrors, otherErrors, ignoredOverrides: findIgnoredOverrides(overrides), input, effective: effective ?? resolveConfig({}) };
 }
 
-/** The whole setup as a query string (every field, so a link keeps meaning if defaults change). */
-export function serializeSetup(values: SetupValues): string {
+/**
+ * The whole setup as a query string (every field, so a link keeps meaning if defaults
+ * change), plus `overrides=<JSON text>` when there are config overrides.
+ */
+export function serializeSetup(values: SetupValues, overridesText = ''): string {
   const params = new URLSearchParams();
   for (const f of SETUP_FIELDS) params.set(f.key, values[f.key] ?? f.defaultText);
+  if (overridesText.trim() !== '') params.set(OVERRIDES_KEY, overridesText);
   return params.toString();
 }
 
-/** A query string → form values: known keys taken as text (errors come from validateSetup), the rest default. */
-export function parseSetupQuery(search: string): { values: SetupValues; unknownKeys: string[] } {
+/**
+ * A query string → form values and overrides text: known keys taken as text (errors come
+ * from validateSetup), the rest default.
+ */
+export function parseSetupQuery(search: string): { values: SetupValues; overridesText: string; unknownKeys: string[] } {
   const params = new URLSearchParams(search.startsWith('?') ? search.slice(1) : search);
   const values = readDefaultValues();
   const unknownKeys: string[] = [];
+  let overridesText = '';
   for (const [key, text] of params) {
     if (key in FIELD_BY_KEY) values[key as FieldKey] = text;
+    else if (key === OVERRIDES_KEY) overridesText = text;
     else unknownKeys.push(key);
   }
-  return { values, unknownKeys };
+  return { values, overridesText, unknownKeys };
+}
+
+/**
+ * A config → the setup that reproduces it: form text for the form's fields and, as
+ * overrides, every other field of the config (form fields left out, so nothing is ignored).
+ * The experiment runner opens `/?${serializeSetup(values, overridesText)}`.
+ */
+export function describeConfigAsSetup(config: Record<string, unknown>): { values: SetupValues; overridesText: string } {
+  const values = readDefaultValues();
+  const rest = structuredClone(config);
+  for (const f of SETUP_FIELDS) {
+    const v = readPath(config, f.path);
+    values[f.key] = v === undefined ? (f.options?.includes(AUTO) ? AUTO : f.defaultText) : String(v);
+    let node = rest as Record<string, unknown> | undefined;
+    for (const k of f.path.slice(0, -1)) node = node?.[k] as Record<string, unknown> | undefined;
+    if (node) delete node[f.path[f.path.length - 1]];
+  }
+  return { values, overridesText: JSON.stringify(rest) };
 }

@@ -1,0 +1,534 @@
+/**
+ * `npm run experiment -- experiments/NAME.json [--smoke] [--backend auto|webgpu|wasm]
+ *                        [--out DIR] [--port N] [--dist DIR] [--run ID,…] [--base-url URL]`
+ *
+ * Runs an experiment file through the app's real UI, in headless Chromium (Playwright):
+ *   1. builds the app (`vite build --outDir <dist>`, default dist-experiment) and serves it
+ *      with `vite preview` on 127.0.0.1:<port> (default 4190), unless --base-url names a
+ *      server that already serves a build;
+ *   2. picks the backend: WebGPU when the browser offers a hardware adapter, else wasm
+ *      (a software fallback adapter such as SwiftShader is 6–45× slower than wasm, so it
+ *      counts as none; `--backend webgpu` forces it), and prints which at the start;
+ *   3. per (run, seed) of the file (src/recipes/experiment.ts), in a fresh browser context
+ *      (so a fresh IndexedDB): opens `/?<run setup>&overrides=<JSON>` (runSetup.ts
+ *      describeConfigAsSetup: the form's fields + every other config field as overrides),
+ *      checks that the page's merged config equals the run's resolved config, presses
+ *      Train, waits until the run finishes or fails, reads every stored metric row from the
+ *      page's IndexedDB (src/storage/schema.ts), and screenshots the panels;
+ *   4. writes results/NAME/: results.json (src/experiments/results.ts), table.md and
+ *      table.csv (mean ± sample std over seeds), figures/*.png (curves drawn on a page
+ *      canvas and screenshotted), screenshots/<run id>-<panel>.png.
+ * A failed run is recorded with its error and the others go on; the exit code is 1 when
+ * any run failed. `--smoke` shrinks every run to about a minute (src/experiments/smoke.ts).
+ * `runExperiment` is the library entry e2e/experiment.spec.ts calls.
+ */
+import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { expandExperiment, type ExperimentRun } from '../src/recipes/experiment';
+import { RECIPE_NAMES } from '../src/ui/recipeNames';
+import { describeConfigAsSetup, serializeSetup } from '../src/ui/runSetup';
+import { buildCurves, buildTable, labelMetric, pickTableMetrics, type CurveSeries } from '../src/experiments/aggregate';
+import { formatTableCsv, formatTableMarkdown } from '../src/experiments/format';
+import { RESULTS_FORMAT, formatResultsJson, toStepRecords, type ExperimentResults, type RunResult } from '../src/experiments/results';
+import { shrinkForSmoke } from '../src/experiments/smoke';
+// @ts-expect-error plain ESM helper shared with e2e/playwright.config.ts
+import { chromiumPath, CHROMIUM_ARGS } from './chromium.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export type BackendChoice = 'auto' | 'webgpu' | 'wasm';
+
+export interface RunExperimentOptions {
+  /** The experiment file (experiments/NAME.json). */
+  file: string;
+  isSmoke?: boolean;
+  /** Output folder; default results/<experiment name>. */
+  outDir?: string;
+  /** A server already serving the built app: no build, no preview. */
+  baseUrl?: string;
+  /** Build folder for `vite build` (default dist-experiment). */
+  distDir?: string;
+  /** Port of `vite preview` (default 4190). */
+  port?: number;
+  backend?: BackendChoice;
+  /** Only the runs whose id or name is listed. */
+  onlyRuns?: string[];
+  /** Longest a run may take in the page (default 24 h). */
+  runTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * tsx (esbuild, keepNames) wraps named functions in `__name(fn, "name")`; functions handed
+ * to page.evaluate carry those calls into the page, where the helper does not exist.
+ */
+const PAGE_SHIM = 'globalThis.__name = globalThis.__name || ((fn) => fn);';
+
+async function newContext(browser: Browser, viewport = { width: 1280, height: 800 }): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport });
+  await context.addInitScript({ content: PAGE_SHIM });
+  return context;
+}
+
+function showPath(p: string): string {
+  const rel = path.relative(ROOT, p);
+  return rel.startsWith('..') ? p : rel;
+}
+
+// ---- the server -------------------------------------------------------------------------
+
+function runToEnd(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+async function waitForHttp(url: string, timeoutMs: number, child: ChildProcess): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`vite preview exited with ${child.exitCode} before serving ${url}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`nothing answered at ${url} within ${timeoutMs / 1000} s`);
+}
+
+/** Builds the app into `distDir` and serves it; returns the URL and a stop function. */
+async function startServer(distDir: string, port: number, log: (line: string) => void): Promise<{ baseUrl: string; stop: () => void }> {
+  const vite = path.join(ROOT, 'node_modules/vite/bin/vite.js');
+  log(`building the app into ${distDir}/ …`);
+  await runToEnd(process.execPath, [vite, 'build', '--logLevel', 'warn', '--outDir', distDir]);
+  const child = spawn(process.execPath, [vite, 'preview', '--host', '127.0.0.1', '--port', String(port), '--strictPort', '--outDir', distDir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const stop = () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
+  try {
+    await waitForHttp(baseUrl, 60_000, child);
+  } catch (e) {
+    stop();
+    throw e;
+  }
+  return { baseUrl, stop };
+}
+
+// ---- the backend ------------------------------------------------------------------------
+
+interface BackendDecision {
+  name: 'webgpu' | 'wasm';
+  reason: string;
+}
+
+/** Asks the page for a WebGPU adapter; a software fallback adapter counts as none. */
+async function chooseBackend(browser: Browser, baseUrl: string, choice: BackendChoice): Promise<BackendDecision> {
+  if (choice === 'wasm') return { name: 'wasm', reason: 'asked for wasm (--backend wasm or the file)' };
+  const context = await newContext(browser);
+  try {
+    const page = await context.newPage();
+    await page.goto(baseUrl);
+    const probe = await page.evaluate(async () => {
+      const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
+      if (!gpu) return { hasAdapter: false, isFallback: false, description: 'navigator.gpu is absent' };
+      const adapter = (await gpu.requestAdapter()) as null | { info?: Record<string, unknown>; isFallbackAdapter?: boolean };
+      if (!adapter) return { hasAdapter: false, isFallback: false, description: 'requestAdapter() returned null' };
+      const info = adapter.info ?? {};
+      const isFallback = Boolean(info.isFallbackAdapter ?? adapter.isFallbackAdapter);
+      const description = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ');
+      return { hasAdapter: true, isFallback, description: description || 'no adapter info' };
+    });
+    if (choice === 'webgpu') return { name: 'webgpu', reason: `asked for webgpu (adapter: ${probe.hasAdapter ? probe.description : 'none, the trainer will fall back'})` };
+    if (!probe.hasAdapter) return { name: 'wasm', reason: `no WebGPU adapter (${probe.description})` };
+    if (probe.isFallback) return { name: 'wasm', reason: `the only WebGPU adapter is a software fallback (${probe.description}), slower than wasm` };
+    return { name: 'webgpu', reason: `WebGPU adapter: ${probe.description}` };
+  } finally {
+    await context.close();
+  }
+}
+
+// ---- one run through the page -------------------------------------------------------------
+
+interface StoredRun {
+  run: { id: string; status: string; error?: string; config: Record<string, unknown> } | null;
+  metrics: { step: number; values: Record<string, number> }[];
+}
+
+/** Every run record and metric row in the page's IndexedDB (the worker wrote them). */
+async function readStoredRun(page: Page): Promise<StoredRun> {
+  return page.evaluate(async () => {
+    const db = await new Promise<IDBDatabase>((res, rej) => {
+      const r = indexedDB.open('pact-lab');
+      r.onsuccess = () => res(r.result);
+      r.onerror = () => rej(r.error);
+    });
+    const all = <T,>(store: string) =>
+      new Promise<T[]>((res, rej) => {
+        const q = db.transaction(store).objectStore(store).getAll();
+        q.onsuccess = () => res(q.result as T[]);
+        q.onerror = () => rej(q.error);
+      });
+    type Run = { id: string; status: string; error?: string; config: Record<string, unknown>; createdAt: number };
+    const runs = (await all<Run>('runs')).sort((a, b) => b.createdAt - a.createdAt);
+    const run = runs[0] ?? null;
+    const metrics = run ? (await all<{ runId: string; step: number; values: Record<string, number> }>('metrics')).filter((m) => m.runId === run.id) : [];
+    db.close();
+    return { run: run ? { id: run.id, status: run.status, error: run.error, config: run.config } : null, metrics: metrics.map((m) => ({ step: m.step, values: m.values })) };
+  });
+}
+
+/** Paths where two JSON values differ (`pact.objective: "Lx" vs "Lh"`). */
+function diffJson(a: unknown, b: unknown, at = ''): string[] {
+  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && !Array.isArray(a) && !Array.isArray(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    return [...keys].flatMap((k) => diffJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], at ? `${at}.${k}` : k));
+  }
+  return JSON.stringify(a) === JSON.stringify(b) ? [] : [`${at || '(root)'}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`];
+}
+
+const PANELS = ['run-setup', 'live-charts', 'rollout-inspector', 'runs-panel'] as const;
+
+async function screenshotPanels(page: Page, dir: string, runId: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (const panel of PANELS) {
+    const loc = page.getByTestId(panel);
+    if ((await loc.count()) === 0) continue;
+    await loc.scrollIntoViewIfNeeded();
+    await loc.screenshot({ path: path.join(dir, `${slug(runId)}-${panel}.png`) });
+  }
+}
+
+function slug(text: string): string {
+  return text.replace(/[^A-Za-z0-9._-]+/g, '_');
+}
+
+async function runInPage(context: BrowserContext, baseUrl: string, run: ExperimentRun, backend: BackendDecision, outDir: string, timeoutMs: number): Promise<RunResult> {
+  const config = { ...run.config, backend: backend.name };
+  const result: RunResult = { id: run.id, name: run.name, seed: run.seed, status: 'failed', config, seconds: 0, steps: [] };
+  const started = Date.now();
+  const page = await context.newPage();
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  try {
+    const { values, overridesText } = describeConfigAsSetup(config as unknown as Record<string, unknown>);
+    await page.goto(`${baseUrl}/?${serializeSetup(values, overridesText)}`);
+    const panel = page.getByTestId('run-setup');
+    await page.getByTestId('setup-status').waitFor();
+    // The setup the page built must be exactly the run's config (else a field did not travel).
+    const merged = page.getByTestId('setup-merged-config');
+    if ((await merged.count()) === 0) {
+      const errors = await panel.locator('[data-testid^="error-"], [data-testid="setup-other-errors"] li').allInnerTexts();
+      throw new Error(`the page rejected the setup: ${(await page.getByTestId('setup-status').innerText()).trim()}${errors.length ? `: ${errors.join('; ')}` : ''}`);
+    }
+    const shown = JSON.parse((await merged.textContent()) ?? '{}');
+    const diff = diffJson(shown, config);
+    if (diff.length > 0) throw new Error(`the page's setup differs from the run's config: ${diff.join('; ')}`);
+
+    await panel.getByTestId('btn-train').click();
+    const progress = panel.getByTestId('train-progress');
+    const deadline = started + timeoutMs;
+    for (;;) {
+      if ((await panel.getByTestId('start-error').count()) > 0) throw new Error(await panel.getByTestId('start-error').innerText());
+      const phase = await progress.getAttribute('data-phase');
+      if (phase === 'finished' || phase === 'failed' || phase === 'stopped') break;
+      if (Date.now() > deadline) throw new Error(`did not finish within ${Math.round(timeoutMs / 1000)} s (last: ${await progress.innerText()})`);
+      await page.waitForTimeout(1000);
+    }
+    const stored = await readStoredRun(page);
+    result.steps = toStepRecords(stored.metrics);
+    result.pageRunId = stored.run?.id;
+    const runError = (await panel.getByTestId('run-error').count()) > 0 ? await panel.getByTestId('run-error').innerText() : '';
+    if (!stored.run) throw new Error('the page stored no run in IndexedDB');
+    if (stored.run.status !== 'finished') throw new Error(`the run ended "${stored.run.status}": ${stored.run.error || runError || 'no error recorded'}`);
+    const ranOn = (await page.getByTestId('device-training-backend').innerText()).trim();
+    if (ranOn !== backend.name) throw new Error(`asked for ${backend.name}, the trainer ran on ${ranOn}`);
+    const configDiff = diffJson(stored.run.config, config);
+    if (configDiff.length > 0) throw new Error(`the worker ran a different config: ${configDiff.join('; ')}`);
+    result.status = 'finished';
+  } catch (e) {
+    result.error = (e instanceof Error ? e.message : String(e)) + (pageErrors.length > 0 ? ` (page errors: ${pageErrors.join('; ')})` : '');
+  } finally {
+    result.seconds = (Date.now() - started) / 1000;
+    await screenshotPanels(page, path.join(outDir, 'screenshots'), run.id).catch(() => undefined);
+  }
+  return result;
+}
+
+// ---- figures ---------------------------------------------------------------------------
+
+interface FigureSpec {
+  title: string;
+  yLabel: string;
+  series: CurveSeries[];
+}
+
+/** Draws mean curves (± sample std band) on a canvas; runs inside the page. */
+function drawFigure(spec: FigureSpec): void {
+  const canvas = document.getElementById('fig') as HTMLCanvasElement;
+  const ctx = canvas.getContext('2d')!;
+  const W = canvas.width;
+  const H = canvas.height;
+  const pad = { left: 84, right: 220, top: 44, bottom: 52 };
+  const colors = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#000000', '#f0e442', '#999999'];
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, W, H);
+  const pts = spec.series.flatMap((s) => s.steps.map((x, i) => ({ x, lo: s.mean[i] - (Number.isFinite(s.std[i]) ? s.std[i] : 0), hi: s.mean[i] + (Number.isFinite(s.std[i]) ? s.std[i] : 0) })));
+  let xMin = Math.min(...pts.map((p) => p.x));
+  let xMax = Math.max(...pts.map((p) => p.x));
+  let yMin = Math.min(...pts.map((p) => p.lo));
+  let yMax = Math.max(...pts.map((p) => p.hi));
+  if (xMin === xMax) {
+    xMin -= 1;
+    xMax += 1;
+  }
+  if (yMin === yMax) {
+    yMin -= 0.5;
+    yMax += 0.5;
+  }
+  const yPad = (yMax - yMin) * 0.05;
+  yMin -= yPad;
+  yMax += yPad;
+  const px = (x: number) => pad.left + ((x - xMin) / (xMax - xMin)) * (W - pad.left - pad.right);
+  const py = (y: number) => H - pad.bottom - ((y - yMin) / (yMax - yMin)) * (H - pad.top - pad.bottom);
+  ctx.font = '14px sans-serif';
+  ctx.fillStyle = '#222';
+  ctx.fillText(spec.title, pad.left, 26);
+  ctx.strokeStyle = '#888';
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  ctx.moveTo(pad.left, pad.top);
+  ctx.lineTo(pad.left, H - pad.bottom);
+  ctx.lineTo(W - pad.right, H - pad.bottom);
+  ctx.stroke();
+  ctx.font = '12px sans-serif';
+  for (let i = 0; i <= 5; i++) {
+    const y = yMin + ((yMax - yMin) * i) / 5;
+    ctx.fillStyle = '#555';
+    ctx.fillText(y.toPrecision(3), 30, py(y) + 4);
+    ctx.strokeStyle = '#eee';
+    ctx.beginPath();
+    ctx.moveTo(pad.left + 1, py(y));
+    ctx.lineTo(W - pad.right, py(y));
+    ctx.stroke();
+  }
+  const xStep = Math.max(1, Math.ceil((xMax - xMin) / 12));
+  for (let x = Math.ceil(xMin); x <= xMax; x += xStep) {
+    ctx.fillStyle = '#555';
+    ctx.fillText(String(x), px(x) - 4, H - pad.bottom + 18);
+  }
+  ctx.fillText('step', (pad.left + W - pad.right) / 2, H - 12);
+  ctx.save();
+  ctx.translate(16, (pad.top + H - pad.bottom) / 2 + 50);
+  ctx.rotate(-Math.PI / 2);
+  ctx.fillText(spec.yLabel, 0, 0);
+  ctx.restore();
+  spec.series.forEach((s, k) => {
+    const color = colors[k % colors.length];
+    if (s.steps.length === 0) return;
+    // ± sample std band (absent with one seed)
+    const hasBand = s.std.some((v) => Number.isFinite(v) && v > 0);
+    if (hasBand) {
+      ctx.globalAlpha = 0.15;
+      ctx.fillStyle = color;
+      ctx.beginPath();
+      s.steps.forEach((x, i) => ctx.lineTo(px(x), py(s.mean[i] + (Number.isFinite(s.std[i]) ? s.std[i] : 0))));
+      for (let i = s.steps.length - 1; i >= 0; i--) ctx.lineTo(px(s.steps[i]), py(s.mean[i] - (Number.isFinite(s.std[i]) ? s.std[i] : 0)));
+      ctx.closePath();
+      ctx.fill();
+      ctx.globalAlpha = 1;
+    }
+    ctx.strokeStyle = color;
+    ctx.fillStyle = color;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    s.steps.forEach((x, i) => (i === 0 ? ctx.moveTo(px(x), py(s.mean[i])) : ctx.lineTo(px(x), py(s.mean[i]))));
+    ctx.stroke();
+    s.steps.forEach((x, i) => {
+      ctx.beginPath();
+      ctx.arc(px(x), py(s.mean[i]), 3.5, 0, 2 * Math.PI);
+      ctx.fill();
+    });
+    ctx.fillRect(W - pad.right + 16, pad.top + 20 * k, 14, 4);
+    ctx.fillStyle = '#222';
+    ctx.fillText(s.method, W - pad.right + 36, pad.top + 20 * k + 6);
+  });
+}
+
+async function writeFigures(browser: Browser, runs: RunResult[], metrics: string[], dir: string, nSeeds: number): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const context = await newContext(browser, { width: 960, height: 560 });
+  const written: string[] = [];
+  try {
+    const page = await context.newPage();
+    for (const key of metrics) {
+      const series = buildCurves(runs, key);
+      if (series.every((s) => s.steps.length === 0)) continue;
+      await page.setContent('<body style="margin:0"><canvas id="fig" width="960" height="540"></canvas></body>');
+      await page.evaluate(PAGE_SHIM);
+      const name = key === 'reward' ? 'Train reward' : labelMetric(key);
+      const title = `${name} by step: mean over ${nSeeds === 1 ? '1 seed' : `${nSeeds} seeds (band: ± sample std)`}`;
+      await page.evaluate(drawFigure, { title, yLabel: name, series });
+      const file = path.join(dir, `${slug(key.replace(/\//g, '-'))}.png`);
+      await page.locator('#fig').screenshot({ path: file });
+      written.push(file);
+    }
+  } finally {
+    await context.close();
+  }
+  return written;
+}
+
+// ---- the experiment ----------------------------------------------------------------------
+
+function readGit(): { gitCommit: string; isGitDirty: boolean } {
+  try {
+    const gitCommit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const isGitDirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    return { gitCommit, isGitDirty };
+  } catch {
+    return { gitCommit: 'unknown (no git)', isGitDirty: false };
+  }
+}
+
+/** Runs every (run, seed) of an experiment file through the page and writes results/NAME/. */
+export async function runExperiment(options: RunExperimentOptions): Promise<ExperimentResults> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const filePath = path.resolve(options.file);
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(await readFile(filePath, 'utf8'));
+  } catch (e) {
+    throw new Error(`cannot read experiment file ${options.file}: ${(e as Error).message}`);
+  }
+  const smoke = options.isSmoke ? shrinkForSmoke(json) : null;
+  const experiment = expandExperiment(smoke ? smoke.file : json, {
+    defaultName: path.basename(filePath, '.json'),
+    recipeNames: RECIPE_NAMES,
+    overrides: smoke?.overrides,
+  });
+  const runs = options.onlyRuns ? experiment.runs.filter((r) => options.onlyRuns!.includes(r.id) || options.onlyRuns!.includes(r.name)) : experiment.runs;
+  if (runs.length === 0) throw new Error(`no run matches ${options.onlyRuns?.join(',')}; runs: ${experiment.runs.map((r) => r.id).join(', ')}`);
+  const outDir = path.resolve(options.outDir ?? path.join(ROOT, 'results', experiment.name));
+  await mkdir(outDir, { recursive: true });
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  const startedAt = new Date().toISOString();
+
+  const server = options.baseUrl ? { baseUrl: options.baseUrl.replace(/\/$/, ''), stop: () => {} } : await startServer(options.distDir ?? 'dist-experiment', options.port ?? 4190, log);
+  let browser: Browser | null = null;
+  try {
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+    // A backend the file itself names wins over auto.
+    const fileBackends = new Set(runs.map((r) => r.config.backend).filter(Boolean));
+    const choice: BackendChoice = options.backend ?? (fileBackends.size === 1 ? ([...fileBackends][0] as BackendChoice) : 'auto');
+    const backend = await chooseBackend(browser, server.baseUrl, choice === 'webgpu' || choice === 'wasm' ? choice : 'auto');
+    log(`experiment ${experiment.name}${smoke ? ' (--smoke)' : ''}: ${runs.length} run(s) on ${backend.name} (${backend.reason}), app ${server.baseUrl} → ${showPath(outDir)}`);
+
+    const results: RunResult[] = [];
+    for (const [i, run] of runs.entries()) {
+      const context = await newContext(browser);
+      const r = await runInPage(context, server.baseUrl, run, backend, outDir, options.runTimeoutMs ?? 24 * 3600_000).finally(() => context.close());
+      results.push(r);
+      const last = r.steps[r.steps.length - 1]?.values ?? {};
+      const shown = Object.entries(last)
+        .filter(([k, v]) => (k.startsWith('eval/') || k === 'reward') && typeof v === 'number')
+        .map(([k, v]) => `${k} ${(v as number).toFixed(3)}`)
+        .join(' ');
+      log(`[${i + 1}/${runs.length}] ${r.id}: ${r.status} in ${r.seconds.toFixed(0)} s, ${r.steps.length} step(s)${r.error ? ` — ${r.error}` : ''}${shown ? ` · ${shown}` : ''}`);
+    }
+
+    const table = buildTable(results);
+    const nSeeds = new Set(runs.map((r) => r.seed)).size;
+    const git = readGit();
+    const out: ExperimentResults = {
+      format: RESULTS_FORMAT,
+      experiment: { name: experiment.name, description: experiment.description, file: path.relative(ROOT, filePath), isSmoke: Boolean(smoke), ...(smoke ? { smokeOverrides: smoke.overrides } : {}) },
+      app: { name: pkg.name, version: pkg.version, ...git },
+      backend,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      runs: results,
+      table,
+    };
+    await writeFile(path.join(outDir, 'results.json'), formatResultsJson(out));
+    const notes = [
+      `Backend: ${backend.name} (${backend.reason}). App ${pkg.name} ${pkg.version}, commit ${git.gitCommit}${git.isGitDirty ? ' with uncommitted changes' : ''}. ${smoke ? 'Smoke run (--smoke): shrunk sizes, first seed only; not a result.' : ''}`.trim(),
+    ];
+    await writeFile(path.join(outDir, 'table.md'), formatTableMarkdown(table, { title: `${experiment.name}${smoke ? ' (smoke)' : ''}`, notes }));
+    await writeFile(path.join(outDir, 'table.csv'), formatTableCsv(table));
+    const figureMetrics = [...new Set(['reward', ...pickTableMetrics(results).filter((k) => k.startsWith('eval/')).slice(0, 3)])];
+    const figures = await writeFigures(browser, results, figureMetrics, path.join(outDir, 'figures'), nSeeds);
+    const failed = results.filter((r) => r.status !== 'finished').length;
+    log(`done: ${results.length - failed} of ${results.length} run(s) finished; ${showPath(path.join(outDir, 'table.md'))}, ${figures.length} figure(s)`);
+    return out;
+  } finally {
+    await browser?.close();
+    server.stop();
+  }
+}
+
+// ---- the command line -----------------------------------------------------------------------
+
+const USAGE = `usage: npm run experiment -- experiments/NAME.json [--smoke] [--backend auto|webgpu|wasm]
+                              [--out DIR] [--port N] [--dist DIR] [--run ID,…] [--base-url URL]
+Runs every (run, seed) of the file through the app's run setup in headless Chromium and
+writes results/NAME/ (results.json, table.md, table.csv, figures/, screenshots/).
+  --smoke        shrink every run to about a minute (2 steps, K 2, 1 prompt, first seed)
+  --backend B    auto (default: WebGPU when a hardware adapter is offered, else wasm), webgpu or wasm
+  --out DIR      output folder (default results/NAME)
+  --port N       port of vite preview (default 4190); --dist DIR its build folder (default dist-experiment)
+  --run IDS      only these run ids or names (comma-separated)
+  --base-url URL use a server that already serves the built app (no build)`;
+
+export function parseArgs(argv: string[]): RunExperimentOptions {
+  const opts: Partial<RunExperimentOptions> = {};
+  const valueOf = (i: number, flag: string) => {
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`);
+    return v;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--smoke') opts.isSmoke = true;
+    else if (a === '--backend') {
+      const b = valueOf(i++, a);
+      if (!['auto', 'webgpu', 'wasm'].includes(b)) throw new Error(`--backend must be auto, webgpu or wasm, got "${b}"`);
+      opts.backend = b as BackendChoice;
+    } else if (a === '--out') opts.outDir = valueOf(i++, a);
+    else if (a === '--port') {
+      const p = valueOf(i++, a);
+      if (!/^\d+$/.test(p)) throw new Error(`--port must be a number, got "${p}"`);
+      opts.port = Number(p);
+    } else if (a === '--dist') opts.distDir = valueOf(i++, a);
+    else if (a === '--run') opts.onlyRuns = valueOf(i++, a).split(',');
+    else if (a === '--base-url') opts.baseUrl = valueOf(i++, a);
+    else if (a === '--help' || a === '-h') throw new Error(USAGE);
+    else if (a.startsWith('--')) throw new Error(`unknown flag ${a}\n${USAGE}`);
+    else if (opts.file) throw new Error(`one experiment file at a time (got ${opts.file} and ${a})`);
+    else opts.file = a;
+  }
+  if (!opts.file) throw new Error(USAGE);
+  return opts as RunExperimentOptions;
+}
+
+async function main(): Promise<void> {
+  try {
+    const results = await runExperiment(parseArgs(process.argv.slice(2)));
+    process.exitCode = results.runs.some((r) => r.status !== 'finished') ? 1 : 0;
+  } catch (e) {
+    console.error(e instanceof Error ? e.message : String(e));
+    process.exitCode = 1;
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) void main();

@@ -1,0 +1,105 @@
+/**
+ * Every shipped experiment file expands into valid runs (expandExperiment validates each
+ * config through resolveConfig), full size and --smoke, and its rows are the papers' rows.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { expandExperiment } from '../recipes/experiment';
+import { RECIPE_NAMES } from '../ui/recipeNames';
+import { shrinkForSmoke } from './smoke';
+
+const DIR = path.resolve(__dirname, '../../experiments');
+const FILES = readdirSync(DIR).filter((f) => f.endsWith('.json'));
+
+function load(name: string) {
+  const json = JSON.parse(readFileSync(path.join(DIR, name), 'utf8'));
+  return { json, full: expandExperiment(json, { defaultName: name.replace(/\.json$/, ''), recipeNames: RECIPE_NAMES }) };
+}
+
+describe('experiments/*.json', () => {
+  it.each(FILES)('%s expands and validates, full size and --smoke', (name) => {
+    const { json, full } = load(name);
+    expect(full.runs.length).toBeGreaterThan(0);
+    expect(full.name).toBe(name.replace(/\.json$/, '')); // results/NAME/ matches the file name
+    const smoke = shrinkForSmoke(json);
+    const small = expandExperiment(smoke.file, { recipeNames: RECIPE_NAMES, overrides: smoke.overrides });
+    expect(new Set(small.runs.map((r) => r.name))).toEqual(new Set(full.runs.map((r) => r.name)));
+    for (const r of small.runs) expect(r.config.steps).toBe(2);
+    // Run ids become folder names (pact train --out) and --run takes a comma-separated list.
+    for (const r of full.runs) expect(r.id).not.toMatch(/[/\\,]/);
+  });
+
+  it('table1: Vanilla and the eight methods of PACT Table 1, 3 seeds each', () => {
+    const { full } = load('table1.json');
+    const names = [...new Set(full.runs.map((r) => r.name))];
+    expect(names).toEqual(['vanilla', 'sft', 'grpo', 'ftrl', 'toolrl', 'chord', 'matchtir', 'sft_then_matchtir', 'pact']);
+    expect(full.runs.filter((r) => r.name === 'pact').map((r) => r.seed)).toEqual([1, 2, 3]);
+    for (const r of full.runs.filter((x) => x.name !== 'vanilla')) expect(r.config.recipe).toBe(r.name);
+    const vanilla = full.runs.find((r) => r.name === 'vanilla')!.config;
+    // The warm start untouched: one step whose AdamW update (≤ lr ≈ 1e-30) is far below float32's
+    // resolution of the smallest warm-start weight (|w| ≈ 1.4e-8, half an ulp ≈ 5e-16), then the eval.
+    expect(vanilla).toMatchObject({ recipe: 'sft', lr: 1e-30, steps: 1, evalEvery: 1, weightDecay: 0 });
+    expect(full.runs.find((r) => r.name === 'pact')!.config.pact).toMatchObject({ objective: 'Lh+SFT', anchorProb: 0.4 });
+    for (const r of full.runs) expect(r.config.tasks.testSeed).not.toBe(r.config.tasks.trainSeed); // held-out tasks
+  });
+
+  it('ablation-objectives: PACT Table 2 rows at q = 0', () => {
+    const { full } = load('ablation-objectives.json');
+    const pact = full.runs.filter((r) => r.config.recipe === 'pact');
+    expect([...new Set(pact.map((r) => r.config.pact.objective))]).toEqual(['Lx', 'Lh', 'Lx+SFT', 'Lh+SFT']);
+    for (const r of pact) expect(r.config.pact.anchorProb).toBe(0);
+    expect(full.runs[0].name).toBe('vanilla');
+  });
+
+  it('ablation-trace-components: PACT Table 3, one component off per row, then all', () => {
+    const { full } = load('ablation-trace-components.json');
+    const rows = full.runs.filter((r) => r.seed === 1).map((r) => [r.name, r.config.pact.traceComponents, r.config.pact.anchorProb]);
+    expect(rows).toEqual([
+      ['no RE', { reasoning: false, toolCalls: true, toolResponses: true }, 0],
+      ['no TC', { reasoning: true, toolCalls: false, toolResponses: true }, 0],
+      ['no TR', { reasoning: true, toolCalls: true, toolResponses: false }, 0],
+      ['All', { reasoning: true, toolCalls: true, toolResponses: true }, 0],
+    ]);
+  });
+
+  it('sft-schedules: PACT Table 4 and App. D Table 8 rows', () => {
+    const { full } = load('sft-schedules.json');
+    const rows = full.runs.filter((r) => r.seed === 1).map((r) => [r.config.pact.reasoningSchedule, r.config.pact.toolCallSchedule, r.config.pact.fullTokenAnneal]);
+    expect(rows).toEqual([
+      ['fixed', 'scale', false],
+      ['segment', 'fixed', false],
+      ['token', 'scale', false],
+      ['segment', 'token', false],
+      ['segment', 'none', false],
+      ['none', 'scale', false],
+      ['segment', 'scale', true],
+      ['segment', 'scale', false],
+    ]);
+  });
+
+  it('anchoring-q: Figure 5 sweeps q over {0, 0.2, 0.4, 0.6, 0.8}', () => {
+    const { full } = load('anchoring-q.json');
+    expect([...new Set(full.runs.map((r) => r.config.pact.anchorProb))]).toEqual([0, 0.2, 0.4, 0.6, 0.8]);
+    expect(full.runs).toHaveLength(15);
+  });
+
+  it('toolsearcher: the untrained model, Search-R1, GSPO, GDPO, ToolSearcher and its three ablations', () => {
+    const { full } = load('toolsearcher.json');
+    const rows = full.runs.filter((r) => r.seed === 1).map((r) => {
+      const t = r.config.toolsearcher;
+      return [r.config.recipe, t.eventLevelSearch, t.trajectoryAlignedCredit, t.categoryConstrained];
+    });
+    expect(rows).toEqual([
+      ['search_r1', true, true, true],
+      ['search_r1', true, true, true],
+      ['gspo', true, true, true],
+      ['gdpo', true, true, true],
+      ['toolsearcher', true, true, true],
+      ['toolsearcher', false, true, true],
+      ['toolsearcher', true, false, true],
+      ['toolsearcher', true, true, false],
+    ]);
+    expect(full.runs[0].config).toMatchObject({ lr: 1e-30, steps: 1 });
+  });
+});

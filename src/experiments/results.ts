@@ -1,0 +1,112 @@
+/**
+ * `results/NAME/results.json`: everything an experiment produced, in one file.
+ *
+ *   {
+ *     "format": "pact-lab-experiment-results/1",
+ *     "experiment": { "name", "description", "file", "isSmoke", "smokeOverrides" },
+ *     "app": { "name", "version", "gitCommit", "isGitDirty" },
+ *     "backend": { "name": "webgpu" | "wasm", "reason" },
+ *     "startedAt", "finishedAt",           // ISO times (the only fields that differ between reruns)
+ *     "runs": [{
+ *       "id": "pact-s1", "name": "pact", "seed": 1,
+ *       "status": "finished" | "failed", "error"?: "…",
+ *       "config": { …the resolved TrainConfig, every default filled… },
+ *       "pageRunId"?: "…",                 // the run's id in the page's IndexedDB
+ *       "seconds": 63.2,                    // wall clock of the run in the page
+ *       "steps": [{ "step": 1, "values": { "reward": 0.1, "eval/solve_f1": 0.2, … } }]
+ *     }],
+ *     "table": { "metrics": [...], "rows": [...] }   // aggregate.ts buildTable
+ *   }
+ *
+ * Every metric of every step is kept as the worker stored it; NaN (no value) is written
+ * as null. `MACHINE_METRICS` (time, memory) depend on the machine, not on the config: they are
+ * kept but left out when two runs are compared bit for bit.
+ */
+import type { TrainConfig } from '../recipes/config';
+import type { ExperimentTable } from './aggregate';
+
+export const RESULTS_FORMAT = 'pact-lab-experiment-results/1';
+
+/** Metrics that measure the machine (time, memory), not the method; plus every `time/*` key. */
+export const MACHINE_METRICS: readonly string[] = ['seconds', 'tokens/s', 'memory/bytes'];
+
+export function isMachineMetric(key: string, ignore: readonly string[] = MACHINE_METRICS): boolean {
+  return ignore.includes(key) || key.startsWith('time/');
+}
+
+export interface StepRecord {
+  step: number;
+  /** Metric name → value; null where the worker stored NaN. */
+  values: Record<string, number | null>;
+}
+
+export type RunStatus = 'finished' | 'failed';
+
+export interface RunResult {
+  id: string;
+  name: string;
+  seed: number;
+  status: RunStatus;
+  error?: string;
+  config: TrainConfig;
+  pageRunId?: string;
+  seconds: number;
+  steps: StepRecord[];
+}
+
+export interface ExperimentResults {
+  format: typeof RESULTS_FORMAT;
+  experiment: { name: string; description?: string; file: string; isSmoke: boolean; smokeOverrides?: Record<string, unknown> };
+  app: { name: string; version: string; gitCommit: string; isGitDirty: boolean };
+  backend: { name: string; reason: string };
+  startedAt: string;
+  finishedAt: string;
+  runs: RunResult[];
+  table: ExperimentTable;
+}
+
+/** Stored metric rows → step records, ascending by step; NaN/±Infinity become null (JSON has none). */
+export function toStepRecords(rows: readonly { step: number; values: Record<string, number> }[]): StepRecord[] {
+  return [...rows]
+    .sort((a, b) => a.step - b.step)
+    .map((r) => ({
+      step: r.step,
+      values: Object.fromEntries(Object.keys(r.values).sort().map((k) => [k, Number.isFinite(r.values[k]) ? r.values[k] : null])),
+    }));
+}
+
+/** results.json text: two-space JSON with a final newline (NaN never reaches it: see toStepRecords). */
+export function formatResultsJson(results: ExperimentResults): string {
+  return JSON.stringify(results, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n';
+}
+
+/**
+ * Differences between the metrics of two experiments' runs, bit for bit (Object.is on
+ * every value: -0 ≠ 0, NaN = NaN), machine metrics (time, memory) left out. Empty = identical.
+ */
+export function compareRunMetrics(a: readonly RunResult[], b: readonly RunResult[], ignore: readonly string[] = MACHINE_METRICS): string[] {
+  const out: string[] = [];
+  const byId = new Map(b.map((r) => [r.id, r]));
+  if (a.length !== b.length) out.push(`run count: ${a.length} vs ${b.length}`);
+  for (const ra of a) {
+    const rb = byId.get(ra.id);
+    if (!rb) {
+      out.push(`${ra.id}: missing in the second experiment`);
+      continue;
+    }
+    if (ra.status !== rb.status) out.push(`${ra.id}: status ${ra.status} vs ${rb.status}`);
+    if (ra.steps.length !== rb.steps.length) out.push(`${ra.id}: ${ra.steps.length} vs ${rb.steps.length} steps`);
+    ra.steps.forEach((sa, i) => {
+      const sb = rb.steps[i];
+      if (!sb) return;
+      if (sa.step !== sb.step) out.push(`${ra.id}: row ${i} is step ${sa.step} vs ${sb.step}`);
+      const keys = new Set([...Object.keys(sa.values), ...Object.keys(sb.values)]);
+      for (const k of [...keys].sort()) {
+        if (isMachineMetric(k, ignore)) continue;
+        if (!(k in sa.values) || !(k in sb.values)) out.push(`${ra.id} step ${sa.step}: ${k} only in one`);
+        else if (!Object.is(sa.values[k], sb.values[k])) out.push(`${ra.id} step ${sa.step}: ${k} ${sa.values[k]} vs ${sb.values[k]}`);
+      }
+    });
+  }
+  return out;
+}

@@ -1,0 +1,32 @@
+/**
+ * `--smoke`: the same experiment, shrunk so each run takes about a minute on wasm.
+ * The experiment's own runs, recipes and method knobs are kept; only the size changes:
+ * 2 steps (so SFT→MatchTIR still does one SFT step and one MatchTIR step), K = 2,
+ * one prompt per batch, at most 2 turns and 32 response tokens, 8 train / 2 test tasks,
+ * one held-out evaluation at the end, no checkpoints, and only the first seed.
+ * The sizes are merged into every run last (expandExperiment's `overrides`), so they win
+ * over a run's own values.
+ */
+import type { ExperimentFile } from '../recipes/experiment';
+
+export const SMOKE_OVERRIDES: Readonly<Record<string, unknown>> = Object.freeze({
+  steps: 2,
+  rolloutsPerPrompt: 2,
+  batchPrompts: 1,
+  miniBatchPrompts: 1,
+  maxTurns: 2,
+  maxResponseTokens: 32,
+  tasks: { nTrain: 8, nTest: 2 },
+  evalEvery: 2,
+  checkpointEvery: 0,
+  sftSteps: 1,
+});
+
+/**
+ * The smoke version of an experiment file: the first seed only (base.seed, else 1, when
+ * the file lists none), and the overrides to pass to expandExperiment.
+ */
+export function shrinkForSmoke(file: ExperimentFile): { file: ExperimentFile; overrides: Record<string, unknown> } {
+  const firstSeed = file.seeds?.[0] ?? (typeof file.base?.seed === 'number' ? file.base.seed : 1);
+  return { file: { ...file, seeds: [firstSeed] }, overrides: structuredClone({ ...SMOKE_OVERRIDES }) as Record<string, unknown> };
+}
