@@ -169,6 +169,13 @@ export class TrainingSession {
     const runId = this.run!.id;
     const c = trainer.config;
     try {
+      if ((this.totalSteps === 0 || c.evalAtStart) && trainer.completedSteps === 0) {
+        // steps = 0 (evaluate only) or evalAtStart: the held-out evaluation of the starting policy.
+        this.progress('eval');
+        const evalMetrics = await trainer.evaluate();
+        this.post({ type: 'eval', runId, metrics: evalMetrics });
+        await store.appendMetrics(runId, [{ step: 0, values: numericValues(evalMetrics) }]);
+      }
       while (trainer.completedSteps < this.totalSteps && !this.isStopRequested) {
         await this.waitWhilePaused();
         if (this.isStopRequested) break;

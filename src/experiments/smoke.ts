@@ -1,7 +1,8 @@
 /**
  * `--smoke`: the same experiment, shrunk so each run takes about a minute on wasm.
  * The experiment's own runs, recipes and method knobs are kept; only the size changes:
- * 2 steps (so SFT→MatchTIR still does one SFT step and one MatchTIR step), K = 2,
+ * 2 steps (so SFT→MatchTIR still does one SFT step and one MatchTIR step; an evaluate-only
+ * run keeps steps 0), K = 2,
  * one prompt per batch, at most 2 turns and 32 response tokens, 8 train / 2 test tasks,
  * one held-out evaluation at the end, no checkpoints, and only the first seed.
  * The sizes are merged into every run last (expandExperiment's `overrides`), so they win
@@ -28,5 +29,9 @@ export const SMOKE_OVERRIDES: Readonly<Record<string, unknown>> = Object.freeze(
  */
 export function shrinkForSmoke(file: ExperimentFile): { file: ExperimentFile; overrides: Record<string, unknown> } {
   const firstSeed = file.seeds?.[0] ?? (typeof file.base?.seed === 'number' ? file.base.seed : 1);
-  return { file: { ...file, seeds: [firstSeed] }, overrides: structuredClone({ ...SMOKE_OVERRIDES }) as Record<string, unknown> };
+  // `steps` goes into each run rather than the overrides: an evaluate-only run (steps 0, a
+  // table's Vanilla row) stays evaluate-only.
+  const { steps, ...rest } = SMOKE_OVERRIDES;
+  const runs = (file.runs ?? [{}]).map((r) => ({ ...r, steps: (r.steps ?? file.base?.steps) === 0 ? 0 : steps }));
+  return { file: { ...file, seeds: [firstSeed], runs }, overrides: structuredClone(rest) as Record<string, unknown> };
 }

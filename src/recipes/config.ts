@@ -103,7 +103,8 @@ export const trainConfigSchema = z
         categories: z.array(z.enum(['single_hop', 'multi_hop', 'parallel_single_hop', 'parallel_multi_hop'])).min(1).optional(),
       })
       .default({ source: 'generated', trainSeed: 1, testSeed: 2, nTrain: 256, nTest: 32 }),
-    steps: z.number().int().min(1).default(24),
+    /** Optimiser steps; 0 = no training, only the held-out evaluation of the starting policy (a table's Vanilla row). */
+    steps: z.number().int().min(0).default(24),
     batchPrompts: z.number().int().min(1).default(8),
     miniBatchPrompts: z.number().int().min(1).default(4),
     rolloutsPerPrompt: z.number().int().min(1).default(8),
@@ -133,6 +134,8 @@ export const trainConfigSchema = z
     matching: z.enum(['hungarian', 'greedy']).default('hungarian'),
     unmatchedPenalty: z.number().min(0).default(0),
     evalEvery: z.number().int().min(0).default(4),
+    /** Also evaluate the starting policy before the first step (the curve's step-0 point). */
+    evalAtStart: z.boolean().default(false),
     checkpointEvery: z.number().int().min(0).default(4),
     pact: pactOptionsSchema.default(pactOptionsSchema.parse({})),
     toolsearcher: toolSearcherOptionsSchema.default(toolSearcherOptionsSchema.parse({})),

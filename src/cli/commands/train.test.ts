@@ -72,6 +72,16 @@ describe('pact train', () => {
     expect(out.some((l) => l.includes('[####################] 1/1 matchtir-s1'))).toBe(true);
   }, 120_000);
 
+  it('--steps 0 evaluates the starting policy and trains nothing', async () => {
+    const code = await main(['train', '--config', path.join(dir, 'tiny.json'), '--steps', '0', '--backend', 'wasm', '--out', path.join(dir, 'runs0')], io);
+    expect(code).toBe(0);
+    const runDir = path.join(dir, 'runs0', 'tiny', 'matchtir-s1');
+    const lines = (await readFile(path.join(runDir, 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.type, l.step])).toEqual([['eval', 0]]);
+    const state = await readCheckpointState(createNodeFolderReader(path.join(runDir, 'checkpoint-0')));
+    expect([state.step, state.dataCursor]).toEqual([0, 0]);
+  }, 120_000);
+
   it('names what is wrong with its flags and files', async () => {
     const errors: string[] = [];
     const sink = { out: () => {}, err: (l: string) => errors.push(l) };

@@ -93,6 +93,7 @@ async function trainRun(m: TrainingModules, run: ExperimentRun, dir: string, io:
     io.out(`  eval @${e.step} (${e.nTasks} tasks): ${shown.map(([k, v]) => `${k.slice(5)} ${formatNumber(v)}`).join(' ')}`);
   };
   try {
+    if (config.evalAtStart && config.steps > 0) await evaluate(); // the starting policy, step 0
     for (let s = 0; s < config.steps; s++) {
       const stepMetrics = await trainer.step();
       last = stepMetrics;
@@ -104,7 +105,7 @@ async function trainRun(m: TrainingModules, run: ExperimentRun, dir: string, io:
       if (config.evalEvery > 0 && done % config.evalEvery === 0 && done < config.steps) await evaluate();
       if (config.checkpointEvery > 0 && done % config.checkpointEvery === 0 && done < config.steps) await saveCheckpoint();
     }
-    if (config.evalEvery > 0) await evaluate();
+    if (config.evalEvery > 0 || config.steps === 0) await evaluate(); // steps = 0: evaluate only
     await saveCheckpoint();
   } finally {
     trainer.dispose();
@@ -126,7 +127,7 @@ registerCommand({
     if (!configPath) throw new Error('--config is required (an experiments/NAME.json file)');
     const backend = str('backend') ?? 'wasm';
     const overrides: Record<string, unknown> = {};
-    if (str('steps') !== undefined) overrides.steps = parsePositiveInt('steps', str('steps')!);
+    if (str('steps') !== undefined) overrides.steps = parsePositiveInt('steps', str('steps')!, 0); // 0 = evaluate only
     if (str('eval-every') !== undefined) overrides.evalEvery = parsePositiveInt('eval-every', str('eval-every')!, 0);
 
     let json: unknown;
@@ -149,7 +150,7 @@ registerCommand({
     for (const run of runs) {
       try {
         const { last } = await trainRun(m, run, path.join(root, run.id), io, { publicDir: str('public') ?? 'public', isTty: process.stdout.isTTY === true });
-        const bad = last ? (['loss', 'grad_norm'] as const).filter((k) => !Number.isFinite(last[k])) : ['no step'];
+        const bad = last ? (['loss', 'grad_norm'] as const).filter((k) => !Number.isFinite(last[k])) : run.config.steps === 0 ? [] : ['no step'];
         if (bad.length > 0) failures.push(`${run.id}: non-finite ${bad.join(', ')}`);
       } catch (e) {
         failures.push(`${run.id}: ${(e as Error).message}`);
