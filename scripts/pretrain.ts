@@ -7,6 +7,7 @@
  *   npm run pretrain -- [--seed 1] [--steps 300] [--backend wasm|cpu] [--out public/warm-start]
  *                       [--train-tasks 300] [--vocab-tasks 400] [--eval-tasks 20] [--max-seq-len 640]
  *                       [--init DIR]   (continue the weights of a warm-start folder as the next stage)
+ *                       [--worlds N]   (draw the train tasks from N generated worlds, seeds seed·1000 + w)
  *
  * Pipeline: buildPolicyVocab (src/recipes/policyVocab.ts) → expert episodes of generated
  * train tasks (TRAIN_CATEGORIES) → runWarmStartSft → evaluateGreedy on test-split tasks of all four categories →
@@ -45,7 +46,7 @@ function readFlags(argv: string[]): Record<string, string> {
   return out;
 }
 
-const KNOWN = ['seed', 'steps', 'backend', 'out', 'train-tasks', 'vocab-tasks', 'eval-tasks', 'max-seq-len', 'batch-size', 'lr', 'init'];
+const KNOWN = ['seed', 'steps', 'backend', 'out', 'train-tasks', 'vocab-tasks', 'eval-tasks', 'max-seq-len', 'batch-size', 'lr', 'init', 'worlds'];
 
 function readInt(flags: Record<string, string>, name: string, fallback: number): number {
   const v = flags[name];
@@ -102,10 +103,18 @@ async function main(): Promise<void> {
   console.log(`pruned vocabulary: ${vocab.mapping.keptIds.length} tokens kept (uncapped ${vocab.uncappedSize}, preset vocab_size ${presetConfig.vocab_size})`);
 
   const env = new RolloutEnv({ executor, renderChat: pv.bindRenderChat(source) });
-  const trainTasks = await pv.generateExpertTasks(
-    { seed: options.seed, n: trainTaskCount, generator: { categories: TRAIN_CATEGORIES } },
-    executor,
-  );
+  // One generated world has only 6 countries, 16 cities, 24 people and 12 organisations, and
+  // the test split is another world: trained on one world, the policy memorises its names
+  // instead of copying the question's (it wrote a train-world name into held-out calls).
+  // `--worlds N` spreads the train tasks over N worlds, so only copying fits them all.
+  const worldCount = readInt(flags, 'worlds', 1);
+  if (worldCount < 1) throw new Error('--worlds must be ≥ 1');
+  const trainTasks = [];
+  for (let w = 0; w < worldCount; w++) {
+    const n = Math.floor(trainTaskCount / worldCount) + (w < trainTaskCount % worldCount ? 1 : 0);
+    const seed = worldCount === 1 ? options.seed : options.seed * 1000 + w;
+    trainTasks.push(...(await pv.generateExpertTasks({ seed, n, generator: { categories: TRAIN_CATEGORIES } }, executor)));
+  }
   const rows = [];
   for (const task of trainTasks) {
     const episode = pv.encodeEpisode(await pv.replayExpertEpisode(task, env), vocab.tokenizer);
@@ -160,6 +169,7 @@ async function main(): Promise<void> {
   const info = {
     preset,
     options,
+    trainWorlds: worldCount,
     trainTasks: rows.length,
     vocabTasks: vocabTaskCount,
     keptTokens: vocab.mapping.keptIds.length,

@@ -110,6 +110,8 @@ export interface WarmStartInfo {
   preset: string;
   options: WarmStartOptions;
   trainTasks: number;
+  /** Generated worlds the train tasks came from (seeds seed·1000 + w; absent = one world, the seed's). */
+  trainWorlds?: number;
   vocabTasks: number;
   keptTokens: number;
   finalLoss: number;
