@@ -20,6 +20,7 @@
  *      unit-tested in Node, src/recipes/trainer.test.ts).
  */
 import { test, expect, type Page } from '@playwright/test';
+import { tinyRunUrl } from './tinyRun';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -114,7 +115,7 @@ test('a run checkpoints, exports and re-imports as a .tar, survives a reload, an
   test.setTimeout(480_000);
   const t0 = Date.now();
   const mark = (what: string) => console.log(`[checkpoints] ${what} at ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-  await page.goto('/?steps=2&K=2&batch=2&miniBatch=1&backend=wasm');
+  await page.goto(tinyRunUrl({ steps: '2', K: '2', batch: '2', miniBatch: '1', backend: 'wasm' }));
   const setup = page.getByTestId('run-setup');
   const progress = setup.getByTestId('train-progress');
   await setup.getByTestId('btn-train').click();

@@ -12,6 +12,7 @@
  *   Pause/Step/Resume → the run saved as finished; the inspector shows K rollouts).
  */
 import { test, expect, type Page } from '@playwright/test';
+import { tinyRunUrl } from './tinyRun';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -340,7 +341,7 @@ test('an invalid setup: pressing Train names the field and sends nothing', async
 
 /** Presses Train with a tiny two-step setup (wasm, K = 2, two prompts) and checks the worker accepted it. */
 async function startTinyRun(page: Page) {
-  await page.goto('/?steps=2&K=2&batch=2&miniBatch=1&backend=wasm');
+  await page.goto(tinyRunUrl({ steps: '2', K: '2', batch: '2', miniBatch: '1', backend: 'wasm' }));
   const panel = page.getByTestId('run-setup');
   await panel.getByTestId('btn-train').click();
   const progress = panel.getByTestId('train-progress');
@@ -352,7 +353,7 @@ async function startTinyRun(page: Page) {
   return panel;
 }
 
-test('training: Train → progress and chart points; Pause, Step, Resume; the run is saved', async ({ page }) => {
+test('training: Train → progress and chart points; Pause, Step, Resume; the run is saved; the inspector shows its K rollouts', async ({ page }) => {
   test.setTimeout(600_000);
   const panel = await startTinyRun(page);
   const progress = panel.getByTestId('train-progress');
@@ -369,14 +370,10 @@ test('training: Train → progress and chart points; Pause, Step, Resume; the ru
   await expect(page.getByTestId('chart-reward-latest')).toContainText(/at step [12]/);
   await expect(page.getByTestId('device-tokens-per-s')).not.toContainText('no run yet');
   await expect(page.getByTestId('runs-table').locator('tbody tr').first()).toContainText('finished');
+  // The rollout inspector shows the K = 2 rollouts of a prompt of the latest step, live (not the recorded demo).
+  const inspector = page.getByTestId('rollout-inspector');
+  await expect(inspector.getByTestId('rollout-table').locator('tbody tr')).toHaveCount(2);
+  await expect(inspector.getByTestId('advantage-strip').locator('.adv-cell')).not.toHaveCount(0);
+  await expect(inspector.locator('.recorded-badge')).toHaveCount(0);
   await page.screenshot({ path: 'e2e/screenshots/cockpit-trained.png', fullPage: true });
-});
-
-test('training: the rollout inspector shows the K rollouts of a prompt of the latest step', async ({ page }) => {
-  test.setTimeout(600_000);
-  await startTinyRun(page);
-  const panel = page.getByTestId('rollout-inspector');
-  await expect(panel.getByTestId('rollout-table').locator('tbody tr')).toHaveCount(2, { timeout: 300_000 }); // K = 2
-  await expect(panel.getByTestId('advantage-strip').locator('.adv-cell')).not.toHaveCount(0);
-  await expect(panel.locator('.recorded-badge')).toHaveCount(0);
 });

@@ -1,4 +1,5 @@
 import { test, expect, type Page } from '@playwright/test';
+import { tinyRunUrl } from './tinyRun';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -107,7 +108,7 @@ test('a folder that is not a Qwen3 folder is refused, naming the file and the fi
 
 test('Train from a picked folder: the worker builds the folder\'s model and trains a step; the Device panel shows memory', async ({ page }) => {
   test.setTimeout(600_000);
-  await page.goto('/?steps=1&K=2&batch=1&miniBatch=1&backend=wasm');
+  await page.goto(tinyRunUrl({ steps: '1', K: '2', batch: '1', miniBatch: '1', backend: 'wasm' }));
   const panel = page.getByTestId('run-setup');
   await pick(page, path.join(root, 'tiny-e2e'));
   await expect(panel.getByTestId('model-folder-shape')).toHaveText('2 layers · hidden 64 · vocab 1,022 · 139,520 parameters');

@@ -4,7 +4,7 @@
  *
  * Runs an experiment file through the app's real UI, in headless Chromium (Playwright):
  *   1. builds the app (`vite build --outDir <dist>`, default dist-experiment) and serves it
- *      with `vite preview` on 127.0.0.1:<port> (default 4190), unless --base-url names a
+ *      with `vite preview` on 127.0.0.1:<port> (default 4188), unless --base-url names a
  *      server that already serves a build;
  *   2. picks the backend: WebGPU when the browser offers a hardware adapter, else wasm
  *      (a software fallback adapter such as SwiftShader is 6–45× slower than wasm, so it
@@ -51,7 +51,7 @@ export interface RunExperimentOptions {
   baseUrl?: string;
   /** Build folder for `vite build` (default dist-experiment). */
   distDir?: string;
-  /** Port of `vite preview` (default 4190). */
+  /** Port of `vite preview` (default 4188). */
   port?: number;
   backend?: BackendChoice;
   /** Only the runs whose id or name is listed. */
@@ -424,7 +424,7 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
   const startedAt = new Date().toISOString();
 
-  const server = options.baseUrl ? { baseUrl: options.baseUrl.replace(/\/$/, ''), stop: () => {} } : await startServer(options.distDir ?? 'dist-experiment', options.port ?? 4190, log);
+  const server = options.baseUrl ? { baseUrl: options.baseUrl.replace(/\/$/, ''), stop: () => {} } : await startServer(options.distDir ?? 'dist-experiment', options.port ?? 4188, log);
   let browser: Browser | null = null;
   try {
     browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
@@ -486,7 +486,7 @@ writes results/NAME/ (results.json, table.md, table.csv, figures/, screenshots/)
   --smoke        shrink every run to about a minute (2 steps, K 2, 1 prompt, first seed)
   --backend B    auto (default: WebGPU when a hardware adapter is offered, else wasm), webgpu or wasm
   --out DIR      output folder (default results/NAME)
-  --port N       port of vite preview (default 4190); --dist DIR its build folder (default dist-experiment)
+  --port N       port of vite preview (default 4188); --dist DIR its build folder (default dist-experiment)
   --run IDS      only these run ids or names (comma-separated)
   --base-url URL use a server that already serves the built app (no build)`;
 

@@ -1,0 +1,18 @@
+/**
+ * The smallest real training run the e2e specs start through the run setup: the form's
+ * fields plus config overrides (JSON in the URL) that keep a wasm step to seconds, not
+ * minutes: one turn of at most 24 generated tokens, four single-hop train tasks, one test
+ * task, no held-out evaluation. Everything else is the recipe's real step (rollouts,
+ * rewards, π_old(c^h), PPO updates, checkpoints).
+ */
+export const TINY_OVERRIDES = {
+  maxTurns: 1,
+  maxResponseTokens: 24,
+  tasks: { source: 'generated', trainSeed: 1, testSeed: 2, nTrain: 4, nTest: 1, categories: ['single_hop'] },
+  evalEvery: 0,
+} as const;
+
+/** `/?<form fields>&overrides=<TINY_OVERRIDES merged with extra>`. */
+export function tinyRunUrl(form: Record<string, string>, extra: Record<string, unknown> = {}): string {
+  return `/?${new URLSearchParams({ ...form, overrides: JSON.stringify({ ...TINY_OVERRIDES, ...extra }) })}`;
+}
