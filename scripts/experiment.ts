@@ -16,8 +16,8 @@
  *      Train, waits until the run finishes or fails, reads every stored metric row from the
  *      page's IndexedDB (src/storage/schema.ts), and screenshots the panels;
  *   4. writes results/NAME/: results.json (src/experiments/results.ts), table.md and
- *      table.csv (mean ± sample std over seeds), figures/*.png (curves drawn on a page
- *      canvas and screenshotted), screenshots/<run id>-<panel>.png.
+ *      table.csv (mean ± sample std over seeds), figures/*.png (src/cli/svgChart.ts curves,
+ *      rasterised by the browser), screenshots/<run id>-<panel>.png.
  * A failed run is recorded with its error and the others go on; the exit code is 1 when
  * any run failed. `--smoke` shrinks every run to about a minute (src/experiments/smoke.ts).
  * `runExperiment` is the library entry e2e/experiment.spec.ts calls.
@@ -30,7 +30,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expandExperiment, type ExperimentRun } from '../src/recipes/experiment';
 import { RECIPE_NAMES } from '../src/ui/recipeNames';
 import { describeConfigAsSetup, serializeSetup } from '../src/ui/runSetup';
-import { buildCurves, buildTable, labelMetric, pickTableMetrics, type CurveSeries } from '../src/experiments/aggregate';
+import { buildCurves, buildTable, labelMetric, pickTableMetrics } from '../src/experiments/aggregate';
+import { renderLineChartSvg, type ChartSeries } from '../src/cli/svgChart';
 import { formatTableCsv, formatTableMarkdown } from '../src/experiments/format';
 import { RESULTS_FORMAT, formatResultsJson, toStepRecords, type ExperimentResults, type RunResult } from '../src/experiments/results';
 import { shrinkForSmoke } from '../src/experiments/smoke';
@@ -267,120 +268,32 @@ async function runInPage(context: BrowserContext, baseUrl: string, run: Experime
 
 // ---- figures ---------------------------------------------------------------------------
 
-interface FigureSpec {
-  title: string;
-  yLabel: string;
-  series: CurveSeries[];
-}
-
-/** Draws mean curves (± sample std band) on a canvas; runs inside the page. */
-function drawFigure(spec: FigureSpec): void {
-  const canvas = document.getElementById('fig') as HTMLCanvasElement;
-  const ctx = canvas.getContext('2d')!;
-  const W = canvas.width;
-  const H = canvas.height;
-  const pad = { left: 84, right: 220, top: 44, bottom: 52 };
-  const colors = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#000000', '#f0e442', '#999999'];
-  ctx.fillStyle = '#fff';
-  ctx.fillRect(0, 0, W, H);
-  const pts = spec.series.flatMap((s) => s.steps.map((x, i) => ({ x, lo: s.mean[i] - (Number.isFinite(s.std[i]) ? s.std[i] : 0), hi: s.mean[i] + (Number.isFinite(s.std[i]) ? s.std[i] : 0) })));
-  let xMin = Math.min(...pts.map((p) => p.x));
-  let xMax = Math.max(...pts.map((p) => p.x));
-  let yMin = Math.min(...pts.map((p) => p.lo));
-  let yMax = Math.max(...pts.map((p) => p.hi));
-  if (xMin === xMax) {
-    xMin -= 1;
-    xMax += 1;
-  }
-  if (yMin === yMax) {
-    yMin -= 0.5;
-    yMax += 0.5;
-  }
-  const yPad = (yMax - yMin) * 0.05;
-  yMin -= yPad;
-  yMax += yPad;
-  const px = (x: number) => pad.left + ((x - xMin) / (xMax - xMin)) * (W - pad.left - pad.right);
-  const py = (y: number) => H - pad.bottom - ((y - yMin) / (yMax - yMin)) * (H - pad.top - pad.bottom);
-  ctx.font = '14px sans-serif';
-  ctx.fillStyle = '#222';
-  ctx.fillText(spec.title, pad.left, 26);
-  ctx.strokeStyle = '#888';
-  ctx.lineWidth = 1;
-  ctx.beginPath();
-  ctx.moveTo(pad.left, pad.top);
-  ctx.lineTo(pad.left, H - pad.bottom);
-  ctx.lineTo(W - pad.right, H - pad.bottom);
-  ctx.stroke();
-  ctx.font = '12px sans-serif';
-  for (let i = 0; i <= 5; i++) {
-    const y = yMin + ((yMax - yMin) * i) / 5;
-    ctx.fillStyle = '#555';
-    ctx.fillText(y.toPrecision(3), 30, py(y) + 4);
-    ctx.strokeStyle = '#eee';
-    ctx.beginPath();
-    ctx.moveTo(pad.left + 1, py(y));
-    ctx.lineTo(W - pad.right, py(y));
-    ctx.stroke();
-  }
-  const xStep = Math.max(1, Math.ceil((xMax - xMin) / 12));
-  for (let x = Math.ceil(xMin); x <= xMax; x += xStep) {
-    ctx.fillStyle = '#555';
-    ctx.fillText(String(x), px(x) - 4, H - pad.bottom + 18);
-  }
-  ctx.fillText('step', (pad.left + W - pad.right) / 2, H - 12);
-  ctx.save();
-  ctx.translate(16, (pad.top + H - pad.bottom) / 2 + 50);
-  ctx.rotate(-Math.PI / 2);
-  ctx.fillText(spec.yLabel, 0, 0);
-  ctx.restore();
-  spec.series.forEach((s, k) => {
-    const color = colors[k % colors.length];
-    if (s.steps.length === 0) return;
-    // ± sample std band (absent with one seed)
-    const hasBand = s.std.some((v) => Number.isFinite(v) && v > 0);
-    if (hasBand) {
-      ctx.globalAlpha = 0.15;
-      ctx.fillStyle = color;
-      ctx.beginPath();
-      s.steps.forEach((x, i) => ctx.lineTo(px(x), py(s.mean[i] + (Number.isFinite(s.std[i]) ? s.std[i] : 0))));
-      for (let i = s.steps.length - 1; i >= 0; i--) ctx.lineTo(px(s.steps[i]), py(s.mean[i] - (Number.isFinite(s.std[i]) ? s.std[i] : 0)));
-      ctx.closePath();
-      ctx.fill();
-      ctx.globalAlpha = 1;
-    }
-    ctx.strokeStyle = color;
-    ctx.fillStyle = color;
-    ctx.lineWidth = 2;
-    ctx.beginPath();
-    s.steps.forEach((x, i) => (i === 0 ? ctx.moveTo(px(x), py(s.mean[i])) : ctx.lineTo(px(x), py(s.mean[i]))));
-    ctx.stroke();
-    s.steps.forEach((x, i) => {
-      ctx.beginPath();
-      ctx.arc(px(x), py(s.mean[i]), 3.5, 0, 2 * Math.PI);
-      ctx.fill();
-    });
-    ctx.fillRect(W - pad.right + 16, pad.top + 20 * k, 14, 4);
-    ctx.fillStyle = '#222';
-    ctx.fillText(s.method, W - pad.right + 36, pad.top + 20 * k + 6);
-  });
-}
-
+/**
+ * One PNG per metric: the mean curve per method, with a ± sample-std band over seeds, drawn
+ * by the project's SVG chart (src/cli/svgChart.ts: nice ticks, dashes and markers besides
+ * colour) and rasterised by this browser.
+ */
 async function writeFigures(browser: Browser, runs: RunResult[], metrics: string[], dir: string, nSeeds: number): Promise<string[]> {
   await mkdir(dir, { recursive: true });
-  const context = await newContext(browser, { width: 960, height: 560 });
+  const size = { width: 960, height: 560 };
+  const context = await newContext(browser, size);
   const written: string[] = [];
   try {
     const page = await context.newPage();
     for (const key of metrics) {
-      const series = buildCurves(runs, key);
-      if (series.every((s) => s.steps.length === 0)) continue;
-      await page.setContent('<body style="margin:0"><canvas id="fig" width="960" height="540"></canvas></body>');
-      await page.evaluate(PAGE_SHIM);
+      const curves = buildCurves(runs, key).filter((c) => c.steps.length > 0);
+      if (curves.length === 0) continue;
       const name = key === 'reward' ? 'Train reward' : labelMetric(key);
-      const title = `${name} by step: mean over ${nSeeds === 1 ? '1 seed' : `${nSeeds} seeds (band: ± sample std)`}`;
-      await page.evaluate(drawFigure, { title, yLabel: name, series });
+      const series: ChartSeries[] = curves.map((c) => ({
+        name: c.method,
+        points: c.steps.map((x, i) => [x, c.mean[i]] as [number, number]),
+        band: nSeeds > 1 ? c.steps.map((x, i) => [x, c.mean[i] - c.std[i], c.mean[i] + c.std[i]] as [number, number, number]) : undefined,
+      }));
+      const subtitle = `mean over ${nSeeds === 1 ? '1 seed' : `${nSeeds} seeds (band: ± sample std)`}`;
+      const svg = renderLineChartSvg({ title: `${name} by step`, subtitle, xLabel: 'step', yLabel: name, series, ...size });
+      await page.setContent(`<!doctype html><body style="margin:0">${svg}</body>`);
       const file = path.join(dir, `${slug(key.replace(/\//g, '-'))}.png`);
-      await page.locator('#fig').screenshot({ path: file });
+      await page.screenshot({ path: file, clip: { x: 0, y: 0, ...size } });
       written.push(file);
     }
   } finally {

@@ -52,6 +52,15 @@ describe('renderLineChartSvg', () => {
     expect(svg).toContain(`stroke="${SERIES_COLOURS[1]}"`);
     expect(svg).toContain('>gap</text>');
   });
+  it('shades a band between its low and high edges and widens the y range to hold it', () => {
+    const svg = renderLineChartSvg({ ...spec, yRange: undefined, series: [{ name: 'mean', points: [[0, 0.5], [10, 0.5]], band: [[0, 0.25, 0.75], [10, 0, 1]] }] });
+    // y ticks cover [0, 1] (band edges included): py(1) = 44, py(0) = 232, py(0.75) = 232 − 0.75·188 = 91, py(0.25) = 185.
+    expect(svg).toContain('<polygon points="64.0,91.0 384.0,44.0 384.0,232.0 64.0,185.0"');
+  });
+  it('puts whole-number x values (steps) on whole-number ticks', () => {
+    // niceTicks(1, 2, 6) would step by 0.2; integer steps 1 and 2 get ticks 1, 2 only.
+    expect(chartGeometry({ ...spec, series: [{ name: 's', points: [[1, 0], [2, 1]] }] }).xTicks).toEqual([1, 2]);
+  });
   it('names a chart without data', () => {
     expect(() => renderLineChartSvg({ ...spec, series: [{ name: 'x', points: [] }] })).toThrow('chart "reward <PACT>": no finite points');
   });

@@ -9,6 +9,8 @@ export interface ChartSeries {
   name: string;
   /** [x, y] points; non-finite y values break the line. */
   points: readonly (readonly [number, number])[];
+  /** Optional shaded band [x, low, high] (e.g. mean ± sample std over seeds). */
+  band?: readonly (readonly [number, number, number])[];
 }
 
 export interface LineChartSpec {
@@ -84,9 +86,16 @@ export function chartGeometry(spec: LineChartSpec) {
   const top = spec.subtitle ? 62 : 44;
   const bottom = height - 48 - 20 * Math.ceil(spec.series.length / 3);
   const xs = spec.series.flatMap((s) => s.points.map((p) => p[0]));
-  const ys = spec.series.flatMap((s) => s.points.map((p) => p[1])).filter(Number.isFinite);
+  const ys = spec.series
+    .flatMap((s) => [...s.points.map((p) => p[1]), ...(s.band ?? []).flatMap((b) => [b[1], b[2]])])
+    .filter(Number.isFinite);
   if (xs.length === 0 || ys.length === 0) throw new Error(`chart "${spec.title}": no finite points to draw`);
-  const xTicks = niceTicks(Math.min(...xs), Math.max(...xs), 6);
+  let xTicks = niceTicks(Math.min(...xs), Math.max(...xs), 6);
+  // Steps are whole numbers: no ticks between them.
+  if (xs.every(Number.isInteger) && xTicks[1] - xTicks[0] < 1) {
+    const [lo, hi] = [Math.min(...xs), Math.max(...xs)];
+    xTicks = Array.from({ length: Math.max(2, hi - lo + 1) }, (_, k) => lo + k);
+  }
   const yTicks = spec.yRange ? niceTicks(spec.yRange[0], spec.yRange[1], 6) : niceTicks(Math.min(...ys), Math.max(...ys), 6);
   const [x0, x1] = [xTicks[0], xTicks[xTicks.length - 1]];
   const [y0, y1] = [yTicks[0], yTicks[yTicks.length - 1]];
@@ -126,6 +135,12 @@ export function renderLineChartSvg(spec: LineChartSpec): string {
     const colour = SERIES_COLOURS[i % SERIES_COLOURS.length];
     const dash = DASHES[i % DASHES.length];
     const kind = MARKERS[i % MARKERS.length];
+    const band = (s.band ?? []).filter((b) => Number.isFinite(b[1]) && Number.isFinite(b[2]));
+    if (band.length > 1) {
+      const upper = band.map((b) => `${g.px(b[0]).toFixed(1)},${g.py(b[2]).toFixed(1)}`);
+      const lower = [...band].reverse().map((b) => `${g.px(b[0]).toFixed(1)},${g.py(b[1]).toFixed(1)}`);
+      parts.push(`<polygon points="${[...upper, ...lower].join(' ')}" fill="${colour}" fill-opacity="0.15" stroke="none"/>`);
+    }
     // Split at non-finite values so a gap stays a gap.
     let run: string[] = [];
     const flush = () => {
