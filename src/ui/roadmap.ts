@@ -14,7 +14,7 @@ export interface PlannedPanel {
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
     name: 'Training on a loaded FTRL file',
-    what: "FTRL's prompts are 2.6k–5k tokens with Qwen3's tokenizer, over qwen3-nano's 2,048-token window, so runs train on generated tasks; a loaded FTRL file is evaluated with `pact eval-ftrl --model`",
+    what: "FTRL's prompts are 2.6k–5k tokens with Qwen3's tokenizer, over qwen3-nano's 2,048-token window, so runs train on generated tasks; a loaded FTRL file can be evaluated with the pact eval-ftrl command (--model)",
     issue: 5,
   },
   { name: 'LoRA training runs', what: 'LoRA adapters exist in the model (with merge) but the trainer refuses config.model.lora', issue: 5 },
