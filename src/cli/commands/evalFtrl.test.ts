@@ -157,7 +157,7 @@ describe('pact eval-ftrl on small hand-made files', () => {
     expect(a.err.join('\n')).toMatch(/cannot read --tasks .*nope\.jsonl: ENOENT/);
     const b = captureIO();
     expect(await main(['eval-ftrl', '--tasks', 'x.jsonl'], b.io)).toBe(2);
-    expect(b.err.join('\n')).toMatch(/needs --tasks FILE.jsonl and --predictions FILE.jsonl/);
+    expect(b.err.join("\n")).toMatch(/needs --tasks FILE.jsonl and either --predictions FILE.jsonl or --model DIR/);
   });
 
   it('is listed in pact --help', async () => {
