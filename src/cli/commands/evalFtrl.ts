@@ -253,7 +253,9 @@ async function runEvalFtrl(args: string[], io: CliIO): Promise<number> {
   if (typeof flags.tasks !== 'string' || typeof flags.predictions !== 'string') {
     throw new Error('needs --tasks FILE.jsonl and either --predictions FILE.jsonl or --model DIR; see pact eval-ftrl --help');
   }
-  const [tasksText, predictionsText] = await Promise.all([readInput(flags.tasks, 'tasks'), readInput(flags.predictions, 'predictions')]);
+  // One after the other, so that when both are missing the error always names --tasks first.
+  const tasksText = await readInput(flags.tasks, 'tasks');
+  const predictionsText = await readInput(flags.predictions, 'predictions');
   const report = evaluateFtrl(tasksText, predictionsText, { isMissingScoredEmpty: flags['missing-as-empty'] === true });
 
   for (const p of report.problems) io.err(`${p.file} line ${p.line}: ${p.message} (skipped)`);
