@@ -21,6 +21,7 @@
  */
 import { test, expect, type Page } from '@playwright/test';
 import { tinyRunUrl } from './tinyRun';
+import { readPageDb } from '../scripts/pageDb';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -40,22 +41,7 @@ interface StoredRun {
 
 /** Runs and metric rows as the app stored them (database `pact-lab`). */
 async function readDb(page: Page): Promise<{ runs: StoredRun[]; metrics: { runId: string; step: number; values: Record<string, number> }[] }> {
-  return page.evaluate(async () => {
-    const db = await new Promise<IDBDatabase>((res, rej) => {
-      const r = indexedDB.open('pact-lab');
-      r.onsuccess = () => res(r.result);
-      r.onerror = () => rej(r.error);
-    });
-    const all = <T,>(store: string) =>
-      new Promise<T[]>((res, rej) => {
-        const q = db.transaction(store).objectStore(store).getAll();
-        q.onsuccess = () => res(q.result as T[]);
-        q.onerror = () => rej(q.error);
-      });
-    const out = { runs: await all<StoredRun>('runs'), metrics: await all<{ runId: string; step: number; values: Record<string, number> }>('metrics') };
-    db.close();
-    return out;
-  });
+  return (await readPageDb(page)) as unknown as { runs: StoredRun[]; metrics: { runId: string; step: number; values: Record<string, number> }[] };
 }
 
 /** Sets config.evalEvery = 0 in a stored run and its checkpoint (test setup, see below). */

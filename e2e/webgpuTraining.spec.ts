@@ -10,6 +10,7 @@
  * the training loop (rollouts, π_old(c^h), updates, checkpoint) runs on the backend.
  */
 import { test, expect } from '@playwright/test';
+import { readPageDb } from '../scripts/pageDb';
 
 test('two PACT steps in the worker on WebGPU', async ({ page }) => {
   test.setTimeout(900_000);
@@ -27,6 +28,8 @@ test('two PACT steps in the worker on WebGPU', async ({ page }) => {
     const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
     return gpu ? (await gpu.requestAdapter()) !== null : false;
   });
+  // Skipped only in a Chromium without a WebGPU adapter (e.g. launched without
+  // --enable-unsafe-webgpu); CI's Chromium offers SwiftShader, so it runs there.
   test.skip(!hasAdapter, 'this Chromium offers no WebGPU adapter (launched without --enable-unsafe-webgpu?)');
 
   const panel = page.getByTestId('run-setup');
@@ -37,23 +40,9 @@ test('two PACT steps in the worker on WebGPU', async ({ page }) => {
   await expect(progress).toHaveAttribute('data-phase', 'finished', { timeout: 840_000 });
   await expect(panel.getByTestId('run-error')).toHaveCount(0);
 
-  const rows = await page.evaluate(
-    () =>
-      new Promise<{ status: string; config: { backend?: string }; metrics: { step: number; values: Record<string, number> }[] }>((resolve, reject) => {
-        const open = indexedDB.open('pact-lab');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const db = open.result;
-          const tx = db.transaction(['runs', 'metrics'], 'readonly');
-          const runs = tx.objectStore('runs').getAll();
-          const metrics = tx.objectStore('metrics').getAll();
-          tx.oncomplete = () => {
-            const run = runs.result[0];
-            resolve({ status: run.status, config: run.config, metrics: metrics.result.filter((m: { runId: string }) => m.runId === run.id) });
-          };
-        };
-      }),
-  );
+  const db = await readPageDb(page);
+  const run = db.runs[0];
+  const rows = { status: run.status, config: run.config as { backend?: string }, metrics: db.metrics.filter((m) => m.runId === run.id) };
   expect(rows.status).toBe('finished');
   expect(rows.config.backend).toBe('webgpu');
   expect(rows.metrics.map((m) => m.step)).toEqual([1, 2]);

@@ -35,6 +35,7 @@ import { renderLineChartSvg, type ChartSeries } from '../src/cli/svgChart';
 import { formatTableCsv, formatTableMarkdown } from '../src/experiments/format';
 import { RESULTS_FORMAT, formatResultsJson, toStepRecords, type ExperimentResults, type RunResult } from '../src/experiments/results';
 import { shrinkForSmoke } from '../src/experiments/smoke';
+import { readPageDb } from './pageDb';
 // @ts-expect-error plain ESM helper shared with e2e/playwright.config.ts
 import { chromiumPath, CHROMIUM_ARGS } from './chromium.mjs';
 
@@ -166,27 +167,12 @@ interface StoredRun {
   metrics: { step: number; values: Record<string, number> }[];
 }
 
-/** Every run record and metric row in the page's IndexedDB (the worker wrote them). */
+/** The newest run in the page's IndexedDB (the worker wrote it) and its metric rows. */
 async function readStoredRun(page: Page): Promise<StoredRun> {
-  return page.evaluate(async () => {
-    const db = await new Promise<IDBDatabase>((res, rej) => {
-      const r = indexedDB.open('pact-lab');
-      r.onsuccess = () => res(r.result);
-      r.onerror = () => rej(r.error);
-    });
-    const all = <T,>(store: string) =>
-      new Promise<T[]>((res, rej) => {
-        const q = db.transaction(store).objectStore(store).getAll();
-        q.onsuccess = () => res(q.result as T[]);
-        q.onerror = () => rej(q.error);
-      });
-    type Run = { id: string; status: string; error?: string; config: Record<string, unknown>; createdAt: number };
-    const runs = (await all<Run>('runs')).sort((a, b) => b.createdAt - a.createdAt);
-    const run = runs[0] ?? null;
-    const metrics = run ? (await all<{ runId: string; step: number; values: Record<string, number> }>('metrics')).filter((m) => m.runId === run.id) : [];
-    db.close();
-    return { run: run ? { id: run.id, status: run.status, error: run.error, config: run.config } : null, metrics: metrics.map((m) => ({ step: m.step, values: m.values })) };
-  });
+  const { runs, metrics } = await readPageDb(page);
+  const run = [...runs].sort((a, b) => b.createdAt - a.createdAt)[0] ?? null;
+  const rows = run ? metrics.filter((m) => m.runId === run.id) : [];
+  return { run: run ? { id: run.id, status: run.status, error: run.error, config: run.config } : null, metrics: rows.map((m) => ({ step: m.step, values: m.values })) };
 }
 
 /** Paths where two JSON values differ (`pact.objective: "Lx" vs "Lh"`). */
