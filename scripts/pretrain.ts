@@ -8,6 +8,12 @@
  *                       [--train-tasks 300] [--vocab-tasks 400] [--eval-tasks 20] [--max-seq-len 640]
  *                       [--init DIR]   (continue the weights of a warm-start folder as the next stage)
  *                       [--worlds N]   (draw the train tasks from N generated worlds, seeds seed·1000 + w)
+ *                       [--categories single_hop,multi_hop,...]   (train categories, cycled)
+ *                       [--export-rows DIR]   (write the tokenised training rows and stop: the
+ *                                              input of scripts/reference/pretrain_torch.py)
+ *   With --init DIR and --steps 0 nothing is trained: DIR's weights are evaluated and written
+ *   to --out with their own warm_start.json kept as the training record (how a stage trained
+ *   by pretrain_torch.py on a GPU gets its held-out evaluation from this pipeline).
  *
  * Pipeline: buildPolicyVocab (src/recipes/policyVocab.ts) → expert episodes of generated
  * train tasks (TRAIN_CATEGORIES) → runWarmStartSft → evaluateGreedy on test-split tasks of all four categories →
@@ -27,6 +33,18 @@ register(new URL('../src/model/qwen3/nodeResolveHook.mjs', import.meta.url));
  * fit maxSeqLen whole; parallel ones would be cut before their answer turn.
  */
 const TRAIN_CATEGORIES = ['single_hop', 'single_hop', 'multi_hop'] as const;
+const ALL_CATEGORIES = ['single_hop', 'multi_hop', 'parallel_single_hop', 'parallel_multi_hop'] as const;
+type Category = (typeof ALL_CATEGORIES)[number];
+
+function readCategories(value: string | undefined): readonly Category[] {
+  if (value === undefined) return TRAIN_CATEGORIES;
+  const names = value.split(',').map((c) => c.trim()).filter((c) => c !== '');
+  if (names.length === 0) throw new Error('--categories is empty');
+  for (const c of names) {
+    if (!(ALL_CATEGORIES as readonly string[]).includes(c)) throw new Error(`--categories: unknown category "${c}"; valid: ${ALL_CATEGORIES.join(', ')}`);
+  }
+  return names as Category[];
+}
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -46,7 +64,7 @@ function readFlags(argv: string[]): Record<string, string> {
   return out;
 }
 
-const KNOWN = ['seed', 'steps', 'backend', 'out', 'train-tasks', 'vocab-tasks', 'eval-tasks', 'max-seq-len', 'batch-size', 'lr', 'init', 'worlds'];
+const KNOWN = ['seed', 'steps', 'backend', 'out', 'train-tasks', 'vocab-tasks', 'eval-tasks', 'max-seq-len', 'batch-size', 'lr', 'init', 'worlds', 'categories', 'export-rows'];
 
 function readInt(flags: Record<string, string>, name: string, fallback: number): number {
   const v = flags[name];
@@ -109,11 +127,13 @@ async function main(): Promise<void> {
   // `--worlds N` spreads the train tasks over N worlds, so only copying fits them all.
   const worldCount = readInt(flags, 'worlds', 1);
   if (worldCount < 1) throw new Error('--worlds must be ≥ 1');
+  const categories = readCategories(flags.categories);
+  const evalOnly = flags.init !== undefined && options.steps === 0;
   const trainTasks = [];
-  for (let w = 0; w < worldCount; w++) {
+  for (let w = 0; w < (evalOnly ? 0 : worldCount); w++) {
     const n = Math.floor(trainTaskCount / worldCount) + (w < trainTaskCount % worldCount ? 1 : 0);
     const seed = worldCount === 1 ? options.seed : options.seed * 1000 + w;
-    trainTasks.push(...(await pv.generateExpertTasks({ seed, n, generator: { categories: TRAIN_CATEGORIES } }, executor)));
+    trainTasks.push(...(await pv.generateExpertTasks({ seed, n, generator: { categories } }, executor)));
   }
   const rows = [];
   for (const task of trainTasks) {
@@ -122,10 +142,36 @@ async function main(): Promise<void> {
     // A multi-hop prompt can fill the whole window: keep rows with a real assistant part.
     if (row.targetMask.reduce((a, b) => a + b, 0) >= 32) rows.push(row);
   }
-  const meanLen = rows.reduce((s, r) => s + r.ids.length, 0) / rows.length;
-  console.log(`training rows: ${rows.length} of ${trainTasks.length} expert episodes, mean ${meanLen.toFixed(0)} tokens (cut at ${options.maxSeqLen})`);
+  const meanLen = rows.reduce((s, r) => s + r.ids.length, 0) / Math.max(1, rows.length);
+  if (!evalOnly) console.log(`training rows: ${rows.length} of ${trainTasks.length} expert episodes, mean ${meanLen.toFixed(0)} tokens (cut at ${options.maxSeqLen})`);
 
   const config = ws.createWarmStartConfig(vocab.mapping.keptIds.length, presetConfig);
+  if (flags['export-rows'] !== undefined) {
+    const dir = path.resolve(ROOT, flags['export-rows']);
+    const { packSftRows } = ws;
+    const meta = {
+      preset,
+      seed: options.seed,
+      maxSeqLen: options.maxSeqLen,
+      trainWorlds: worldCount,
+      categories,
+      trainTasks: rows.length,
+      vocabTasks: vocabTaskCount,
+      keptTokens: vocab.mapping.keptIds.length,
+      gitCommit: readGitCommit(),
+    };
+    const { gzipSync } = await import('node:zlib');
+    const { formatQwen3ConfigJson, formatPrunedVocabJson } = await import('../src/model/weights/qwen3Folder');
+    await writeFolderFiles(dir, {
+      'rows.bin.gz': gzipSync(packSftRows(rows)),
+      'rows.json': JSON.stringify(meta, null, 2) + '\n',
+      'config.json': formatQwen3ConfigJson(config),
+      'pruned_vocab.json': formatPrunedVocabJson(config, vocab.mapping),
+    });
+    console.log(`wrote ${rows.length} rows to ${dir} (rows.bin.gz, rows.json, config.json, pruned_vocab.json)`);
+    executor.dispose?.();
+    return;
+  }
   let previousStage: import('../src/recipes/warmStart').WarmStartInfo | undefined;
   let model;
   if (flags.init !== undefined) {
@@ -135,7 +181,7 @@ async function main(): Promise<void> {
       throw new Error(`--init ${flags.init}: its pruned_vocab.json differs from the vocabulary of seed ${options.seed}`);
     }
     previousStage = previous.info;
-    options.stage = (previous.info?.options.stage ?? 1) + 1;
+    options.stage = (previous.info?.options.stage ?? 1) + (options.steps === 0 ? 0 : 1);
     model = Qwen3Model.fromTensors(previous.config, previous.tensors);
     console.log(`stage ${options.stage}: continuing ${flags.init} (${previous.info?.options.steps ?? '?'} steps)`);
   } else {
@@ -143,7 +189,7 @@ async function main(): Promise<void> {
   }
   console.log(`model: ${preset} with vocab_size ${config.vocab_size}, ${model.countParams()} parameters`);
   const t0 = Date.now();
-  const losses = await ws.runWarmStartSft(model, rows, options, (p) => {
+  const losses = evalOnly ? [] : await ws.runWarmStartSft(model, rows, options, (p) => {
     if (p.step % 10 === 0 || p.step === options.steps - 1) {
       console.log(`step ${p.step + 1}/${options.steps}  loss ${p.loss.toFixed(4)}  grad_norm ${p.gradNorm.toFixed(3)}  lr ${p.lr.toExponential(2)}  ${p.seconds.toFixed(0)} s`);
     }
@@ -166,7 +212,15 @@ async function main(): Promise<void> {
   }
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-  const info = {
+  // Evaluation only (--init DIR --steps 0): DIR's own record stays the training record.
+  const info = evalOnly && previousStage ? {
+    ...previousStage,
+    eval: metrics,
+    evalSettings: { split: 'test' as const, seed: options.seed, ...evalOptions },
+    evalBackend: selection.backend,
+    evalDate: new Date().toISOString(),
+    evalGitCommit: readGitCommit(),
+  } : {
     preset,
     options,
     trainWorlds: worldCount,

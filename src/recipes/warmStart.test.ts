@@ -23,8 +23,10 @@ import {
   evaluateGreedy,
   exportWarmStartFiles,
   loadWarmStart,
+  packSftRows,
   runWarmStartSft,
   scoreTranscripts,
+  unpackSftRows,
   WARM_START_FILES,
   type SftRow,
   type WarmStartInfo,
@@ -63,6 +65,22 @@ describe('buildSftRow', () => {
     expect(buildSftRow(episode, 100)).toEqual({ ids: [1, 2, 3, 4, 5, 6, 7], targetMask: [0, 1, 1, 0, 1, 1] });
     expect(buildSftRow(episode, 4)).toEqual({ ids: [1, 2, 3, 4], targetMask: [0, 1, 1] });
     expect(() => buildSftRow({ ids: [1, 2], tags: [tag('prompt')] }, 4)).toThrow('buildSftRow: 2 ids but 1 tags');
+  });
+});
+
+describe('packSftRows', () => {
+  it('writes the count, the lengths and id | trained << 15 little-endian, and reads it back', () => {
+    const rows: SftRow[] = [
+      { ids: [5, 300, 7], targetMask: [1, 0] },
+      { ids: [32767, 1], targetMask: [1] },
+    ];
+    const bytes = packSftRows(rows);
+    // u32 2 | u32 3 | u32 2 | 5 | 300+32768=33068 (0x812C) | 7 | 32767 (0x7FFF) | 1+32768 (0x8001)
+    expect([...bytes]).toEqual([2, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 5, 0, 0x2c, 0x81, 7, 0, 0xff, 0x7f, 0x01, 0x80]);
+    expect(unpackSftRows(bytes)).toEqual(rows);
+    expect(() => packSftRows([{ ids: [32768, 1], targetMask: [1] }])).toThrow('row 0 token 0 id 32768 is not in [0, 32768)');
+    expect(() => packSftRows([{ ids: [1, 2], targetMask: [] }])).toThrow('row 0 has 2 ids but 0 target-mask entries');
+    expect(() => unpackSftRows(bytes.subarray(0, 20))).toThrow();
   });
 });
 

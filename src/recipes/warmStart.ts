@@ -227,6 +227,54 @@ export function buildSftRow(episode: Pick<ExpertEpisode, 'ids' | 'tags'>, maxSeq
   return { ids, targetMask };
 }
 
+/**
+ * SFT rows as bytes, for trainers outside tfjs (scripts/reference/pretrain_torch.py), all
+ * little-endian: u32 row count n, then n × u32 row lengths, then every row's tokens as u16,
+ * each `id | trained << 15`, where `trained` = targetMask[t − 1] (is token t a trained
+ * target; 0 for a row's first token). Ids must be below 2^15.
+ */
+export function packSftRows(rows: readonly SftRow[]): Uint8Array {
+  const total = rows.reduce((s, r) => s + r.ids.length, 0);
+  const bytes = new Uint8Array(4 + 4 * rows.length + 2 * total);
+  const view = new DataView(bytes.buffer);
+  view.setUint32(0, rows.length, true);
+  let at = 4 + 4 * rows.length;
+  rows.forEach((row, r) => {
+    if (row.targetMask.length !== row.ids.length - 1) {
+      throw new Error(`packSftRows: row ${r} has ${row.ids.length} ids but ${row.targetMask.length} target-mask entries (want ids − 1)`);
+    }
+    view.setUint32(4 + 4 * r, row.ids.length, true);
+    row.ids.forEach((id, t) => {
+      if (!Number.isInteger(id) || id < 0 || id >= 1 << 15) throw new Error(`packSftRows: row ${r} token ${t} id ${id} is not in [0, 32768)`);
+      view.setUint16(at, id | ((t > 0 && row.targetMask[t - 1] ? 1 : 0) << 15), true);
+      at += 2;
+    });
+  });
+  return bytes;
+}
+
+/** Inverse of packSftRows. */
+export function unpackSftRows(bytes: Uint8Array): SftRow[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = view.getUint32(0, true);
+  const rows: SftRow[] = [];
+  let at = 4 + 4 * n;
+  for (let r = 0; r < n; r++) {
+    const len = view.getUint32(4 + 4 * r, true);
+    const ids: number[] = [];
+    const targetMask: number[] = [];
+    for (let t = 0; t < len; t++) {
+      const v = view.getUint16(at, true);
+      at += 2;
+      ids.push(v & 0x7fff);
+      if (t > 0) targetMask.push(v >> 15);
+    }
+    rows.push({ ids, targetMask });
+  }
+  if (at !== bytes.length) throw new Error(`unpackSftRows: ${bytes.length} bytes but the rows end at ${at}`);
+  return rows;
+}
+
 function isPolicyTag(tag: TokenTag): boolean {
   return POLICY_KINDS.has(tag.kind);
 }

@@ -143,28 +143,34 @@ export interface SaveQwen3Input {
 export function saveQwen3Folder(input: SaveQwen3Input): Qwen3FolderFiles {
   const tensors = [...input.tensors];
   validateQwen3Tensors(input.config, new Map(tensors.map((t) => [t.name, t])));
+  const files: Qwen3FolderFiles = {
+    'config.json': formatQwen3ConfigJson(input.config),
+    'model.safetensors': writeSafetensors(tensors, { format: 'pt' }),
+  };
+  if (input.prunedVocab !== undefined) files['pruned_vocab.json'] = formatPrunedVocabJson(input.config, input.prunedVocab);
+  return files;
+}
+
+/** The folder's config.json text (HF fields first, then the config). */
+export function formatQwen3ConfigJson(config: Qwen3Config): string {
   const configJson = {
     architectures: ['Qwen3ForCausalLM'],
     model_type: 'qwen3',
     hidden_act: 'silu',
     attention_bias: false,
     torch_dtype: 'float32',
-    ...input.config,
+    ...config,
   };
-  const files: Qwen3FolderFiles = {
-    'config.json': JSON.stringify(configJson, null, 2) + '\n',
-    'model.safetensors': writeSafetensors(tensors, { format: 'pt' }),
-  };
-  if (input.prunedVocab !== undefined) {
-    const mapping = parsePrunedVocabMapping(input.prunedVocab);
-    if (mapping.keptIds.length > input.config.vocab_size) {
-      throw new Qwen3FolderError(
-        `pruned vocabulary keeps ${mapping.keptIds.length} tokens but config vocab_size is ${input.config.vocab_size}`,
-      );
-    }
-    files['pruned_vocab.json'] = JSON.stringify({ keptIds: mapping.keptIds }) + '\n';
+  return JSON.stringify(configJson, null, 2) + '\n';
+}
+
+/** The folder's pruned_vocab.json text; the mapping must fit the config's vocab_size. */
+export function formatPrunedVocabJson(config: Qwen3Config, prunedVocab: PrunedVocabMapping): string {
+  const mapping = parsePrunedVocabMapping(prunedVocab);
+  if (mapping.keptIds.length > config.vocab_size) {
+    throw new Qwen3FolderError(`pruned vocabulary keeps ${mapping.keptIds.length} tokens but config vocab_size is ${config.vocab_size}`);
   }
-  return files;
+  return JSON.stringify({ keptIds: mapping.keptIds }) + '\n';
 }
 
 async function readJsonObject(reader: FolderReader, name: string): Promise<Record<string, unknown>> {
