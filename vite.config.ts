@@ -1,12 +1,44 @@
 /// <reference types="vitest/config" />
-import { defineConfig } from 'vite';
+import { createReadStream, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Plugin } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { PYODIDE_ASSET_DIR, PYODIDE_ASSET_FILES } from './src/envs/ftrl/pyodideAssets.js';
+
+const PYODIDE_PACKAGE_DIR = fileURLToPath(new URL('./node_modules/pyodide/', import.meta.url));
+const MIME: Record<string, string> = { '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.zip': 'application/zip', '.json': 'application/json' };
+
+/**
+ * Pyodide's runtime files (for FTRL's Python tools, src/envs/ftrl/pyodideAssets.ts) from the
+ * installed npm package, under `<base>/pyodide/`: served by the dev server, emitted into the
+ * build (so `vite preview` and any static host serve them). Never a CDN: the app runs offline.
+ */
+function servePyodideFiles(): Plugin {
+  return {
+    name: 'pact-pyodide-files',
+    configureServer(server) {
+      server.middlewares.use(`/${PYODIDE_ASSET_DIR}/`, (req, res, next) => {
+        const name = (req.url ?? '').split('?')[0].replace(/^\//, '');
+        if (!PYODIDE_ASSET_FILES.includes(name)) return next();
+        res.setHeader('Content-Type', MIME[name.slice(name.lastIndexOf('.'))] ?? 'application/octet-stream');
+        createReadStream(PYODIDE_PACKAGE_DIR + name).pipe(res);
+      });
+    },
+    generateBundle() {
+      for (const name of PYODIDE_ASSET_FILES) {
+        this.emitFile({ type: 'asset', fileName: `${PYODIDE_ASSET_DIR}/${name}`, source: readFileSync(PYODIDE_PACKAGE_DIR + name) });
+      }
+    },
+  };
+}
 
 // No COOP/COEP headers on purpose: cross-origin isolation makes tfjs-wasm pick its
 // threaded build, which hangs after a Vite build (see ../shared/RECIPE.md).
 export default defineConfig({
-  plugins: [svelte()],
+  plugins: [svelte(), servePyodideFiles()],
   worker: { format: 'es' },
+  // pyodide.mjs imports its runtime from its indexURL at run time; pre-bundling would break that.
+  optimizeDeps: { exclude: ['pyodide'] },
   server: { host: '127.0.0.1', port: 5173 },
   preview: { host: '127.0.0.1', port: 5173 },
   build: { target: 'es2022', chunkSizeWarningLimit: 4096 },

@@ -21,10 +21,17 @@
  * A failed run is recorded with its error and the others go on; the exit code is 1 when
  * any run failed. `--smoke` shrinks every run to about a minute (src/experiments/smoke.ts).
  * `runExperiment` is the library entry e2e/experiment.spec.ts calls.
+ *
+ * Evaluation files (`"kind": "ftrl-eval"`, src/experiments/ftrlEvalConfig.ts; issue 7) run
+ * `runFtrlEvalExperiment` instead: the FTRL task file comes from `--tasks PATH` (else
+ * $PACT_FTRL_TASKS); the page loads it in the Task files panel, evaluates the file's policy
+ * there (the trainer worker; Python tools in Pyodide), and results/NAME/ gets results.json
+ * (the page's report), table.md and table.csv (categories × Solve-R/P/F1,
+ * src/experiments/ftrlEvalTable.ts) and a screenshot of the panel. `--smoke`: 2 tasks per category.
  */
 import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expandExperiment, type ExperimentRun } from '../src/recipes/experiment';
@@ -36,6 +43,9 @@ import { formatTableCsv, formatTableMarkdown } from '../src/experiments/format';
 import { RESULTS_FORMAT, formatResultsJson, toStepRecords, type ExperimentResults, type RunResult } from '../src/experiments/results';
 import { shrinkForSmoke } from '../src/experiments/smoke';
 import { readPageDb } from './pageDb';
+import { isFtrlEvalFile, parseFtrlEvalExperiment, resolveFtrlTasksPath, shrinkFtrlEvalForSmoke, type FtrlEvalExperiment } from '../src/experiments/ftrlEvalConfig';
+import { formatFtrlEvalCsv, formatFtrlEvalMarkdown, formatScore } from '../src/experiments/ftrlEvalTable';
+import type { FtrlEvalReport } from '../workers/protocol';
 // @ts-expect-error plain ESM helper shared with e2e/playwright.config.ts
 import { chromiumPath, CHROMIUM_ARGS } from './chromium.mjs';
 
@@ -60,6 +70,8 @@ export interface RunExperimentOptions {
   onlyRuns?: string[];
   /** Longest a run may take in the page (default 24 h). */
   runTimeoutMs?: number;
+  /** ftrl-eval files: the FTRL task file (default $PACT_FTRL_TASKS). */
+  tasksPath?: string;
   log?: (line: string) => void;
 }
 
@@ -310,6 +322,7 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   } catch (e) {
     throw new Error(`cannot read experiment file ${options.file}: ${(e as Error).message}`);
   }
+  if (isFtrlEvalFile(json)) throw new Error(`${options.file} is an evaluation file ("kind": "ftrl-eval"): run it with runFtrlEvalExperiment`);
   const smoke = options.isSmoke ? shrinkForSmoke(json) : null;
   const experiment = expandExperiment(smoke ? smoke.file : json, {
     defaultName: path.basename(filePath, '.json'),
@@ -376,6 +389,158 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   }
 }
 
+// ---- an evaluation file (kind "ftrl-eval") ----------------------------------------------------
+
+export const FTRL_EVAL_RESULTS_FORMAT = 'pact-lab-ftrl-eval-results/1';
+
+export interface FtrlEvalResults {
+  format: typeof FTRL_EVAL_RESULTS_FORMAT;
+  experiment: { name: string; description?: string; file: string; isSmoke: boolean; tasksFile: string; policy: string; settings: FtrlEvalExperiment['settings'] };
+  app: { name: string; version: string; gitCommit: string; isGitDirty: boolean };
+  backend: { name: string; reason: string };
+  startedAt: string;
+  finishedAt: string;
+  /** The page's report: the table's rows, counts, predictions, settings, Pyodide's load time. */
+  report: FtrlEvalReport;
+}
+
+/** Drives the Task files panel: loads the task file, sets the form, evaluates, returns the page's report. */
+async function evaluateInPage(page: Page, baseUrl: string, exp: FtrlEvalExperiment, tasksPath: string, backend: BackendDecision, timeoutMs: number): Promise<FtrlEvalReport> {
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  const withPageErrors = (message: string) => message + (pageErrors.length > 0 ? ` (page errors: ${pageErrors.join('; ')})` : '');
+  await page.goto(baseUrl);
+  await page.getByTestId('ftrl-file').setInputFiles(tasksPath);
+  const files = page.getByTestId('task-files');
+  await files.locator('[data-testid="ftrl-summary"], [data-testid="ftrl-error"]').first().waitFor({ timeout: 120_000 });
+  if ((await page.getByTestId('ftrl-error').count()) > 0) throw new Error(`the page refused the task file ${tasksPath}: ${await page.getByTestId('ftrl-error').innerText()}`);
+  if ((await page.getByTestId('ftrl-eval').count()) === 0) {
+    throw new Error(`the task file ${tasksPath} holds no task the page could import: ${(await page.getByTestId('ftrl-summary').innerText()).trim()}`);
+  }
+  const panel = page.getByTestId('ftrl-eval');
+  const s = exp.settings;
+  await panel.getByTestId('ftrl-eval-perCategory').fill(s.perCategory === undefined ? '' : String(s.perCategory));
+  await panel.getByTestId('ftrl-eval-maxTurns').fill(String(s.maxTurns));
+  await panel.getByTestId('ftrl-eval-maxResponseTokens').fill(String(s.maxResponseTokens));
+  await panel.getByTestId('ftrl-eval-toolTimeoutMs').fill(String(s.toolTimeoutMs));
+  await panel.getByTestId('ftrl-eval-backend').selectOption(backend.name);
+  if (exp.policy.startsWith('folder:')) {
+    await panel.getByTestId('model-folder-input').setInputFiles(path.resolve(exp.policy.slice('folder:'.length)));
+    const picked = panel.locator('[data-testid="model-folder-error"], [data-testid="model-folder-shape"]');
+    await picked.first().waitFor({ timeout: 60_000 }).catch(() => undefined);
+    if ((await panel.getByTestId('ftrl-eval-policy').inputValue()) !== 'folder') {
+      throw new Error(`the page refused the Qwen3 folder ${exp.policy.slice('folder:'.length)}: ${(await panel.getByTestId('model-folder').innerText()).trim()}`);
+    }
+  }
+  await panel.getByTestId('btn-ftrl-eval').click();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await panel.getAttribute('data-status');
+    if (status === 'finished' || status === 'failed' || status === 'stopped') break;
+    if (Date.now() > deadline) throw new Error(withPageErrors(`the evaluation did not finish within ${Math.round(timeoutMs / 1000)} s (last: ${await panel.getByTestId('ftrl-eval-progress').innerText()})`));
+    await page.waitForTimeout(1000);
+  }
+  if ((await panel.getByTestId('ftrl-eval-error').count()) > 0) throw new Error(withPageErrors(await panel.getByTestId('ftrl-eval-error').innerText()));
+  return JSON.parse((await panel.getByTestId('ftrl-eval-report').textContent()) ?? 'null') as FtrlEvalReport;
+}
+
+/** Runs an evaluation file (kind "ftrl-eval") through the page and writes results/NAME/. */
+export async function runFtrlEvalExperiment(options: RunExperimentOptions): Promise<FtrlEvalResults> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const filePath = path.resolve(options.file);
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(filePath, 'utf8'));
+  } catch (e) {
+    throw new Error(`cannot read experiment file ${options.file}: ${(e as Error).message}`);
+  }
+  const parsed = parseFtrlEvalExperiment(json, { defaultName: path.basename(filePath, '.json') });
+  const exp = options.isSmoke ? shrinkFtrlEvalForSmoke(parsed) : parsed;
+  const tasksPath = path.resolve(resolveFtrlTasksPath(options.tasksPath, process.env));
+  const tasksStat = await stat(tasksPath).catch((e: NodeJS.ErrnoException) => {
+    throw new Error(`cannot read the FTRL task file --tasks ${tasksPath}: ${e.code ?? e.message}`);
+  });
+  if (!tasksStat.isFile()) throw new Error(`the FTRL task file --tasks ${tasksPath} is not a file`);
+  if (exp.policy.startsWith('folder:')) {
+    const dir = path.resolve(exp.policy.slice('folder:'.length));
+    const dirStat = await stat(dir).catch(() => null);
+    if (!dirStat?.isDirectory()) throw new Error(`ftrl-eval.policy: the Qwen3 folder ${dir} does not exist`);
+  }
+  const outDir = path.resolve(options.outDir ?? path.join(ROOT, 'results', exp.name));
+  await mkdir(outDir, { recursive: true });
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  const startedAt = new Date().toISOString();
+
+  const server = options.baseUrl ? { baseUrl: options.baseUrl.replace(/\/$/, ''), stop: () => {} } : await startServer(options.distDir ?? 'dist-experiment', options.port ?? 4188, log);
+  let browser: Browser | null = null;
+  try {
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+    const backend = await chooseBackend(browser, server.baseUrl, options.backend ?? exp.backend);
+    log(`experiment ${exp.name}${options.isSmoke ? ' (--smoke)' : ''}: ${exp.policy} on ${showPath(tasksPath)} (${exp.settings.perCategory ?? 'all'} tasks per category) on ${backend.name} (${backend.reason}), app ${server.baseUrl} → ${showPath(outDir)}`);
+    const context = await newContext(browser, { width: 1280, height: 1000 });
+    let report: FtrlEvalReport;
+    try {
+      const page = await context.newPage();
+      try {
+        report = await evaluateInPage(page, server.baseUrl, exp, tasksPath, backend, options.runTimeoutMs ?? 24 * 3600_000);
+      } finally {
+        await mkdir(path.join(outDir, 'screenshots'), { recursive: true });
+        await page
+          .getByTestId('task-files')
+          .screenshot({ path: path.join(outDir, 'screenshots', 'task-files.png') })
+          .catch(() => undefined);
+      }
+    } finally {
+      await context.close();
+    }
+    const git = readGit();
+    const out: FtrlEvalResults = {
+      format: FTRL_EVAL_RESULTS_FORMAT,
+      experiment: {
+        name: exp.name,
+        ...(exp.description ? { description: exp.description } : {}),
+        file: path.relative(ROOT, filePath),
+        isSmoke: Boolean(options.isSmoke),
+        tasksFile: showPath(tasksPath),
+        policy: exp.policy,
+        settings: exp.settings,
+      },
+      app: { name: pkg.name, version: pkg.version, ...git },
+      backend,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      report,
+    };
+    await writeFile(path.join(outDir, 'results.json'), JSON.stringify(out, null, 2) + '\n');
+    const r = report;
+    const notes = [
+      `Policy: ${r.policySource} (window ${r.contextTokens} tokens). Tasks: ${showPath(tasksPath)}, ${exp.settings.perCategory === undefined ? 'every task' : `the first ${exp.settings.perCategory} of each category`}; ` +
+        `up to ${r.settings.maxTurns} turns and ${r.settings.maxResponseTokens} response tokens, greedy; tool time limit ${r.settings.toolTimeoutMs} ms; ` +
+        `${r.pyodideLoadMs !== undefined ? `Pyodide loaded in ${(r.pyodideLoadMs / 1000).toFixed(1)} s` : 'Pyodide not needed (no prompt fit the window)'}.`,
+      `Backend: ${r.backend} (${backend.reason}). App ${pkg.name} ${pkg.version}, commit ${git.gitCommit}${git.isGitDirty ? ' with uncommitted changes' : ''}. ${options.isSmoke ? 'Smoke run (--smoke): at most 2 tasks per category; not a result.' : ''}`.trim(),
+    ];
+    await writeFile(path.join(outDir, 'table.md'), formatFtrlEvalMarkdown(r.summary, { title: `${exp.name}${options.isSmoke ? ' (smoke)' : ''}`, notes }));
+    await writeFile(path.join(outDir, 'table.csv'), formatFtrlEvalCsv(r.summary));
+    const o = r.summary.overall;
+    log(
+      `done in ${r.seconds.toFixed(0)} s: ${r.summary.selected} tasks, ${r.summary.promptTooLong} over the window; overall Solve-R ${formatScore(o.solveR)} Solve-P ${formatScore(o.solveP)} Solve-F1 ${formatScore(o.solveF1)}; ${showPath(path.join(outDir, 'table.md'))}`,
+    );
+    return out;
+  } finally {
+    await browser?.close();
+    server.stop();
+  }
+}
+
+/** True when the file is an evaluation file (kind "ftrl-eval"); an unreadable file is left to the runner to report. */
+async function isFtrlEvalPath(file: string): Promise<boolean> {
+  try {
+    return isFtrlEvalFile(JSON.parse(await readFile(path.resolve(file), 'utf8')));
+  } catch {
+    return false;
+  }
+}
+
 // ---- the command line -----------------------------------------------------------------------
 
 const USAGE = `usage: npm run experiment -- experiments/NAME.json [--smoke] [--backend auto|webgpu|wasm]
@@ -387,7 +552,8 @@ writes results/NAME/ (results.json, table.md, table.csv, figures/, screenshots/)
   --out DIR      output folder (default results/NAME)
   --port N       port of vite preview (default 4188); --dist DIR its build folder (default dist-experiment)
   --run IDS      only these run ids or names (comma-separated)
-  --base-url URL use a server that already serves the built app (no build)`;
+  --base-url URL use a server that already serves the built app (no build)
+  --tasks PATH   evaluation files ("kind": "ftrl-eval") only: the FTRL task file (default $PACT_FTRL_TASKS)`;
 
 export function parseArgs(argv: string[]): RunExperimentOptions {
   const opts: Partial<RunExperimentOptions> = {};
@@ -411,6 +577,7 @@ export function parseArgs(argv: string[]): RunExperimentOptions {
     } else if (a === '--dist') opts.distDir = valueOf(i++, a);
     else if (a === '--run') opts.onlyRuns = valueOf(i++, a).split(',');
     else if (a === '--base-url') opts.baseUrl = valueOf(i++, a);
+    else if (a === '--tasks') opts.tasksPath = valueOf(i++, a);
     else if (a === '--help' || a === '-h') throw new Error(USAGE);
     else if (a.startsWith('--')) throw new Error(`unknown flag ${a}\n${USAGE}`);
     else if (opts.file) throw new Error(`one experiment file at a time (got ${opts.file} and ${a})`);
@@ -422,7 +589,14 @@ export function parseArgs(argv: string[]): RunExperimentOptions {
 
 async function main(): Promise<void> {
   try {
-    const results = await runExperiment(parseArgs(process.argv.slice(2)));
+    const options = parseArgs(process.argv.slice(2));
+    if (await isFtrlEvalPath(options.file)) {
+      await runFtrlEvalExperiment(options);
+      process.exitCode = 0;
+      return;
+    }
+    if (options.tasksPath !== undefined) throw new Error(`--tasks is for evaluation files ("kind": "ftrl-eval"); ${options.file} is a training file`);
+    const results = await runExperiment(options);
     process.exitCode = results.runs.some((r) => r.status !== 'finished') ? 1 : 0;
   } catch (e) {
     console.error(e instanceof Error ? e.message : String(e));

@@ -8,6 +8,9 @@ import type { TrainConfigInput } from '../src/recipes/config';
 import type { StepMetrics, EvalMetrics } from '../src/recipes/types';
 import type { RunRecord } from '../src/storage/schema';
 import type { RolloutGroupView, RolloutView } from '../src/recipes/rolloutViews';
+import type { FtrlEvalSettings, FtrlEvalSummary } from '../src/recipes/ftrlEval';
+
+export type { FtrlEvalSettings, FtrlEvalSummary };
 
 export type { RolloutGroupView, RolloutView };
 
@@ -88,6 +91,32 @@ export function toMemoryUsage(backend: string, info: Record<string, unknown>): M
 export type RunPhase = 'loading' | 'rollouts' | 'update' | 'eval' | 'checkpoint' | 'idle';
 export type RunState = 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
 
+/** The policy an FTRL evaluation runs (issue 7 "ftrl-eval"). */
+export type EvalPolicySpec =
+  | { kind: 'warm-start' }
+  /** A saved run's newest checkpoint in IndexedDB. */
+  | { kind: 'checkpoint'; runId: string }
+  /** A Qwen3 folder the user picked; File objects clone as references. */
+  | { kind: 'folder'; name: string; files: File[] };
+
+/** What an FTRL evaluation reports to the page. */
+export interface FtrlEvalReport {
+  summary: FtrlEvalSummary;
+  fileName: string;
+  /** Where the policy came from, in words. */
+  policySource: string;
+  /** The model's window (max_position_embeddings). */
+  contextTokens: number;
+  settings: FtrlEvalSettings;
+  backend: BackendName;
+  fallbackReason?: string;
+  /** Pyodide's load time in ms; absent when no task fit the window (Pyodide was not needed). */
+  pyodideLoadMs?: number;
+  seconds: number;
+}
+
+export type FtrlEvalPhase = 'loading' | 'python' | 'rollouts';
+
 export type WorkerRequest =
   | { id: number; type: 'probe-device' }
   | { id: number; type: 'check-numerics'; backend: BackendName }
@@ -101,12 +130,21 @@ export type WorkerRequest =
   | { id: number; type: 'resume' }
   /** One step while paused. */
   | { id: number; type: 'step' }
-  | { id: number; type: 'stop' };
+  | { id: number; type: 'stop' }
+  /**
+   * Evaluates a policy on FTRL tasks (the text of a file the page loaded): greedy rollouts,
+   * Python tools in Pyodide, Solve-R/P/F1 per category. Progress comes as
+   * `ftrl-eval-progress` events carrying this request's id; the reply is `ftrl-eval`.
+   */
+  | { id: number; type: 'eval-ftrl'; tasksText: string; fileName: string; policy: EvalPolicySpec; settings: FtrlEvalSettings }
+  /** Stops the FTRL evaluation in progress after its current task. */
+  | { id: number; type: 'stop-eval' };
 
 export type WorkerResponse =
   | { id: number; type: 'device'; report: DeviceReport }
   | { id: number; type: 'numerics'; report: NumericsReport }
   | { id: number; type: 'started'; run: RunRecord; backend: BackendName; fallbackReason?: string; nParams: number }
+  | { id: number; type: 'ftrl-eval'; report: FtrlEvalReport }
   | { id: number; type: 'ok' }
   | { id: number; type: 'error'; message: string };
 
@@ -116,7 +154,9 @@ export type WorkerEvent =
   | { type: 'metrics'; runId: string; metrics: StepMetrics }
   | { type: 'eval'; runId: string; metrics: EvalMetrics }
   | { type: 'rollouts'; runId: string; groups: RolloutGroupView[] }
-  | { type: 'run-error'; runId: string; message: string };
+  | { type: 'run-error'; runId: string; message: string }
+  /** An FTRL evaluation's progress; `requestId` is the `eval-ftrl` request's id. */
+  | { type: 'ftrl-eval-progress'; requestId: number; phase: FtrlEvalPhase; message: string; done: number; total: number };
 
 export type WorkerMessage = WorkerResponse | WorkerEvent;
 

@@ -5,6 +5,7 @@
  */
 import { probeDevice } from './deviceProbe';
 import { checkNumerics } from './numericsCheck';
+import { FtrlEvalSession } from './ftrlEvalSession';
 import { TrainingSession } from './trainingSession';
 import type { WorkerRequest, WorkerResponse } from './protocol';
 
@@ -15,6 +16,8 @@ function reply(msg: WorkerResponse): void {
 }
 
 const session = new TrainingSession((event) => scope.postMessage(event));
+// FTRL evaluation (issue 7 "ftrl-eval"): one at a time, never beside a training run (one tfjs backend).
+const ftrlEval = new FtrlEvalSession((event) => scope.postMessage(event));
 
 async function handle(req: WorkerRequest): Promise<void> {
   switch (req.type) {
@@ -25,6 +28,7 @@ async function handle(req: WorkerRequest): Promise<void> {
       reply({ id: req.id, type: 'numerics', report: await checkNumerics(req.backend) });
       return;
     case 'start': {
+      if (ftrlEval.isActive) throw new Error('an FTRL evaluation is running in this tab: wait for it or stop it before training');
       const started = await session.start(req.config, { resumeRunId: req.resumeRunId, maxSteps: req.maxSteps, modelFiles: req.modelFiles });
       reply({ id: req.id, type: 'started', ...started });
       return;
@@ -43,6 +47,16 @@ async function handle(req: WorkerRequest): Promise<void> {
       return;
     case 'stop':
       session.stop();
+      reply({ id: req.id, type: 'ok' });
+      return;
+    case 'eval-ftrl': {
+      if (session.isActive) throw new Error('a training run is in progress: stop it before evaluating (both need the model backend)');
+      const report = await ftrlEval.run({ requestId: req.id, tasksText: req.tasksText, fileName: req.fileName, policy: req.policy, settings: req.settings });
+      reply({ id: req.id, type: 'ftrl-eval', report });
+      return;
+    }
+    case 'stop-eval':
+      ftrlEval.stop();
       reply({ id: req.id, type: 'ok' });
       return;
     default: {

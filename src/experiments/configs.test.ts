@@ -1,6 +1,7 @@
 /**
  * Every shipped experiment file expands into valid runs (expandExperiment validates each
  * config through resolveConfig), full size and --smoke, and its rows are the papers' rows.
+ * Evaluation files ("kind": "ftrl-eval") validate through parseFtrlEvalExperiment instead.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,14 +9,27 @@ import { describe, expect, it } from 'vitest';
 import { expandExperiment } from '../recipes/experiment';
 import { RECIPE_NAMES } from '../ui/recipeNames';
 import { shrinkForSmoke } from './smoke';
+import { isFtrlEvalFile, parseFtrlEvalExperiment, shrinkFtrlEvalForSmoke } from './ftrlEvalConfig';
 
 const DIR = path.resolve(__dirname, '../../experiments');
-const FILES = readdirSync(DIR).filter((f) => f.endsWith('.json'));
+const readJson = (name: string): unknown => JSON.parse(readFileSync(path.join(DIR, name), 'utf8'));
+const ALL_FILES = readdirSync(DIR).filter((f) => f.endsWith('.json'));
+const FILES = ALL_FILES.filter((f) => !isFtrlEvalFile(readJson(f)));
+const EVAL_FILES = ALL_FILES.filter((f) => isFtrlEvalFile(readJson(f)));
 
 function load(name: string) {
   const json = JSON.parse(readFileSync(path.join(DIR, name), 'utf8'));
   return { json, full: expandExperiment(json, { defaultName: name.replace(/\.json$/, ''), recipeNames: RECIPE_NAMES }) };
 }
+
+describe('experiments/*.json evaluation files', () => {
+  it('ftrl-eval.json is one', () => expect(EVAL_FILES).toContain('ftrl-eval.json'));
+  it.each(EVAL_FILES)('%s validates, full size and --smoke', (name) => {
+    const exp = parseFtrlEvalExperiment(readJson(name), { defaultName: name.replace(/\.json$/, '') });
+    expect(exp.name).toBe(name.replace(/\.json$/, '')); // results/NAME/ matches the file name
+    expect(shrinkFtrlEvalForSmoke(exp).settings.perCategory).toBeLessThanOrEqual(2);
+  });
+});
 
 describe('experiments/*.json', () => {
   it.each(FILES)('%s expands and validates, full size and --smoke', (name) => {

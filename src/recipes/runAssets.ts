@@ -33,7 +33,7 @@ import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
 import type { TextTokenizer } from '../model/tokenizer/types';
 import type { FolderReader } from '../model/weights/qwen3Folder';
 import { loadQwen3Folder } from '../model/weights/qwen3Folder';
-import type { TrainConfig } from './config';
+import { resolveConfig, type TrainConfig } from './config';
 import { bindRenderChat, buildPolicyVocab, generateExpertTasks } from './policyVocab';
 import { getRecipe } from './registry';
 import { splitToolSearchPrompts } from './searchRollouts';
@@ -132,6 +132,18 @@ async function loadFolderPolicy(dir: string, ctx: PolicySourceContext): Promise<
   const tensors = new Map([...folder.tensors].map(([name, t]) => [name, { shape: t.shape, data: t.data }]));
   const tokenizer = folder.prunedVocab ? new PrunedTokenizer(ctx.source, folder.prunedVocab) : ctx.source;
   return { model: Qwen3Model.fromTensors(folder.config, tensors), tokenizer, mapping: folder.prunedVocab, source: `folder ${dir}` };
+}
+
+/**
+ * A trained policy named by `init` without a training run (evaluation: the trainer worker's
+ * `eval-ftrl` request): "warm-start" or a Qwen3 folder the platform opens. "scratch" is
+ * refused: a random policy has nothing to evaluate.
+ */
+export async function loadNamedPolicy(platform: RunPlatform, init: string, ctx: Omit<PolicySourceContext, 'platform'>): Promise<Policy> {
+  if (init === 'scratch') throw new Error('a policy to evaluate must be trained: "warm-start", a saved run\'s checkpoint, or a Qwen3 folder, not "scratch"');
+  const full: PolicySourceContext = { ...ctx, platform };
+  const load = POLICY_SOURCES.get(init);
+  return load ? load(resolveConfig({}), full) : loadFolderPolicy(init, full);
 }
 
 /**

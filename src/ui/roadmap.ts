@@ -2,8 +2,8 @@
  * What the app will show, and which issue delivers it. The "Still to come" panel
  * reads this list, so the page says plainly what is not built yet. Built so far:
  * Device, Run setup (with the training buttons), Live charts, Rollout inspector, Runs
- * (resume, delete, metrics and checkpoint export, checkpoint import), Mask schedule, Anchoring gates, Prefix levels L0–L4,
- * Token masks.
+ * (resume, delete, metrics and checkpoint export, checkpoint import), Task files (with a policy's
+ * FTRL evaluation), Mask schedule, Anchoring gates, Prefix levels L0–L4, Token masks.
  */
 export interface PlannedPanel {
   name: string;
@@ -14,7 +14,7 @@ export interface PlannedPanel {
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
     name: 'Training on a loaded FTRL file',
-    what: "FTRL's prompts are 2.6k–5k tokens with Qwen3's tokenizer, over qwen3-nano's 2,048-token window, so runs train on generated tasks; a loaded FTRL file can be evaluated with the pact eval-ftrl command (--model)",
+    what: "FTRL's prompts are 2.6k–5k tokens with Qwen3's tokenizer, over qwen3-nano's 2,048-token window, so runs train on generated tasks; a loaded FTRL file can be evaluated (Task files panel, or pact eval-ftrl --model)",
     issue: 5,
   },
   { name: 'LoRA training runs', what: 'LoRA adapters exist in the model (with merge) but the trainer refuses config.model.lora', issue: 5 },

@@ -11,12 +11,18 @@
  * response budget) is not run; it is scored as making no calls and counted in
  * `promptTooLong`, so the table never silently drops tasks.
  *
+ * The loop itself is src/recipes/ftrlEval.ts, shared with the trainer worker (the app's
+ * Task files panel); this file loads the policy and Pyodide the Node way.
  * Node-only (Pyodide in worker_threads, tfjs on wasm/cpu).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { CliIO } from '../registry';
-import { evaluateFtrl, type EvalFtrlReport } from './evalFtrl';
+import type { EvalFtrlReport } from '../../envs/ftrl/ftrlScore';
+import type { FtrlEvalSummary } from '../../recipes/ftrlEval';
 import { loadModelFolder, prepareTfjs } from './score';
+
+export { selectPerCategory } from '../../envs/ftrl/ftrlScore';
 
 export interface FtrlPolicyEvalOptions {
   modelDir: string;
@@ -34,21 +40,12 @@ export interface FtrlPolicyEvalResult {
   report: EvalFtrlReport;
   /** Prediction lines (JSONL), one per evaluated task. */
   predictions: string[];
-  /** Tasks selected, tasks run, tasks whose prompt was over the window. */
+  /** The shared loop's summary (per-category rows with their promptTooLong counts, tool-call counts). */
+  summary: FtrlEvalSummary;
+  /** Tasks selected, tasks whose prompt was over the window. */
   selected: number;
   promptTooLong: number;
   backend: string;
-}
-
-/** Picks the first `perCategory` tasks of each category (data_source), keeping file order. */
-export function selectPerCategory<T extends { category: string }>(items: readonly T[], perCategory: number | undefined): T[] {
-  if (perCategory === undefined) return [...items];
-  const seen = new Map<string, number>();
-  return items.filter((t) => {
-    const n = seen.get(t.category) ?? 0;
-    seen.set(t.category, n + 1);
-    return n < perCategory;
-  });
 }
 
 export async function evaluatePolicyOnFtrl(options: FtrlPolicyEvalOptions, io: CliIO): Promise<FtrlPolicyEvalResult> {
@@ -56,80 +53,94 @@ export async function evaluatePolicyOnFtrl(options: FtrlPolicyEvalOptions, io: C
     throw new Error(`cannot read --tasks ${options.tasksPath}: ${e.code ?? e.message}`);
   });
   const sel = await prepareTfjs(options.backend);
-  const { parseFtrlJsonl, formatFtrlLineError } = await import('../../envs/ftrl/importFtrl');
   const { createNodePyodideExecutor } = await import('../../envs/ftrl/pyodideExecutorNode');
   const { LanguageRoutingExecutor } = await import('../../envs/ftrl/languageExecutor');
   const { InProcessExecutor } = await import('../../envs/sandbox');
   const { loadQwen3TokenizerFromPackage } = await import('../../model/tokenizer/nodeLoader');
   const { bindRenderChat } = await import('../../recipes/policyVocab');
-  const { collectToolUseRollouts } = await import('../../recipes/rollouts');
-  const { listCallOutputs, RolloutEnv } = await import('../../envs/rollout');
-  const { createRng } = await import('../../core/rng');
-
-  // Line by line, so each task keeps its 0-based line index: the prediction's `index`.
-  const withCategory: { task: import('../../envs/types').Task; category: string; index: number }[] = [];
-  tasksText.split(/\r?\n/).forEach((line, index) => {
-    if (line.trim() === '') return;
-    const { tasks, errors } = parseFtrlJsonl(line);
-    for (const e of errors) io.err(`tasks ${formatFtrlLineError({ ...e, line: index + 1 })} (skipped)`);
-    for (const task of tasks) withCategory.push({ task, category: task.source ?? task.category, index });
-  });
-  const chosen = selectPerCategory(withCategory, options.perCategory);
+  const { evaluatePolicyOnFtrlTasks } = await import('../../recipes/ftrlEval');
 
   const { model, tokenizer } = await loadModelFolder(options.modelDir);
   if (!tokenizer) throw new Error(`--model ${options.modelDir}: no tokenizer (needs pruned_vocab.json, tokenizer.json, or Qwen3's full vocabulary)`);
   const source = await loadQwen3TokenizerFromPackage();
-  const renderChat = bindRenderChat(source);
   const python = createNodePyodideExecutor({ timeoutMs: options.toolTimeoutMs });
   const executor = new LanguageRoutingExecutor({ javascript: new InProcessExecutor(), python });
   const maxPromptTokens = model.config.max_position_embeddings - options.maxResponseTokens;
-
-  const predictions: string[] = [];
-  let promptTooLong = 0;
   try {
-    const fits = chosen.filter(({ task }) => {
-      const { promptText } = new RolloutEnv({ executor, renderChat }).reset(task);
-      const isFit = tokenizer.encode(promptText).length <= maxPromptTokens;
-      if (!isFit) promptTooLong++;
-      return isFit;
+    const summary = await evaluatePolicyOnFtrlTasks({
+      tasksText,
+      policy: model,
+      tokenizer,
+      contextTokens: model.config.max_position_embeddings,
+      renderChat: bindRenderChat(source),
+      executor,
+      perCategory: options.perCategory,
+      maxTurns: options.maxTurns,
+      maxResponseTokens: options.maxResponseTokens,
+      readToolCounts: () => ({ ...executor.pythonCounts }),
+      onProgress: (p) => {
+        if (p.done === 0) {
+          io.err(`eval-ftrl: ${p.selected} tasks selected, ${p.total} fit the window of ${maxPromptTokens} prompt tokens; backend ${sel.backend}`);
+        } else io.err(`  [${p.done}/${p.total}] line ${p.line} (${p.category}): ${p.calls} calls`);
+      },
     });
-    io.err(`eval-ftrl: ${chosen.length} tasks selected, ${fits.length} fit the window of ${maxPromptTokens} prompt tokens; backend ${sel.backend}`);
-    for (const [k, item] of fits.entries()) {
-      // One task at a time: FTRL prompts are long and the KV cache is sized by the batch.
-      const [group] = await collectToolUseRollouts({
-        prompts: [{ kind: 'tool-use', index: 0, task: item.task }],
-        rolloutsPerPrompt: 1,
-        policy: model,
-        tokenizer,
-        executor,
-        renderChat,
-        maxTurns: options.maxTurns,
-        maxPromptTokens,
-        maxResponseTokens: options.maxResponseTokens,
-        temperature: 0,
-        topP: 1,
-        rng: createRng('ftrl-eval'),
-        isGreedy: true,
-      });
-      const transcript = group.rollouts[0].transcript;
-      const calls = transcript ? listCallOutputs(transcript) : [];
-      predictions.push(JSON.stringify({ index: item.index, calls }));
-      io.err(`  [${k + 1}/${fits.length}] ${item.task.id} (${item.category}): ${calls.length} calls`);
-    }
+    for (const e of summary.lineErrors) io.err(`tasks ${e} (skipped)`);
+    const report: EvalFtrlReport = {
+      categories: summary.rows.map(({ promptTooLong: _, ...r }) => r),
+      overall: (({ promptTooLong: _, ...r }) => r)(summary.overall),
+      tasksWithoutPrediction: summary.selected - summary.predictions.length,
+      problems: [],
+    };
+    return { report, summary, predictions: summary.predictions, selected: summary.selected, promptTooLong: summary.promptTooLong, backend: sel.backend };
   } finally {
     executor.dispose();
     model.dispose();
   }
-  // Score every selected task: those not run count as making no calls.
-  const selectedLines = new Set(chosen.map((c) => c.index));
-  const selectedTasksText = tasksText
-    .split(/\r?\n/)
-    .map((line, i) => (selectedLines.has(i) ? line : ''))
-    .join('\n');
-  const report = evaluateFtrl(selectedTasksText, predictions.join('\n'), { isMissingScoredEmpty: true });
-  return { report, predictions, selected: chosen.length, promptTooLong, backend: sel.backend };
 }
 
-export async function writePredictions(path: string, predictions: readonly string[]): Promise<void> {
-  await writeFile(path, predictions.join('\n') + '\n');
+export async function writePredictions(file: string, predictions: readonly string[]): Promise<void> {
+  await writeFile(file, predictions.join('\n') + '\n');
+}
+
+/**
+ * An evaluation experiment file (`"kind": "ftrl-eval"`, src/experiments/ftrlEvalConfig.ts)
+ * headless in Node: `pact eval-ftrl --config experiments/ftrl-eval.json --tasks FILE` (also
+ * reached from `pact train --config`). The file's policy ("warm-start" = `<publicDir>/warm-start`,
+ * or "folder:PATH") and sizes; the backend is wasm (the file's auto/webgpu are browser choices).
+ * Prints the same table.md the experiment runner writes; with `outDir`, writes table.md,
+ * table.csv and results.json there.
+ */
+export async function runFtrlEvalConfig(
+  configPath: string,
+  json: unknown,
+  options: { tasks?: string; isSmoke?: boolean; outDir?: string; publicDir?: string; backend?: 'wasm' | 'cpu' },
+  io: CliIO,
+): Promise<number> {
+  const { parseFtrlEvalExperiment, resolveFtrlTasksPath, shrinkFtrlEvalForSmoke } = await import('../../experiments/ftrlEvalConfig');
+  const { formatFtrlEvalCsv, formatFtrlEvalMarkdown } = await import('../../experiments/ftrlEvalTable');
+  const parsed = parseFtrlEvalExperiment(json, { defaultName: path.basename(configPath, '.json') });
+  const exp = options.isSmoke ? shrinkFtrlEvalForSmoke(parsed) : parsed;
+  const tasksPath = resolveFtrlTasksPath(options.tasks, process.env);
+  const backend = options.backend ?? 'wasm';
+  await prepareTfjs(backend); // before warmStart.ts, which loads tfjs
+  const { WARM_START_DIR } = await import('../../recipes/warmStart');
+  const modelDir = exp.policy === 'warm-start' ? path.join(options.publicDir ?? 'public', WARM_START_DIR) : exp.policy.slice('folder:'.length);
+  const result = await evaluatePolicyOnFtrl({ modelDir, tasksPath, ...exp.settings, backend }, io);
+  const { summary } = result;
+  const notes = [
+    `Policy: ${modelDir}. Tasks: ${tasksPath}, ${exp.settings.perCategory === undefined ? 'every task' : `the first ${exp.settings.perCategory} of each category`}; ` +
+      `up to ${exp.settings.maxTurns} turns and ${exp.settings.maxResponseTokens} response tokens, greedy; tool time limit ${exp.settings.toolTimeoutMs} ms. ` +
+      `Node (pact), backend ${result.backend}.${options.isSmoke ? ' Smoke run (--smoke): at most 2 tasks per category; not a result.' : ''}`,
+  ];
+  const markdown = formatFtrlEvalMarkdown(summary, { title: `${exp.name}${options.isSmoke ? ' (smoke)' : ''}`, notes });
+  io.out(markdown.trimEnd());
+  if (options.outDir) {
+    await mkdir(options.outDir, { recursive: true });
+    await writeFile(path.join(options.outDir, 'table.md'), markdown);
+    await writeFile(path.join(options.outDir, 'table.csv'), formatFtrlEvalCsv(summary));
+    const results = { format: 'pact-lab-ftrl-eval-results/1', experiment: { name: exp.name, file: configPath, isSmoke: Boolean(options.isSmoke), tasksFile: tasksPath, policy: exp.policy, settings: exp.settings }, runner: 'pact (Node)', backend: result.backend, summary };
+    await writeFile(path.join(options.outDir, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+    io.err(`wrote ${path.join(options.outDir, 'table.md')}, table.csv, results.json`);
+  }
+  return summary.overall.tasks === 0 ? 1 : 0;
 }

@@ -15,6 +15,7 @@
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expandExperiment, type ExperimentRun } from '../../recipes/experiment';
+import { isFtrlEvalFile } from '../../experiments/ftrlEvalConfig';
 import type { EvalMetrics, StepMetrics } from '../../recipes/types';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
 import { prepareTfjs } from './score';
@@ -43,7 +44,10 @@ to every registered recipe).
   --eval-every N   override evalEvery (0 = no held-out evaluation)
   --public DIR     folder holding warm-start/ (default public)
 Writes metrics.jsonl and checkpoint-<step>/ folders (Hugging Face safetensors + config.json
-+ trainer_state.json) per run.`;
++ trainer_state.json) per run.
+An evaluation file ("kind": "ftrl-eval") is evaluated instead, as pact eval-ftrl --config:
+  --tasks FILE     its FTRL task file (default $PACT_FTRL_TASKS); --out DIR gets table.md,
+                   table.csv and results.json`;
 
 /** One JSONL line; NaN and ±Infinity become null (JSON has no NaN). */
 export function formatMetricsLine(record: Record<string, unknown>): string {
@@ -120,7 +124,7 @@ registerCommand({
   summary: 'train the runs of an experiment file (metrics JSONL + safetensors checkpoints)',
   usage: USAGE,
   async run(args: string[], io: CliIO): Promise<number> {
-    const { flags, positional } = parseFlags(args, { values: ['config', 'steps', 'backend', 'out', 'run', 'eval-every', 'public'] });
+    const { flags, positional } = parseFlags(args, { values: ['config', 'steps', 'backend', 'out', 'run', 'eval-every', 'public', 'tasks'] });
     if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
     const str = (name: string): string | undefined => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
     const configPath = str('config');
@@ -136,6 +140,13 @@ registerCommand({
     } catch (e) {
       throw new Error(`cannot read experiment file ${configPath}: ${(e as Error).message}`);
     }
+    if (isFtrlEvalFile(json)) {
+      // An evaluation file (issue 7 "ftrl-eval"): nothing to train; run it as pact eval-ftrl --config.
+      const { runFtrlEvalConfig } = await import('./evalFtrlPolicy');
+      if (backend !== 'wasm' && backend !== 'cpu') throw new Error(`--backend must be wasm or cpu, got "${backend}"`);
+      return runFtrlEvalConfig(configPath, json, { tasks: str('tasks'), outDir: str('out'), publicDir: str('public'), backend }, io);
+    }
+    if (str('tasks') !== undefined) throw new Error(`--tasks is for evaluation files ("kind": "ftrl-eval"); ${configPath} is a training file`);
     const selection = await prepareTfjs(backend);
     if (selection.backend !== backend) io.err(`backend ${backend} unavailable (${selection.reason}); using ${selection.backend}`);
     const m = await importTrainingModules();

@@ -8,3 +8,4 @@ export * from './pythonRuntime';
 export * from './pyodideExecutor';
 export * from './goldCallSearch';
 export * from './replay';
+export * from './ftrlScore';

@@ -18,6 +18,9 @@ export interface LanguageExecutors {
 }
 
 export class LanguageRoutingExecutor implements ToolExecutor {
+  /** Python calls so far: answered with an error observation, stopped at the time limit. */
+  readonly pythonCounts = { calls: 0, errors: 0, timeouts: 0 };
+
   constructor(private readonly executors: LanguageExecutors) {}
 
   async execute(impl: ToolImplementation, toolName: string, args: Record<string, unknown>, options: ExecuteOptions = {}): Promise<ToolResult> {
@@ -25,9 +28,13 @@ export class LanguageRoutingExecutor implements ToolExecutor {
       const py = this.executors.python;
       if (!py) return { ok: false, output: formatToolError(toolName, 'Python tools need the Pyodide executor, and none was given') };
       try {
+        this.pythonCounts.calls++;
         const r = await py.callTool(impl.source, toolName, args, options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {});
+        if (r.isError) this.pythonCounts.errors++;
+        if (r.isTimeout) this.pythonCounts.timeouts++;
         return { ok: !r.isError, output: r.observation };
       } catch (e) {
+        this.pythonCounts.errors++;
         // callTool resolves on tool errors and timeouts; it rejects only when the executor is closed.
         return { ok: false, output: formatToolError(toolName, e instanceof Error ? e.message : String(e)) };
       }

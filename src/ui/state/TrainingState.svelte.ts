@@ -196,6 +196,7 @@ export class TrainingState {
   }
 
   handleEvent(e: WorkerEvent): void {
+    if (e.type === 'ftrl-eval-progress') return; // an FTRL evaluation's, not a run's (FtrlEvalState)
     if (!this.isOurs(e.runId)) return;
     switch (e.type) {
       case 'progress': {

@@ -1,0 +1,152 @@
+/**
+ * The trainer worker's FTRL evaluation (the `eval-ftrl` request; issue 7 "ftrl-eval"): loads
+ * the policy (the shipped warm start, a saved run's newest checkpoint from IndexedDB, or a
+ * Qwen3 folder the user picked), starts Pyodide in its own worker from this app's origin
+ * (`<base>/pyodide/`, src/envs/ftrl/pyodideAssets.ts), and runs the shared loop
+ * (src/recipes/ftrlEval.ts: greedy rollouts, FTRL's Solve-R/P/F1 per category, prompts over
+ * the window counted as promptTooLong). Progress goes out as `ftrl-eval-progress` events.
+ *
+ * Errors name what is wrong: the task file (no task in it), the policy (no run, no
+ * checkpoint, a bad folder), or Pyodide (its load error and the URL it tried). A tool call
+ * past its time limit does not fail the evaluation: it becomes FTRL's error observation and
+ * is counted in `summary.toolCalls.timeouts`.
+ */
+import { createBrowserPyodideExecutor } from '../src/envs/ftrl/pyodideExecutor';
+import { LanguageRoutingExecutor } from '../src/envs/ftrl/languageExecutor';
+import { PYODIDE_ASSET_DIR } from '../src/envs/ftrl/pyodideAssets';
+import { createWorkerExecutor } from '../src/envs/sandbox';
+import { Qwen3Model, getQwen3Preset } from '../src/model/qwen3';
+import { PrunedTokenizer } from '../src/model/tokenizer/prunedVocab';
+import { inferQwen3Config } from '../src/recipes/checkpoint';
+import { resolveConfig } from '../src/recipes/config';
+import { evaluatePolicyOnFtrlTasks } from '../src/recipes/ftrlEval';
+import { bindRenderChat } from '../src/recipes/policyVocab';
+import { loadNamedPolicy, type Policy } from '../src/recipes/runAssets';
+import { PactStore } from '../src/storage';
+import { readCheckpointRecord } from './checkpointRecord';
+import type { EvalPolicySpec, FtrlEvalPhase, FtrlEvalReport, FtrlEvalSettings, WorkerEvent } from './protocol';
+import { createBrowserPlatform } from './runPlatform';
+import { activateBackend } from './tfBrowser';
+
+export interface FtrlEvalRequest {
+  requestId: number;
+  tasksText: string;
+  fileName: string;
+  policy: EvalPolicySpec;
+  settings: FtrlEvalSettings;
+}
+
+/** A saved run's newest checkpoint as a policy. */
+async function loadCheckpointPolicy(runId: string, source: Awaited<ReturnType<ReturnType<typeof createBrowserPlatform>['loadSourceTokenizer']>>): Promise<Policy> {
+  const store = await PactStore.open();
+  try {
+    const run = await store.getRun(runId);
+    if (!run) throw new Error(`no saved run "${runId}" in this browser`);
+    const record = await store.loadLatestCheckpoint(runId);
+    if (!record) throw new Error(`run "${runId}" has no checkpoint yet (runs save one when they pause, stop or finish)`);
+    const { state, mapping, modelConfig } = readCheckpointRecord(record);
+    const config = modelConfig ?? inferQwen3Config(state.weights, getQwen3Preset(resolveConfig(state.config).model.preset));
+    const tensors = new Map(state.weights.map((w) => [w.name, { shape: w.shape, data: w.data }]));
+    return {
+      model: Qwen3Model.fromTensors(config, tensors),
+      tokenizer: mapping ? new PrunedTokenizer(source, mapping) : source,
+      mapping,
+      source: `run ${runId}, checkpoint at step ${record.step}`,
+    };
+  } finally {
+    store.close();
+  }
+}
+
+export class FtrlEvalSession {
+  private isCancelRequested = false;
+  private activeId: number | null = null;
+
+  constructor(private readonly post: (e: WorkerEvent) => void) {}
+
+  get isActive(): boolean {
+    return this.activeId !== null;
+  }
+
+  stop(): void {
+    if (this.activeId === null) throw new Error('no FTRL evaluation is running');
+    this.isCancelRequested = true;
+  }
+
+  async run(req: FtrlEvalRequest): Promise<FtrlEvalReport> {
+    if (this.activeId !== null) throw new Error('an FTRL evaluation is already running: wait for it or stop it');
+    this.activeId = req.requestId;
+    this.isCancelRequested = false;
+    const t0 = Date.now();
+    const progress = (phase: FtrlEvalPhase, message: string, done = 0, total = 0) =>
+      this.post({ type: 'ftrl-eval-progress', requestId: req.requestId, phase, message, done, total });
+    let policy: Policy | null = null;
+    let executor: LanguageRoutingExecutor | null = null;
+    try {
+      const { settings } = req;
+      progress('loading', `starting tfjs (${settings.backend})…`);
+      const selection = await activateBackend(settings.backend);
+      const platform = createBrowserPlatform(req.policy.kind === 'folder' ? { modelFiles: req.policy.files } : {});
+      const source = await platform.loadSourceTokenizer();
+      const indexURL = new URL(`${import.meta.env.BASE_URL}${PYODIDE_ASSET_DIR}/`, self.location.href).href;
+      const python = createBrowserPyodideExecutor({ indexURL, timeoutMs: settings.toolTimeoutMs });
+      executor = new LanguageRoutingExecutor({ javascript: await createWorkerExecutor(), python });
+      progress('loading', 'loading the policy…');
+      const spec = req.policy;
+      policy =
+        spec.kind === 'checkpoint'
+          ? await loadCheckpointPolicy(spec.runId, source)
+          : spec.kind === 'warm-start'
+            ? await loadNamedPolicy(platform, 'warm-start', { source, executor, log: () => {} })
+            : {
+                // the platform opens the sent files; the init string only names them in messages
+                ...(await loadNamedPolicy(platform, `folder:${spec.name}`, { source, executor, log: () => {} })),
+                source: `your Qwen3 folder "${spec.name}"`,
+              };
+      const contextTokens = policy.model.config.max_position_embeddings;
+      const routed = executor;
+      let pyodideLoadMs: number | undefined;
+      const summary = await evaluatePolicyOnFtrlTasks({
+        tasksText: req.tasksText,
+        policy: policy.model,
+        tokenizer: policy.tokenizer,
+        contextTokens,
+        renderChat: bindRenderChat(source),
+        executor: routed,
+        perCategory: settings.perCategory,
+        maxTurns: settings.maxTurns,
+        maxResponseTokens: settings.maxResponseTokens,
+        isCancelled: () => this.isCancelRequested,
+        readToolCounts: () => ({ ...routed.pythonCounts }),
+        onProgress: (p) => {
+          const over = `${p.promptTooLong} of ${p.selected} over the window`;
+          progress('rollouts', p.done === 0 ? `running ${p.total} task${p.total === 1 ? '' : 's'} (${over})…` : `task ${p.done} of ${p.total}: line ${p.line} (${p.category}), ${p.calls} call${p.calls === 1 ? '' : 's'} · ${over}`, p.done, p.total);
+        },
+        beforeRollouts: async () => {
+          // Python runs only when a task fits; load it first so a broken Pyodide is named at once.
+          progress('python', `loading Python (Pyodide) from ${indexURL}…`);
+          try {
+            pyodideLoadMs = await python.ready();
+          } catch (e) {
+            throw new Error(`Python for the tools could not start: ${e instanceof Error ? e.message : String(e)}`); // the message names the URL
+          }
+        },
+      });
+      return {
+        summary,
+        fileName: req.fileName,
+        policySource: policy.source,
+        contextTokens,
+        settings,
+        backend: selection.backend,
+        ...(selection.reason ? { fallbackReason: selection.reason } : {}),
+        ...(pyodideLoadMs !== undefined ? { pyodideLoadMs } : {}),
+        seconds: (Date.now() - t0) / 1000,
+      };
+    } finally {
+      executor?.dispose();
+      policy?.model.dispose();
+      this.activeId = null;
+    }
+  }
+}
