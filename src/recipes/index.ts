@@ -1,20 +1,9 @@
 /**
  * src/recipes: one training step per recipe, registered by name, and the trainer that
- * runs them. Importing this module registers every recipe (one import line per recipe
- * file, in the order the UI lists them).
+ * runs them. Importing this module registers every recipe (through ./allRecipes, the one
+ * list of recipe files, which the page imports too).
  */
-import './sft';
-import './grpo';
-import './matchtir';
-import './sftThenMatchtir';
-import './chord';
-import './toolrl';
-import './ftrl';
-import './pact';
-import './toolsearcher';
-import './searchR1';
-import './gspo';
-import './gdpo';
+import './allRecipes';
 
 export * from './types';
 export { registerRecipe, getRecipe, hasRecipe, listRecipes } from './registry';

@@ -16,26 +16,15 @@ import { selectBackend } from '../model/backend';
 import { Qwen3Model, type Qwen3Config } from '../model/qwen3/index';
 import type { HostTensor } from '../model/qwen3/model';
 import { formatQwen3ConfigJson, loadQwen3Folder } from '../model/weights/qwen3Folder';
+import { createTinyQwen3Config } from '../model/weights/testFolders';
 import { findTorchPython } from '../cli/commands/bench';
 import { computeSftLoss, packSftRows, type SftRow } from './warmStart';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SCRIPT = path.join(REPO, 'scripts/reference/pretrain_torch.py');
 
-const TINY: Qwen3Config = {
-  vocab_size: 13,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  head_dim: 8,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  max_position_embeddings: 64,
-  initializer_range: 0.05,
-};
+// Two layers, so the gradient passes through a whole decoder layer into another.
+const TINY: Qwen3Config = createTinyQwen3Config({ vocab_size: 13, num_hidden_layers: 2, initializer_range: 0.05 });
 
 const torch = findTorchPython();
 

@@ -4,8 +4,9 @@
  * `search_r1`, `gspo`, `gdpo` (T2). The UI builds its recipe dropdown from
  * `listRecipes()`; an unknown name fails listing the valid ones.
  *
- * Recipe modules register themselves when imported; `src/recipes/index.ts` imports
- * them all, so import the registry through it (or import the recipe files you need).
+ * Recipe modules register themselves when imported; `./allRecipes` imports them all
+ * (tfjs-free, for the page; `src/recipes/index.ts` imports it too), so read the registry
+ * through one of those.
  */
 import { createRegistry } from '../core/registry';
 import type { Recipe } from './types';

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tf from '../model/qwen3/tf';
 import { selectBackend } from '../model/backend';
-import { Qwen3Model, getQwen3Preset, type Qwen3Config } from '../model/qwen3/index';
+import { Qwen3Model, getQwen3Preset } from '../model/qwen3/index';
+import { createTinyQwen3Config } from '../model/weights/testFolders';
 import type { TokenTag } from '../core/types';
 import { RolloutEnv } from '../envs/rollout';
 import { generateTasks } from '../envs/generator';
@@ -34,20 +35,7 @@ import {
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-const TINY: Qwen3Config = {
-  vocab_size: 11,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 1,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  head_dim: 8,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  max_position_embeddings: 64,
-  initializer_range: 0.5,
-};
+const TINY = createTinyQwen3Config({ vocab_size: 11, initializer_range: 0.5 });
 
 const tag = (kind: TokenTag['kind']): TokenTag => ({ kind, turn: kind === 'prompt' ? -1 : 0 });
 

@@ -3,22 +3,10 @@
 // on the same tiny shapes when a python3 with torch is installed.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../model/backend';
-import type { Qwen3Config } from '../../model/qwen3/config';
+import { createTinyQwen3Config } from '../../model/weights/testFolders';
 import { BENCH_METRICS, findTorchPython, formatBenchTable, listBenchCases, runTfjsBench, runTorchBench, type BenchReport } from './bench';
 
-const TINY: Qwen3Config = {
-  vocab_size: 32,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 1,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  head_dim: 8,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: false,
-  max_position_embeddings: 128,
-};
+const TINY = createTinyQwen3Config({ vocab_size: 32, tie_word_embeddings: false, max_position_embeddings: 128 });
 
 describe('pact bench', () => {
   beforeAll(async () => {

@@ -15,11 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../main';
 import { selectPerCategory } from './evalFtrlPolicy';
 import { selectBackend } from '../../model/backend';
-import { Qwen3Model, listQwen3ParamShapes, type Qwen3Config } from '../../model/qwen3/index';
 import { loadQwen3TokenizerFromPackage } from '../../model/tokenizer/nodeLoader';
 import { selectKeptIds } from '../../model/tokenizer/prunedVocab';
-import { saveQwen3Folder } from '../../model/weights/qwen3Folder';
-import { writeFolderFiles } from '../../model/weights/nodeFiles';
+import { createRandomQwen3Tensors, createTinyQwen3Config, writeQwen3Folder } from '../../model/weights/testFolders';
 import { parseFtrlJsonl } from '../../envs/ftrl/importFtrl';
 import { createNodePyodideExecutor } from '../../envs/ftrl/pyodideExecutorNode';
 import { LanguageRoutingExecutor } from '../../envs/ftrl/languageExecutor';
@@ -57,26 +55,9 @@ describe.skipIf(!hasData)('pact eval-ftrl --model on ../shared/data/ftrl/test.js
     const tasks = parseFtrlJsonl(readFileSync(tasksFile, 'utf8')).tasks;
     const env = new RolloutEnv({ executor: new InProcessExecutor(), renderChat: bindRenderChat(source) });
     const mapping = selectKeptIds(source, tasks.map((t) => env.reset(t).promptText));
-    const config: Qwen3Config = {
-      vocab_size: mapping.keptIds.length,
-      hidden_size: 16,
-      intermediate_size: 32,
-      num_hidden_layers: 1,
-      num_attention_heads: 2,
-      num_key_value_heads: 1,
-      head_dim: 8,
-      rms_norm_eps: 1e-6,
-      rope_theta: 10000,
-      tie_word_embeddings: true,
-      max_position_embeddings: 4096,
-      initializer_range: 0.5,
-    };
-    const model = Qwen3Model.fromConfig(config, 3);
-    const tensors = await Promise.all(
-      [...listQwen3ParamShapes(config)].map(async ([name, shape]) => ({ name, shape, data: Float32Array.from(await model.params.get(name)!.data()) })),
-    );
-    model.dispose();
-    await writeFolderFiles(path.join(dir, 'model'), saveQwen3Folder({ config, tensors, prunedVocab: mapping }) as unknown as Record<string, string | Uint8Array>);
+    const config = createTinyQwen3Config({ vocab_size: mapping.keptIds.length, max_position_embeddings: 4096, initializer_range: 0.5 });
+    const tensors = await createRandomQwen3Tensors(config, 3);
+    await writeQwen3Folder(path.join(dir, 'model'), { config, tensors, prunedVocab: mapping });
   }, 120_000);
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,12 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { main } from '../main';
 import { selectBackend } from '../../model/backend';
-import { Qwen3Model, listQwen3ParamShapes, type Qwen3Config } from '../../model/qwen3/index';
+import type { Qwen3Config } from '../../model/qwen3/index';
 import { createRng } from '../../core/rng';
 import { loadQwen3TokenizerFromPackage } from '../../model/tokenizer/nodeLoader';
 import { PrunedTokenizer, selectKeptIds } from '../../model/tokenizer/prunedVocab';
-import { saveQwen3Folder } from '../../model/weights/qwen3Folder';
-import { writeFolderFiles } from '../../model/weights/nodeFiles';
+import { createRandomQwen3Tensors, createTinyQwen3Config, writeQwen3Folder } from '../../model/weights/testFolders';
 
 function capture() {
   const out: string[] = [];
@@ -31,29 +30,12 @@ describe('pact generate', () => {
     const source = await loadQwen3TokenizerFromPackage();
     const mapping = selectKeptIds(source, ['Hello world, the answer is 42.']);
     tokenizer = new PrunedTokenizer(source, mapping);
-    config = {
-      vocab_size: tokenizer.vocabSize,
-      hidden_size: 16,
-      intermediate_size: 32,
-      num_hidden_layers: 1,
-      num_attention_heads: 2,
-      num_key_value_heads: 1,
-      head_dim: 8,
-      rms_norm_eps: 1e-6,
-      rope_theta: 10000,
-      tie_word_embeddings: true,
-      max_position_embeddings: 128,
-      initializer_range: 0.5,
-    };
-    const model = Qwen3Model.fromConfig(config, 11);
-    const tensors = await Promise.all(
-      [...listQwen3ParamShapes(config)].map(async ([name, shape]) => ({ name, shape, data: Float32Array.from(await model.params.get(name)!.data()) })),
-    );
-    model.dispose();
+    config = createTinyQwen3Config({ vocab_size: tokenizer.vocabSize, max_position_embeddings: 128, initializer_range: 0.5 });
+    const tensors = await createRandomQwen3Tensors(config, 11);
     dir = mkdtempSync(path.join(os.tmpdir(), 'pact-gen-'));
     bareDir = mkdtempSync(path.join(os.tmpdir(), 'pact-gen-bare-'));
-    await writeFolderFiles(dir, saveQwen3Folder({ config, tensors, prunedVocab: mapping }) as unknown as Record<string, string | Uint8Array>);
-    await writeFolderFiles(bareDir, saveQwen3Folder({ config, tensors }) as unknown as Record<string, string | Uint8Array>);
+    await writeQwen3Folder(dir, { config, tensors, prunedVocab: mapping });
+    await writeQwen3Folder(bareDir, { config, tensors });
   });
   afterAll(() => {
     rmSync(dir, { recursive: true, force: true });

@@ -10,8 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { main } from '../main';
 import { readReferenceFixture } from '../../model/qwen3/node';
 import { listQwen3ParamShapes } from '../../model/qwen3/config';
-import { saveQwen3Folder } from '../../model/weights/qwen3Folder';
-import { writeFolderFiles } from '../../model/weights/nodeFiles';
+import { writeQwen3Folder } from '../../model/weights/testFolders';
 import { parseIdList, type ScoredPosition } from './score';
 
 const FIXTURE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../model/qwen3/fixtures');
@@ -34,7 +33,7 @@ for (const name of ['qwen3_gqa_untied', 'qwen3_mqa_tied']) {
     beforeAll(async () => {
       dir = mkdtempSync(path.join(os.tmpdir(), 'pact-score-'));
       const tensors = [...listQwen3ParamShapes(fx.config).keys()].map((n) => ({ name: n, ...fx.tensors.get(n)! }));
-      await writeFolderFiles(dir, saveQwen3Folder({ config: fx.config, tensors }) as unknown as Record<string, string | Uint8Array>);
+      await writeQwen3Folder(dir, { config: fx.config, tensors });
     });
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -9,10 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '../../model/qwen3/tf';
-import { exportTensors } from '../../model/qwen3/train/snapshot';
 import { useCpuBackend } from '../../model/qwen3/train/testBackend';
-import { createNodeFolderReader, writeFolderFiles } from '../../model/weights/nodeFiles';
-import { saveQwen3Folder } from '../../model/weights/qwen3Folder';
+import { createNodeFolderReader } from '../../model/weights/nodeFiles';
+import { createRandomQwen3Tensors, writeQwen3Folder } from '../../model/weights/testFolders';
 import { readCheckpointState } from '../../recipes/checkpoint';
 import { createTinySetup } from '../../recipes/testKit';
 import type { StepMetrics } from '../../recipes/types';
@@ -28,10 +27,8 @@ beforeAll(async () => {
   await useCpuBackend();
   dir = await mkdtemp(path.join(os.tmpdir(), 'pact-train-'));
   const setup = await createTinySetup();
-  const model = setup.createModel(3);
-  const tensors = await exportTensors(model.params);
-  model.dispose();
-  await writeFolderFiles(path.join(dir, 'policy'), saveQwen3Folder({ config: setup.modelConfig, tensors, prunedVocab: setup.tokenizer.toMapping() }) as unknown as Record<string, string | Uint8Array>);
+  const tensors = await createRandomQwen3Tensors(setup.modelConfig, 3); // = setup.createModel(3)
+  await writeQwen3Folder(path.join(dir, 'policy'), { config: setup.modelConfig, tensors, prunedVocab: setup.tokenizer.toMapping() });
   const experiment = {
     name: 'tiny',
     base: {

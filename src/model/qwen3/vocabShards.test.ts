@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from './tf';
 import { selectBackend, type BackendName } from '../backend';
 import { getNodeWasmPaths } from './node';
-import type { Qwen3Config } from './config';
+import { createTinyQwen3Config } from '../weights/testFolders';
 import { computeQwen3Logits, disposeParams, initQwen3Params } from './model';
 import { computeTokenLogprobs } from './logprobs';
 import { generateQwen3 } from './generate';
@@ -16,20 +16,7 @@ import type { ParamMap } from './linear';
 // Embedding [96, 16] = 6144 bytes is the only tensor above the 2500-byte limit
 // (largest other: mlp [32, 16] = 2048 bytes). Rows per shard = ⌊2500 / (4·16)⌋ = 39
 // → shards of 39, 39 and 18 rows.
-const BASE: Qwen3Config = {
-  vocab_size: 96,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  head_dim: 8,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  max_position_embeddings: 64,
-  initializer_range: 0.3,
-};
+const BASE = createTinyQwen3Config({ vocab_size: 96, num_hidden_layers: 2, initializer_range: 0.3 });
 const LIMIT_BYTES = 2500;
 const ROWS = [
   [3, 40, 41, 80, 95, 0, 38, 39, 78],

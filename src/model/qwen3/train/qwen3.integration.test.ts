@@ -6,7 +6,8 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { packTokenRows, Qwen3Model, type Qwen3Config } from '../index';
+import { packTokenRows, Qwen3Model } from '../index';
+import { createTinyQwen3Config } from '../../weights/testFolders';
 import { AdamW, isNormOrBias } from './adamw';
 import { createLora, disposeLora, mergeLora, setParamsTrainable } from './lora';
 import { readArray, useCpuBackend } from './testBackend';
@@ -20,20 +21,7 @@ afterEach(() => {
   disposables.splice(0).forEach((d) => d.dispose());
 });
 
-const TINY: Qwen3Config = {
-  vocab_size: 32,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  head_dim: 8,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  max_position_embeddings: 64,
-  initializer_range: 0.1,
-};
+const TINY = createTinyQwen3Config({ vocab_size: 32, num_hidden_layers: 2, initializer_range: 0.1 });
 
 /** 4 sequences, 2 micro-batches of 2 rows (the second row of each padded by 2). */
 function makeBatches() {
