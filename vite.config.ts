@@ -37,8 +37,22 @@ function servePyodideFiles(): Plugin {
 export default defineConfig({
   plugins: [svelte(), servePyodideFiles()],
   worker: { format: 'es' },
-  // pyodide.mjs imports its runtime from its indexURL at run time; pre-bundling would break that.
-  optimizeDeps: { exclude: ['pyodide'] },
+  optimizeDeps: {
+    // pyodide.mjs imports its runtime from its indexURL at run time; pre-bundling would break that.
+    exclude: ['pyodide'],
+    // tfjs is imported only by the trainer worker, which the dev server's dependency scan (it
+    // starts at index.html) does not reach: listed here, the first `npm run dev` visit bundles it
+    // up front instead of discovering it in the worker, re-optimizing and reloading mid-start.
+    // (Import order inside src/model/qwen3/tf.ts matters too; see there.)
+    include: [
+      '@tensorflow/tfjs-core',
+      '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops',
+      '@tensorflow/tfjs-core/dist/register_all_gradients',
+      '@tensorflow/tfjs-backend-cpu',
+      '@tensorflow/tfjs-backend-wasm',
+      '@tensorflow/tfjs-backend-webgpu',
+    ],
+  },
   server: { host: '127.0.0.1', port: 5173 },
   preview: { host: '127.0.0.1', port: 5173 },
   build: { target: 'es2022', chunkSizeWarningLimit: 4096 },
