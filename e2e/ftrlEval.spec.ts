@@ -50,6 +50,7 @@ async function loadFile(page: Page): Promise<void> {
 }
 
 test('the warm start evaluated on FTRL\'s test file: per-category Solve-R/P/F1, prompts over the window counted', async ({ page }) => {
+  // Skips only where ../shared/data (or $PACT_DATA_DIR) lacks the FTRL test file, which is never copied into the repository.
   test.skip(!hasData, `FTRL data absent at ${ftrlPath}`);
   test.setTimeout(180_000);
   // Independent count of the categories, straight from the raw JSON.
@@ -103,6 +104,7 @@ test('the warm start evaluated on FTRL\'s test file: per-category Solve-R/P/F1, 
 });
 
 test('a bad setting is named by its field and blocks Evaluate', async ({ page }) => {
+  // Skips only where ../shared/data (or $PACT_DATA_DIR) lacks the FTRL test file, which is never copied into the repository.
   test.skip(!hasData, `FTRL data absent at ${ftrlPath}`);
   await loadFile(page);
   const panel = page.getByTestId('ftrl-eval');
@@ -114,6 +116,7 @@ test('a bad setting is named by its field and blocks Evaluate', async ({ page })
 });
 
 test('Pyodide failing to load is named, with the URL it was loaded from', async ({ page, context }) => {
+  // Skips only where ../shared/data (or $PACT_DATA_DIR) lacks the FTRL test file, which is never copied into the repository.
   test.skip(!hasData, `FTRL data absent at ${ftrlPath}`);
   test.setTimeout(120_000);
   // The app's own copy of Pyodide's wasm is missing, and the server answers with its index.html
@@ -134,6 +137,7 @@ test('Pyodide failing to load is named, with the URL it was loaded from', async 
 });
 
 test('a saved run\'s checkpoint is a policy to evaluate', async ({ page }) => {
+  // Skips only where ../shared/data (or $PACT_DATA_DIR) lacks the FTRL test file, which is never copied into the repository.
   test.skip(!hasData, `FTRL data absent at ${ftrlPath}`);
   test.setTimeout(120_000);
   // A checkpoint folder of the warm start's weights (step 3), imported through the Runs panel as
@@ -176,6 +180,7 @@ test('a saved run\'s checkpoint is a policy to evaluate', async ({ page }) => {
 });
 
 test('a picked Qwen3 folder is a policy to evaluate', async ({ page }) => {
+  // Skips only where ../shared/data (or $PACT_DATA_DIR) lacks the FTRL test file, which is never copied into the repository.
   test.skip(!hasData, `FTRL data absent at ${ftrlPath}`);
   // The warm start's own folder, picked as "your Qwen3 folder" (config.json, model.safetensors, pruned_vocab.json).
   const warm = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../public/warm-start');

@@ -313,15 +313,44 @@ function readGit(): { gitCommit: string; isGitDirty: boolean } {
 }
 
 /** Runs every (run, seed) of an experiment file through the page and writes results/NAME/. */
+/** An experiment file's JSON; a file that cannot be read or parsed is named in the error. */
+async function readExperimentJson(file: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(path.resolve(file), 'utf8'));
+  } catch (e) {
+    throw new Error(`cannot read experiment file ${file}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * What every runner invocation starts with: results/NAME/ (or --out), the app's name and
+ * version, the start time, the app server (or --base-url) and a headless Chromium; `close`
+ * ends both (the server too when Chromium fails to launch).
+ */
+async function openRunnerSession(name: string, options: RunExperimentOptions, log: (line: string) => void) {
+  const outDir = path.resolve(options.outDir ?? path.join(ROOT, 'results', name));
+  await mkdir(outDir, { recursive: true });
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  const startedAt = new Date().toISOString();
+  const server = options.baseUrl ? { baseUrl: options.baseUrl.replace(/\/$/, ''), stop: () => {} } : await startServer(options.distDir ?? 'dist-experiment', options.port ?? 4188, log);
+  let browser: Browser;
+  try {
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+  } catch (e) {
+    server.stop();
+    throw e;
+  }
+  const close = async () => {
+    await browser.close();
+    server.stop();
+  };
+  return { outDir, pkg, startedAt, server, browser, close };
+}
+
 export async function runExperiment(options: RunExperimentOptions): Promise<ExperimentResults> {
   const log = options.log ?? ((line: string) => console.log(line));
   const filePath = path.resolve(options.file);
-  let json: Record<string, unknown>;
-  try {
-    json = JSON.parse(await readFile(filePath, 'utf8'));
-  } catch (e) {
-    throw new Error(`cannot read experiment file ${options.file}: ${(e as Error).message}`);
-  }
+  const json = (await readExperimentJson(options.file)) as Record<string, unknown>;
   if (isFtrlEvalFile(json)) throw new Error(`${options.file} is an evaluation file ("kind": "ftrl-eval"): run it with runFtrlEvalExperiment`);
   const smoke = options.isSmoke ? shrinkForSmoke(json) : null;
   const experiment = expandExperiment(smoke ? smoke.file : json, {
@@ -331,15 +360,8 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   });
   const runs = options.onlyRuns ? experiment.runs.filter((r) => options.onlyRuns!.includes(r.id) || options.onlyRuns!.includes(r.name)) : experiment.runs;
   if (runs.length === 0) throw new Error(`no run matches ${options.onlyRuns?.join(',')}; runs: ${experiment.runs.map((r) => r.id).join(', ')}`);
-  const outDir = path.resolve(options.outDir ?? path.join(ROOT, 'results', experiment.name));
-  await mkdir(outDir, { recursive: true });
-  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
-  const startedAt = new Date().toISOString();
-
-  const server = options.baseUrl ? { baseUrl: options.baseUrl.replace(/\/$/, ''), stop: () => {} } : await startServer(options.distDir ?? 'dist-experiment', options.port ?? 4188, log);
-  let browser: Browser | null = null;
+  const { outDir, pkg, startedAt, server, browser, close } = await openRunnerSession(experiment.name, options, log);
   try {
-    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
     // A backend the file itself names wins over auto.
     const fileBackends = new Set(runs.map((r) => r.config.backend).filter(Boolean));
     const choice: BackendChoice = options.backend ?? (fileBackends.size === 1 ? ([...fileBackends][0] as BackendChoice) : 'auto');
@@ -384,8 +406,7 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
     log(`done: ${results.length - failed} of ${results.length} run(s) finished; ${showPath(path.join(outDir, 'table.md'))}, ${figures.length} figure(s)`);
     return out;
   } finally {
-    await browser?.close();
-    server.stop();
+    await close();
   }
 }
 
@@ -448,12 +469,7 @@ async function evaluateInPage(page: Page, baseUrl: string, exp: FtrlEvalExperime
 export async function runFtrlEvalExperiment(options: RunExperimentOptions): Promise<FtrlEvalResults> {
   const log = options.log ?? ((line: string) => console.log(line));
   const filePath = path.resolve(options.file);
-  let json: unknown;
-  try {
-    json = JSON.parse(await readFile(filePath, 'utf8'));
-  } catch (e) {
-    throw new Error(`cannot read experiment file ${options.file}: ${(e as Error).message}`);
-  }
+  const json = await readExperimentJson(options.file);
   const parsed = parseFtrlEvalExperiment(json, { defaultName: path.basename(filePath, '.json') });
   const exp = options.isSmoke ? shrinkFtrlEvalForSmoke(parsed) : parsed;
   const tasksPath = path.resolve(resolveFtrlTasksPath(options.tasksPath, process.env));
@@ -466,15 +482,8 @@ export async function runFtrlEvalExperiment(options: RunExperimentOptions): Prom
     const dirStat = await stat(dir).catch(() => null);
     if (!dirStat?.isDirectory()) throw new Error(`ftrl-eval.policy: the Qwen3 folder ${dir} does not exist`);
   }
-  const outDir = path.resolve(options.outDir ?? path.join(ROOT, 'results', exp.name));
-  await mkdir(outDir, { recursive: true });
-  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
-  const startedAt = new Date().toISOString();
-
-  const server = options.baseUrl ? { baseUrl: options.baseUrl.replace(/\/$/, ''), stop: () => {} } : await startServer(options.distDir ?? 'dist-experiment', options.port ?? 4188, log);
-  let browser: Browser | null = null;
+  const { outDir, pkg, startedAt, server, browser, close } = await openRunnerSession(exp.name, options, log);
   try {
-    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
     const backend = await chooseBackend(browser, server.baseUrl, options.backend ?? exp.backend);
     log(`experiment ${exp.name}${options.isSmoke ? ' (--smoke)' : ''}: ${exp.policy} on ${showPath(tasksPath)} (${exp.settings.perCategory ?? 'all'} tasks per category) on ${backend.name} (${backend.reason}), app ${server.baseUrl} → ${showPath(outDir)}`);
     const context = await newContext(browser, { width: 1280, height: 1000 });
@@ -527,8 +536,7 @@ export async function runFtrlEvalExperiment(options: RunExperimentOptions): Prom
     );
     return out;
   } finally {
-    await browser?.close();
-    server.stop();
+    await close();
   }
 }
 
