@@ -114,6 +114,16 @@ describe('klK3', () => {
     expect(klK3(0, LN(2))).toBeCloseTo(1 - LN(2), 12);
     // q − p = −ln 2: 0.5 + ln 2 − 1 = 0.193147
     expect(klK3(LN(2), 0)).toBeCloseTo(LN(2) - 0.5, 12);
+    // q − p = 2: e² − 2 − 1 = 4.389056 (under the clamp)
+    expect(klK3(-3, -1)).toBeCloseTo(Math.exp(2) - 3, 12);
+  });
+  it("is clamped as verl's low_var_kl: the log ratio to ±20, the estimate to ≤ 10", () => {
+    // q − p = 8: e⁸ − 9 ≈ 2971.96 → 10
+    expect(klK3(-9, -1)).toBe(10);
+    // q − p = −30 → −20: e^−20 + 20 − 1 ≈ 19.000000002 → 10
+    expect(klK3(0, -30)).toBe(10);
+    // q − p = −5: e^−5 + 5 − 1 = 4.006738 (linear side, under both bounds)
+    expect(klK3(0, -5)).toBeCloseTo(Math.exp(-5) + 4, 12);
   });
 });
 

@@ -11,7 +11,12 @@
  *   whose mask sums to 0 are left out of the seq-mean modes (as current verl); an
  *   all-zero mask gives 0.
  * - `klK3`: Schulman's k3 estimator of KL(π‖π_ref): exp(q − p) − (q − p) − 1 with
- *   p = logp, q = logpRef (verl's 'low_var_kl' without its clamp).
+ *   p = logp, q = logpRef, clamped as verl's 'low_var_kl' (core_algos.kl_penalty): the log
+ *   ratio to [−20, 20] before exp, the estimate to at most 10. Without the clamp one token
+ *   that the reference finds e^8 times likelier than the policy adds ~3,000 to the sum; in
+ *   the trace-conditioned context c^h (Eq. trace-rl-loss), whose prefix the policy was never
+ *   trained on, such tokens are common, and their k3 gradient (exp of the log ratio) swamped
+ *   the clipped gradient norm (pact-nano-short: token-mean k3 ≈ 100 at lr 2e-4).
  * - `componentSftLoss`: PACT Eq. (sft-loss), −(1/Z) Σ_n m_n log π(h*_n), Z = Σ_n m_n;
  *   returns null when Z = 0 so the caller skips the term.
  */
@@ -85,10 +90,14 @@ export function clipFraction(
   return aggregateLoss(isClippedMat, mask, 'token-mean');
 }
 
-/** k3 estimate of KL(π‖π_ref) at one token; ≥ 0, and 0 when logp = logpRef. */
+/** verl low_var_kl's bounds: the log ratio q − p is clamped to ±KL_LOG_RATIO_BOUND, the estimate to ≤ KL_K3_MAX. */
+export const KL_LOG_RATIO_BOUND = 20;
+export const KL_K3_MAX = 10;
+
+/** k3 estimate of KL(π‖π_ref) at one token, clamped as verl's low_var_kl; ≥ 0, and 0 when logp = logpRef. */
 export function klK3(logp: number, logpRef: number): number {
-  const logRatio = logpRef - logp;
-  return Math.exp(logRatio) - logRatio - 1;
+  const logRatio = Math.min(Math.max(logpRef - logp, -KL_LOG_RATIO_BOUND), KL_LOG_RATIO_BOUND);
+  return Math.min(Math.exp(logRatio) - logRatio - 1, KL_K3_MAX);
 }
 
 export interface AggregateOptions {

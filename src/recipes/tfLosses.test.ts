@@ -104,6 +104,22 @@ describe('tfjs losses agree with src/core', () => {
     got.forEach((g, i) => expect(g).toBeCloseTo(expected[i], 5));
   });
 
+  it("k3 KL is clamped as verl's low_var_kl, with zero gradient where clamped", async () => {
+    // (p, q): (−3, −1) q − p = 2 → e² − 3 = 4.389056; (−9, −1) e⁸ − 9 → 10; (0, −30) → 10.
+    const logp = t2([[-3, -9, 0]]);
+    const logpRef = t2([[-1, -1, -30]]);
+    const got = await read(computeKlK3(logp, logpRef));
+    [-3, -9, 0].forEach((p, t) => expect(got[t]).toBeCloseTo(klK3(p, [-1, -1, -30][t]), 5));
+    expect(got[0]).toBeCloseTo(Math.exp(2) - 3, 5);
+    expect(got.slice(1)).toEqual([10, 10]);
+    // d k3 / dp = 1 − e^{q−p}: 1 − e² = −6.389056 at the first token, 0 at the clamped two.
+    const grad = tf.grad((x: tf.Tensor) => tf.sum(computeKlK3(x as tf.Tensor2D, logpRef)))(logp);
+    const g = await read(grad as tf.Tensor2D);
+    expect(g[0]).toBeCloseTo(1 - Math.exp(2), 4);
+    expect(Math.abs(g[1])).toBe(0);
+    expect(Math.abs(g[2])).toBe(0);
+  });
+
   it('component SFT loss per row, Z = 0 gives 0', async () => {
     const logps = [
       [-0.5, -1.0, -2.0],

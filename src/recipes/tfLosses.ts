@@ -15,11 +15,14 @@
  *   Given `AggregationTotals` of the whole prompt, the rows passed are a chunk of it and
  *   the result is the chunk's share (Σ numerators of the chunk / the prompt's normaliser),
  *   so the shares of a prompt's chunks (gradient micro-batches) add up to its loss.
- * - `computeKlK3`: exp(q − p) − (q − p) − 1 with p = logp, q = logpRef.
+ * - `computeKlK3`: exp(q − p) − (q − p) − 1 with p = logp, q = logpRef, clamped as verl's
+ *   low_var_kl (src/core/losses.ts klK3): log ratio to ±20, estimate to ≤ 10 (zero gradient
+ *   where clamped).
  * - `computeComponentSftLoss`: PACT Eq. (sft-loss) per row, −Σ m·logp / Σ m, plus Z = Σ m
  *   (a row with Z = 0 gives loss 0; the caller skips it, as the paper does).
  */
 import * as tf from '../model/qwen3/tf';
+import { KL_K3_MAX, KL_LOG_RATIO_BOUND } from '../core/losses';
 
 /** Zero wherever mask is 0 (even when x is NaN/inf there), x·mask elsewhere. [B, T] */
 function applyMask(x: tf.Tensor2D, mask: tf.Tensor2D): tf.Tensor2D {
@@ -72,8 +75,8 @@ export function computeSequenceLogRatio(logpNew: tf.Tensor2D, logpOld: tf.Tensor
 /** k3 estimate of KL(π‖π_ref) per token [B, T]. */
 export function computeKlK3(logp: tf.Tensor2D, logpRef: tf.Tensor2D): tf.Tensor2D {
   return tf.tidy(() => {
-    const logRatio = tf.sub(logpRef, logp);
-    return tf.sub(tf.sub(tf.exp(logRatio), logRatio), 1) as tf.Tensor2D;
+    const logRatio = tf.clipByValue(tf.sub(logpRef, logp), -KL_LOG_RATIO_BOUND, KL_LOG_RATIO_BOUND);
+    return tf.minimum(tf.sub(tf.sub(tf.exp(logRatio), logRatio), 1), KL_K3_MAX) as tf.Tensor2D;
   });
 }
 
