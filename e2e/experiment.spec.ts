@@ -59,8 +59,15 @@ test('a run the page rejects is recorded with its error, and the next run still 
   // "nope" is a valid config string but no registered recipe: the page's setup refuses it.
   writeFileSync(file, JSON.stringify({ name: 'bad', base: { recipe: 'nope', backend: 'wasm' }, runs: [{ name: 'bad' }], seeds: [1, 2] }));
   const lines: string[] = [];
-  const r = await runExperiment({ file, baseUrl: test.info().project.use.baseURL!, outDir: path.join(dir, 'out'), log: (l) => lines.push(l) });
+  // Two jobs at once: both runs are recorded, in the file's order whichever ends first.
+  const r = await runExperiment({ file, baseUrl: test.info().project.use.baseURL!, outDir: path.join(dir, 'out'), log: (l) => lines.push(l), jobs: 2 });
   expect(r.runs.map((x) => [x.id, x.status])).toEqual([['bad-s1', 'failed'], ['bad-s2', 'failed']]);
+  // --resume keeps no failed run: both run again.
+  const again = await runExperiment({ file, baseUrl: test.info().project.use.baseURL!, outDir: path.join(dir, 'out'), log: (l) => lines.push(l), resume: true });
+  expect(again.runs.map((x) => [x.id, x.status])).toEqual([['bad-s1', 'failed'], ['bad-s2', 'failed']]);
+  expect(lines).toContain(`--resume: 0 of 2 run(s) kept from ${path.join(dir, 'out', 'runs')}, 2 to run`);
+  lines.splice(0);
+  await runExperiment({ file, baseUrl: test.info().project.use.baseURL!, outDir: path.join(dir, 'out'), log: (l) => lines.push(l) });
   expect(r.runs[0].error).toMatch(/^the page rejected the setup: .*unknown recipe "nope"/);
   expect(lines.filter((l) => /^\[\d\/2\] bad-s\d: failed/.test(l))).toHaveLength(2);
   const md = readFileSync(path.join(dir, 'out', 'table.md'), 'utf8');
@@ -125,4 +132,15 @@ test('smoke experiment through the UI, twice: identical metrics bit for bit, tab
     expect(existsSync(shot), shot).toBe(true);
     expect(isPng(shot)).toBe(true);
   }
+
+  // --resume on the first folder: its finished run (runs/pact-s1.json) is kept, nothing trains,
+  // and results.json holds the same numbers; a changed config (K 4) would run it again.
+  expect(existsSync(path.join(outs[0], 'runs', 'pact-s1.json'))).toBe(true);
+  lines.splice(0);
+  const resumed = await runExperiment({ file: 'experiments/smoke-ui.json', baseUrl, outDir: outs[0], backend: 'wasm', log: (l) => lines.push(l), resume: true });
+  expect(lines).toContain(`--resume: 1 of 1 run(s) kept from ${path.join(outs[0], 'runs')}, 0 to run`);
+  expect(lines.some((l) => /^\[1\/1\] pact-s1: /.test(l))).toBe(false);
+  expect(resumed.runs[0].seconds).toBe(a.runs[0].seconds);
+  expect(compareRunMetrics(a.runs, resumed.runs)).toEqual([]);
+  expect(readFileSync(path.join(outs[0], 'table.md'), 'utf8')).toContain('1 run(s) were kept from an earlier invocation (--resume)');
 });

@@ -1,6 +1,7 @@
 /**
  * `npm run experiment -- experiments/NAME.json [--smoke] [--backend auto|webgpu|wasm]
- *                        [--out DIR] [--port N] [--dist DIR] [--run ID,…] [--base-url URL]`
+ *                        [--out DIR] [--port N] [--dist DIR] [--run ID,…] [--base-url URL]
+ *                        [--jobs N] [--resume]`
  *
  * Runs an experiment file through the app's real UI, in headless Chromium (Playwright):
  *   1. builds the app (`vite build --outDir <dist>`, default dist-experiment) and serves it
@@ -20,6 +21,12 @@
  *      rasterised by the browser), screenshots/<run id>-<panel>.png.
  * A failed run is recorded with its error and the others go on; the exit code is 1 when
  * any run failed. `--smoke` shrinks every run to about a minute (src/experiments/smoke.ts).
+ * Each finished run is also written to runs/<run id>.json, and results.json and the table are
+ * rewritten after every run (their notes count the runs still missing), so an interrupted
+ * experiment has its partial table; `--resume` keeps those runs whose resolved config is
+ * unchanged and runs only the rest (src/experiments/results.ts pickResumableRuns).
+ * `--jobs N` runs N runs at once, each in its own browser context (its own trainer worker,
+ * one more CPU core with wasm); every run's numbers are the same as with one job.
  * `runExperiment` is the library entry e2e/experiment.spec.ts calls.
  *
  * Evaluation files (`"kind": "ftrl-eval"`, src/experiments/ftrlEvalConfig.ts; issue 7) run
@@ -40,7 +47,7 @@ import { describeConfigAsSetup, serializeSetup } from '../src/ui/runSetup';
 import { buildCurves, buildTable, labelMetric, pickTableMetrics } from '../src/experiments/aggregate';
 import { renderLineChartSvg, type ChartSeries } from '../src/cli/svgChart';
 import { formatTableCsv, formatTableMarkdown } from '../src/experiments/format';
-import { RESULTS_FORMAT, formatResultsJson, toStepRecords, type ExperimentResults, type RunResult } from '../src/experiments/results';
+import { RESULTS_FORMAT, formatResultsJson, pickResumableRuns, toStepRecords, type ExperimentResults, type RunResult } from '../src/experiments/results';
 import { shrinkForSmoke } from '../src/experiments/smoke';
 import { readPageDb } from './pageDb';
 import { isFtrlEvalFile, parseFtrlEvalExperiment, resolveFtrlTasksPath, shrinkFtrlEvalForSmoke, type FtrlEvalExperiment } from '../src/experiments/ftrlEvalConfig';
@@ -72,6 +79,10 @@ export interface RunExperimentOptions {
   runTimeoutMs?: number;
   /** ftrl-eval files: the FTRL task file (default $PACT_FTRL_TASKS). */
   tasksPath?: string;
+  /** Runs in flight at once, each in its own browser context and trainer worker (default 1). */
+  jobs?: number;
+  /** Keep the finished runs of an earlier, interrupted invocation (outDir/runs/<id>.json) whose config is unchanged. */
+  resume?: boolean;
   log?: (line: string) => void;
 }
 
@@ -347,6 +358,23 @@ async function openRunnerSession(name: string, options: RunExperimentOptions, lo
   return { outDir, pkg, startedAt, server, browser, close };
 }
 
+/** The runs/<id>.json files of an earlier invocation, for the given runs (absent or unreadable files are skipped). */
+async function readRunFiles(dir: string, runs: readonly ExperimentRun[]): Promise<unknown[]> {
+  const found: unknown[] = [];
+  for (const run of runs) {
+    try {
+      found.push(JSON.parse(await readFile(path.join(dir, `${slug(run.id)}.json`), 'utf8')));
+    } catch {
+      // not run yet, or cut off mid-write: it runs again
+    }
+  }
+  return found;
+}
+
+function formatHours(seconds: number): string {
+  return seconds < 3600 ? `${(seconds / 60).toFixed(0)} min` : `${(seconds / 3600).toFixed(1)} h`;
+}
+
 export async function runExperiment(options: RunExperimentOptions): Promise<ExperimentResults> {
   const log = options.log ?? ((line: string) => console.log(line));
   const filePath = path.resolve(options.file);
@@ -368,42 +396,79 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
     const backend = await chooseBackend(browser, server.baseUrl, choice === 'webgpu' || choice === 'wasm' ? choice : 'auto');
     log(`experiment ${experiment.name}${smoke ? ' (--smoke)' : ''}: ${runs.length} run(s) on ${backend.name} (${backend.reason}), app ${server.baseUrl} → ${showPath(outDir)}`);
 
-    const results: RunResult[] = [];
-    for (const [i, run] of runs.entries()) {
-      const context = await newContext(browser);
-      const r = await runInPage(context, server.baseUrl, run, backend, outDir, options.runTimeoutMs ?? 24 * 3600_000).finally(() => context.close());
-      results.push(r);
-      const last = r.steps[r.steps.length - 1]?.values ?? {};
-      const shown = Object.entries(last)
-        .filter(([k, v]) => (k.startsWith('eval/') || k === 'reward') && typeof v === 'number')
-        .map(([k, v]) => `${k} ${(v as number).toFixed(3)}`)
-        .join(' ');
-      log(`[${i + 1}/${runs.length}] ${r.id}: ${r.status} in ${r.seconds.toFixed(0)} s, ${r.steps.length} step(s)${r.error ? ` — ${r.error}` : ''}${shown ? ` · ${shown}` : ''}`);
-    }
-
-    const table = buildTable(results);
-    const nSeeds = new Set(runs.map((r) => r.seed)).size;
     const git = readGit();
-    const out: ExperimentResults = {
-      format: RESULTS_FORMAT,
-      experiment: { name: experiment.name, description: experiment.description, file: path.relative(ROOT, filePath), isSmoke: Boolean(smoke), ...(smoke ? { smokeOverrides: smoke.overrides } : {}) },
-      app: { name: pkg.name, version: pkg.version, ...git },
-      backend,
-      startedAt,
-      finishedAt: new Date().toISOString(),
-      runs: results,
-      table,
+    const runsDir = path.join(outDir, 'runs');
+    await mkdir(runsDir, { recursive: true });
+    const kept = options.resume ? pickResumableRuns(runs, await readRunFiles(runsDir, runs), backend.name) : new Map<string, RunResult>();
+    if (options.resume) log(`--resume: ${kept.size} of ${runs.length} run(s) kept from ${showPath(runsDir)}, ${runs.length - kept.size} to run`);
+    const results: (RunResult | undefined)[] = runs.map((r) => kept.get(r.id));
+    const nSeeds = new Set(runs.map((r) => r.seed)).size;
+    /** results.json, table.md and table.csv over the runs done so far (all of them at the end). */
+    const writeOutputs = async (): Promise<ExperimentResults> => {
+      const done = results.filter((r): r is RunResult => r !== undefined);
+      const table = buildTable(done);
+      const out: ExperimentResults = {
+        format: RESULTS_FORMAT,
+        experiment: { name: experiment.name, description: experiment.description, file: path.relative(ROOT, filePath), isSmoke: Boolean(smoke), ...(smoke ? { smokeOverrides: smoke.overrides } : {}) },
+        app: { name: pkg.name, version: pkg.version, ...git },
+        backend,
+        startedAt,
+        finishedAt: new Date().toISOString(),
+        runs: done,
+        table,
+      };
+      await writeFile(path.join(outDir, 'results.json'), formatResultsJson(out));
+      const missing = runs.length - done.length;
+      const notes = [
+        `Backend: ${backend.name} (${backend.reason}). App ${pkg.name} ${pkg.version}, commit ${git.gitCommit}${git.isGitDirty ? ' with uncommitted changes' : ''}. ${smoke ? 'Smoke run (--smoke): shrunk sizes, first seed only; not a result.' : ''}`.trim(),
+        ...(kept.size > 0 ? [`${kept.size} run(s) were kept from an earlier invocation (--resume); their app commit may differ.`] : []),
+        ...(missing > 0 ? [`PARTIAL: ${done.length} of ${runs.length} runs so far; ${missing} still to run.`] : []),
+        `Wall clock of the runs in the page: ${formatHours(done.reduce((a, r) => a + r.seconds, 0))} in all${(options.jobs ?? 1) > 1 ? `, ${options.jobs} at a time` : ''}.`,
+      ];
+      await writeFile(path.join(outDir, 'table.md'), formatTableMarkdown(table, { title: `${experiment.name}${smoke ? ' (smoke)' : ''}`, notes }));
+      await writeFile(path.join(outDir, 'table.csv'), formatTableCsv(table));
+      return out;
     };
-    await writeFile(path.join(outDir, 'results.json'), formatResultsJson(out));
-    const notes = [
-      `Backend: ${backend.name} (${backend.reason}). App ${pkg.name} ${pkg.version}, commit ${git.gitCommit}${git.isGitDirty ? ' with uncommitted changes' : ''}. ${smoke ? 'Smoke run (--smoke): shrunk sizes, first seed only; not a result.' : ''}`.trim(),
-    ];
-    await writeFile(path.join(outDir, 'table.md'), formatTableMarkdown(table, { title: `${experiment.name}${smoke ? ' (smoke)' : ''}`, notes }));
-    await writeFile(path.join(outDir, 'table.csv'), formatTableCsv(table));
-    const figureMetrics = [...new Set(['reward', ...pickTableMetrics(results).filter((k) => k.startsWith('eval/')).slice(0, 3)])];
-    const figures = await writeFigures(browser, results, figureMetrics, path.join(outDir, 'figures'), nSeeds);
-    const failed = results.filter((r) => r.status !== 'finished').length;
-    log(`done: ${results.length - failed} of ${results.length} run(s) finished; ${showPath(path.join(outDir, 'table.md'))}, ${figures.length} figure(s)`);
+
+    // Seed by seed (every method's first seed, then the second…), so an interrupted experiment
+    // already has a row per method; results stay in the file's order.
+    const seedOrder = [...new Set(runs.map((r) => r.seed))];
+    const todo = runs
+      .map((run, i) => ({ run, i }))
+      .filter(({ run }) => !kept.has(run.id))
+      .sort((x, y) => seedOrder.indexOf(x.run.seed) - seedOrder.indexOf(y.run.seed) || x.i - y.i);
+    let finishedCount = kept.size;
+    let writing = Promise.resolve<unknown>(undefined);
+    const worker = async () => {
+      for (let next = todo.shift(); next; next = todo.shift()) {
+        const { run, i } = next;
+        const context = await newContext(browser);
+        const r = await runInPage(context, server.baseUrl, run, backend, outDir, options.runTimeoutMs ?? 24 * 3600_000).finally(() => context.close());
+        results[i] = r;
+        finishedCount++;
+        const last = r.steps[r.steps.length - 1]?.values ?? {};
+        const shown = Object.entries(last)
+          .filter(([k, v]) => (k.startsWith('eval/') || k === 'reward') && typeof v === 'number')
+          .map(([k, v]) => `${k} ${(v as number).toFixed(3)}`)
+          .join(' ');
+        log(`[${finishedCount}/${runs.length}] ${r.id}: ${r.status} in ${r.seconds.toFixed(0)} s, ${r.steps.length} step(s)${r.error ? ` — ${r.error}` : ''}${shown ? ` · ${shown}` : ''}`);
+        // One writer at a time: runs finishing together must not interleave their writes.
+        writing = writing.then(async () => {
+          await writeFile(path.join(runsDir, `${slug(r.id)}.json`), JSON.stringify(r, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n');
+          await writeOutputs();
+        });
+        await writing;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.jobs ?? 1, todo.length)) }, worker));
+    await writing;
+
+    const out = await writeOutputs();
+    const all = results as RunResult[];
+    const figureMetrics = [...new Set(['reward', ...pickTableMetrics(all).filter((k) => k.startsWith('eval/')).slice(0, 3)])];
+    const figures = await writeFigures(browser, all, figureMetrics, path.join(outDir, 'figures'), nSeeds);
+    const failed = all.filter((r) => r.status !== 'finished').length;
+    log(`done: ${all.length - failed} of ${all.length} run(s) finished; ${showPath(path.join(outDir, 'table.md'))}, ${figures.length} figure(s)`);
     return out;
   } finally {
     await close();
@@ -553,6 +618,7 @@ async function isFtrlEvalPath(file: string): Promise<boolean> {
 
 const USAGE = `usage: npm run experiment -- experiments/NAME.json [--smoke] [--backend auto|webgpu|wasm]
                               [--out DIR] [--port N] [--dist DIR] [--run ID,…] [--base-url URL]
+                              [--jobs N] [--resume]
 Runs every (run, seed) of the file through the app's run setup in headless Chromium and
 writes results/NAME/ (results.json, table.md, table.csv, figures/, screenshots/).
   --smoke        shrink every run to about a minute (2 steps, K 2, 1 prompt, first seed)
@@ -560,6 +626,8 @@ writes results/NAME/ (results.json, table.md, table.csv, figures/, screenshots/)
   --out DIR      output folder (default results/NAME)
   --port N       port of vite preview (default 4188); --dist DIR its build folder (default dist-experiment)
   --run IDS      only these run ids or names (comma-separated)
+  --jobs N       N runs at once, each in its own browser context and worker (default 1)
+  --resume       keep the finished runs in the output folder's runs/ whose config is unchanged
   --base-url URL use a server that already serves the built app (no build)
   --tasks PATH   evaluation files ("kind": "ftrl-eval") only: the FTRL task file (default $PACT_FTRL_TASKS)`;
 
@@ -584,6 +652,11 @@ export function parseArgs(argv: string[]): RunExperimentOptions {
       opts.port = Number(p);
     } else if (a === '--dist') opts.distDir = valueOf(i++, a);
     else if (a === '--run') opts.onlyRuns = valueOf(i++, a).split(',');
+    else if (a === '--jobs') {
+      const n = valueOf(i++, a);
+      if (!/^[1-9]\d*$/.test(n)) throw new Error(`--jobs must be a whole number ≥ 1, got "${n}"`);
+      opts.jobs = Number(n);
+    } else if (a === '--resume') opts.resume = true;
     else if (a === '--base-url') opts.baseUrl = valueOf(i++, a);
     else if (a === '--tasks') opts.tasksPath = valueOf(i++, a);
     else if (a === '--help' || a === '-h') throw new Error(USAGE);

@@ -3,7 +3,7 @@ import { resolveConfig } from '../recipes/config';
 import { expandExperiment } from '../recipes/experiment';
 import { buildCurves, buildTable, computeMeanStd, pickTableMetrics, readFinalValue } from './aggregate';
 import { formatCell, formatTableCsv, formatTableMarkdown } from './format';
-import { compareRunMetrics, formatResultsJson, toStepRecords, type RunResult } from './results';
+import { compareRunMetrics, formatResultsJson, pickResumableRuns, toStepRecords, type RunResult } from './results';
 import { SMOKE_OVERRIDES, shrinkForSmoke } from './smoke';
 
 const CONFIG = resolveConfig({});
@@ -135,6 +135,42 @@ describe('results.json and bit-for-bit comparison', () => {
     const zero = [run('p', 1, [{ step: 1, values: { reward: 0, seconds: 3, 'tokens/s': 9 } }])];
     expect(compareRunMetrics(zero, negZero)).toHaveLength(1);
     expect(compareRunMetrics(a, [])).toContain('p-s1: missing in the second experiment');
+  });
+});
+
+describe('--resume: pickResumableRuns', () => {
+  const STEPS = [{ step: 1, values: { reward: 0.5 } }];
+  const planned = [
+    { id: 'pact-s1', config: CONFIG },
+    { id: 'pact-s2', config: CONFIG },
+    { id: 'grpo-s1', config: { ...CONFIG, lr: 5e-5 } },
+    { id: 'sft-s1', config: CONFIG },
+  ];
+  const stored = (r: RunResult, backend = 'wasm'): RunResult => ({ ...r, config: { ...r.config, backend } as RunResult['config'] });
+
+  it('keeps finished runs whose stored config is the planned one on this backend, and nothing else', () => {
+    // Key order of the stored config must not matter: rebuild it with its keys reversed.
+    const reordered = stored(run('pact', 2, STEPS));
+    reordered.config = Object.fromEntries(Object.entries(reordered.config).reverse()) as RunResult['config'];
+    const kept = pickResumableRuns(
+      planned,
+      [
+        stored(run('pact', 1, STEPS)), // finished, same config → kept
+        reordered, // same config, other key order → kept
+        stored(run('grpo', 1, STEPS)), // lr 2e-4 stored, 5e-5 planned → runs again
+        stored(run('sft', 1, STEPS), 'webgpu'), // other backend → runs again
+        stored(run('chord', 1, STEPS)), // not planned → ignored
+        null,
+        { id: 'x' },
+      ],
+      'wasm',
+    );
+    expect([...kept.keys()]).toEqual(['pact-s1', 'pact-s2']);
+    expect(kept.get('pact-s1')?.steps).toEqual(STEPS);
+  });
+
+  it('runs a failed run again', () => {
+    expect(pickResumableRuns(planned, [stored(run('pact', 1, STEPS, 'failed', 'boom'))], 'wasm').size).toBe(0);
   });
 });
 

@@ -110,3 +110,38 @@ export function compareRunMetrics(a: readonly RunResult[], b: readonly RunResult
   }
   return out;
 }
+
+/** JSON equality up to key order (configs written by one version and read back by another). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null) {
+    if (Array.isArray(a) !== Array.isArray(b)) return false;
+    const ka = Object.keys(a);
+    const kb = Object.keys(b);
+    return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  }
+  return Object.is(a, b);
+}
+
+/**
+ * `npm run experiment -- … --resume`: which runs of an earlier, interrupted invocation can be
+ * kept. A stored run is kept when it finished and its config equals the run's resolved config
+ * on this backend (`{ ...config, backend }`, as the runner stores it); a failed run, a changed
+ * config (other sizes, another backend) or a file that is not a run result runs again.
+ */
+export function pickResumableRuns(
+  runs: readonly { id: string; config: object }[],
+  stored: readonly unknown[],
+  backend: string,
+): Map<string, RunResult> {
+  const byId = new Map<string, RunResult>();
+  for (const s of stored) {
+    const r = s as Partial<RunResult> | null;
+    if (r && typeof r.id === 'string' && r.status === 'finished' && Array.isArray(r.steps)) byId.set(r.id, r as RunResult);
+  }
+  const kept = new Map<string, RunResult>();
+  for (const run of runs) {
+    const r = byId.get(run.id);
+    if (r && sameJson(r.config, { ...run.config, backend })) kept.set(run.id, r);
+  }
+  return kept;
+}
