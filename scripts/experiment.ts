@@ -142,7 +142,8 @@ async function startServer(distDir: string, port: number, log: (line: string) =>
     if (child.exitCode === null) child.kill('SIGTERM');
   };
   try {
-    await waitForHttp(baseUrl, 60_000, child);
+    // 3 minutes: a niced runner on a machine whose cores are busy can take over one to start vite preview.
+    await waitForHttp(baseUrl, 180_000, child);
   } catch (e) {
     stop();
     throw e;
