@@ -11,13 +11,26 @@
  *                       [--categories single_hop,multi_hop,...]   (train categories, cycled)
  *                       [--export-rows DIR]   (write the tokenised training rows and stop: the
  *                                              input of scripts/reference/pretrain_torch.py)
+ *                       [--search-tasks N]    (mix N search-teacher episodes of ToolSearcher's search
+ *                                              environment into the rows, warmStart.ts SEARCH_WARM_START)
+ *                       [--vocab-search-tasks N]   (search episodes in the vocabulary corpus; default
+ *                                              --search-tasks; with --init, DIR's own value, and a
+ *                                              larger one grows DIR's vocabulary and embedding)
+ *                       [--search-eval-tasks N]    (held-out search queries evaluated; default 8 when
+ *                                              search episodes were trained, else 0)
  *   With --init DIR and --steps 0 nothing is trained: DIR's weights are evaluated and written
  *   to --out with their own warm_start.json kept as the training record (how a stage trained
  *   by pretrain_torch.py on a GPU gets its held-out evaluation from this pipeline).
  *
  * Pipeline: buildPolicyVocab (src/recipes/policyVocab.ts) → expert episodes of generated
- * train tasks (TRAIN_CATEGORIES) → runWarmStartSft → evaluateGreedy on test-split tasks of all four categories →
- * exportWarmStartFiles. See src/recipes/warmStart.ts for the objective.
+ * train tasks (TRAIN_CATEGORIES) [+ search-teacher episodes, --search-tasks] → runWarmStartSft →
+ * evaluateGreedy on test-split tasks of all four categories [+ evaluateSearchGreedy on held-out
+ * search queries] → exportWarmStartFiles. See src/recipes/warmStart.ts for the objective.
+ *
+ * Fine-tune the shipped warm start on search episodes on CPU (wasm; ~11 s per step at batch 1
+ * on a busy 2-core machine; --max-seq-len 2048 aborts in wasm, so rows are cut at 1024):
+ *   npm run pretrain -- --init public/warm-start --search-tasks 300 --vocab-search-tasks 300 \
+ *     --max-seq-len 1024 --lr 1e-3 --steps 300 --out runs/warm-start-search
  */
 import { execSync } from 'node:child_process';
 import { register } from 'node:module';
@@ -64,7 +77,10 @@ function readFlags(argv: string[]): Record<string, string> {
   return out;
 }
 
-const KNOWN = ['seed', 'steps', 'backend', 'out', 'train-tasks', 'vocab-tasks', 'eval-tasks', 'max-seq-len', 'batch-size', 'lr', 'init', 'worlds', 'categories', 'export-rows'];
+const KNOWN = [
+  'seed', 'steps', 'backend', 'out', 'train-tasks', 'vocab-tasks', 'eval-tasks', 'max-seq-len', 'batch-size', 'lr', 'init', 'worlds', 'categories', 'export-rows',
+  'search-tasks', 'vocab-search-tasks', 'search-eval-tasks',
+];
 
 function readInt(flags: Record<string, string>, name: string, fallback: number): number {
   const v = flags[name];
@@ -117,8 +133,26 @@ async function main(): Promise<void> {
   const executor = new InProcessExecutor();
   const presetConfig = getQwen3Preset(preset);
 
-  const vocab = await pv.buildPolicyVocab({ seed: options.seed, nTasks: vocabTaskCount, maxVocabSize: presetConfig.vocab_size }, source, executor);
-  console.log(`pruned vocabulary: ${vocab.mapping.keptIds.length} tokens kept (uncapped ${vocab.uncappedSize}, preset vocab_size ${presetConfig.vocab_size})`);
+  const { readFile } = await import('node:fs/promises');
+  const previous = flags.init !== undefined ? await ws.loadWarmStart(async (n) => new Uint8Array(await readFile(path.resolve(ROOT, flags.init, n)))) : undefined;
+  const search = ws.resolveSearchWarmStartCounts(
+    { searchTasks: flags['search-tasks'], vocabSearchTasks: flags['vocab-search-tasks'], searchEvalTasks: flags['search-eval-tasks'] },
+    previous ? { dir: flags.init!, info: previous.info } : undefined,
+  );
+  // Search episodes: the vocabulary's come first in the same stream, so the trained ones are in it.
+  const searchRender = pv.bindRenderChat(source);
+  const searchPool = ws.generateSearchSftTasks({ seed: options.seed, n: Math.max(search.searchTasks, search.vocabSearchTasks), split: 'train' }, searchRender);
+  const searchTexts: string[] = [];
+  for (const task of searchPool.tasks.slice(0, search.vocabSearchTasks)) searchTexts.push((await ws.encodeSearchEpisode(task, source)).text);
+  const vocab = await pv.buildPolicyVocab(
+    { seed: options.seed, nTasks: vocabTaskCount, maxVocabSize: presetConfig.vocab_size, extraTexts: searchTexts },
+    source,
+    executor,
+  );
+  console.log(
+    `pruned vocabulary: ${vocab.mapping.keptIds.length} tokens kept (uncapped ${vocab.uncappedSize}, preset vocab_size ${presetConfig.vocab_size}; ` +
+      `corpus: ${vocabTaskCount} tool-use tasks + ${search.vocabSearchTasks} search episodes)`,
+  );
 
   const env = new RolloutEnv({ executor, renderChat: pv.bindRenderChat(source) });
   // One generated world has only 6 countries, 16 cities, 24 people and 12 organisations, and
@@ -129,6 +163,7 @@ async function main(): Promise<void> {
   if (worldCount < 1) throw new Error('--worlds must be ≥ 1');
   const categories = readCategories(flags.categories);
   const evalOnly = flags.init !== undefined && options.steps === 0;
+  if (evalOnly && search.isVocabExtended) throw new Error('--vocab-search-tasks grows the vocabulary of --init for training; with --steps 0 there is nothing to train');
   const trainTasks = [];
   for (let w = 0; w < (evalOnly ? 0 : worldCount); w++) {
     const n = Math.floor(trainTaskCount / worldCount) + (w < trainTaskCount % worldCount ? 1 : 0);
@@ -144,6 +179,36 @@ async function main(): Promise<void> {
   }
   const meanLen = rows.reduce((s, r) => s + r.ids.length, 0) / Math.max(1, rows.length);
   if (!evalOnly) console.log(`training rows: ${rows.length} of ${trainTasks.length} expert episodes, mean ${meanLen.toFixed(0)} tokens (cut at ${options.maxSeqLen})`);
+  const toolUseRowCount = rows.length;
+  if (!evalOnly && search.searchTasks > 0) {
+    let whole = 0;
+    let pruned = 0;
+    let full = 0;
+    for (const task of searchPool.tasks.slice(0, search.searchTasks)) {
+      const episode = await ws.encodeSearchEpisode(task, vocab.tokenizer);
+      pruned += episode.ids.length;
+      full += source.encode(episode.text).length;
+      const row = ws.buildSftRow(episode, options.maxSeqLen);
+      if (row.ids.length === episode.ids.length) whole++;
+      if (row.targetMask.reduce((a, b) => a + b, 0) >= 32) rows.push(row);
+    }
+    const n = Math.min(search.searchTasks, searchPool.tasks.length);
+    const kept = rows.length - toolUseRowCount;
+    console.log(
+      `search rows: ${kept} of ${n} search-teacher episodes (${searchPool.skipped} queries the teacher could not solve skipped), ` +
+        `mean ${(pruned / n).toFixed(0)} tokens (${(full / n).toFixed(0)} with Qwen3's full vocabulary); ${whole} of ${n} fit --max-seq-len ${options.maxSeqLen} whole, <tool_list> turn included`,
+    );
+    if (search.vocabSearchTasks === 0) {
+      console.log(
+        `note: this vocabulary was built without search text${previous ? ` (--init ${flags.init} keeps its own)` : ''}: search text encodes through the byte-level fallback, ` +
+          `${(pruned / full).toFixed(2)}× the tokens of Qwen3's full vocabulary, so rows cut at --max-seq-len lose their later turns` +
+          (previous ? `; --vocab-search-tasks ${search.searchTasks} grows the vocabulary by the search text` : ''),
+      );
+    }
+    if (kept === 0) {
+      throw new Error(`--search-tasks ${search.searchTasks}: no search episode keeps 32 trained tokens within --max-seq-len ${options.maxSeqLen} (its prompt alone is longer); raise --max-seq-len`);
+    }
+  }
 
   const config = ws.createWarmStartConfig(vocab.mapping.keptIds.length, presetConfig);
   if (flags['export-rows'] !== undefined) {
@@ -155,8 +220,10 @@ async function main(): Promise<void> {
       maxSeqLen: options.maxSeqLen,
       trainWorlds: worldCount,
       categories,
-      trainTasks: rows.length,
+      trainTasks: toolUseRowCount,
+      searchTasks: rows.length - toolUseRowCount,
       vocabTasks: vocabTaskCount,
+      vocabSearchTasks: search.vocabSearchTasks,
       keptTokens: vocab.mapping.keptIds.length,
       gitCommit: readGitCommit(),
     };
@@ -174,11 +241,14 @@ async function main(): Promise<void> {
   }
   let previousStage: import('../src/recipes/warmStart').WarmStartInfo | undefined;
   let model;
-  if (flags.init !== undefined) {
-    const { readFile } = await import('node:fs/promises');
-    const previous = await ws.loadWarmStart(async (n) => new Uint8Array(await readFile(path.resolve(ROOT, flags.init, n))));
+  if (previous && search.isVocabExtended) {
+    const grown = ws.extendWarmStartVocab(previous, vocab.mapping, source);
+    console.log(`vocabulary of --init ${flags.init} grown from ${previous.mapping.keptIds.length} to ${grown.mapping.keptIds.length} tokens (new rows: the mean of the rows that spelled them)`);
+    Object.assign(previous, grown);
+  }
+  if (previous) {
     if (JSON.stringify(previous.mapping.keptIds) !== JSON.stringify(vocab.mapping.keptIds)) {
-      throw new Error(`--init ${flags.init}: its pruned_vocab.json differs from the vocabulary of seed ${options.seed}`);
+      throw new Error(`--init ${flags.init}: its pruned_vocab.json differs from the vocabulary of seed ${options.seed} (${vocabTaskCount} tool-use tasks + ${search.vocabSearchTasks} search episodes)`);
     }
     previousStage = previous.info;
     options.stage = (previous.info?.options.stage ?? 1) + (options.steps === 0 ? 0 : 1);
@@ -210,12 +280,20 @@ async function main(): Promise<void> {
   for (const tr of transcripts.slice(0, 2)) {
     console.log(`sample episode (${tr.task.id}, answer ${JSON.stringify(tr.task.answer)}):\n${tr.turns.map((t) => t.assistantText).join('\n---\n').slice(0, 1500)}`);
   }
+  let searchEval: import('../src/recipes/warmStart').SearchWarmStartEval | undefined;
+  if (search.searchEvalTasks > 0) {
+    const heldOut = ws.generateSearchSftTasks({ seed: options.seed, n: search.searchEvalTasks, split: 'test' }, searchRender);
+    const t2 = Date.now();
+    searchEval = await ws.evaluateSearchGreedy(model, vocab.tokenizer, heldOut.tasks, ws.DEFAULT_SEARCH_EVALUATE_OPTIONS);
+    console.log(`search evaluation on ${searchEval.nTasks} held-out queries (${((Date.now() - t2) / 1000).toFixed(0)} s): ${JSON.stringify(searchEval)}`);
+  }
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   // Evaluation only (--init DIR --steps 0): DIR's own record stays the training record.
   const info = evalOnly && previousStage ? {
     ...previousStage,
     eval: metrics,
+    ...(searchEval ? { searchEval } : {}),
     evalSettings: { split: 'test' as const, seed: options.seed, ...evalOptions },
     evalBackend: selection.backend,
     evalDate: new Date().toISOString(),
@@ -224,9 +302,12 @@ async function main(): Promise<void> {
     preset,
     options,
     trainWorlds: worldCount,
-    trainTasks: rows.length,
+    trainTasks: toolUseRowCount,
+    ...(search.searchTasks > 0 ? { searchTasks: rows.length - toolUseRowCount } : {}),
+    ...(search.vocabSearchTasks > 0 ? { vocabSearchTasks: search.vocabSearchTasks } : {}),
     vocabTasks: vocabTaskCount,
     keptTokens: vocab.mapping.keptIds.length,
+    ...(searchEval ? { searchEval } : {}),
     finalLoss: losses[losses.length - 1],
     lossStart: mean(losses.slice(0, 10)),
     lossEnd: mean(losses.slice(-10)),

@@ -131,6 +131,10 @@ def assemble(args):
         "trainWorlds": meta["trainWorlds"],
         "trainCategories": meta["categories"],
         "vocabTasks": meta["vocabTasks"],
+        # search-teacher rows and the search episodes in the vocabulary (npm run pretrain --search-tasks):
+        # `--init` of this folder rebuilds the vocabulary with vocabSearchTasks, so it must travel.
+        **({"searchTasks": meta["searchTasks"]} if meta.get("searchTasks") else {}),
+        **({"vocabSearchTasks": meta["vocabSearchTasks"]} if meta.get("vocabSearchTasks") else {}),
         "keptTokens": meta["keptTokens"],
         "finalLoss": upto[-1]["loss"],
         "lossStart": upto[0]["loss"],

@@ -43,6 +43,14 @@ export interface PolicyVocabOptions {
   maxVocabSize: number;
   /** Extra generator options (length, categories, …); seed/split/n are set here. */
   generator?: Omit<GeneratorOptions, 'seed' | 'split'>;
+  /**
+   * More corpus texts, appended after the tool-use episodes (the warm start's search
+   * episodes, warmStart.ts): text outside the corpus still encodes, but through the
+   * byte-level fallback (often several tokens per word), so text a policy is trained on
+   * belongs in the corpus. The vocabulary of the tool-use corpus alone is always kept
+   * whole (the cap drops extra-text tokens first), so it is a subset of this one.
+   */
+  extraTexts?: readonly string[];
 }
 
 export interface PolicyVocab {
@@ -50,7 +58,7 @@ export interface PolicyVocab {
   tokenizer: PrunedTokenizer;
   /** The corpus token types before the cap (added + byte + corpus tokens); > maxVocabSize means the cap cut some. */
   uncappedSize: number;
-  /** Corpus texts used (one per task, then the instruction texts). */
+  /** Corpus texts used (one per task, then the instruction texts, then `extraTexts`). */
   corpusTexts: number;
 }
 
@@ -145,10 +153,18 @@ export async function buildPolicyVocab(options: PolicyVocabOptions, source: Qwen
   }
   const tasks = await generateExpertTasks({ seed: options.seed, n: nTasks, generator: options.generator }, executor);
   const env = new RolloutEnv({ executor, renderChat: bindRenderChat(source) });
-  const corpus = await buildPolicyCorpus(tasks, env);
-  const uncapped = selectKeptIds(source, corpus);
-  const mapping =
-    uncapped.keptIds.length <= options.maxVocabSize ? uncapped : selectKeptIds(source, corpus, { maxVocabSize: options.maxVocabSize });
+  const toolUseCorpus = await buildPolicyCorpus(tasks, env);
+  const selectCapped = (corpus: string[], keepIds?: readonly number[]) => {
+    const uncapped = selectKeptIds(source, corpus, { keepIds });
+    const mapping = uncapped.keptIds.length <= options.maxVocabSize ? uncapped : selectKeptIds(source, corpus, { maxVocabSize: options.maxVocabSize, keepIds });
+    return { uncapped, mapping };
+  };
+  let { uncapped, mapping } = selectCapped(toolUseCorpus);
+  const corpus = [...toolUseCorpus, ...(options.extraTexts ?? [])];
+  if (corpus.length > toolUseCorpus.length) {
+    // The tool-use vocabulary stays inside: a warm start over it can grow into this one (extendWarmStartVocab).
+    ({ uncapped, mapping } = selectCapped(corpus, mapping.keptIds));
+  }
   return {
     mapping,
     tokenizer: new PrunedTokenizer(source, mapping),

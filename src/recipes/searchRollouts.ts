@@ -257,3 +257,57 @@ export function evaluateSearchRollout(rollout: Rollout, prompt: PromptItem): Rec
     turns: info.summary.turns,
   };
 }
+
+/**
+ * A search-teacher episode (src/envs/toolRepo/searchTeacher.ts) as the rollout a policy
+ * writing exactly the teacher's turns would have produced: the turns go through
+ * `collectToolSearchRollouts` itself (a scripted sampler emits `encode(text + <|im_end|>)`
+ * per turn), so the prompt, the tags of the turn tokens, the observation blocks and
+ * `meta.search` are the collector's own: the warm start's SFT rows (warmStart.ts) look
+ * like the rollouts RL later sees. Budgets are unlimited here (rows are cut by the SFT's
+ * maxSeqLen). Throws when a turn's ids do not decode back to its text, or when the env
+ * did not end the episode on the teacher's `<tool_list>`.
+ */
+export async function replaySearchTeacherEpisode(
+  episode: { queryId: string; maxTurns: number; isCategoryConstrained: boolean; assistantTexts: readonly string[] },
+  query: RepoQuery,
+  handle: ToolSearchHandle,
+  tokenizer: TextTokenizer,
+): Promise<Rollout> {
+  if (query.id !== episode.queryId) throw new Error(`replaySearchTeacherEpisode: the episode is of query ${episode.queryId}, not ${query.id}`);
+  const imEnd = tokenizer.tokenId(IM_END);
+  if (imEnd === undefined) throw new Error(`replaySearchTeacherEpisode: the tokenizer has no ${IM_END} token`);
+  let turn = 0;
+  const policy: PolicySampler = {
+    async generate(prompts) {
+      return prompts.map(() => {
+        const text = episode.assistantTexts[turn++];
+        if (text === undefined) throw new Error(`replaySearchTeacherEpisode: query ${query.id}: the env asked for turn ${turn - 1}, but the episode has ${episode.assistantTexts.length} turns`);
+        const tokens = tokenizer.encode(text + IM_END);
+        if (tokenizer.decode(tokens) !== text + IM_END) throw new Error(`replaySearchTeacherEpisode: query ${query.id} turn ${turn - 1} does not decode back to its text`);
+        const zeros = tokens.map(() => 0);
+        return { tokens, logprobs: zeros, samplingLogprobs: zeros, finishReason: tokens[tokens.length - 1] === imEnd ? 'stop' : 'length' };
+      });
+    },
+  };
+  const [group] = await collectToolSearchRollouts({
+    prompts: createToolSearchPrompts([query], handle),
+    rolloutsPerPrompt: 1,
+    policy,
+    tokenizer,
+    maxTurns: episode.maxTurns,
+    maxPromptTokens: Number.MAX_SAFE_INTEGER,
+    maxResponseTokens: Number.MAX_SAFE_INTEGER,
+    temperature: 0,
+    topP: 1,
+    rng: createRng(`search-teacher/${query.id}`),
+    isGreedy: true,
+    isCategoryConstrained: episode.isCategoryConstrained,
+  });
+  const rollout = group.rollouts[0];
+  const info = readSearchRolloutInfo(rollout, `the replay of ${query.id}`);
+  if (info.summary.stopReason !== 'tool_list' || turn !== episode.assistantTexts.length) {
+    throw new Error(`replaySearchTeacherEpisode: query ${query.id}: the env stopped with ${info.summary.stopReason} after ${turn} of ${episode.assistantTexts.length} turns`);
+  }
+  return rollout;
+}

@@ -213,8 +213,10 @@ const BRAND_TAILS = ['bus', 'ly', 'io', 'ra', 'net', 'hub', 'ify', 'ex', 'on', '
 const TOOL_SUFFIXES = ['API', 'Service', 'Pro', 'Hub', 'Data', 'Live'];
 const COLLECTION_WORDS = ['Essentials', 'Toolkit', 'Starter Pack', 'Suite', 'Bundle', 'Workbench', 'Kit', 'Stack'];
 const VALUE_SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'ten', 'vo', 'shi', 'dar', 'el', 'quin', 'bo', 'sa', 'ny', 'tor'];
-const CONNECTORS = ['Also, ', 'Then ', 'After that, ', 'In addition, ', 'Finally, '];
-const PREFACES = [
+/** Words that open every clause of a multi-tool query after the first (the search teacher splits on them). */
+export const QUERY_CONNECTORS = ['Also, ', 'Then ', 'After that, ', 'In addition, ', 'Finally, '];
+/** Openings a query may start with (not part of any tool's clause). */
+export const QUERY_PREFACES = [
   '',
   'I am working on a small project. ',
   'Quick request: ',
@@ -457,11 +459,11 @@ export function generateToolRepo(options: GeneratedRepoOptions): ToolRepository 
   const writeQuery = (rng: Rng, goldIds: readonly string[]): string => {
     const clauses = goldIds.map((id, i) => {
       const clause = writeClause(rng, id);
-      const prefix = i === 0 ? '' : i === goldIds.length - 1 && goldIds.length > 2 ? 'Finally, ' : pick(rng, CONNECTORS.slice(0, 4));
+      const prefix = i === 0 ? '' : i === goldIds.length - 1 && goldIds.length > 2 ? 'Finally, ' : pick(rng, QUERY_CONNECTORS.slice(0, 4));
       const sentence = prefix ? `${prefix}${clause}` : clause.charAt(0).toUpperCase() + clause.slice(1);
       return /[?.]$/.test(sentence) ? sentence : `${sentence}.`;
     });
-    const preface = pick(rng, PREFACES);
+    const preface = pick(rng, QUERY_PREFACES);
     const text = clauses.join(' ');
     return preface ? `${preface}${preface.endsWith(': ') || preface.endsWith(', ') ? text.charAt(0).toLowerCase() + text.slice(1) : text}` : text;
   };

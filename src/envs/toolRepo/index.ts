@@ -10,3 +10,4 @@ export * from './generatedRepo';
 export * from './search';
 export * from './toolList';
 export * from './searchEnv';
+export * from './searchTeacher';

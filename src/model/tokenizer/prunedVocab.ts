@@ -36,6 +36,8 @@ export interface SelectKeptIdsOptions {
   maxCorpusTokens?: number;
   /** Cap on the total kept count (added + base + corpus tokens). */
   maxVocabSize?: number;
+  /** Ids kept whatever their frequency, like the mandatory ones (a vocabulary being grown keeps its own tokens). */
+  keepIds?: readonly number[];
 }
 
 /**
@@ -72,7 +74,7 @@ export function selectKeptIds(
   corpus: Iterable<string>,
   options: SelectKeptIdsOptions = {},
 ): PrunedVocabMapping {
-  const mandatory = listMandatoryIds(source);
+  const mandatory = [...new Set([...listMandatoryIds(source), ...(options.keepIds ?? [])])];
   const mandatorySet = new Set(mandatory);
   const counts = new Map<number, number>();
   for (const text of corpus) {
@@ -84,7 +86,7 @@ export function selectKeptIds(
   if (options.maxVocabSize !== undefined) {
     if (options.maxVocabSize < mandatory.length) {
       throw new Error(
-        `maxVocabSize ${options.maxVocabSize} is below the ${mandatory.length} mandatory tokens (added + 256 byte-level)`,
+        `maxVocabSize ${options.maxVocabSize} is below the ${mandatory.length} mandatory tokens (added + 256 byte-level${options.keepIds ? ' + keepIds' : ''})`,
       );
     }
     limit = Math.min(limit, options.maxVocabSize - mandatory.length);
@@ -199,6 +201,12 @@ export class PrunedTokenizer implements TextTokenizer {
   /** The mapping to save with the checkpoint. */
   toMapping(): PrunedVocabMapping {
     return { keptIds: this.keptIds.slice() };
+  }
+
+  /** The compact ids that spell full token `fullId`: itself when kept, else its byte-level fallback split. */
+  expressFullId(fullId: number): number[] {
+    const compact = this.fullToCompact[fullId];
+    return compact >= 0 ? [compact] : this.splitDroppedToken(fullId);
   }
 
   /**
