@@ -12,13 +12,14 @@
  *   - micro-batches: a prompt's loss, gradients and stats split into chunks of 1 or 2 rows
  *     (+ the SFT row) equal the one-chunk computation, for every aggregation mode and GSPO,
  *     and two whole steps' metrics with microBatchRows = 1 equal those with = K;
+ *   - one update moves log-probs the way the advantages (and the SFT mask) say, on both ratio routes;
  *   - every registered recipe runs a step with finite loss.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '../model/qwen3/tf';
 import { selectBackend } from '../model/backend';
 import { getNodeWasmPaths } from '../model/qwen3/node';
-import { accumulateGradients } from '../model/qwen3/train';
+import { AdamW, accumulateGradients, trainStep } from '../model/qwen3/train';
 import { exportTensors } from '../model/qwen3/train/snapshot';
 import { useCpuBackend } from '../model/qwen3/train/testBackend';
 import { buildCheckpointFiles, readCheckpointState } from './checkpoint';
@@ -298,6 +299,47 @@ describe('gradient micro-batches (microBatchRows)', () => {
       model.dispose();
     }, 60_000);
   }
+
+  it('one update raises the log-probs of positively advantaged tokens and lowers the negatively advantaged ones (and SFT raises the trace)', async () => {
+    // At π_θ = π_old (ratio 1, unclipped) the token-mean surrogate is −(1/N)·Σ A·r, so a small
+    // descent step must move Σ logp of row 0 (A = +1) up and of row 1 (A = −1) down; the SFT
+    // term −(1/Z)·Σ m·logp must move the masked trace tokens up. Checked through the real path:
+    // buildMicroBatchLoss → trainStep (clipping, AdamW) → the model's log-probs again.
+    const V = setup.modelConfig.vocab_size;
+    const ids = [0, 1].map((k) => Array.from({ length: 12 }, (_, j) => (5 * j + 11 * k + 2) % V));
+    const respMask = ids.map((r) => r.slice(1).map((_, c) => (c + 1 >= PROMPT_TOKENS ? 1 : 0)));
+    const readLogp = (model: ReturnType<TinySetup['createModel']>, rows: number[][]) =>
+      tf.tidy(() => {
+        const T = rows[0].length;
+        const inputIds = tf.tensor2d(rows, [rows.length, T], 'int32');
+        return model.computeTokenLogprobs(inputIds, tf.onesLike(inputIds)).logprobs.arraySync() as number[][];
+      });
+    const maskedSum = (logp: number[][], mask: number[][], k: number) => logp[k].reduce((a, v, c) => a + v * mask[k][c], 0);
+    for (const route of ['x', 'h'] as const) {
+      const model = setup.createModel(7);
+      const before = readLogp(model, ids);
+      const plan: PromptPlan = {
+        route: { rl: route, rlWeight: 1, sftWeight: 0, sftMask: 'component' },
+        rl: { level: 'token', ids, mask: respMask, advantages: respMask.map((r, k) => r.map((m) => m * (k === 0 ? 1 : -1))), oldLogprobs: before },
+      };
+      const optimizer = new AdamW(model.params, { weightDecay: 0 });
+      await trainStep({ params: model.params, lossFn: () => buildMicroBatchLoss(model, plan, splitMicroBatches([plan], [0], K)[0], { clipEps: 0.2, lossAgg: 'token-mean', klCoef: 0 }).total, nMicro: 1, optimizer, maxGradNorm: 1, lr: 1e-3 });
+      const after = readLogp(model, ids);
+      expect(maskedSum(after, respMask, 0), `route ${route}: row A = +1`).toBeGreaterThan(maskedSum(before, respMask, 0));
+      expect(maskedSum(after, respMask, 1), `route ${route}: row A = −1`).toBeLessThan(maskedSum(before, respMask, 1));
+      optimizer.dispose();
+      model.dispose();
+    }
+    const model = setup.createModel(7);
+    const sftMask = [respMask[0]];
+    const before = readLogp(model, [ids[0]]);
+    const plan: PromptPlan = { route: { rl: null, rlWeight: 0, sftWeight: 1, sftMask: 'component' }, sft: { ids: ids[0], mask: sftMask[0] } };
+    const optimizer = new AdamW(model.params, { weightDecay: 0 });
+    await trainStep({ params: model.params, lossFn: () => buildMicroBatchLoss(model, plan, splitMicroBatches([plan], [0], K)[0], { clipEps: 0.2, lossAgg: 'token-mean', klCoef: 0 }).total, nMicro: 1, optimizer, maxGradNorm: 1, lr: 1e-3 });
+    expect(maskedSum(readLogp(model, [ids[0]]), sftMask, 0)).toBeGreaterThan(maskedSum(before, sftMask, 0));
+    optimizer.dispose();
+    model.dispose();
+  }, 60_000);
 
   it('two whole steps report the same metrics with microBatchRows = 1 as with = K', async () => {
     // Step 2 has π_ref ≠ π_θ, so its KL term (token-mean over the prompt's K rows) is > 0.
