@@ -220,6 +220,24 @@ test('rollout inspector: K rollouts, turn rewards, gold matches, failed calls, a
   await panel.screenshot({ path: 'e2e/screenshots/cockpit-inspector-390.png' });
 });
 
+test("rollout inspector: a run whose recipe is not MatchTIR's says its advantages are that recipe's", async ({ page }) => {
+  // The fixture's views name no recipe (as older recordings): the MatchTIR lesson alone.
+  await serveDemo(page, FIXTURE);
+  await page.goto('/');
+  const panel = page.getByTestId('rollout-inspector');
+  await expect(panel.getByTestId('rollout-table').locator('tbody tr')).toHaveCount(3);
+  await expect(panel.getByTestId('inspector-recipe-credit')).toHaveCount(0);
+  // The same views from a GRPO run: the note names GRPO's own credit, from the recipe registry.
+  await page.unroute('**/demo/demo-run.json');
+  await serveDemo(page, { ...FIXTURE, rollouts: FIXTURE.rollouts.map((g) => ({ ...g, recipe: 'grpo' })) });
+  await page.reload();
+  await expect(panel.getByTestId('inspector-recipe-credit')).toHaveText(
+    "This run's recipe is grpo (GRPO: outcome reward (answer F1), group-normalised advantages, prompt-only), not MatchTIR: the advantages below are its own, while the turn rewards are MatchTIR's matched-call rewards, shown for comparison.",
+  );
+  await panel.scrollIntoViewIfNeeded();
+  await panel.screenshot({ path: 'e2e/screenshots/cockpit-inspector-grpo.png' });
+});
+
 // ---- runs saved in IndexedDB ------------------------------------------------------------
 
 /** Writes runs and metric rows the way PactStore does (same database and stores). */

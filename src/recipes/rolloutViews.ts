@@ -35,6 +35,8 @@ export interface RolloutGroupView {
   goldCalls: { name: string; arguments: string }[];
   /** The gate z of this prompt (1 = prompt-only anchor), when the recipe samples one. */
   gate?: 0 | 1;
+  /** The run's recipe (absent in views recorded before it was kept): its advantages fill `advantages`. */
+  recipe?: string;
   rollouts: RolloutView[];
 }
 
@@ -109,6 +111,7 @@ export function buildRolloutViews(
       question: task?.question ?? (g.prompt.kind === 'tool-search' ? g.prompt.query.text : ''),
       goldCalls: (task?.goldCalls ?? []).map((c) => ({ name: c.name, arguments: JSON.stringify(c.arguments) })),
       gate: routes[i]?.gate,
+      recipe: config.recipe,
       rollouts: g.rollouts.map((r, k) => viewRollout(r, k, g, scores[i] ?? null, config, tokenizer)),
     };
   });

@@ -9,6 +9,7 @@ import {
   mapAdvantageToColour,
   markAdvantageSign,
   pickAdvantageInk,
+  describeRecipeCredit,
 } from './rolloutView';
 import type { RolloutView } from '../../workers/protocol';
 
@@ -106,5 +107,21 @@ describe('segments grouped by turn', () => {
     expect(describeCallMatch(r.calls[0], gold)).toBe('matched gold call #1 (f)');
     expect(describeCallMatch(r.calls[1], gold)).toBe('no gold call matched');
     expect(countCalls(r)).toEqual({ total: 2, matched: 1, failed: 1 });
+  });
+});
+
+describe('describeRecipeCredit', () => {
+  it('says nothing for MatchTIR-credit recipes and unnamed (older) views', () => {
+    expect(describeRecipeCredit('matchtir')).toBeNull();
+    expect(describeRecipeCredit('pact')).toBeNull();
+    expect(describeRecipeCredit('sft_then_matchtir')).toBeNull();
+    expect(describeRecipeCredit(undefined)).toBeNull();
+  });
+  it("names another recipe's own credit from its registry summary", () => {
+    expect(describeRecipeCredit('grpo')).toBe(
+      "This run's recipe is grpo (GRPO: outcome reward (answer F1), group-normalised advantages, prompt-only), not MatchTIR: the advantages below are its own, while the turn rewards are MatchTIR's matched-call rewards, shown for comparison.",
+    );
+    expect(describeRecipeCredit('toolrl')).toContain('ToolRL: format + tool-call correctness reward');
+    expect(describeRecipeCredit('nope')).toContain('recipe "nope"');
   });
 });
