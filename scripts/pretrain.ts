@@ -82,13 +82,6 @@ const KNOWN = [
   'search-tasks', 'vocab-search-tasks', 'search-eval-tasks',
 ];
 
-function readInt(flags: Record<string, string>, name: string, fallback: number): number {
-  const v = flags[name];
-  if (v === undefined) return fallback;
-  if (!/^\d+$/.test(v)) throw new Error(`--${name} must be a non-negative integer, got "${v}"`);
-  return Number(v);
-}
-
 function readGitCommit(): string {
   try {
     return execSync('git rev-parse HEAD', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
@@ -110,6 +103,7 @@ async function main(): Promise<void> {
   const { writeFolderFiles } = await import('../src/model/weights/nodeFiles');
   const pv = await import('../src/recipes/policyVocab');
   const ws = await import('../src/recipes/warmStart');
+  const readInt = (from: Record<string, string>, name: string, fallback: number): number => ws.readCount(from[name], name) ?? fallback;
 
   const preset = 'qwen3-nano';
   const options = {

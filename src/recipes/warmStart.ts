@@ -600,7 +600,8 @@ export interface SearchWarmStartCounts {
   isVocabExtended: boolean;
 }
 
-function readCount(value: string | undefined, flag: string): number | undefined {
+/** A `--flag N` count of `npm run pretrain` (scripts/pretrain.ts too): undefined when absent, an error naming the flag when not a non-negative integer. */
+export function readCount(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) throw new Error(`--${flag} must be a non-negative integer, got "${value}"`);
   return Number(value);
