@@ -47,7 +47,7 @@ import { describeConfigAsSetup, serializeSetup } from '../src/ui/runSetup';
 import { buildCurves, buildTable, labelMetric, pickTableMetrics } from '../src/experiments/aggregate';
 import { renderLineChartSvg, type ChartSeries } from '../src/cli/svgChart';
 import { formatTableCsv, formatTableMarkdown } from '../src/experiments/format';
-import { RESULTS_FORMAT, formatResultsJson, pickResumableRuns, toStepRecords, type ExperimentResults, type RunResult } from '../src/experiments/results';
+import { RESULTS_FORMAT, diffJson, formatResultsJson, formatRunJson, pickResumableRuns, toStepRecords, type ExperimentResults, type RunResult } from '../src/experiments/results';
 import { shrinkForSmoke } from '../src/experiments/smoke';
 import { readPageDb } from './pageDb';
 import { isFtrlEvalFile, parseFtrlEvalExperiment, resolveFtrlTasksPath, shrinkFtrlEvalForSmoke, type FtrlEvalExperiment } from '../src/experiments/ftrlEvalConfig';
@@ -197,15 +197,6 @@ async function readStoredRun(page: Page): Promise<StoredRun> {
   const run = [...runs].sort((a, b) => b.createdAt - a.createdAt)[0] ?? null;
   const rows = run ? metrics.filter((m) => m.runId === run.id) : [];
   return { run: run ? { id: run.id, status: run.status, error: run.error, config: run.config } : null, metrics: rows.map((m) => ({ step: m.step, values: m.values })) };
-}
-
-/** Paths where two JSON values differ (`pact.objective: "Lx" vs "Lh"`). */
-function diffJson(a: unknown, b: unknown, at = ''): string[] {
-  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && !Array.isArray(a) && !Array.isArray(b)) {
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    return [...keys].flatMap((k) => diffJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], at ? `${at}.${k}` : k));
-  }
-  return JSON.stringify(a) === JSON.stringify(b) ? [] : [`${at || '(root)'}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`];
 }
 
 const PANELS = ['run-setup', 'live-charts', 'rollout-inspector', 'runs-panel'] as const;
@@ -455,7 +446,7 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
         log(`[${finishedCount}/${runs.length}] ${r.id}: ${r.status} in ${r.seconds.toFixed(0)} s, ${r.steps.length} step(s)${r.error ? ` — ${r.error}` : ''}${shown ? ` · ${shown}` : ''}`);
         // One writer at a time: runs finishing together must not interleave their writes.
         writing = writing.then(async () => {
-          await writeFile(path.join(runsDir, `${slug(r.id)}.json`), JSON.stringify(r, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n');
+          await writeFile(path.join(runsDir, `${slug(r.id)}.json`), formatRunJson(r));
           await writeOutputs();
         });
         await writing;

@@ -75,9 +75,19 @@ export function toStepRecords(rows: readonly { step: number; values: Record<stri
     }));
 }
 
-/** results.json text: two-space JSON with a final newline (NaN never reaches it: see toStepRecords). */
+/** Two-space JSON with a final newline; a non-finite number (JSON has none) is written as null. */
+function formatJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n';
+}
+
+/** results.json text (NaN never reaches it: see toStepRecords). */
 export function formatResultsJson(results: ExperimentResults): string {
-  return JSON.stringify(results, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n';
+  return formatJson(results);
+}
+
+/** runs/<run id>.json text: one finished or failed run, as in results.json (`--resume` reads it back). */
+export function formatRunJson(run: RunResult): string {
+  return formatJson(run);
 }
 
 /**
@@ -111,15 +121,17 @@ export function compareRunMetrics(a: readonly RunResult[], b: readonly RunResult
   return out;
 }
 
-/** JSON equality up to key order (configs written by one version and read back by another). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null) {
-    if (Array.isArray(a) !== Array.isArray(b)) return false;
-    const ka = Object.keys(a);
-    const kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+/**
+ * Paths where two JSON values differ (`pact.objective: "Lx" vs "Lh"`), objects compared key by
+ * key in any order, everything else by its JSON text; empty = the same. The runner checks the
+ * page's setup and the worker's config with it, and `--resume` a stored run's config.
+ */
+export function diffJson(a: unknown, b: unknown, at = ''): string[] {
+  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && !Array.isArray(a) && !Array.isArray(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    return [...keys].flatMap((k) => diffJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], at ? `${at}.${k}` : k));
   }
-  return Object.is(a, b);
+  return JSON.stringify(a) === JSON.stringify(b) ? [] : [`${at || '(root)'}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`];
 }
 
 /**
@@ -141,7 +153,7 @@ export function pickResumableRuns(
   const kept = new Map<string, RunResult>();
   for (const run of runs) {
     const r = byId.get(run.id);
-    if (r && sameJson(r.config, { ...run.config, backend })) kept.set(run.id, r);
+    if (r && diffJson(r.config, { ...run.config, backend }).length === 0) kept.set(run.id, r);
   }
   return kept;
 }
