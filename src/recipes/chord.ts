@@ -16,6 +16,7 @@ export const CHORD_RECIPE: Recipe = {
   reference: 'Zhang et al. 2025 (CHORD) Eq. 4',
   env: 'tool-use',
   needsTraces: true,
+  usesMatchTirCredit: false,
   usesRollouts: () => true,
   scoreGroup: (group) => scoreOutcome(group),
   routePrompts: (groups, ctx) =>

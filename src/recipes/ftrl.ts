@@ -35,6 +35,7 @@ export const FTRL_RECIPE: Recipe = {
   reference: 'Ye et al. 2025 (FTRL); PACT App. A metrics',
   env: 'tool-use',
   needsTraces: false,
+  usesMatchTirCredit: false,
   usesRollouts: () => true,
   scoreGroup: (group) => scoreFtrl(group),
   routePrompts: (groups) => groups.map(() => ({ rl: 'x', rlWeight: 1, sftWeight: 0, sftMask: 'full' })),

@@ -56,6 +56,7 @@ export const GDPO_RECIPE: Recipe = {
   reference: 'Liu et al. 2026 (GDPO); ToolSearcher §4.2 baseline',
   env: 'tool-search',
   needsTraces: false,
+  usesMatchTirCredit: false,
   usesRollouts: () => true,
   collectRollouts: async (request) => {
     const groups = await collectSearchRollouts(request, false);

@@ -14,6 +14,7 @@ export const GRPO_RECIPE: Recipe = {
   reference: 'Shao et al. 2024 (DeepSeekMath) §4.1',
   env: 'tool-use',
   needsTraces: false,
+  usesMatchTirCredit: false,
   usesRollouts: () => true,
   scoreGroup: (group) => scoreOutcome(group),
   routePrompts: (groups) => groups.map(() => ({ rl: 'x' as const, rlWeight: 1, sftWeight: 0, sftMask: 'full' as const })),

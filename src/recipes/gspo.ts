@@ -20,6 +20,7 @@ export const GSPO_RECIPE: Recipe = {
   reference: 'Zheng et al. 2025 (GSPO) Eq. 5–7; ToolSearcher §4.2 baseline',
   env: 'tool-search',
   needsTraces: false,
+  usesMatchTirCredit: false,
   ratioLevel: 'sequence',
   usesRollouts: () => true,
   collectRollouts: (request) => collectSearchRollouts(request, false),

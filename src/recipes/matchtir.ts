@@ -16,6 +16,7 @@ export const MATCHTIR_RECIPE: Recipe = {
   reference: 'Qu et al. 2026 (MatchTIR); PACT App. B',
   env: 'tool-use',
   needsTraces: false,
+  usesMatchTirCredit: true,
   usesRollouts: () => true,
   scoreGroup: (group, ctx) => scoreMatchTir(group, ctx.config),
   routePrompts: (groups) => groups.map(() => ({ rl: 'x' as const, rlWeight: 1, sftWeight: 0, sftMask: 'full' as const })),

@@ -23,6 +23,7 @@ export const PACT_RECIPE: Recipe = {
   reference: 'PACT Algorithm 1, Eqs. trace-rl-loss, sft-loss, overall-objective',
   env: 'tool-use',
   needsTraces: true,
+  usesMatchTirCredit: true,
   usesRollouts: () => true,
   scoreGroup: (group, ctx) => scoreMatchTir(group, ctx.config),
   routePrompts: (groups, ctx) => {

@@ -19,6 +19,9 @@ export function registerRecipe(recipe: Recipe): void {
   for (const field of ['scoreGroup', 'routePrompts', 'usesRollouts'] as const) {
     if (typeof recipe[field] !== 'function') throw new Error(`registerRecipe: recipe "${recipe.name}" has no ${field}()`);
   }
+  for (const field of ['needsTraces', 'usesMatchTirCredit'] as const) {
+    if (typeof recipe[field] !== 'boolean') throw new Error(`registerRecipe: recipe "${recipe.name}" has no boolean ${field}`);
+  }
   RECIPES.register(recipe.name, recipe);
 }
 

@@ -18,6 +18,7 @@ export const SEARCH_R1_RECIPE: Recipe = {
   reference: 'Jin et al. 2025 (Search-R1); ToolSearcher §4.2 baseline',
   env: 'tool-search',
   needsTraces: false,
+  usesMatchTirCredit: false,
   usesRollouts: () => true,
   collectRollouts: (request) => collectSearchRollouts(request, false),
   scoreGroup: (group, ctx) => scoreSearchOutcome(group, ctx.config.toolsearcher.formatBonus),

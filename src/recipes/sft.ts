@@ -16,6 +16,7 @@ export const SFT_RECIPE: Recipe = {
   reference: 'PACT §3.1, Eq. sft-objective',
   env: 'tool-use',
   needsTraces: true,
+  usesMatchTirCredit: false,
   usesRollouts: () => false,
   scoreGroup: () => {
     throw new Error('recipe "sft" collects no rollouts and scores none');

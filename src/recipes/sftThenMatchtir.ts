@@ -16,6 +16,7 @@ export const SFT_THEN_MATCHTIR_RECIPE: Recipe = {
   reference: 'PACT §5 baselines (SFT → RL)',
   env: 'tool-use',
   needsTraces: true,
+  usesMatchTirCredit: true,
   usesRollouts: (ctx) => !isSftPhase(ctx),
   scoreGroup: (group, ctx) => MATCHTIR_RECIPE.scoreGroup(group, ctx),
   routePrompts: (groups, ctx) => (isSftPhase(ctx) ? SFT_RECIPE : MATCHTIR_RECIPE).routePrompts(groups, ctx),

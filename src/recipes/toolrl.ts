@@ -41,6 +41,7 @@ export const TOOLRL_RECIPE: Recipe = {
   reference: 'Qian et al. 2025 (ToolRL) §3.3',
   env: 'tool-use',
   needsTraces: false,
+  usesMatchTirCredit: false,
   usesRollouts: () => true,
   scoreGroup: (group) => scoreToolrl(group),
   routePrompts: (groups) => groups.map(() => ({ rl: 'x', rlWeight: 1, sftWeight: 0, sftMask: 'full' })),

@@ -109,6 +109,7 @@ export const TOOLSEARCHER_RECIPE: Recipe = {
   reference: 'ToolSearcher §3.3–3.4, App. D (issue 5)',
   env: 'tool-search',
   needsTraces: false,
+  usesMatchTirCredit: false,
   usesRollouts: () => true,
   collectRollouts: (request) => collectSearchRollouts(request, isToolSearcherConstrained(request.config, request.step)),
   scoreGroup: (group, ctx) => scoreToolSearcher(group, ctx.config.toolsearcher),

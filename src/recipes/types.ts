@@ -136,6 +136,12 @@ export interface Recipe {
   env: RolloutEnvKind;
   /** True when the recipe uses expert traces (SFT terms or the privileged context c^h). */
   needsTraces: boolean;
+  /**
+   * True when its rewards and advantages are MatchTIR's hard credit assignment (matched turn
+   * rewards, dual-level advantages): matchtir, pact ("follow MatchTIR") and sft_then_matchtir
+   * after its SFT steps. The rollout inspector's MatchTIR lesson reads it.
+   */
+  usesMatchTirCredit: boolean;
   /** Whether step s collects rollouts (false: a pure SFT step, e.g. `sft`, or the SFT phase of `sft_then_matchtir`). */
   usesRollouts(ctx: RecipeContext): boolean;
   /** Rewards and advantages of one group. Called only when usesRollouts. */

@@ -12,6 +12,7 @@ import {
   describeRecipeCredit,
 } from './rolloutView';
 import type { RolloutView } from '../../workers/protocol';
+import { getRecipe, listRecipes } from '../recipes/allRecipes';
 
 function rollout(): RolloutView {
   return {
@@ -123,5 +124,10 @@ describe('describeRecipeCredit', () => {
     );
     expect(describeRecipeCredit('toolrl')).toContain('ToolRL: format + tool-call correctness reward');
     expect(describeRecipeCredit('nope')).toContain('recipe "nope"');
+  });
+  it('reads the registry: exactly matchtir, pact and sft_then_matchtir use MatchTIR credit', () => {
+    expect(listRecipes().filter((name) => getRecipe(name).usesMatchTirCredit).sort()).toEqual(['matchtir', 'pact', 'sft_then_matchtir']);
+    const silent = listRecipes().filter((name) => describeRecipeCredit(name) === null);
+    expect(silent.sort()).toEqual(['matchtir', 'pact', 'sft_then_matchtir']);
   });
 });

@@ -173,20 +173,16 @@ export function countCalls(rollout: RolloutView): { total: number; matched: numb
 }
 
 /**
- * Recipes whose advantages are MatchTIR's hard credit assignment (App. B), as the panel's
- * lesson explains: matchtir itself, pact (rewards and advantages "follow MatchTIR", pact.ts)
- * and sft_then_matchtir after its SFT steps.
- */
-const MATCHTIR_CREDIT_RECIPES: ReadonlySet<string> = new Set(['matchtir', 'pact', 'sft_then_matchtir']);
-
-/**
  * The note the inspector shows when the run's recipe assigns credit otherwise (GRPO, ToolRL,
  * FTRL, CHORD, the search recipes): the advantages shown are that recipe's, while the turn
  * rewards are always MatchTIR's matched-call rewards (rolloutViews.ts), kept for comparison.
- * null for the MatchTIR recipes and for views that do not name their recipe (older recordings).
+ * null for the recipes whose registry entry says `usesMatchTirCredit` and for views that do not
+ * name their recipe (older recordings).
  */
 export function describeRecipeCredit(recipe: string | undefined): string | null {
-  if (recipe === undefined || MATCHTIR_CREDIT_RECIPES.has(recipe)) return null;
-  const summary = hasRecipe(recipe) ? getRecipe(recipe).summary : `recipe "${recipe}"`;
+  if (recipe === undefined) return null;
+  const registered = hasRecipe(recipe) ? getRecipe(recipe) : null;
+  if (registered?.usesMatchTirCredit) return null;
+  const summary = registered ? registered.summary : `recipe "${recipe}"`;
   return `This run's recipe is ${recipe} (${summary}), not MatchTIR: the advantages below are its own, while the turn rewards are MatchTIR's matched-call rewards, shown for comparison.`;
 }
