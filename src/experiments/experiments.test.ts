@@ -172,6 +172,22 @@ describe('--resume: pickResumableRuns', () => {
   it('runs a failed run again', () => {
     expect(pickResumableRuns(planned, [stored(run('pact', 1, STEPS, 'failed', 'boom'))], 'wasm').size).toBe(0);
   });
+
+  it('keeps a run stored before a field was added (filled with its default), not one whose field changed or the schema rejects', () => {
+    // A run written before toolsearcher.topK / resultLimits existed: its config lacks them.
+    const older = stored(run('pact', 1, STEPS));
+    const { topK: _topK, resultLimits: _limits, ...olderSearch } = older.config.toolsearcher;
+    older.config = { ...older.config, toolsearcher: olderSearch } as RunResult['config'];
+    expect([...pickResumableRuns(planned, [older], 'wasm').keys()]).toEqual(['pact-s1']);
+    // The same field with another value than today's default: compared, so it runs again.
+    const otherTopK = stored(run('pact', 1, STEPS));
+    otherTopK.config = { ...otherTopK.config, toolsearcher: { ...otherTopK.config.toolsearcher, topK: 5 } };
+    expect(pickResumableRuns(planned, [otherTopK], 'wasm').size).toBe(0);
+    // A field the schema no longer has.
+    const unknownField = stored(run('pact', 1, STEPS));
+    unknownField.config = { ...unknownField.config, retired: 1 } as RunResult['config'];
+    expect(pickResumableRuns(planned, [unknownField], 'wasm').size).toBe(0);
+  });
 });
 
 describe('--smoke', () => {

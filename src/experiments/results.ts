@@ -22,7 +22,7 @@
  * as null. `MACHINE_METRICS` (time, memory) depend on the machine, not on the config: they are
  * kept but left out when two runs are compared bit for bit.
  */
-import type { TrainConfig } from '../recipes/config';
+import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../recipes/config';
 import type { ExperimentTable } from './aggregate';
 
 export const RESULTS_FORMAT = 'pact-lab-experiment-results/1';
@@ -136,9 +136,14 @@ export function diffJson(a: unknown, b: unknown, at = ''): string[] {
 
 /**
  * `npm run experiment -- … --resume`: which runs of an earlier, interrupted invocation can be
- * kept. A stored run is kept when it finished and its config equals the run's resolved config
- * on this backend (`{ ...config, backend }`, as the runner stores it); a failed run, a changed
- * config (other sizes, another backend) or a file that is not a run result runs again.
+ * kept. A stored run is kept when it finished and its config, resolved again by
+ * `resolveConfig`, equals the run's resolved config on this backend (`{ ...config, backend }`,
+ * as the runner stores it); a failed run, a changed config (other sizes, another backend) or a
+ * file that is not a run result runs again. Resolving the stored config again fills only the
+ * fields added to the schema since it was written, with their defaults (a stored config holds
+ * every field it had, so an older value of a field that existed is compared, not replaced): a
+ * new field's default keeps what runs did before it existed, so those runs stay comparable.
+ * A stored config the schema no longer accepts runs again.
  */
 export function pickResumableRuns(
   runs: readonly { id: string; config: object }[],
@@ -153,7 +158,14 @@ export function pickResumableRuns(
   const kept = new Map<string, RunResult>();
   for (const run of runs) {
     const r = byId.get(run.id);
-    if (r && diffJson(r.config, { ...run.config, backend }).length === 0) kept.set(run.id, r);
+    if (!r) continue;
+    let storedConfig: TrainConfig;
+    try {
+      storedConfig = resolveConfig(r.config as TrainConfigInput);
+    } catch {
+      continue;
+    }
+    if (diffJson(storedConfig, { ...run.config, backend }).length === 0) kept.set(run.id, r);
   }
   return kept;
 }

@@ -45,6 +45,18 @@ describe('resolveConfig', () => {
     expect(() => resolveConfig({ tasks: { categories: [] } })).toThrow('config.tasks.categories');
   });
 
+  it('sizes search results for qwen3-nano by default (3 short hits) and names a bad search field', () => {
+    const c = resolveConfig({});
+    expect(c.toolsearcher.topK).toBe(3); // ToolSearcher: top 5; see SEARCH_PRESENTATION
+    expect(c.toolsearcher.resultLimits).toEqual({ maxDescriptionChars: 96, maxParamDescriptionChars: 0, maxOutputChars: 0 });
+    const wide = resolveConfig({ toolsearcher: { topK: 5, resultLimits: { maxOutputChars: 240 } } });
+    expect(wide.toolsearcher.topK).toBe(5);
+    expect(wide.toolsearcher.resultLimits).toEqual({ maxDescriptionChars: 96, maxParamDescriptionChars: 0, maxOutputChars: 240 });
+    expect(() => resolveConfig({ toolsearcher: { topK: 0 } })).toThrow('config.toolsearcher.topK');
+    expect(() => resolveConfig({ toolsearcher: { resultLimits: { maxDescriptionChars: 0 } } })).toThrow('config.toolsearcher.resultLimits.maxDescriptionChars');
+    expect(() => resolveConfig({ toolsearcher: { resultLimits: { maxOutput: 5 } } })).toThrow(/config\.toolsearcher\.resultLimits: .*maxOutput/);
+  });
+
   it('checks cross-field constraints: mini-batches divide the batch, λa does not grow', () => {
     expect(() => resolveConfig({ batchPrompts: 6, miniBatchPrompts: 4 })).toThrow('config.miniBatchPrompts: must divide batchPrompts (6), got 4');
     expect(() => resolveConfig({ batchPrompts: 2, miniBatchPrompts: 4 })).toThrow('config.miniBatchPrompts: must be ≤ batchPrompts (2), got 4');

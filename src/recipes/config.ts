@@ -19,6 +19,7 @@
  * | max response tokens| 23000                    | 256  (per rollout, all turns)             |
  * | steps              | 24 (3 epochs)            | 24                                       |
  * | annealHorizon S    | the whole run            | = steps                                  |
+ * | search hits / call | top 5, ≤ 768 tokens/turn | top 3, short descriptions (SEARCH_PRESENTATION) |
  *
  * Errors name the field: `config.pact.anchorProb: must be ≤ 1 (got 1.5)`.
  */
@@ -58,6 +59,25 @@ export const pactOptionsSchema = z.object({
     .default({ reasoning: true, toolCalls: true, toolResponses: true }),
 });
 
+/**
+ * What one search call returns to the policy, by default. ToolSearcher retrieves the top 5
+ * documents and caps retrieved content at 768 tokens per turn for a Qwen3-4B/8B context;
+ * full documents of 5 hits are ~670 tokens (Qwen3 tokenizer), a third of qwen3-nano's 2,048
+ * positions per search. Here 3 hits, descriptions cut at 96 characters, inputs by name and
+ * type only and no outputs line: ~210 tokens per search, so an episode of two searches and
+ * an answer fits 576 response tokens. The search warm start (`npm run pretrain --
+ * --search-tasks N`) is built with the same presentation.
+ */
+export interface SearchPresentation {
+  topK: number;
+  resultLimits: { maxDescriptionChars: number; maxParamDescriptionChars: number; maxOutputChars: number };
+}
+
+export const SEARCH_PRESENTATION: Readonly<SearchPresentation> = Object.freeze({
+  topK: 3,
+  resultLimits: Object.freeze({ maxDescriptionChars: 96, maxParamDescriptionChars: 0, maxOutputChars: 0 }),
+});
+
 /** ToolSearcher's three components, each switchable for its ablation. */
 export const toolSearcherOptionsSchema = z.object({
   eventLevelSearch: z.boolean().default(true),
@@ -66,6 +86,17 @@ export const toolSearcherOptionsSchema = z.object({
   /** Fraction of steps with category-constrained search before switching to global. */
   categoryConstrainedFraction: prob.default(0.3),
   formatBonus: z.number().min(0).default(0.1),
+  /** Search hits per search call (ToolSearcher: top 5; here 3, see the table above). */
+  topK: z.number().int().min(1).max(20).default(SEARCH_PRESENTATION.topK),
+  /** How much of each hit the policy reads (characters; 0 leaves parameter descriptions or outputs out). */
+  resultLimits: z
+    .object({
+      maxDescriptionChars: z.number().int().min(1).default(SEARCH_PRESENTATION.resultLimits.maxDescriptionChars),
+      maxParamDescriptionChars: z.number().int().min(0).default(SEARCH_PRESENTATION.resultLimits.maxParamDescriptionChars),
+      maxOutputChars: z.number().int().min(0).default(SEARCH_PRESENTATION.resultLimits.maxOutputChars),
+    })
+    .strict()
+    .default({ ...SEARCH_PRESENTATION.resultLimits }),
 });
 
 export const trainConfigSchema = z

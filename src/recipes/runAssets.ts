@@ -148,12 +148,15 @@ export async function loadNamedPolicy(platform: RunPlatform, init: string, ctx: 
 
 /**
  * Tool-search prompts over a generated tool repository (seed tasks.trainSeed): enough
- * queries for nTrain + nTest, the first nTest of a seeded permutation held out.
+ * queries for nTrain + nTest, the first nTest of a seeded permutation held out. Searches
+ * return config.toolsearcher.topK hits shown within its resultLimits.
  */
-function createGeneratedSearchPrompts(config: TrainConfig, renderChat: RenderChat): { trainPrompts: PromptItem[]; testPrompts: PromptItem[] } {
+export function createGeneratedSearchPrompts(config: TrainConfig, renderChat: RenderChat): { trainPrompts: PromptItem[]; testPrompts: PromptItem[] } {
   const { nTrain, nTest, trainSeed } = config.tasks;
   const repo = generateToolRepo({ seed: trainSeed, minTools: 1000, queriesPerLevel: Math.ceil((nTrain + nTest) / 3) + 1 });
-  const split = splitToolSearchPrompts(repo.queries, { engine: createToolSearch(repo), renderChat }, { nTest, seed: trainSeed });
+  const { topK, resultLimits } = config.toolsearcher;
+  const engine = createToolSearch(repo, { topK, formatLimits: resultLimits });
+  const split = splitToolSearchPrompts(repo.queries, { engine, renderChat }, { nTest, seed: trainSeed });
   return { trainPrompts: split.trainPrompts.slice(0, nTrain), testPrompts: split.testPrompts };
 }
 

@@ -58,6 +58,7 @@ import { generateToolRepo } from '../envs/toolRepo/generatedRepo';
 import { createToolSearch } from '../envs/toolRepo/search';
 import { buildSearchTeacherEpisode, type SearchTeacherEpisode } from '../envs/toolRepo/searchTeacher';
 import type { RepoQuery } from '../envs/toolRepo/types';
+import { SEARCH_PRESENTATION, type SearchPresentation } from './config';
 import {
   collectToolSearchRollouts,
   createToolSearchPrompts,
@@ -496,12 +497,15 @@ export interface SearchSftTask {
 /**
  * The first `n` search-teacher episodes of the train (or held-out) repositories of `seed`,
  * in a fixed order (deterministic by seed); queries the teacher cannot solve within the
- * turn limit are skipped and counted.
+ * turn limit are skipped and counted. Searches show what a run's do by default
+ * (config.ts SEARCH_PRESENTATION: top-3 hits, short documents), so the warm start reads
+ * search results as the `toolsearcher` experiment will give them.
  */
 export function generateSearchSftTasks(
-  options: { seed: number; n: number; split: 'train' | 'test' },
+  options: { seed: number; n: number; split: 'train' | 'test'; presentation?: SearchPresentation },
   renderChat: RenderChat,
 ): { tasks: SearchSftTask[]; skipped: number } {
+  const { topK, resultLimits } = options.presentation ?? SEARCH_PRESENTATION;
   if (!Number.isInteger(options.n) || options.n < 0) throw new Error(`generateSearchSftTasks: n must be a non-negative integer, got ${options.n}`);
   const tasks: SearchSftTask[] = [];
   let skipped = 0;
@@ -509,7 +513,7 @@ export function generateSearchSftTasks(
     const repoIndex = options.split === 'test' ? SEARCH_WARM_START.heldOutRepoIndex + r * 1000 : r;
     if (options.split === 'train' && r >= SEARCH_WARM_START.heldOutRepoIndex) throw new Error(`generateSearchSftTasks: ${options.n} search tasks need more than ${r} repositories`);
     const repo = generateToolRepo({ seed: options.seed * 1000 + repoIndex, minTools: SEARCH_WARM_START.minTools, queriesPerLevel: SEARCH_WARM_START.queriesPerLevel });
-    const handle: ToolSearchHandle = { engine: createToolSearch(repo), renderChat };
+    const handle: ToolSearchHandle = { engine: createToolSearch(repo, { topK, formatLimits: { ...resultLimits } }), renderChat };
     for (const query of interleaveLevels(repo.queries)) {
       if (tasks.length >= options.n) break;
       const isCategoryConstrained = options.split === 'train' && tasks.length % 2 === 0;

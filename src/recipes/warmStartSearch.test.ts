@@ -135,6 +135,22 @@ describe('generateSearchSftTasks', () => {
     expect(test.tasks[0].query.id).toMatch(/^gen:1999:/);
     expect(test.tasks.every((t) => !t.episode.isCategoryConstrained)).toBe(true);
   }, 30_000);
+
+  it("searches as a run's search does by default: 3 hits without parameter descriptions or outputs; a presentation overrides it", () => {
+    const renderChat = bindRenderChat(source);
+    const [task] = generateSearchSftTasks({ seed: 1, n: 1, split: 'train' }, renderChat).tasks;
+    const query = task.query.text;
+    const out = task.handle.engine.search(query);
+    expect(out.hits).toHaveLength(3);
+    expect(out.text.split('\n')).toHaveLength(9); // name, description, inputs per hit
+    expect(out.text).not.toContain('outputs:');
+    expect(out.text).not.toMatch(/required\): /); // inputs by name and type only
+    const [wide] = generateSearchSftTasks({ seed: 1, n: 1, split: 'train', presentation: { topK: 5, resultLimits: { maxDescriptionChars: 256, maxParamDescriptionChars: 96, maxOutputChars: 240 } } }, renderChat).tasks;
+    const wideOut = wide.handle.engine.search(query);
+    expect(wideOut.hits).toHaveLength(5);
+    expect(wideOut.hits.slice(0, 3).map((h) => h.doc.id)).toEqual(out.hits.map((h) => h.doc.id));
+    expect(wideOut.text.split('\n')).toHaveLength(20);
+  }, 30_000);
 });
 
 describe('resolveSearchWarmStartCounts (npm run pretrain --search-tasks …)', () => {

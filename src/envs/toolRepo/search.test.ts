@@ -93,6 +93,30 @@ describe('BM25 ranking (minisearch, hand-checked)', () => {
       ].join('\n'),
     );
   });
+
+  it('shortens hits by its format limits: 0 leaves out parameter descriptions and the outputs line', () => {
+    const doc: ToolDocument = {
+      ...makeDoc('d', 'getQuote', 'Delta', 'Finance', 'Latest stock quote for a ticker symbol'),
+      requiredParameters: [{ name: 'symbol', type: 'STRING', description: 'Ticker symbol' }],
+      optionalParameters: [{ name: 'market', type: 'STRING', description: 'Exchange', default: 'NYSE' }],
+      outputs: { price: 'float' },
+    };
+    const repo = makeRepo([doc]);
+    const full = createToolSearch(repo).search('stock quote').text;
+    expect(full).toBe(
+      [
+        '1. d (tool: Delta, category: Finance)',
+        '   description: Latest stock quote for a ticker symbol',
+        '   inputs: symbol (STRING, required): Ticker symbol; market (STRING, optional, e.g. "NYSE"): Exchange',
+        '   outputs: {"price":"float"}',
+      ].join('\n'),
+    );
+    const compact = createToolSearch(repo, { formatLimits: { maxDescriptionChars: 12, maxParamDescriptionChars: 0, maxOutputChars: 0 } });
+    // 12 characters: 11 of the description and the ellipsis.
+    expect(compact.search('stock quote').text).toBe(
+      ['1. d (tool: Delta, category: Finance)', '   description: Latest stoc…', '   inputs: symbol (STRING, required); market (STRING, optional, e.g. "NYSE")'].join('\n'),
+    );
+  });
 });
 
 describe('category-constrained search', () => {

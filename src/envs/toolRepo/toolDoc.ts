@@ -37,6 +37,10 @@ export function makeFunctionName(apiName: string, toolName: string, maxChars: nu
   return name.length > maxChars ? name.slice(-maxChars) : name;
 }
 
+/**
+ * How much of a document a search hit shows. 0 leaves a part out: parameter descriptions
+ * (each input is then `name (type, required|optional)`) or the outputs line.
+ */
 export interface FormatLimits {
   maxDescriptionChars: number;
   maxParamDescriptionChars: number;
@@ -59,6 +63,7 @@ function formatParam(param: ToolParam, isRequired: boolean, limits: FormatLimits
   const parts = [`${param.name} (${param.type}, ${isRequired ? 'required' : 'optional'}`];
   if (param.default !== undefined) parts.push(`, e.g. ${JSON.stringify(param.default)}`);
   parts.push(')');
+  if (limits.maxParamDescriptionChars <= 0) return parts.join('');
   const description = truncateText(param.description, limits.maxParamDescriptionChars);
   return description ? `${parts.join('')}: ${description}` : parts.join('');
 }
@@ -93,12 +98,13 @@ export function formatToolDocument(
   limits: FormatLimits = DEFAULT_FORMAT_LIMITS,
 ): string {
   const description = truncateText(doc.description, limits.maxDescriptionChars) || '(no description)';
-  return [
+  const lines = [
     `${rank}. ${doc.name} (tool: ${doc.toolName}, category: ${doc.category})`,
     `   description: ${description}`,
     `   inputs: ${formatInputs(doc, limits)}`,
-    `   outputs: ${formatOutputs(doc, limits)}`,
-  ].join('\n');
+  ];
+  if (limits.maxOutputChars > 0) lines.push(`   outputs: ${formatOutputs(doc, limits)}`);
+  return lines.join('\n');
 }
 
 /** ToolBench's type map; every other source type becomes `string`. */
