@@ -27,10 +27,17 @@
  * evaluateGreedy on test-split tasks of all four categories [+ evaluateSearchGreedy on held-out
  * search queries] → exportWarmStartFiles. See src/recipes/warmStart.ts for the objective.
  *
- * Fine-tune the shipped warm start on search episodes on CPU (wasm; ~11 s per step at batch 1
- * on a busy 2-core machine; --max-seq-len 2048 aborts in wasm, so rows are cut at 1024):
+ * Fine-tune the shipped warm start on search episodes (rows cut at --max-seq-len; wasm aborts
+ * at 2048, so on CPU 1280, where 216 of 300 episodes fit whole):
  *   npm run pretrain -- --init public/warm-start --search-tasks 300 --vocab-search-tasks 300 \
- *     --max-seq-len 1024 --lr 1e-3 --steps 300 --out runs/warm-start-search
+ *     --max-seq-len 1280 --lr 1e-3 --steps 300 --out runs/warm-start-search
+ * Tried on 2 CPU cores (25 min, ~5 s per step): NOT enough. The policy learnt the episodes'
+ * shape (one search per part of the request, the right number of parts, the call format) but
+ * not to copy the request's clause into its query, so it scored F1 0 on 8 held-out queries;
+ * and growing the vocabulary from 1,022 to 4,096 tokens cost the tool-use skills (held-out
+ * answers 12 → 1 of 20). It needs the GPU route from scratch, with the search episodes in the
+ * vocabulary and the rows from the start: README's three commands with --search-tasks N
+ * --vocab-search-tasks N added to the first (pretrain_torch.py has no --init).
  */
 import { execSync } from 'node:child_process';
 import { register } from 'node:module';
