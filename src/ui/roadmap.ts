@@ -17,5 +17,10 @@ export const PLANNED_PANELS: readonly PlannedPanel[] = [
     what: "FTRL's prompts are 2.6k–5k tokens with Qwen3's tokenizer, over qwen3-nano's 2,048-token window, so runs train on generated tasks; a loaded FTRL file can be evaluated (Task files panel, or pact eval-ftrl --model)",
     issue: 5,
   },
+  {
+    name: 'A warm start for the search recipes',
+    what: "the shipped warm start has never seen ToolSearcher's search environment, so toolsearcher, search_r1, gspo and gdpo runs from it select no tools (F1 0); a 25-minute CPU fine-tune on search episodes learnt their shape but not to copy the request into its queries, and a GPU run of npm run pretrain -- --search-tasks N is still to do",
+    issue: 7,
+  },
   { name: 'LoRA training runs', what: 'LoRA adapters exist in the model (with merge) but the trainer refuses config.model.lora', issue: 5 },
 ];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../recipes/config';
 import {
+  describeStartingPolicyNote,
   FIELD_BY_KEY,
   SETUP_FIELDS,
   describeConfigAsSetup,
@@ -164,3 +165,17 @@ describe('advanced: config overrides (JSON)', () => {
     expect(back.config).toEqual(config);
   });
 });
+
+describe('describeStartingPolicyNote', () => {
+  it('warns a search recipe started from the shipped warm start, and nothing else', () => {
+    for (const recipe of ['toolsearcher', 'search_r1', 'gspo', 'gdpo']) {
+      expect(describeStartingPolicyNote(resolveConfig({ recipe }))).toBe(
+        `The shipped warm start has never seen the search environment: a ${recipe} run from it selects no tools (F1 0) until a search warm start exists (Still to come). A Qwen3 folder that already calls tools can start it instead.`,
+      );
+    }
+    expect(describeStartingPolicyNote(resolveConfig({ recipe: 'toolsearcher', model: { init: 'folder:Qwen3-0.6B' } }))).toBe('');
+    for (const recipe of ['pact', 'grpo', 'sft', 'matchtir']) expect(describeStartingPolicyNote(resolveConfig({ recipe }))).toBe('');
+    expect(describeStartingPolicyNote(null)).toBe('');
+  });
+});
+

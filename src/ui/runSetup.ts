@@ -27,6 +27,7 @@ import {
 } from '../recipes/config';
 import { mergeDeep } from '../recipes/experiment';
 import { RECIPE_NAMES } from './recipeNames';
+import { getRecipe, hasRecipe } from '../recipes/allRecipes';
 
 export type FieldKey =
   | 'recipe'
@@ -469,4 +470,15 @@ export function describeConfigAsSetup(config: Record<string, unknown>): { values
     if (node) delete node[f.path[f.path.length - 1]];
   }
   return { values, overridesText: JSON.stringify(rest) };
+}
+
+/**
+ * What the setup should know about its starting policy before it trains: the shipped warm
+ * start has never seen ToolSearcher's search environment (roadmap.ts), so a search recipe
+ * started from it selects no tools. Empty otherwise.
+ */
+export function describeStartingPolicyNote(config: Pick<TrainConfig, 'recipe' | 'model'> | null): string {
+  if (!config || config.model.init !== 'warm-start' || !hasRecipe(config.recipe)) return '';
+  if (getRecipe(config.recipe).env !== 'tool-search') return '';
+  return `The shipped warm start has never seen the search environment: a ${config.recipe} run from it selects no tools (F1 0) until a search warm start exists (Still to come). A Qwen3 folder that already calls tools can start it instead.`;
 }
