@@ -159,6 +159,11 @@ test('run setup: the URL carries the configuration and a reload restores it', as
     await expect(panel.getByRole('button', { name: new RegExp(`^${name}`) })).toBeDisabled();
   }
   await expect(page.getByTestId('train-progress')).toContainText('No run yet');
+  // The default (PACT) says nothing about its starting policy; a search recipe from the
+  // shipped warm start is told that it will select no tools.
+  await expect(panel.getByTestId('setup-policy-note')).toHaveCount(0);
+  await page.goto('/?recipe=gdpo');
+  await expect(panel.getByTestId('setup-policy-note')).toHaveText(/never seen the search environment: a gdpo run from it selects no tools \(F1 0\)/);
 });
 
 test('run setup: an out-of-range q from a link shows an error naming q and keeps the other fields', async ({ page }) => {
