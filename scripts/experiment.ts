@@ -133,9 +133,11 @@ async function startServer(distDir: string, port: number, log: (line: string) =>
   const vite = path.join(ROOT, 'node_modules/vite/bin/vite.js');
   log(`building the app into ${distDir}/ …`);
   await runToEnd(process.execPath, [vite, 'build', '--logLevel', 'warn', '--outDir', distDir]);
+  // Its output goes to the runner's: a preview that never answers (seen once, not reproduced)
+  // then shows what it printed.
   const child = spawn(process.execPath, [vite, 'preview', '--host', '127.0.0.1', '--port', String(port), '--strictPort', '--outDir', distDir], {
     cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'inherit', 'inherit'],
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const stop = () => {
