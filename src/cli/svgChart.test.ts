@@ -1,7 +1,7 @@
 // The figure code behind `pact plot`: tick choice, data → pixel mapping and the SVG's parts,
 // with the expected numbers worked out by hand in the comments.
 import { describe, expect, it } from 'vitest';
-import { chartGeometry, niceTicks, renderLineChartSvg, SERIES_COLOURS } from './svgChart';
+import { chartGeometry, legendColumns, niceTicks, renderLineChartSvg, SERIES_COLOURS } from './svgChart';
 import { metricPoints, parseMetricsJsonl, trailingMean } from './commands/plot';
 
 describe('niceTicks', () => {
@@ -51,6 +51,19 @@ describe('renderLineChartSvg', () => {
     expect(svg).toContain('points="64.0,232.0 384.0,44.0"');
     expect(svg).toContain(`stroke="${SERIES_COLOURS[1]}"`);
     expect(svg).toContain('>gap</text>');
+  });
+  it('lays the legend out in fewer columns when names are long, and makes room for its rows', () => {
+    // Plot width 720 − 80 = 640; an entry is 34 + 6.6·chars + 14 px.
+    const named = (names: string[]) => ({ ...spec, width: 720, height: 440, series: names.map((name) => ({ name, points: [[0, 0.5], [10, 0.5]] as [number, number][] })) });
+    expect(legendColumns(named(['sft', 'grpo', 'pact']))).toBe(3); // 71.8 px each
+    const long = named(Array.from({ length: 8 }, (_, i) => `sft_then_matchtir (${i + 1} seeds)`)); // 26 chars: 219.6 px → 2 columns
+    expect(legendColumns(long)).toBe(2);
+    // 8 entries in 2 columns: 4 rows, bottom = 440 − 48 − 20·4 = 312.
+    expect(chartGeometry(long).box.bottom).toBe(312);
+    const svg = renderLineChartSvg(long);
+    // Entry 2 starts the second row at the left edge: y = 312 + 52 + 20 = 384.
+    expect(svg).toContain('<line x1="64" x2="92" y1="384" y2="384"');
+    expect(legendColumns(named(['x'.repeat(120)]))).toBe(1);
   });
   it('shades a band between its low and high edges and widens the y range to hold it', () => {
     const svg = renderLineChartSvg({ ...spec, yRange: undefined, series: [{ name: 'mean', points: [[0, 0.5], [10, 0.5]], band: [[0, 0.25, 0.75], [10, 0, 1]] }] });

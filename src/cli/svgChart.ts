@@ -77,6 +77,16 @@ function marker(kind: (typeof MARKERS)[number], x: number, y: number, colour: st
   }
 }
 
+/** Width of a legend entry: line and marker (34 px), its name at ~6.6 px a character (12 px DejaVu Sans), a gap. */
+const legendEntryWidth = (name: string) => 34 + 6.6 * name.length + 14;
+
+/** Legend columns: up to 3, fewer when the longest name would run into the next column. */
+export function legendColumns(spec: Pick<LineChartSpec, 'series' | 'width'>): number {
+  const plotWidth = (spec.width ?? 720) - 16 - 64;
+  const widest = Math.max(0, ...spec.series.map((s) => legendEntryWidth(s.name)));
+  return Math.max(1, Math.min(3, Math.floor(plotWidth / Math.max(1, widest))));
+}
+
 /** The plot area's geometry: data → pixel maps. Exported for tests. */
 export function chartGeometry(spec: LineChartSpec) {
   const width = spec.width ?? 720;
@@ -84,7 +94,7 @@ export function chartGeometry(spec: LineChartSpec) {
   const left = 64;
   const right = width - 16;
   const top = spec.subtitle ? 62 : 44;
-  const bottom = height - 48 - 20 * Math.ceil(spec.series.length / 3);
+  const bottom = height - 48 - 20 * Math.ceil(spec.series.length / legendColumns(spec));
   const xs = spec.series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = spec.series
     .flatMap((s) => [...s.points.map((p) => p[1]), ...(s.band ?? []).flatMap((b) => [b[1], b[2]])])
@@ -113,6 +123,7 @@ export function chartGeometry(spec: LineChartSpec) {
 export function renderLineChartSvg(spec: LineChartSpec): string {
   const g = chartGeometry(spec);
   const { left, right, top, bottom } = g.box;
+  const columns = legendColumns(spec);
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${g.width}" height="${g.height}" viewBox="0 0 ${g.width} ${g.height}" font-family="DejaVu Sans, Arial, sans-serif">`);
   parts.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
@@ -153,8 +164,8 @@ export function renderLineChartSvg(spec: LineChartSpec): string {
     }
     flush();
     for (const [x, y] of s.points) if (Number.isFinite(y)) parts.push(marker(kind, g.px(x), g.py(y), colour));
-    const lx = left + (i % 3) * ((right - left) / 3);
-    const ly = bottom + 52 + Math.floor(i / 3) * 20;
+    const lx = left + (i % columns) * ((right - left) / columns);
+    const ly = bottom + 52 + Math.floor(i / columns) * 20;
     parts.push(`<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`);
     parts.push(marker(kind, lx + 14, ly, colour));
     parts.push(`<text x="${lx + 34}" y="${ly}" font-size="12" dominant-baseline="middle" fill="#111">${escapeXml(s.name)}</text>`);

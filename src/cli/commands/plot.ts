@@ -88,8 +88,10 @@ async function runPlot(args: string[], io: CliIO): Promise<number> {
     for (const metric of metrics) {
       const points = metricPoints(rows, metric);
       if (points.length === 0) throw new Error(`${file}: no values of metric "${metric}"`);
-      series.push({ name: `${label}${metric}`, points });
-      if (smooth > 1) series.push({ name: `${label}${metric} (mean of last ${smooth})`, points: trailingMean(points, smooth) });
+      // Several runs of one metric: the run names the series (the metric is the chart's).
+      const name = label && metrics.length === 1 ? label.slice(0, -2) : `${label}${metric}`;
+      series.push({ name, points });
+      if (smooth > 1) series.push({ name: `${name} (mean of last ${smooth})`, points: trailingMean(points, smooth) });
     }
   }
   const spec = {
