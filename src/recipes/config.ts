@@ -24,6 +24,7 @@
  * Errors name the field: `config.pact.anchorProb: must be ≤ 1 (got 1.5)`.
  */
 import { z } from 'zod';
+import type { FormatLimits } from '../envs/toolRepo/toolDoc';
 
 export const REASONING_SCHEDULES = ['segment', 'fixed', 'token', 'none'] as const;
 export const TOOL_CALL_SCHEDULES = ['scale', 'fixed', 'token', 'none'] as const;
@@ -64,13 +65,13 @@ export const pactOptionsSchema = z.object({
  * documents and caps retrieved content at 768 tokens per turn for a Qwen3-4B/8B context;
  * full documents of 5 hits are ~670 tokens (Qwen3 tokenizer), a third of qwen3-nano's 2,048
  * positions per search. Here 3 hits, descriptions cut at 96 characters, inputs by name and
- * type only and no outputs line: ~210 tokens per search, so an episode of two searches and
- * an answer fits 576 response tokens. The search warm start (`npm run pretrain --
+ * type only and no outputs line: ~230 tokens per search (203–263 over 60 queries), so the
+ * search teacher's median episode (671 tokens) fits experiments/toolsearcher.json's 768. The search warm start (`npm run pretrain --
  * --search-tasks N`) is built with the same presentation.
  */
 export interface SearchPresentation {
   topK: number;
-  resultLimits: { maxDescriptionChars: number; maxParamDescriptionChars: number; maxOutputChars: number };
+  resultLimits: FormatLimits;
 }
 
 export const SEARCH_PRESENTATION: Readonly<SearchPresentation> = Object.freeze({
