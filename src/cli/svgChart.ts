@@ -94,7 +94,8 @@ export function chartGeometry(spec: LineChartSpec) {
   const left = 64;
   const right = width - 16;
   const top = spec.subtitle ? 62 : 44;
-  const bottom = height - 48 - 20 * Math.ceil(spec.series.length / legendColumns(spec));
+  const columns = legendColumns(spec);
+  const bottom = height - 48 - 20 * Math.ceil(spec.series.length / columns);
   const xs = spec.series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = spec.series
     .flatMap((s) => [...s.points.map((p) => p[1]), ...(s.band ?? []).flatMap((b) => [b[1], b[2]])])
@@ -112,6 +113,8 @@ export function chartGeometry(spec: LineChartSpec) {
   return {
     width,
     height,
+    /** Legend columns (legendColumns), which set how many rows the legend takes below the box. */
+    legendColumns: columns,
     box: { left, right, top, bottom },
     xTicks,
     yTicks,
@@ -123,7 +126,7 @@ export function chartGeometry(spec: LineChartSpec) {
 export function renderLineChartSvg(spec: LineChartSpec): string {
   const g = chartGeometry(spec);
   const { left, right, top, bottom } = g.box;
-  const columns = legendColumns(spec);
+  const columns = g.legendColumns;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${g.width}" height="${g.height}" viewBox="0 0 ${g.width} ${g.height}" font-family="DejaVu Sans, Arial, sans-serif">`);
   parts.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
