@@ -140,6 +140,7 @@ test('live charts draw every metric family of a run, label it as recorded, and e
   await expect(charts.getByTestId('chart-eval-latest')).toContainText('Solve-F1: 0.6667');
   await expect(charts.getByTestId('chart-loss-latest').locator('li')).toHaveCount(2);
   await expect(charts.getByTestId('chart-loss-latest')).not.toContainText('L^h_RL');
+  await expect(charts.getByTestId('chart-trace-gap')).toHaveCount(0); // no L^h row, so no c^h-against-x chart
 
   // Hover shows the values at that step under the chart (else the latest).
   const plot = charts.getByTestId('chart-reward').locator('.u-over');
@@ -174,6 +175,15 @@ test('live charts draw every metric family of a run, label it as recorded, and e
   await page.setViewportSize({ width: 390, height: 800 });
   await charts.getByTestId('chart-loss').scrollIntoViewIfNeeded();
   await page.screenshot({ path: 'e2e/screenshots/cockpit-charts-390.png' });
+});
+
+test('a run with trace-conditioned (L^h) prompts gets the c^h-against-x log-prob chart', async ({ page }) => {
+  const metrics = [stepRow(1, 0.25, { 'loss/Lh': 0.4, trace_logprob_gap: -1.25 }), stepRow(2, 0.5, { 'loss/Lh': 0.3, trace_logprob_gap: -0.75 })];
+  await serveDemo(page, { ...FIXTURE, metrics });
+  await page.goto('/');
+  const charts = page.getByTestId('live-charts');
+  await expect(charts.getByTestId('chart-trace-gap').locator('canvas')).toHaveCount(1);
+  await expect(charts.getByTestId('chart-trace-gap-latest')).toContainText('-0.75 at step 2');
 });
 
 test('rollout inspector: K rollouts, turn rewards, gold matches, failed calls, advantage strip with signs', async ({ page }) => {

@@ -23,11 +23,11 @@ import { AdamW, accumulateGradients, trainStep } from '../model/qwen3/train';
 import { exportTensors } from '../model/qwen3/train/snapshot';
 import { useCpuBackend } from '../model/qwen3/train/testBackend';
 import { buildCheckpointFiles, readCheckpointState } from './checkpoint';
-import { encodeTrace } from './privilegedContext';
+import { buildPrivilegedContext, buildTraceConditionedRow, encodeTrace } from './privilegedContext';
 import { resolveConfig, type TrainConfigInput } from './config';
 import { listRecipes } from './registry';
 import { createTinySetup, type TinySetup } from './testKit';
-import { Trainer, buildMicroBatchLoss, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
+import { Trainer, buildMicroBatchLoss, computeTraceLogprobGap, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
 import { isMachineMetric, type PolicySampler, type StepMetrics } from './types';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
 import './index';
@@ -172,6 +172,45 @@ describe('Trainer', () => {
     fresh.dispose();
   }, 240_000);
 
+  it('reports trace_logprob_gap: log π_old(τ | c^h) − log π_old(τ | x) over L^h tokens, recomputed here from the rollouts', async () => {
+    const trainer = createTrainer({ recipe: 'pact', pact: { anchorProb: 0 } }); // both prompts on L^h
+    const m = await trainer.step();
+    // An independent reading with the pre-update weights (a fresh model of the same seed):
+    // each rollout under x as it was sampled, and re-read after c^h = [x; h*; header].
+    const before = setup.createModel(7);
+    const readRow = (ids: number[]) =>
+      tf.tidy(() => {
+        const inputIds = tf.tensor2d([ids], [1, ids.length], 'int32');
+        return (before.computeTokenLogprobs(inputIds, tf.onesLike(inputIds)).logprobs.arraySync() as number[][])[0]; // [N − 1]
+      });
+    let sum = 0;
+    let count = 0;
+    for (const group of trainer.lastGroups) {
+      const trace = group.prompt.kind === 'tool-use' ? group.prompt.trace! : undefined;
+      for (const rollout of group.rollouts) {
+        const prompt = { ids: rollout.ids.slice(0, rollout.promptLength), tags: rollout.tags.slice(0, rollout.promptLength) };
+        const row = buildTraceConditionedRow(rollout, buildPrivilegedContext(prompt, trace!, setup.tokenizer));
+        const underX = readRow(rollout.ids);
+        const underH = readRow(row.ids);
+        for (let n = rollout.promptLength; n < rollout.ids.length; n++) {
+          if (!['reasoning', 'tool_call', 'answer', 'control'].includes(rollout.tags[n].kind)) continue;
+          sum += underH[n - rollout.promptLength + row.responseStart - 1] - underX[n - 1];
+          count++;
+        }
+      }
+    }
+    before.dispose();
+    trainer.model.dispose();
+    trainer.dispose();
+    expect(count).toBeGreaterThan(0);
+    expect(m.trace_logprob_gap).toBeCloseTo(sum / count, 4);
+    // Anchored prompts only (q = 1): no L^h row, no gap.
+    const anchored = createTrainer({ recipe: 'pact', pact: { anchorProb: 1 } });
+    expect((await anchored.step()).trace_logprob_gap).toBeNaN();
+    anchored.model.dispose();
+    anchored.dispose();
+  }, 120_000);
+
   it('leaks no tensors over two steps', async () => {
     const trainer = createTrainer({ recipe: 'pact', pact: { anchorProb: 0.5 } });
     await trainer.step(); // the first step may build lasting constants once
@@ -211,6 +250,29 @@ describe('Trainer', () => {
     trainer.model.dispose();
     trainer.dispose();
   }, 120_000);
+});
+
+describe('computeTraceLogprobGap', () => {
+  it('averages old(c^h) − prompt-only log-probs over the masked tokens of L^h rows only, by hand', () => {
+    const h: PromptPlan = {
+      route: { rl: 'h', rlWeight: 1, sftWeight: 0, sftMask: 'component', gate: 0 },
+      rl: {
+        level: 'token',
+        ids: [[], []],
+        mask: [[0, 1, 1], [1, 0]],
+        advantages: [[0, 0, 0], [0, 0]],
+        oldLogprobs: [[-9, -1, -2], [-0.5, -9]],
+        promptOnlyLogprobs: [[0, -0.5, -0.5], [-1.5, 0]],
+      },
+    };
+    const x: PromptPlan = {
+      route: { rl: 'x', rlWeight: 1, sftWeight: 0, sftMask: 'component', gate: 1 },
+      rl: { level: 'token', ids: [[]], mask: [[1]], advantages: [[0]], oldLogprobs: [[-7]] },
+    };
+    // masked pairs: (−1 + 0.5) + (−2 + 0.5) + (−0.5 + 1.5) = −0.5 + −1.5 + 1 = −1, over 3 tokens
+    expect(computeTraceLogprobGap([h, x])).toBeCloseTo(-1 / 3, 12);
+    expect(computeTraceLogprobGap([x])).toBeNaN();
+  });
 });
 
 describe('gradient micro-batches (microBatchRows)', () => {

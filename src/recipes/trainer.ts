@@ -105,6 +105,8 @@ export interface PromptPlan {
     advantages: number[][]; // [K][N_k − 1]
     oldLogprobs: number[][]; // [K][N_k − 1]
     refLogprobs?: number[][]; // [K][N_k − 1]
+    /** L^h rows only: the behaviour log-probs under x, aligned with this row's columns (trace_logprob_gap). */
+    promptOnlyLogprobs?: number[][]; // [K][N_k − 1]
   };
   sft?: { ids: number[]; mask: number[] }; // mask [N − 1]
 }
@@ -159,6 +161,33 @@ export function buildMicroBatchLoss(model: Qwen3Model, plan: PromptPlan, mb: Mic
     totals: computeAggregationTotals(rl.mask),
   };
   return computePromptLossTerms(rlInputs, null, options);
+}
+
+/**
+ * `trace_logprob_gap`: over the policy tokens of every L^h row, the mean of
+ * log π_old(τ_n | c^h, τ_<n) − log π_old(τ_n | x, τ_<n), in nats per token: the
+ * denominator of PACT Eq. (trace-conditioned-ratio) against the prompt-only one of Eq.
+ * (prompt-only-rl-loss), both with the pre-update weights (the behaviour log-probs are
+ * temperature-1 ones of the same weights). Positive: reading h* makes the policy's own
+ * rollout more likely; strongly negative: the rollout is foreign to c^h, and L^h's
+ * gradients act on tokens the trace-conditioned policy finds unlikely. NaN without L^h rows.
+ * Call after π_old(c^h) has been read into `oldLogprobs`.
+ */
+export function computeTraceLogprobGap(plans: readonly PromptPlan[]): number {
+  let sum = 0;
+  let count = 0;
+  for (const plan of plans) {
+    const rl = plan.rl;
+    if (!rl || plan.route.rl !== 'h' || !rl.promptOnlyLogprobs) continue;
+    rl.mask.forEach((row, k) =>
+      row.forEach((m, n) => {
+        if (m <= 0) return;
+        sum += rl.oldLogprobs[k][n] - rl.promptOnlyLogprobs![k][n];
+        count++;
+      }),
+    );
+  }
+  return count > 0 ? sum / count : Number.NaN;
 }
 
 function shiftToColumns(values: readonly number[]): number[] {
@@ -363,7 +392,9 @@ export class Trainer {
           rl.ids.push(ids);
           rl.mask.push(shiftToColumns(mask));
           rl.advantages.push(shiftToColumns(ids.map((_, n) => (n >= start ? adv[n + offset] : 0))));
-          rl.oldLogprobs.push(shiftToColumns(ids.map((_, n) => (n >= start && !context ? rollout.behaviourLogprobs[n + offset] : 0))));
+          const behaviour = shiftToColumns(ids.map((_, n) => (n >= start ? rollout.behaviourLogprobs[n + offset] : 0)));
+          if (context) (rl.promptOnlyLogprobs ??= []).push(behaviour);
+          rl.oldLogprobs.push(context ? behaviour.map(() => 0) : behaviour); // L^h: read under c^h in step()
         });
         plan.rl = rl;
       }
@@ -437,6 +468,7 @@ export class Trainer {
       disposeSnapshot(oldParams);
     }
 
+    const traceLogprobGap = computeTraceLogprobGap(plans);
     const plannedDone = performance.now();
 
     // Line 17: PPO mini-batches, one optimiser step each.
@@ -484,7 +516,7 @@ export class Trainer {
     for (const x of stats) x.values.dispose();
     this.stepIndex++;
     const phases = { rollouts: rolloutsDone - started, plan: plannedDone - rolloutsDone, update: performance.now() - plannedDone };
-    return this.summarize({ s, groups, scores, plans, values, losses, gradNorms, lambdaA, prefixLevel, lr, started, phases, ctx });
+    return this.summarize({ s, groups, scores, plans, values, losses, gradNorms, lambdaA, prefixLevel, traceLogprobGap, lr, started, phases, ctx });
   }
 
   private summarize(a: {
@@ -497,6 +529,7 @@ export class Trainer {
     gradNorms: number[];
     lambdaA: number[];
     prefixLevel: number[];
+    traceLogprobGap: number;
     lr: number;
     started: number;
     /** Milliseconds per phase: rollouts + rewards, plans + π_old(c^h)/π_ref log-probs, PPO updates. */
@@ -541,6 +574,7 @@ export class Trainer {
       lambda_a: a.lambdaA.length > 0 ? computeMean(a.lambdaA) : schedule.lambdaA,
       prefix_level: a.prefixLevel.length > 0 ? computeMean(a.prefixLevel) : schedule.prefixLevel,
       gate_fraction: gates.length === 0 ? Number.NaN : gates.filter((z) => z === 1).length / gates.length,
+      trace_logprob_gap: a.traceLogprobGap,
       lr: a.lr,
       'tokens/s': seconds > 0 ? generated.reduce((x, y) => x + y, 0) / seconds : 0,
       seconds,

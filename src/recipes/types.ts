@@ -187,6 +187,8 @@ export interface StepMetrics {
   prefix_level: number;
   /** Fraction of prompts routed to the prompt-only anchor (z_i = 1). */
   gate_fraction: number;
+  /** Mean log π_old(τ_n | c^h) − log π_old(τ_n | x) over L^h tokens (trainer computeTraceLogprobGap); NaN without L^h. */
+  trace_logprob_gap: number;
   lr: number;
   /** Policy-generated tokens per second of the whole step. */
   'tokens/s': number;

@@ -37,6 +37,8 @@ export interface ChartSpec {
   keys: readonly ChartKey[];
   /** What the y axis measures, in words. */
   yLabel: string;
+  /** Left out while no shown run has any of its keys (a metric only some recipes report). */
+  isHiddenWhenEmpty?: boolean;
 }
 
 /**
@@ -70,6 +72,13 @@ export const CHART_SPECS: readonly ChartSpec[] = [
       { key: 'loss/Lh', label: 'L^h_RL (trace-conditioned)' },
       { key: 'loss/SFT', label: 'L_SFT (component-aware)' },
     ],
+  },
+  {
+    id: 'trace-gap',
+    title: 'Rollout log-prob: c^h against x',
+    yLabel: 'nats per token',
+    keys: [{ key: 'trace_logprob_gap', label: 'log π(τ | c^h) − log π(τ | x)' }],
+    isHiddenWhenEmpty: true, // only PACT's L^h prompts report it
   },
   { id: 'kl', title: 'KL to the reference', yLabel: 'k3 KL', keys: [{ key: 'kl', label: 'KL' }] },
   { id: 'entropy', title: 'Entropy', yLabel: 'nats per token', keys: [{ key: 'entropy', label: 'entropy' }] },
