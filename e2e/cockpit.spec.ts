@@ -184,6 +184,8 @@ test('a run with trace-conditioned (L^h) prompts gets the c^h-against-x log-prob
   const charts = page.getByTestId('live-charts');
   await expect(charts.getByTestId('chart-trace-gap').locator('canvas')).toHaveCount(1);
   await expect(charts.getByTestId('chart-trace-gap-latest')).toContainText('-0.75 at step 2');
+  await charts.getByTestId('chart-trace-gap').scrollIntoViewIfNeeded();
+  await charts.screenshot({ path: 'e2e/screenshots/cockpit-trace-gap.png' });
 });
 
 test('rollout inspector: K rollouts, turn rewards, gold matches, failed calls, advantage strip with signs', async ({ page }) => {

@@ -148,6 +148,10 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
       'L_SFT (component-aware SFT) for prompts routed to trace co-training (z_i = 0); a term is blank at a step where no prompt ' +
       'used it. KL is the k3 estimate of KL(π_θ‖π_ref) over policy-generated tokens; entropy is that of the policy on its own ' +
       'tokens; clip ratio is the fraction of tokens whose ratio left [1 − ε, 1 + ε]; grad norm is measured before clipping. ' +
+      'When some prompts use L^h, a further chart compares how likely the policy finds its own rollout with the expert trace in ' +
+      'view and without it: the mean of log π_old(τ_n | c^h) − log π_old(τ_n | x) over their tokens, below 0 when reading the ' +
+      'trace makes the rollout less likely (the ratio of Eq. (trace-conditioned-ratio) is then taken far from where the ' +
+      'prompt-only policy stands). ' +
       'The held-out chart reports solve rate, solve precision, and solve F1 (FTRL) for tool-use recipes, or tool-selection ' +
       'F1, recall, precision, Match and SRecall for ToolSearcher recipes, on greedy rollouts of unseen tasks.',
   },
