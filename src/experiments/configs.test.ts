@@ -98,6 +98,18 @@ describe('experiments/*.json', () => {
     expect(full.runs).toHaveLength(15);
   });
 
+  it.each(['ablation-objectives.json', 'ablation-trace-components.json', 'sft-schedules.json', 'anchoring-q.json'])(
+    "%s has table1's tasks and sizes, so table1's Vanilla row is its baseline",
+    (name) => {
+      const pick = (c: ReturnType<typeof load>['full']['runs'][number]['config']) => ({
+        tasks: c.tasks, steps: c.steps, batchPrompts: c.batchPrompts, rolloutsPerPrompt: c.rolloutsPerPrompt, maxTurns: c.maxTurns,
+        maxResponseTokens: c.maxResponseTokens, lr: c.lr, evalEvery: c.evalEvery, model: c.model,
+      });
+      const table1 = pick(load('table1.json').full.runs.find((r) => r.name === 'pact')!.config);
+      for (const r of load(name).full.runs.filter((x) => x.config.steps > 0)) expect(pick(r.config), `${name} ${r.id}`).toEqual(table1);
+    },
+  );
+
   it('toolsearcher: the untrained model, Search-R1, GSPO, GDPO, ToolSearcher and its three ablations', () => {
     const { full } = load('toolsearcher.json');
     const rows = full.runs.filter((r) => r.seed === 1).map((r) => {
