@@ -84,12 +84,12 @@ async function runPlot(args: string[], io: CliIO): Promise<number> {
       throw new Error(`cannot read --metrics ${file}: ${e.code ?? e.message}`);
     });
     const rows = parseMetricsJsonl(text, file);
-    const label = files.length > 1 ? `${rows[0]?.run ?? path.basename(path.dirname(file))}: ` : '';
+    const run = rows[0]?.run ?? path.basename(path.dirname(file));
     for (const metric of metrics) {
       const points = metricPoints(rows, metric);
       if (points.length === 0) throw new Error(`${file}: no values of metric "${metric}"`);
       // Several runs of one metric: the run names the series (the metric is the chart's).
-      const name = label && metrics.length === 1 ? label.slice(0, -2) : `${label}${metric}`;
+      const name = files.length === 1 ? metric : metrics.length === 1 ? run : `${run}: ${metric}`;
       series.push({ name, points });
       if (smooth > 1) series.push({ name: `${name} (mean of last ${smooth})`, points: trailingMean(points, smooth) });
     }
