@@ -30,6 +30,7 @@ import { createTinySetup, type TinySetup } from './testKit';
 import { Trainer, buildMicroBatchLoss, computeTraceLogprobGap, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
 import { isMachineMetric, type PolicySampler, type StepMetrics } from './types';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
+import { POLICY_KINDS } from '../core/types';
 import './index';
 
 let setup: TinySetup;
@@ -193,7 +194,7 @@ describe('Trainer', () => {
         const underX = readRow(rollout.ids);
         const underH = readRow(row.ids);
         for (let n = rollout.promptLength; n < rollout.ids.length; n++) {
-          if (!['reasoning', 'tool_call', 'answer', 'control'].includes(rollout.tags[n].kind)) continue;
+          if (!POLICY_KINDS.has(rollout.tags[n].kind)) continue;
           sum += underH[n - rollout.promptLength + row.responseStart - 1] - underX[n - 1];
           count++;
         }
