@@ -20,14 +20,15 @@ import * as tf from '../model/qwen3/tf';
 import { selectBackend } from '../model/backend';
 import { getNodeWasmPaths } from '../model/qwen3/node';
 import { AdamW, accumulateGradients, trainStep } from '../model/qwen3/train';
-import { exportTensors } from '../model/qwen3/train/snapshot';
+import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot';
+import { klK3 } from '../core/losses';
 import { useCpuBackend } from '../model/qwen3/train/testBackend';
 import { buildCheckpointFiles, readCheckpointState } from './checkpoint';
 import { buildPrivilegedContext, buildTraceConditionedRow, encodeTrace } from './privilegedContext';
 import { resolveConfig, type TrainConfigInput } from './config';
 import { listRecipes } from './registry';
 import { createTinySetup, type TinySetup } from './testKit';
-import { Trainer, buildMicroBatchLoss, computeTraceLogprobGap, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
+import { Trainer, buildMicroBatchLoss, computePromptOnlyKl, computeTraceLogprobGap, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
 import { isMachineMetric, type PolicySampler, type StepMetrics } from './types';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
 import { POLICY_KINDS } from '../core/types';
@@ -212,6 +213,50 @@ describe('Trainer', () => {
     anchored.dispose();
   }, 120_000);
 
+  it('reports kl_prompt_only: k3 KL(π_old ‖ π_ref) read under x on every route, recomputed here from the rollouts', async () => {
+    // Step 1: π_old = π_ref, so ≈ 0. Step 2: an independent reading of step 2's rollouts
+    // under x with the weights after step 1 (π_old) and a fresh model of the same seed (π_ref).
+    // L^h rows: PACT at q = 0. L^x rows: CHORD (prompt-only ratios; its SFT term moves the
+    // weights in step 1 even when every reward of the tiny setup ties).
+    for (const [recipe, anchorProb] of [['pact', 0], ['chord', 1]] as const) {
+      const trainer = createTrainer({ recipe, pact: { anchorProb }, klCoef: 0.1 });
+      const first = await trainer.step();
+      expect(first.kl_prompt_only, `${recipe}, step 1`).toBeCloseTo(0, 6);
+      const afterStep1 = await exportTensors(trainer.model.params);
+      const m = await trainer.step();
+      const old = setup.createModel(11);
+      assignNamedArrays(old.params, afterStep1);
+      const ref = setup.createModel(7);
+      const readRow = (model: typeof ref, ids: number[]) =>
+        tf.tidy(() => {
+          const inputIds = tf.tensor2d([ids], [1, ids.length], 'int32');
+          return (model.computeTokenLogprobs(inputIds, tf.onesLike(inputIds)).logprobs.arraySync() as number[][])[0];
+        });
+      let sum = 0;
+      let count = 0;
+      for (const group of trainer.lastGroups) {
+        for (const rollout of group.rollouts) {
+          const underOld = readRow(old, rollout.ids);
+          const underRef = readRow(ref, rollout.ids);
+          for (let n = rollout.promptLength; n < rollout.ids.length; n++) {
+            if (!POLICY_KINDS.has(rollout.tags[n].kind)) continue;
+            sum += klK3(underOld[n - 1], underRef[n - 1]);
+            count++;
+          }
+        }
+      }
+      expect(count).toBeGreaterThan(0);
+      expect(sum / count, `${recipe}: the weights moved`).toBeGreaterThan(1e-4);
+      expect(m.kl_prompt_only, `${recipe}, step 2`).toBeCloseTo(sum / count, 4);
+      for (const model of [old, ref, trainer.model]) model.dispose();
+      trainer.dispose();
+    }
+    const noKl = createTrainer({ recipe: 'pact', pact: { anchorProb: 0 }, klCoef: 0 });
+    expect((await noKl.step()).kl_prompt_only).toBeNaN();
+    noKl.model.dispose();
+    noKl.dispose();
+  }, 180_000);
+
   it('leaks no tensors over two steps', async () => {
     const trainer = createTrainer({ recipe: 'pact', pact: { anchorProb: 0.5 } });
     await trainer.step(); // the first step may build lasting constants once
@@ -273,6 +318,33 @@ describe('computeTraceLogprobGap', () => {
     // masked pairs: (−1 + 0.5) + (−2 + 0.5) + (−0.5 + 1.5) = −0.5 + −1.5 + 1 = −1, over 3 tokens
     expect(computeTraceLogprobGap([h, x])).toBeCloseTo(-1 / 3, 12);
     expect(computeTraceLogprobGap([x])).toBeNaN();
+  });
+});
+
+describe('computePromptOnlyKl', () => {
+  it('averages k3(π_old, π_ref) under x over masked tokens, from the prompt-only columns of L^h rows, by hand', () => {
+    const h: PromptPlan = {
+      route: { rl: 'h', rlWeight: 1, sftWeight: 0, sftMask: 'component', gate: 0 },
+      rl: {
+        level: 'token',
+        ids: [[], []],
+        mask: [[0, 1], [1]],
+        advantages: [[0, 0], [0]],
+        oldLogprobs: [[-9, -9], [-9]], // under c^h: not read
+        refLogprobs: [[-3, -3], [-3]], // under c^h: not read
+        promptOnlyLogprobs: [[0, -1], [-2]],
+        promptOnlyRefLogprobs: [[5, -1], [-1]],
+      },
+    };
+    const x: PromptPlan = {
+      route: { rl: 'x', rlWeight: 1, sftWeight: 0, sftMask: 'component', gate: 1 },
+      rl: { level: 'token', ids: [[]], mask: [[1, 1]], advantages: [[0, 0]], oldLogprobs: [[-1, -0.5]], refLogprobs: [[-2, -0.5]] },
+    };
+    // k3(p, q) = e^(q−p) − (q−p) − 1: (−1, −1) → 0; (−2, −1) → e − 2; (−1, −2) → e^−1; (−0.5, −0.5) → 0
+    expect(computePromptOnlyKl([h, x])).toBeCloseTo((Math.E - 2 + Math.exp(-1)) / 4, 12);
+    expect(computePromptOnlyKl([h])).toBeCloseTo((Math.E - 2) / 2, 12);
+    const noRef: PromptPlan = { ...x, rl: { ...x.rl!, refLogprobs: undefined } };
+    expect(computePromptOnlyKl([noRef])).toBeNaN();
   });
 });
 

@@ -36,6 +36,7 @@
 import * as tf from '../model/qwen3/tf';
 import { POLICY_KINDS, type TokenTag } from '../core/types';
 import { createRng, rngFromState, type Rng } from '../core/rng';
+import { klK3 } from '../core/losses';
 import { MAX_PREFIX_LEVEL, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES } from '../core/schedules';
 import { RolloutEnv, type RenderChat } from '../envs/rollout';
 import type { ToolExecutor } from '../envs/sandbox/types';
@@ -107,6 +108,10 @@ export interface PromptPlan {
     refLogprobs?: number[][]; // [K][N_k − 1]
     /** L^h rows only: the behaviour log-probs under x, aligned with this row's columns (trace_logprob_gap). */
     promptOnlyLogprobs?: number[][]; // [K][N_k − 1]
+    /** L^h rows only: the prompt-only rollouts (x; τ) and where row column j reads rollout column j + offset. */
+    promptOnlyRows?: { ids: number[]; offset: number }[]; // [K]
+    /** L^h rows only, when klCoef > 0: π_ref's log-probs under x, aligned like promptOnlyLogprobs (kl_prompt_only). */
+    promptOnlyRefLogprobs?: number[][]; // [K][N_k − 1]
   };
   sft?: { ids: number[]; mask: number[] }; // mask [N − 1]
 }
@@ -183,6 +188,36 @@ export function computeTraceLogprobGap(plans: readonly PromptPlan[]): number {
       row.forEach((m, n) => {
         if (m <= 0) return;
         sum += rl.oldLogprobs[k][n] - rl.promptOnlyLogprobs![k][n];
+        count++;
+      }),
+    );
+  }
+  return count > 0 ? sum / count : Number.NaN;
+}
+
+/**
+ * `kl_prompt_only`: the k3 KL(π_old ‖ π_ref) (core `klK3`, clamped as verl's low_var_kl)
+ * averaged over the policy tokens of every RL row, all read under the prompt-only context
+ * x: how far the pre-update policy has moved from the reference on its own rollouts, as
+ * they were sampled. The per-step `kl` is the penalty's own reading, which PACT Eq.
+ * (trace-conditioned-ratio) takes under c^h for L^h rows; this one is comparable across
+ * routes and recipes. π_old under x is the behaviour log-probs (the same weights at
+ * temperature 1). NaN when no row has π_ref (klCoef = 0) or there are no RL rows.
+ */
+export function computePromptOnlyKl(plans: readonly PromptPlan[]): number {
+  let sum = 0;
+  let count = 0;
+  for (const plan of plans) {
+    const rl = plan.rl;
+    if (!rl) continue;
+    const isTraceRow = plan.route.rl === 'h';
+    const old = isTraceRow ? rl.promptOnlyLogprobs : rl.oldLogprobs;
+    const ref = isTraceRow ? rl.promptOnlyRefLogprobs : rl.refLogprobs;
+    if (!old || !ref) continue;
+    rl.mask.forEach((row, k) =>
+      row.forEach((m, n) => {
+        if (m <= 0) return;
+        sum += klK3(old[k][n], ref[k][n]);
         count++;
       }),
     );
@@ -393,7 +428,10 @@ export class Trainer {
           rl.mask.push(shiftToColumns(mask));
           rl.advantages.push(shiftToColumns(ids.map((_, n) => (n >= start ? adv[n + offset] : 0))));
           const behaviour = shiftToColumns(ids.map((_, n) => (n >= start ? rollout.behaviourLogprobs[n + offset] : 0)));
-          if (context) (rl.promptOnlyLogprobs ??= []).push(behaviour);
+          if (context) {
+            (rl.promptOnlyLogprobs ??= []).push(behaviour);
+            (rl.promptOnlyRows ??= []).push({ ids: rollout.ids, offset });
+          }
           rl.oldLogprobs.push(context ? behaviour.map(() => 0) : behaviour); // L^h: read under c^h in step()
         });
         plan.rl = rl;
@@ -463,12 +501,19 @@ export class Trainer {
         if (!plan.rl) continue;
         if (plan.route.rl === 'h') plan.rl.oldLogprobs = await this.readLogprobs(oldParams, plan.rl.ids);
         if (c.klCoef > 0) plan.rl.refLogprobs = await this.readLogprobs(this.refParams, plan.rl.ids);
+        const promptOnlyRows = plan.rl.promptOnlyRows;
+        if (c.klCoef > 0 && promptOnlyRows) {
+          // kl_prompt_only: π_ref under x as well, read on the rollouts as they were sampled.
+          const refX = await this.readLogprobs(this.refParams, promptOnlyRows.map((r) => r.ids));
+          plan.rl.promptOnlyRefLogprobs = plan.rl.mask.map((row, k) => row.map((_, j) => refX[k][j + promptOnlyRows[k].offset] ?? 0));
+        }
       }
     } finally {
       disposeSnapshot(oldParams);
     }
 
     const traceLogprobGap = computeTraceLogprobGap(plans);
+    const klPromptOnly = computePromptOnlyKl(plans);
     const plannedDone = performance.now();
 
     // Line 17: PPO mini-batches, one optimiser step each.
@@ -516,7 +561,7 @@ export class Trainer {
     for (const x of stats) x.values.dispose();
     this.stepIndex++;
     const phases = { rollouts: rolloutsDone - started, plan: plannedDone - rolloutsDone, update: performance.now() - plannedDone };
-    return this.summarize({ s, groups, scores, plans, values, losses, gradNorms, lambdaA, prefixLevel, traceLogprobGap, lr, started, phases, ctx });
+    return this.summarize({ s, groups, scores, plans, values, losses, gradNorms, lambdaA, prefixLevel, traceLogprobGap, klPromptOnly, lr, started, phases, ctx });
   }
 
   private summarize(a: {
@@ -530,6 +575,7 @@ export class Trainer {
     lambdaA: number[];
     prefixLevel: number[];
     traceLogprobGap: number;
+    klPromptOnly: number;
     lr: number;
     started: number;
     /** Milliseconds per phase: rollouts + rewards, plans + π_old(c^h)/π_ref log-probs, PPO updates. */
@@ -575,6 +621,7 @@ export class Trainer {
       prefix_level: a.prefixLevel.length > 0 ? computeMean(a.prefixLevel) : schedule.prefixLevel,
       gate_fraction: gates.length === 0 ? Number.NaN : gates.filter((z) => z === 1).length / gates.length,
       trace_logprob_gap: a.traceLogprobGap,
+      kl_prompt_only: a.klPromptOnly,
       lr: a.lr,
       'tokens/s': seconds > 0 ? generated.reduce((x, y) => x + y, 0) / seconds : 0,
       seconds,

@@ -189,6 +189,8 @@ export interface StepMetrics {
   gate_fraction: number;
   /** Mean log π_old(τ_n | c^h) − log π_old(τ_n | x) over L^h tokens (trainer computeTraceLogprobGap); NaN without L^h. */
   trace_logprob_gap: number;
+  /** k3 KL(π_old ‖ π_ref) over every RL row's policy tokens, all read under x (trainer computePromptOnlyKl); NaN when klCoef = 0. */
+  kl_prompt_only: number;
   lr: number;
   /** Policy-generated tokens per second of the whole step. */
   'tokens/s': number;

@@ -146,7 +146,9 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
       'Reward is the mean trajectory-level reward R_k = Σ_t r_{k,t} of the step\'s prompt-only rollouts. The loss terms are ' +
       'drawn apart: L^x_RL for prompts routed to the prompt-only anchor (z_i = 1), L^h_RL (the trace-conditioned surrogate) and ' +
       'L_SFT (component-aware SFT) for prompts routed to trace co-training (z_i = 0); a term is blank at a step where no prompt ' +
-      'used it. KL is the k3 estimate of KL(π_θ‖π_ref) over policy-generated tokens; entropy is that of the policy on its own ' +
+      'used it. KL is the k3 estimate of KL(π_θ‖π_ref) over policy-generated tokens, as the penalty reads it: under c^h for ' +
+      'prompts on L^h, under x otherwise; its second curve reads every prompt under x with the pre-update policy, so it says how ' +
+      'far the policy that samples the rollouts has moved from the start, whatever the route. Entropy is that of the policy on its own ' +
       'tokens; clip ratio is the fraction of tokens whose ratio left [1 − ε, 1 + ε]; grad norm is measured before clipping. ' +
       'When some prompts use L^h, a further chart compares how likely the policy finds its own rollout with the expert trace in ' +
       'view and without it: the mean of log π_old(τ_n | c^h) − log π_old(τ_n | x) over their tokens, below 0 when reading the ' +

@@ -80,7 +80,15 @@ export const CHART_SPECS: readonly ChartSpec[] = [
     keys: [{ key: 'trace_logprob_gap', label: 'log π(τ | c^h) − log π(τ | x)' }],
     isHiddenWhenEmpty: true, // only PACT's L^h prompts report it
   },
-  { id: 'kl', title: 'KL to the reference', yLabel: 'k3 KL', keys: [{ key: 'kl', label: 'KL' }] },
+  {
+    id: 'kl',
+    title: 'KL to the reference',
+    yLabel: 'k3 KL',
+    keys: [
+      { key: 'kl', label: 'KL (the penalty: under c^h on L^h prompts)' },
+      { key: 'kl_prompt_only', label: 'KL under x (π_old, every prompt)' },
+    ],
+  },
   { id: 'entropy', title: 'Entropy', yLabel: 'nats per token', keys: [{ key: 'entropy', label: 'entropy' }] },
   { id: 'clip', title: 'Clip ratio', yLabel: 'fraction clipped', keys: [{ key: 'clip_ratio', label: 'clip ratio' }] },
   { id: 'grad', title: 'Gradient norm', yLabel: '‖g‖ before clipping', keys: [{ key: 'grad_norm', label: 'grad norm' }] },
