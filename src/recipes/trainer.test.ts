@@ -69,6 +69,14 @@ function createTrainer(input: TrainConfigInput, opts: { modelSeed?: number; wrap
   });
 }
 
+/** Log-probs [N − 1] of one token row under `model`: an independent reading, no padding. */
+function readRowLogprobs(model: ReturnType<TinySetup['createModel']>, ids: number[]): number[] {
+  return tf.tidy(() => {
+    const inputIds = tf.tensor2d([ids], [1, ids.length], 'int32');
+    return (model.computeTokenLogprobs(inputIds, tf.onesLike(inputIds)).logprobs.arraySync() as number[][])[0];
+  });
+}
+
 /** Metrics without the wall-clock ones. */
 function stripTiming(m: StepMetrics): Record<string, unknown> {
   return Object.fromEntries(Object.entries(m).filter(([k]) => !isMachineMetric(k)));
@@ -180,11 +188,7 @@ describe('Trainer', () => {
     // An independent reading with the pre-update weights (a fresh model of the same seed):
     // each rollout under x as it was sampled, and re-read after c^h = [x; h*; header].
     const before = setup.createModel(7);
-    const readRow = (ids: number[]) =>
-      tf.tidy(() => {
-        const inputIds = tf.tensor2d([ids], [1, ids.length], 'int32');
-        return (before.computeTokenLogprobs(inputIds, tf.onesLike(inputIds)).logprobs.arraySync() as number[][])[0]; // [N − 1]
-      });
+    const readRow = (ids: number[]) => readRowLogprobs(before, ids);
     let sum = 0;
     let count = 0;
     for (const group of trainer.lastGroups) {
@@ -227,17 +231,12 @@ describe('Trainer', () => {
       const old = setup.createModel(11);
       assignNamedArrays(old.params, afterStep1);
       const ref = setup.createModel(7);
-      const readRow = (model: typeof ref, ids: number[]) =>
-        tf.tidy(() => {
-          const inputIds = tf.tensor2d([ids], [1, ids.length], 'int32');
-          return (model.computeTokenLogprobs(inputIds, tf.onesLike(inputIds)).logprobs.arraySync() as number[][])[0];
-        });
       let sum = 0;
       let count = 0;
       for (const group of trainer.lastGroups) {
         for (const rollout of group.rollouts) {
-          const underOld = readRow(old, rollout.ids);
-          const underRef = readRow(ref, rollout.ids);
+          const underOld = readRowLogprobs(old, rollout.ids);
+          const underRef = readRowLogprobs(ref, rollout.ids);
           for (let n = rollout.promptLength; n < rollout.ids.length; n++) {
             if (!POLICY_KINDS.has(rollout.tags[n].kind)) continue;
             sum += klK3(underOld[n - 1], underRef[n - 1]);
