@@ -179,15 +179,31 @@ export function buildMicroBatchLoss(model: Qwen3Model, plan: PromptPlan, mb: Mic
  * Call after π_old(c^h) has been read into `oldLogprobs`.
  */
 export function computeTraceLogprobGap(plans: readonly PromptPlan[]): number {
+  return meanOverPolicyTokens(plans, (plan, rl) => {
+    const promptOnly = rl.promptOnlyLogprobs;
+    return plan.route.rl === 'h' && promptOnly ? (k, n) => rl.oldLogprobs[k][n] - promptOnly[k][n] : null;
+  });
+}
+
+/**
+ * Mean over the policy tokens (mask > 0) of the RL rows of the plans that `perPlan`
+ * reads (it returns the value at row k, column n, or null to leave the plan out); NaN
+ * when no token is read.
+ */
+function meanOverPolicyTokens(
+  plans: readonly PromptPlan[],
+  perPlan: (plan: PromptPlan, rl: NonNullable<PromptPlan['rl']>) => ((k: number, n: number) => number) | null,
+): number {
   let sum = 0;
   let count = 0;
   for (const plan of plans) {
-    const rl = plan.rl;
-    if (!rl || plan.route.rl !== 'h' || !rl.promptOnlyLogprobs) continue;
-    rl.mask.forEach((row, k) =>
+    if (!plan.rl) continue;
+    const valueAt = perPlan(plan, plan.rl);
+    if (!valueAt) continue;
+    plan.rl.mask.forEach((row, k) =>
       row.forEach((m, n) => {
         if (m <= 0) return;
-        sum += rl.oldLogprobs[k][n] - rl.promptOnlyLogprobs![k][n];
+        sum += valueAt(k, n);
         count++;
       }),
     );
@@ -205,24 +221,12 @@ export function computeTraceLogprobGap(plans: readonly PromptPlan[]): number {
  * temperature 1). NaN when no row has π_ref (klCoef = 0) or there are no RL rows.
  */
 export function computePromptOnlyKl(plans: readonly PromptPlan[]): number {
-  let sum = 0;
-  let count = 0;
-  for (const plan of plans) {
-    const rl = plan.rl;
-    if (!rl) continue;
+  return meanOverPolicyTokens(plans, (plan, rl) => {
     const isTraceRow = plan.route.rl === 'h';
     const old = isTraceRow ? rl.promptOnlyLogprobs : rl.oldLogprobs;
     const ref = isTraceRow ? rl.promptOnlyRefLogprobs : rl.refLogprobs;
-    if (!old || !ref) continue;
-    rl.mask.forEach((row, k) =>
-      row.forEach((m, n) => {
-        if (m <= 0) return;
-        sum += klK3(old[k][n], ref[k][n]);
-        count++;
-      }),
-    );
-  }
-  return count > 0 ? sum / count : Number.NaN;
+    return old && ref ? (k, n) => klK3(old[k][n], ref[k][n]) : null;
+  });
 }
 
 function shiftToColumns(values: readonly number[]): number[] {
