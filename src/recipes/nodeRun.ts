@@ -11,7 +11,7 @@ import { InProcessExecutor } from '../envs/sandbox';
 import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
 import { createNodeFolderReader } from '../model/weights/nodeFiles';
 import type { TrainConfig } from './config';
-import { prepareRunAssetsWith, type RunAssets, type RunPlatform } from './runAssets';
+import { prepareRunAssetsWith, type CheckpointPolicy, type RunAssets, type RunPlatform } from './runAssets';
 import { WARM_START_DIR } from './warmStart';
 
 export { createRunTrainer, registerPolicySource, type Policy, type PolicySource, type PolicySourceContext, type RunAssets } from './runAssets';
@@ -27,7 +27,13 @@ export function createNodePlatform(publicDir = 'public'): RunPlatform {
   };
 }
 
-/** Loads the policy and the prompts of one run, from the file system. */
-export function prepareRunAssets(config: TrainConfig, options: { publicDir?: string; log?: (line: string) => void } = {}): Promise<RunAssets> {
-  return prepareRunAssetsWith(createNodePlatform(options.publicDir), config, { log: options.log });
+/**
+ * Loads the policy and the prompts of one run, from the file system. With `checkpointPolicy`
+ * (a run resumed from its checkpoint) the policy takes the checkpoint's shape and vocabulary.
+ */
+export function prepareRunAssets(
+  config: TrainConfig,
+  options: { publicDir?: string; log?: (line: string) => void; checkpointPolicy?: CheckpointPolicy } = {},
+): Promise<RunAssets> {
+  return prepareRunAssetsWith(createNodePlatform(options.publicDir), config, { log: options.log, checkpointPolicy: options.checkpointPolicy });
 }

@@ -170,6 +170,12 @@ export interface RunAssets {
 
 const taskCache = new Map<string, Promise<{ train: PromptItem[]; test: PromptItem[] }>>();
 
+/** The model shape and vocabulary a checkpoint carries (the policy a resumed run rebuilds). */
+export interface CheckpointPolicy {
+  modelConfig: Qwen3Config;
+  mapping?: PrunedVocabMapping;
+}
+
 /** Loads the policy and the prompts of one run. */
 export async function prepareRunAssetsWith(
   platform: RunPlatform,
@@ -181,7 +187,7 @@ export async function prepareRunAssetsWith(
      * built from those (its weights then come from Trainer.importState), so a run that
      * started from a user's folder or an imported checkpoint resumes without the folder.
      */
-    checkpointPolicy?: { modelConfig: Qwen3Config; mapping?: PrunedVocabMapping };
+    checkpointPolicy?: CheckpointPolicy;
   } = {},
 ): Promise<RunAssets> {
   const log = options.log ?? (() => {});

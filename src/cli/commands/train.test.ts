@@ -4,7 +4,7 @@
  * files it must write: metrics.jsonl (finite step metrics, an eval line) and a checkpoint
  * folder that reads back into a TrainerState at the same step.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import { readCheckpointState } from '../../recipes/checkpoint';
 import { createTinySetup } from '../../recipes/testKit';
 import type { StepMetrics } from '../../recipes/types';
 import { main } from '../main';
-import { formatMetricsLine, formatProgress } from './train';
+import { formatMetricsLine, formatProgress, keepMetricsUpTo } from './train';
 
 let dir: string;
 const out: string[] = [];
@@ -46,7 +46,19 @@ beforeAll(async () => {
     },
   };
   await writeFile(path.join(dir, 'tiny.json'), JSON.stringify(experiment));
+  const resumable = { ...experiment, name: 'resumable', base: { ...experiment.base, recipe: 'pact', evalEvery: 0, checkpointEvery: 1, steps: 2 } };
+  await writeFile(path.join(dir, 'resumable.json'), JSON.stringify(resumable));
 }, 60_000);
+
+/** A metrics.jsonl file as records. */
+async function readMetrics(file: string): Promise<Record<string, unknown>[]> {
+  return (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+}
+
+/** A step record without its wall-clock fields (seconds, tokens/s, time/…), which differ between runs. */
+function withoutTimings(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).filter(([k]) => k !== 'seconds' && k !== 'tokens/s' && !k.startsWith('time/')));
+}
 afterAll(async () => {
   await tf.setBackend('cpu');
   await rm(dir, { recursive: true, force: true });
@@ -88,6 +100,59 @@ describe('pact train', () => {
     expect(errors.at(-1)).toMatch(/cannot read experiment file/);
     expect(await main(['train', '--config', path.join(dir, 'tiny.json'), '--steps', 'x'], sink)).toBe(2);
     expect(errors.at(-1)).toMatch(/--steps must be an integer/);
+  });
+
+  it('--resume continues a run from its checkpoint to the numbers the uninterrupted run reached, and extends it', async () => {
+    // The uninterrupted run: 2 PACT steps, a checkpoint after each.
+    const whole = path.join(dir, 'whole');
+    expect(await main(['train', '--config', path.join(dir, 'resumable.json'), '--backend', 'wasm', '--out', whole], io)).toBe(0);
+    const wholeRun = path.join(whole, 'resumable', 'pact-s1');
+    const wholeLines = await readMetrics(path.join(wholeRun, 'metrics.jsonl'));
+    expect(wholeLines.map((l) => l.step)).toEqual([1, 2]);
+
+    // An interrupted copy: checkpoint-1 and both metrics lines (step 2 was written, its checkpoint was not).
+    const cut = path.join(dir, 'cut', 'resumable', 'pact-s1');
+    await mkdir(cut, { recursive: true });
+    await cp(path.join(wholeRun, 'checkpoint-1'), path.join(cut, 'checkpoint-1'), { recursive: true });
+    await cp(path.join(wholeRun, 'metrics.jsonl'), path.join(cut, 'metrics.jsonl'));
+    out.length = 0;
+    expect(await main(['train', '--resume', path.join(cut, 'checkpoint-1'), '--backend', 'wasm'], io)).toBe(0);
+    expect(out).toContain('  dropped 1 metrics line(s) written after step 1');
+    expect(out).toContain('  resumed at step 1 of 2');
+    const cutLines = await readMetrics(path.join(cut, 'metrics.jsonl'));
+    expect(cutLines.map((l) => l.step)).toEqual([1, 2]);
+    expect(cutLines[0]).toEqual(wholeLines[0]); // kept as it was
+    expect(withoutTimings(cutLines[1])).toEqual(withoutTimings(wholeLines[1])); // the same step 2, every metric
+    // The same weights after step 2, byte for byte.
+    const weights = async (run: string) => Buffer.from(await readFile(path.join(run, 'checkpoint-2', 'model.safetensors')));
+    expect((await weights(cut)).equals(await weights(wholeRun))).toBe(true);
+
+    // Extending: --steps 3 trains one more step; the saved config keeps the resolved annealing horizon.
+    expect(await main(['train', '--resume', path.join(cut, 'checkpoint-2'), '--steps', '3', '--backend', 'wasm'], io)).toBe(0);
+    expect((await readMetrics(path.join(cut, 'metrics.jsonl'))).map((l) => l.step)).toEqual([1, 2, 3]);
+    const config = JSON.parse(await readFile(path.join(cut, 'config.json'), 'utf8'));
+    expect([config.steps, config.pact.annealHorizon]).toEqual([3, 2]);
+    const state = await readCheckpointState(createNodeFolderReader(path.join(cut, 'checkpoint-3')));
+    expect([state.step, state.dataCursor]).toEqual([3, 3]);
+
+    // Errors name what is wrong, and write nothing.
+    const errors: string[] = [];
+    const sink = { out: () => {}, err: (l: string) => errors.push(l) };
+    expect(await main(['train', '--resume', path.join(cut, 'checkpoint-3'), '--backend', 'wasm'], sink)).toBe(2);
+    expect(errors.at(-1)).toMatch(/the checkpoint is at step 3 of 3; nothing is left to train \(--steps N with N > 3 extends the run\)/);
+    expect(await main(['train', '--resume', path.join(cut, 'checkpoint-3'), '--config', path.join(dir, 'tiny.json')], sink)).toBe(2);
+    expect(errors.at(-1)).toMatch(/drop --config/);
+    expect(await main(['train', '--resume', cut, '--backend', 'wasm'], sink)).toBe(2);
+    expect(errors.at(-1)).toMatch(/not a checkpoint folder: model\.safetensors, optimizer\.safetensors, trainer_state\.json are missing \(found: config\.json, metrics\.jsonl\)/);
+    expect((await readMetrics(path.join(cut, 'metrics.jsonl'))).map((l) => l.step)).toEqual([1, 2, 3]);
+  }, 240_000);
+
+  it('keeps the metrics lines up to the resumed step, evaluations included', () => {
+    const text = ['{"type":"eval","step":0}', '{"type":"step","step":1}', '{"type":"eval","step":1}', '', '{"type":"step","step":2}', '{"type":"eval","step":2}', ''].join('\n');
+    expect(keepMetricsUpTo(text, 1)).toEqual({ text: '{"type":"eval","step":0}\n{"type":"step","step":1}\n{"type":"eval","step":1}\n', dropped: 2 });
+    expect(keepMetricsUpTo('', 4)).toEqual({ text: '', dropped: 0 });
+    expect(() => keepMetricsUpTo('{"type":"step","step":1}\n{oops', 1)).toThrow(/metrics\.jsonl line 2 is not JSON/);
+    expect(() => keepMetricsUpTo('{"type":"step"}', 1)).toThrow(/metrics\.jsonl line 1 has no numeric "step"/);
   });
 
   it('writes NaN as null and draws the progress bar from the step count', () => {

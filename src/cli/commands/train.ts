@@ -1,6 +1,7 @@
 /**
  * `pact train --config experiments/NAME.json [--steps N] [--backend wasm|cpu]
  *             [--out DIR] [--run ID] [--eval-every N] [--public DIR]`
+ * `pact train --resume DIR/checkpoint-<step> [--steps N] [--eval-every N] [--backend …]`
  *
  * Runs every run of an experiment file (src/recipes/experiment.ts: base + runs × seeds;
  * `"recipe": "*"` = every registered recipe) with the same Trainer the worker uses.
@@ -11,6 +12,15 @@
  *                       Qwen3 folder) + optimizer.safetensors + reference.safetensors +
  *                       trainer_state.json, every `checkpointEvery` steps and at the end
  * Progress: a bar redrawn in place on a TTY, one line per step otherwise.
+ *
+ * `--resume` continues the run a checkpoint folder belongs to (its parent folder) with the
+ * config saved in its trainer_state.json, as the app resumes a run from IndexedDB: the
+ * trainer state (weights, π_ref, AdamW moments, step, data cursor, RNG) is restored, so the
+ * steps after it are the ones the run would have taken without the interruption. The lines
+ * of metrics.jsonl after the checkpoint's step (written before an interruption) are dropped,
+ * the rest kept. `--steps N` beyond the saved step count extends the run; the saved config
+ * already holds the resolved annealing horizon S, so λa and the prefix level stay where the
+ * schedule ended instead of being stretched.
  */
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -34,6 +44,7 @@ type TrainingModules = Awaited<ReturnType<typeof importTrainingModules>>;
 
 const USAGE = `usage: pact train --config experiments/NAME.json [--steps N] [--backend wasm|cpu]
                   [--out DIR] [--run ID] [--eval-every N] [--public DIR]
+       pact train --resume RUN_DIR/checkpoint-<step> [--steps N] [--eval-every N] [--backend B]
 
 Trains every run of an experiment file (base config + runs × seeds; "recipe": "*" expands
 to every registered recipe).
@@ -43,6 +54,9 @@ to every registered recipe).
   --run ID         only the runs whose id or name equals ID (repeat with commas)
   --eval-every N   override evalEvery (0 = no held-out evaluation)
   --public DIR     folder holding warm-start/ (default public)
+  --resume CKPT    continue the run of a checkpoint folder written by pact train, with the
+                   config it saved (--steps N beyond its step count extends it); metrics
+                   after the checkpoint's step are dropped from RUN_DIR/metrics.jsonl
 Writes metrics.jsonl and checkpoint-<step>/ folders (Hugging Face safetensors + config.json
 + trainer_state.json) per run.
 An evaluation file ("kind": "ftrl-eval") is evaluated instead, as pact eval-ftrl --config:
@@ -74,15 +88,60 @@ function parsePositiveInt(flag: string, text: string, min = 1): number {
   return Number(text);
 }
 
-async function trainRun(m: TrainingModules, run: ExperimentRun, dir: string, io: CliIO, options: { publicDir: string; isTty: boolean }): Promise<{ last?: StepMetrics; evals: EvalMetrics[] }> {
+/**
+ * The metrics.jsonl text of a run resumed at `step`: its lines up to that step (steps and
+ * evaluations), without those written after it before the interruption. Throws, naming the
+ * line, on a line that is not a metrics record.
+ */
+export function keepMetricsUpTo(text: string, step: number): { text: string; dropped: number } {
+  const kept: string[] = [];
+  let dropped = 0;
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch (e) {
+      throw new Error(`metrics.jsonl line ${i + 1} is not JSON (${(e as Error).message})`);
+    }
+    const at = (record as { step?: unknown } | null)?.step;
+    if (typeof at !== 'number') throw new Error(`metrics.jsonl line ${i + 1} has no numeric "step"`);
+    if (at <= step) kept.push(line);
+    else dropped++;
+  });
+  return { text: kept.map((l) => l + '\n').join(''), dropped };
+}
+
+type CheckpointFolder = Awaited<ReturnType<TrainingModules['readCheckpointFolder']>>;
+
+async function trainRun(
+  m: TrainingModules,
+  run: ExperimentRun,
+  dir: string,
+  io: CliIO,
+  options: { publicDir: string; isTty: boolean; resume?: CheckpointFolder },
+): Promise<{ last?: StepMetrics; evals: EvalMetrics[] }> {
   const config = run.config;
+  const { resume } = options;
   await mkdir(dir, { recursive: true });
   const metricsPath = path.join(dir, 'metrics.jsonl');
-  await writeFile(metricsPath, '');
+  if (resume) {
+    const previous = await readFile(metricsPath, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? '' : Promise.reject(e)));
+    const { text, dropped } = keepMetricsUpTo(previous, resume.state.step);
+    await writeFile(metricsPath, text);
+    if (dropped > 0) io.out(`  dropped ${dropped} metrics line(s) written after step ${resume.state.step}`);
+  } else {
+    await writeFile(metricsPath, '');
+  }
   await writeFile(path.join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
-  const assets = await m.prepareRunAssets(config, { publicDir: options.publicDir, log: (line) => io.out(`  ${line}`) });
+  const checkpointPolicy = resume ? { modelConfig: resume.modelConfig, mapping: resume.mapping } : undefined;
+  const assets = await m.prepareRunAssets(config, { publicDir: options.publicDir, log: (line) => io.out(`  ${line}`), checkpointPolicy });
   io.out(`run ${run.id}: recipe ${config.recipe}, ${config.steps} steps, policy ${assets.policy.source}, ${assets.trainPrompts.length} train / ${assets.testPrompts.length} test prompts`);
   const trainer = m.createRunTrainer(config, assets);
+  if (resume) {
+    trainer.importState(resume.state);
+    io.out(`  resumed at step ${trainer.completedSteps} of ${config.steps}`);
+  }
   const evals: EvalMetrics[] = [];
   let last: StepMetrics | undefined;
   const saveCheckpoint = async () => {
@@ -97,13 +156,13 @@ async function trainRun(m: TrainingModules, run: ExperimentRun, dir: string, io:
     io.out(`  eval @${e.step} (${e.nTasks} tasks): ${shown.map(([k, v]) => `${k.slice(5)} ${formatNumber(v)}`).join(' ')}`);
   };
   try {
-    if (config.evalAtStart && config.steps > 0) await evaluate(); // the starting policy, step 0
-    for (let s = 0; s < config.steps; s++) {
+    if (config.evalAtStart && config.steps > 0 && !resume) await evaluate(); // the starting policy, step 0
+    while (trainer.completedSteps < config.steps) {
       const stepMetrics = await trainer.step();
       last = stepMetrics;
       await appendFile(metricsPath, formatMetricsLine({ type: 'step', run: run.id, ...stepMetrics }) + '\n');
       const line = formatProgress(run.id, stepMetrics, config.steps);
-      if (options.isTty) process.stdout.write(`\r${line}${s + 1 === config.steps ? '\n' : ''}`);
+      if (options.isTty) process.stdout.write(`\r${line}${stepMetrics.step === config.steps ? '\n' : ''}`);
       else io.out(line);
       const done = trainer.completedSteps;
       if (config.evalEvery > 0 && done % config.evalEvery === 0 && done < config.steps) await evaluate();
@@ -119,20 +178,59 @@ async function trainRun(m: TrainingModules, run: ExperimentRun, dir: string, io:
   return { last, evals };
 }
 
+/** `pact train --resume DIR`: the run of a checkpoint folder, continued in its parent folder. */
+async function resumeRun(checkpointDir: string, options: { backend: string; overrides: Record<string, unknown>; publicDir: string }, io: CliIO): Promise<number> {
+  const selection = await prepareTfjs(options.backend);
+  if (selection.backend !== options.backend) io.err(`backend ${options.backend} unavailable (${selection.reason}); using ${selection.backend}`);
+  const m = await importTrainingModules();
+  let folder: CheckpointFolder;
+  try {
+    folder = await m.readCheckpointFolder(m.createNodeFolderReader(checkpointDir), { knownRecipes: m.listRecipes() });
+  } catch (e) {
+    throw new Error(`--resume ${checkpointDir}: ${(e as Error).message}`);
+  }
+  const { state } = folder;
+  const config = m.resolveConfig({ ...state.config, ...options.overrides });
+  if (config.steps <= state.step) {
+    throw new Error(`--resume ${checkpointDir}: the checkpoint is at step ${state.step} of ${config.steps}; nothing is left to train (--steps N with N > ${state.step} extends the run)`);
+  }
+  const runDir = path.dirname(path.resolve(checkpointDir));
+  const id = path.basename(runDir);
+  io.out(`resuming ${id} from ${checkpointDir} (step ${state.step}) to step ${config.steps} on ${selection.backend}`);
+  const { last } = await trainRun(m, { id, name: config.name ?? id, seed: config.seed, config }, runDir, io, {
+    publicDir: options.publicDir,
+    isTty: process.stdout.isTTY === true,
+    resume: folder,
+  });
+  const bad = last ? (['loss', 'grad_norm'] as const).filter((k) => !Number.isFinite(last[k])) : [];
+  if (bad.length > 0) {
+    io.err(`${id}: non-finite ${bad.join(', ')}`);
+    return 1;
+  }
+  io.out(`done: ${id} at step ${config.steps}, metrics and checkpoints under ${runDir}`);
+  return 0;
+}
+
 registerCommand({
   name: 'train',
   summary: 'train the runs of an experiment file (metrics JSONL + safetensors checkpoints)',
   usage: USAGE,
   async run(args: string[], io: CliIO): Promise<number> {
-    const { flags, positional } = parseFlags(args, { values: ['config', 'steps', 'backend', 'out', 'run', 'eval-every', 'public', 'tasks'] });
+    const { flags, positional } = parseFlags(args, { values: ['config', 'steps', 'backend', 'out', 'run', 'eval-every', 'public', 'tasks', 'resume'] });
     if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
     const str = (name: string): string | undefined => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
-    const configPath = str('config');
-    if (!configPath) throw new Error('--config is required (an experiments/NAME.json file)');
     const backend = str('backend') ?? 'wasm';
     const overrides: Record<string, unknown> = {};
     if (str('steps') !== undefined) overrides.steps = parsePositiveInt('steps', str('steps')!, 0); // 0 = evaluate only
     if (str('eval-every') !== undefined) overrides.evalEvery = parsePositiveInt('eval-every', str('eval-every')!, 0);
+    const resumeDir = str('resume');
+    if (resumeDir !== undefined) {
+      const clash = ['config', 'run', 'out', 'tasks'].filter((f) => flags[f] !== undefined);
+      if (clash.length > 0) throw new Error(`--resume continues the run its checkpoint belongs to, with the config it saved; drop ${clash.map((f) => `--${f}`).join(', ')}`);
+      return resumeRun(resumeDir, { backend, overrides, publicDir: str('public') ?? 'public' }, io);
+    }
+    const configPath = str('config');
+    if (!configPath) throw new Error('--config is required (an experiments/NAME.json file), or --resume a checkpoint folder');
 
     let json: unknown;
     try {
