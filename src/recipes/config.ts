@@ -9,14 +9,14 @@
  * | batchPrompts       | 256                      | 8    (a step must take seconds, not hours) |
  * | miniBatchPrompts   | 32                       | 4    (same 8:1 → 2:1 PPO mini-batches)     |
  * | rolloutsPerPrompt K| 8                        | 8    (unchanged: the group size matters)   |
- * | lr                 | 1e-6                     | 2e-4 (a 2M-parameter model from a short warm start moves little at 1e-6) |
+ * | lr                 | 1e-6                     | 1e-4 (a 2M-parameter model from a short warm start moves little at 1e-6; at 2e-4 PACT's k3 KL jumped to ≈ 100 within 3 steps, docs/results.md; 1e-4 is what table1 ran every method at) |
  * | klCoef             | 0.001 (k3)               | 0.001                                    |
  * | betaSft β_SFT      | 0.1                      | 0.1                                      |
  * | λa start → end     | 0.8 → 0.2                | 0.8 → 0.2                                |
  * | anchorProb q       | 0.4                      | 0.4                                      |
  * | temperature        | 1.0                      | 1.0                                      |
  * | max prompt tokens  | 7000                     | 1024 (generated prompts: 400–800 tokens)  |
- * | max response tokens| 23000                    | 256  (per rollout, all turns)             |
+ * | max response tokens| 23000                    | 1024 (per rollout, all turns, observations included: the expert's episodes of the default task mix take 150–340 tokens for single-hop, 290–500 multi-hop, 410–630 parallel single-hop and 650–990 parallel multi-hop with the warm start's vocabulary, 12 test tasks each; a cut episode earns no answer reward) |
  * | steps              | 24 (3 epochs)            | 24                                       |
  * | annealHorizon S    | the whole run            | = steps                                  |
  * | search hits / call | top 5, ≤ 768 tokens/turn | top 3, short descriptions (SEARCH_PRESENTATION) |
@@ -152,8 +152,8 @@ export const trainConfigSchema = z
     topP: z.number().gt(0).max(1).default(1.0),
     maxTurns: z.number().int().min(1).default(10),
     maxPromptTokens: z.number().int().min(16).default(1024),
-    maxResponseTokens: z.number().int().min(8).default(256),
-    lr: z.number().positive().default(2e-4),
+    maxResponseTokens: z.number().int().min(8).default(1024),
+    lr: z.number().positive().default(1e-4),
     lrWarmupSteps: z.number().int().min(0).default(0),
     lrSchedule: z.enum(['constant', 'cosine']).default('constant'),
     weightDecay: z.number().min(0).default(0.0),

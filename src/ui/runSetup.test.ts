@@ -21,7 +21,7 @@ describe('fields read from the config schema', () => {
     expect(FIELD_BY_KEY.q.defaultText).toBe('0.4');
     // lr = z.number().positive().default(2e-4)
     expect(describeRange(FIELD_BY_KEY.lr.range!)).toBe('> 0');
-    expect(FIELD_BY_KEY.lr.defaultText).toBe('0.0002');
+    expect(FIELD_BY_KEY.lr.defaultText).toBe('0.0001');
     // rolloutsPerPrompt = z.number().int().min(1).default(8)
     expect(describeRange(FIELD_BY_KEY.K.range!)).toBe('whole number ≥ 1');
     expect(FIELD_BY_KEY.K.defaultText).toBe('8');
