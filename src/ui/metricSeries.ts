@@ -39,6 +39,8 @@ export interface ChartSpec {
   yLabel: string;
   /** Left out while no shown run has any of its keys (a metric only some recipes report). */
   isHiddenWhenEmpty?: boolean;
+  /** A fixed y range for bounded metrics (scores in 0–1), instead of one fitted to the data. */
+  yRange?: readonly [number, number];
 }
 
 /**
@@ -52,6 +54,7 @@ export const CHART_SPECS: readonly ChartSpec[] = [
     id: 'eval',
     title: 'Held-out evaluation',
     yLabel: 'score (0–1)',
+    yRange: [0, 1],
     keys: [
       { key: 'eval/solve_r', label: 'Solve-R' },
       { key: 'eval/solve_p', label: 'Solve-P' },
