@@ -19,7 +19,7 @@ describe('fields read from the config schema', () => {
     // config.ts: anchorProb = z.number().min(0).max(1).default(0.4)
     expect(FIELD_BY_KEY.q.range).toMatchObject({ min: 0, max: 1, isMinInclusive: true, isMaxInclusive: true, isInteger: false });
     expect(FIELD_BY_KEY.q.defaultText).toBe('0.4');
-    // lr = z.number().positive().default(2e-4)
+    // lr = z.number().positive().default(1e-4)
     expect(describeRange(FIELD_BY_KEY.lr.range!)).toBe('> 0');
     expect(FIELD_BY_KEY.lr.defaultText).toBe('0.0001');
     // rolloutsPerPrompt = z.number().int().min(1).default(8)

@@ -151,8 +151,8 @@ describe('pact train', () => {
     const text = ['{"type":"eval","step":0}', '{"type":"step","step":1}', '{"type":"eval","step":1}', '', '{"type":"step","step":2}', '{"type":"eval","step":2}', ''].join('\n');
     expect(keepMetricsUpTo(text, 1)).toEqual({ text: '{"type":"eval","step":0}\n{"type":"step","step":1}\n{"type":"eval","step":1}\n', dropped: 2 });
     expect(keepMetricsUpTo('', 4)).toEqual({ text: '', dropped: 0 });
-    expect(() => keepMetricsUpTo('{"type":"step","step":1}\n{oops', 1)).toThrow(/metrics\.jsonl line 2 is not JSON/);
-    expect(() => keepMetricsUpTo('{"type":"step"}', 1)).toThrow(/metrics\.jsonl line 1 has no numeric "step"/);
+    expect(() => keepMetricsUpTo('{"type":"step","step":1}\n{oops', 1)).toThrow(/metrics\.jsonl line 2: not valid JSON/);
+    expect(() => keepMetricsUpTo('{"type":"step"}', 1)).toThrow(/metrics\.jsonl line 1: expected an object with a numeric "step"/);
   });
 
   it('writes NaN as null and draws the progress bar from the step count', () => {

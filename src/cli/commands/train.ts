@@ -28,6 +28,7 @@ import { expandExperiment, type ExperimentRun } from '../../recipes/experiment';
 import { isFtrlEvalFile } from '../../experiments/ftrlEvalConfig';
 import type { EvalMetrics, StepMetrics } from '../../recipes/types';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
+import { parseMetricsJsonl } from './plot';
 import { prepareTfjs } from './score';
 
 /** The tfjs-dependent modules, imported after prepareTfjs registered Node's resolve hook. */
@@ -90,26 +91,27 @@ function parsePositiveInt(flag: string, text: string, min = 1): number {
 
 /**
  * The metrics.jsonl text of a run resumed at `step`: its lines up to that step (steps and
- * evaluations), without those written after it before the interruption. Throws, naming the
- * line, on a line that is not a metrics record.
+ * evaluations), as written, without those written after it before the interruption.
+ * Throws, naming the line, on a line that is not a metrics record (parseMetricsJsonl).
  */
 export function keepMetricsUpTo(text: string, step: number): { text: string; dropped: number } {
-  const kept: string[] = [];
-  let dropped = 0;
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    let record: unknown;
-    try {
-      record = JSON.parse(line);
-    } catch (e) {
-      throw new Error(`metrics.jsonl line ${i + 1} is not JSON (${(e as Error).message})`);
-    }
-    const at = (record as { step?: unknown } | null)?.step;
-    if (typeof at !== 'number') throw new Error(`metrics.jsonl line ${i + 1} has no numeric "step"`);
-    if (at <= step) kept.push(line);
-    else dropped++;
-  });
-  return { text: kept.map((l) => l + '\n').join(''), dropped };
+  const rows = parseMetricsJsonl(text, 'metrics.jsonl');
+  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== ''); // the rows' lines, in order
+  const kept = lines.filter((_, i) => rows[i].step <= step);
+  return { text: kept.map((l) => l + '\n').join(''), dropped: lines.length - kept.length };
+}
+
+/** The step metrics that must be finite and are not; 'no step' when a training run took none. */
+function findNonFinite(last: StepMetrics | undefined, steps: number): string[] {
+  if (!last) return steps === 0 ? [] : ['no step'];
+  return (['loss', 'grad_norm'] as const).filter((k) => !Number.isFinite(last[k]));
+}
+
+/** Selects the tfjs backend (saying so when it falls back) and imports the training modules. */
+async function prepareTraining(backend: string, io: CliIO): Promise<{ m: TrainingModules; backend: string }> {
+  const selection = await prepareTfjs(backend);
+  if (selection.backend !== backend) io.err(`backend ${backend} unavailable (${selection.reason}); using ${selection.backend}`);
+  return { m: await importTrainingModules(), backend: selection.backend };
 }
 
 type CheckpointFolder = Awaited<ReturnType<TrainingModules['readCheckpointFolder']>>;
@@ -180,9 +182,7 @@ async function trainRun(
 
 /** `pact train --resume DIR`: the run of a checkpoint folder, continued in its parent folder. */
 async function resumeRun(checkpointDir: string, options: { backend: string; overrides: Record<string, unknown>; publicDir: string }, io: CliIO): Promise<number> {
-  const selection = await prepareTfjs(options.backend);
-  if (selection.backend !== options.backend) io.err(`backend ${options.backend} unavailable (${selection.reason}); using ${selection.backend}`);
-  const m = await importTrainingModules();
+  const { m, backend } = await prepareTraining(options.backend, io);
   let folder: CheckpointFolder;
   try {
     folder = await m.readCheckpointFolder(m.createNodeFolderReader(checkpointDir), { knownRecipes: m.listRecipes() });
@@ -196,13 +196,13 @@ async function resumeRun(checkpointDir: string, options: { backend: string; over
   }
   const runDir = path.dirname(path.resolve(checkpointDir));
   const id = path.basename(runDir);
-  io.out(`resuming ${id} from ${checkpointDir} (step ${state.step}) to step ${config.steps} on ${selection.backend}`);
+  io.out(`resuming ${id} from ${checkpointDir} (step ${state.step}) to step ${config.steps} on ${backend}`);
   const { last } = await trainRun(m, { id, name: config.name ?? id, seed: config.seed, config }, runDir, io, {
     publicDir: options.publicDir,
     isTty: process.stdout.isTTY === true,
     resume: folder,
   });
-  const bad = last ? (['loss', 'grad_norm'] as const).filter((k) => !Number.isFinite(last[k])) : [];
+  const bad = findNonFinite(last, config.steps);
   if (bad.length > 0) {
     io.err(`${id}: non-finite ${bad.join(', ')}`);
     return 1;
@@ -245,21 +245,19 @@ registerCommand({
       return runFtrlEvalConfig(configPath, json, { tasks: str('tasks'), outDir: str('out'), publicDir: str('public'), backend }, io);
     }
     if (str('tasks') !== undefined) throw new Error(`--tasks is for evaluation files ("kind": "ftrl-eval"); ${configPath} is a training file`);
-    const selection = await prepareTfjs(backend);
-    if (selection.backend !== backend) io.err(`backend ${backend} unavailable (${selection.reason}); using ${selection.backend}`);
-    const m = await importTrainingModules();
+    const { m, backend: selected } = await prepareTraining(backend, io);
     const experiment = expandExperiment(json, { defaultName: path.basename(configPath, '.json'), recipeNames: m.listRecipes(), overrides });
     const only = str('run')?.split(',');
     const runs = only ? experiment.runs.filter((r) => only.includes(r.id) || only.includes(r.name)) : experiment.runs;
     if (runs.length === 0) throw new Error(`no run matches --run ${str('run')}; runs: ${experiment.runs.map((r) => r.id).join(', ')}`);
 
     const root = path.join(str('out') ?? 'runs', experiment.name);
-    io.out(`experiment ${experiment.name}: ${runs.length} run(s) on ${selection.backend} → ${root}`);
+    io.out(`experiment ${experiment.name}: ${runs.length} run(s) on ${selected} → ${root}`);
     const failures: string[] = [];
     for (const run of runs) {
       try {
         const { last } = await trainRun(m, run, path.join(root, run.id), io, { publicDir: str('public') ?? 'public', isTty: process.stdout.isTTY === true });
-        const bad = last ? (['loss', 'grad_norm'] as const).filter((k) => !Number.isFinite(last[k])) : run.config.steps === 0 ? [] : ['no step'];
+        const bad = findNonFinite(last, run.config.steps);
         if (bad.length > 0) failures.push(`${run.id}: non-finite ${bad.join(', ')}`);
       } catch (e) {
         failures.push(`${run.id}: ${(e as Error).message}`);
