@@ -297,6 +297,31 @@ describe('Trainer', () => {
   }, 120_000);
 });
 
+describe('checkContextWindow', () => {
+  it('refuses a prompt + response budget over the model window (2048 here), naming both fields; exactly the window is allowed', () => {
+    const model = setup.createModel();
+    try {
+      const build = (maxPromptTokens: number, maxResponseTokens: number) =>
+        new Trainer({
+          config: resolveConfig({ ...TINY, maxPromptTokens, maxResponseTokens }),
+          model,
+          tokenizer: setup.tokenizer,
+          renderChat: setup.renderChat,
+          executor: setup.executor,
+          trainPrompts: createToolUsePrompts(setup.trainTasks),
+          testPrompts: [],
+        });
+      expect(() => build(1024, 1025)).toThrow(
+        "config.maxPromptTokens + config.maxResponseTokens = 1024 + 1025 = 2049 is over the model's window of 2048 tokens (max_position_embeddings); lower one of them",
+      );
+      expect(() => build(2000, 49)).toThrow('= 2049 is over');
+      build(1024, 1024).dispose();
+    } finally {
+      model.dispose();
+    }
+  });
+});
+
 describe('computeTraceLogprobGap', () => {
   it('averages old(c^h) − prompt-only log-probs over the masked tokens of L^h rows only, by hand', () => {
     const h: PromptPlan = {

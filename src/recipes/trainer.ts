@@ -272,6 +272,21 @@ export function broadcastTokenAdvantages(score: GroupScore, k: number, tags: rea
   return tags.map((t) => (POLICY_KINDS.has(t.kind) && t.turn >= 0 && t.turn < perTurn.length ? perTurn[t.turn] : 0));
 }
 
+/**
+ * A rollout (prompt + every token after it) must fit the positions the model was trained
+ * on: past max_position_embeddings RoPE still computes, but on positions the weights never
+ * saw. The trace-conditioned rows [x; h*; τ] of PACT's L^h are longer by the trace and
+ * are not checked here (they hold up to maxPromptTokens + trace + maxResponseTokens).
+ */
+export function checkContextWindow(config: Pick<TrainConfig, 'maxPromptTokens' | 'maxResponseTokens'>, windowTokens: number): void {
+  const total = config.maxPromptTokens + config.maxResponseTokens;
+  if (total > windowTokens) {
+    throw new Error(
+      `config.maxPromptTokens + config.maxResponseTokens = ${config.maxPromptTokens} + ${config.maxResponseTokens} = ${total} is over the model's window of ${windowTokens} tokens (max_position_embeddings); lower one of them`,
+    );
+  }
+}
+
 export class Trainer {
   readonly config: TrainConfig;
   readonly recipe: Recipe;
@@ -296,6 +311,7 @@ export class Trainer {
     const { config } = init;
     if (config.model.lora) throw new Error('config.model.lora: LoRA training is not supported by the trainer yet; remove the field');
     if (init.trainPrompts.length === 0) throw new Error('Trainer: trainPrompts is empty');
+    checkContextWindow(config, init.model.config.max_position_embeddings);
     this.init = init;
     this.config = config;
     this.model = init.model;
