@@ -7,4 +7,5 @@ import './generate';
 import './bench';
 import './train';
 import './plot';
+import './compare';
 export {};
