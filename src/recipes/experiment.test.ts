@@ -47,6 +47,11 @@ describe('experiment files', () => {
     expect(smoke.runs.map((r) => r.config.recipe)).toEqual(names);
     expect(smoke.runs.every((r) => r.config.model.init === 'scratch' && r.config.steps === 2)).toBe(true);
     const short = expandExperiment(JSON.parse(readFileSync('experiments/pact-nano-short.json', 'utf8')));
-    expect(short.runs.map((r) => [r.id, r.config.recipe, r.config.model.init])).toEqual([['pact-s1', 'pact', 'warm-start']]);
+    expect(short.runs.map((r) => [r.id, r.config.recipe, r.config.model.init, r.config.lr])).toEqual([
+      ['pact-s1', 'pact', 'warm-start', 3e-5],
+      ['pact-s2', 'pact', 'warm-start', 3e-5],
+      ['frozen-s1', 'pact', 'warm-start', 1e-12],
+      ['frozen-s2', 'pact', 'warm-start', 1e-12],
+    ]);
   });
 });
