@@ -1,6 +1,6 @@
 // Paired run − control comparison (pact compare): every number below worked out by hand.
 import { describe, expect, it } from 'vitest';
-import { comparePaired, formatPairedTable, parseStepBlocks, standardError, type PairedSeries } from './paired';
+import { comparePaired, formatPairedTable, pairedDifferences, parseStepBlocks, runningDifference, standardError, type PairedSeries } from './paired';
 
 // Pair 1: steps 1–4, differences 0.2, 0, 0.2, −0.2.
 const PAIR1: PairedSeries = {
@@ -61,6 +61,39 @@ describe('comparePaired', () => {
   it('a single pair has no pooled row; no pair is an error', () => {
     expect(comparePaired([PAIR1], [{ from: 1, to: 4 }]).map((r) => r.label)).toEqual(['a-s1 − b-s1']);
     expect(() => comparePaired([], [{ from: 1, to: 4 }])).toThrow('no (run, control) pairs');
+  });
+});
+
+describe('runningDifference', () => {
+  it('pairs steps that both series have', () => {
+    expect(pairedDifferences(PAIR2)).toEqual([[1, 1], [2, 0], [4, 1]]);
+    expect(pairedDifferences(PAIR1).map(([s, d]) => [s, Number(d.toFixed(12))])).toEqual([[1, 0.2], [2, 0], [3, 0.2], [4, -0.2]]);
+  });
+
+  it('one pair: the mean of d_1..d_t at each step (0.2; 0.1 ± 0.1; 0.4/3; 0.05)', () => {
+    const r = runningDifference([PAIR1]);
+    expect(r.map((p) => [p.step, p.n])).toEqual([[1, 1], [2, 2], [3, 3], [4, 4]]);
+    expect(r[0].mean).toBeCloseTo(0.2, 12);
+    expect(r[0].se).toBeNaN();
+    expect(r[1].mean).toBeCloseTo(0.1, 12);
+    expect(r[1].se).toBeCloseTo(0.1, 12);
+    expect(r[2].mean).toBeCloseTo(0.4 / 3, 12);
+    expect(r[3].mean).toBeCloseTo(0.05, 12);
+  });
+
+  it('two pairs pooled: step 1 {0.2, 1} → 0.6 ± 0.4; step 3 adds only pair 1 → 1.4/5 ± √(0.172/5); the last point is the pooled all-steps row', () => {
+    const r = runningDifference([PAIR1, PAIR2]);
+    expect(r.map((p) => [p.step, p.n])).toEqual([[1, 2], [2, 4], [3, 5], [4, 7]]);
+    expect(r[0].mean).toBeCloseTo(0.6, 12);
+    expect(r[0].se).toBeCloseTo(0.4, 12);
+    expect(r[1].mean).toBeCloseTo(0.3, 12);
+    expect(r[1].se).toBeCloseTo(Math.sqrt(0.68 / 3) / 2, 12);
+    expect(r[2].mean).toBeCloseTo(0.28, 12);
+    expect(r[2].se).toBeCloseTo(Math.sqrt(0.172 / 5), 12);
+    const pooled = comparePaired([PAIR1, PAIR2], [{ from: 1, to: 4 }])[2];
+    expect(r[3].mean).toBeCloseTo(2.2 / 7, 12);
+    expect(r[3].mean).toBeCloseTo(pooled.diff.mean, 12);
+    expect(r[3].se).toBeCloseTo(standardError(pooled.diff), 12);
   });
 });
 

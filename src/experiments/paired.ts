@@ -54,25 +54,25 @@ export function parseStepBlocks(text: string): StepBlock[] {
   });
 }
 
-/** The (run, control) value pairs at the steps of `block` that both series have. */
-function pairedValues(series: PairedSeries, block: StepBlock): [number, number][] {
+/** [step, run, control] at the steps of `block` that both series have, in the run's order. */
+function pairedValues(series: PairedSeries, block: StepBlock): [number, number, number][] {
   const control = new Map(series.control.map(([s, v]) => [s, v]));
-  const out: [number, number][] = [];
+  const out: [number, number, number][] = [];
   for (const [step, value] of series.run) {
     const c = control.get(step);
-    if (step >= block.from && step <= block.to && c !== undefined) out.push([value, c]);
+    if (step >= block.from && step <= block.to && c !== undefined) out.push([step, value, c]);
   }
   return out;
 }
 
-function summarize(block: StepBlock, label: string, values: [number, number][]): PairedRow {
-  const diffs = values.map(([r, c]) => r - c);
+function summarize(block: StepBlock, label: string, values: [number, number, number][]): PairedRow {
+  const diffs = values.map(([, r, c]) => r - c);
   return {
     block,
     label,
     n: values.length,
-    run: computeMeanStd(values.map(([r]) => r)),
-    control: computeMeanStd(values.map(([, c]) => c)),
+    run: computeMeanStd(values.map(([, r]) => r)),
+    control: computeMeanStd(values.map(([, , c]) => c)),
     diff: computeMeanStd(diffs),
     positive: diffs.filter((d) => d > 0).length,
   };
@@ -88,6 +88,41 @@ export function comparePaired(pairs: readonly PairedSeries[], blocks: readonly S
     if (pairs.length > 1) rows.push(summarize(block, `all ${pairs.length} pairs`, perPair.flat()));
   }
   return rows;
+}
+
+/** d_t = run_t − control_t at every step both series have, in step order. */
+export function pairedDifferences(series: PairedSeries): [number, number][] {
+  const all = { from: Number.NEGATIVE_INFINITY, to: Number.POSITIVE_INFINITY };
+  return pairedValues(series, all)
+    .map(([step, r, c]): [number, number] => [step, r - c])
+    .sort((a, b) => a[0] - b[0]);
+}
+
+/** One point of a running paired difference: over every d_s with s ≤ step. */
+export interface RunningDifference {
+  step: number;
+  /** Differences pooled so far (over every pair given). */
+  n: number;
+  mean: number;
+  /** Standard error of `mean` (NaN below 2 differences). */
+  se: number;
+}
+
+/**
+ * The running mean of the paired differences: at each step t that any pair has, the mean
+ * ± standard error of d_s over every pair and every s ≤ t. Its last point is the
+ * all-steps row of comparePaired; a curve that climbs away from 0 and stays there is the
+ * run pulling ahead of the control on the same prompts.
+ */
+export function runningDifference(pairs: readonly PairedSeries[]): RunningDifference[] {
+  const diffs = pairs.flatMap((p) => pairedDifferences(p)).sort((a, b) => a[0] - b[0]);
+  const out: RunningDifference[] = [];
+  for (let i = 0; i < diffs.length; i++) {
+    if (i + 1 < diffs.length && diffs[i + 1][0] === diffs[i][0]) continue; // the last difference of this step
+    const m = computeMeanStd(diffs.slice(0, i + 1).map(([, d]) => d));
+    out.push({ step: diffs[i][0], n: m.n, mean: m.mean, se: standardError(m) });
+  }
+  return out;
 }
 
 /** Standard error of a MeanStd (NaN below 2 values). */

@@ -50,8 +50,10 @@ describe('experiment files', () => {
     expect(short.runs.map((r) => [r.id, r.config.recipe, r.config.model.init, r.config.lr])).toEqual([
       ['pact-s1', 'pact', 'warm-start', 3e-5],
       ['pact-s2', 'pact', 'warm-start', 3e-5],
+      ['pact-s3', 'pact', 'warm-start', 3e-5],
       ['frozen-s1', 'pact', 'warm-start', 1e-12],
       ['frozen-s2', 'pact', 'warm-start', 1e-12],
+      ['frozen-s3', 'pact', 'warm-start', 1e-12],
     ]);
   });
 });

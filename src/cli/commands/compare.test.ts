@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../main';
+import { buildRunningDifferenceChart } from './compare';
 
 let dir: string;
 const file = (name: string) => path.join(dir, name);
@@ -64,5 +65,37 @@ describe('pact compare', () => {
     const f = capture();
     expect(await main(['compare', '--run', file('nope.jsonl'), '--control', file('frozen-s1.jsonl')], f.io)).toBe(2);
     expect(f.err.join('\n')).toContain('nope.jsonl: ENOENT');
+  });
+
+  it('--plot must name a .png', async () => {
+    const c = capture();
+    expect(await main(['compare', '--run', file('pact-s1.jsonl'), '--control', file('frozen-s1.jsonl'), '--plot', file('fig.svg')], c.io)).toBe(2);
+    expect(c.err.join('\n')).toContain('--plot must end in .png, got');
+  });
+});
+
+describe('the --plot chart', () => {
+  const pairs = [
+    { label: 'pact-s1 − frozen-s1', run: [[1, 1.0], [2, 1.5], [3, 1.2], [4, 0.9]] as const, control: [[1, 0.8], [2, 1.5], [3, 1.0], [4, 1.1]] as const },
+    { label: 'pact-s2 − frozen-s2', run: [[1, 2], [2, 1], [4, 1]] as const, control: [[1, 1], [2, 1], [3, 0.5], [4, 0]] as const },
+  ];
+  const spec = buildRunningDifferenceChart(pairs, { metric: 'reward', run: 'pact', control: 'frozen' });
+
+  it('draws each pair, the pooled running mean with its band, and the zero line', () => {
+    expect(spec.series.map((s) => s.name)).toEqual(['pact-s1 − frozen-s1', 'pact-s2 − frozen-s2', 'all 2 pairs (band: ± standard error)', 'no difference']);
+    // Pair 2 alone: d = 1, 0, 1 at steps 1, 2, 4 → running means 1, 0.5, 2/3.
+    expect(spec.series[1].points.map(([x, y]) => [x, Number(y.toFixed(6))])).toEqual([[1, 1], [2, 0.5], [4, 0.666667]]);
+    // Pooled at step 1: {0.2, 1} → 0.6 ± 0.4.
+    expect(spec.series[2].points[0][1]).toBeCloseTo(0.6, 12);
+    const [x, lo, hi] = spec.series[2].band![0];
+    expect([x, lo, hi].map((v) => Number(v.toFixed(9)))).toEqual([1, 0.2, 1]);
+    expect(spec.series[3].points).toEqual([[1, 0], [4, 0]]);
+    expect(spec.subtitle).toContain('last point: 0.314 ± ');
+  });
+
+  it('one pair: no per-pair lines, the pair is the band series, and its first step has no band', () => {
+    const one = buildRunningDifferenceChart([pairs[0]], { metric: 'reward', run: 'pact', control: 'frozen' });
+    expect(one.series.map((s) => s.name)).toEqual(['pact-s1 − frozen-s1 (band: ± standard error)', 'no difference']);
+    expect(one.series[0].band!.map(([s]) => s)).toEqual([2, 3, 4]);
   });
 });
