@@ -169,6 +169,12 @@ export const trainConfigSchema = z
     evalEvery: z.number().int().min(0).default(4),
     /** Also evaluate the starting policy before the first step (the curve's step-0 point). */
     evalAtStart: z.boolean().default(false),
+    /**
+     * Held-out rollouts per test task: 0 (default) = one greedy rollout; N ≥ 1 = N rollouts
+     * sampled at the run's temperature and topP (the training rollouts' distribution), with
+     * every eval metric the mean over the N × nTest rollouts.
+     */
+    evalSamples: z.number().int().min(0).max(64).default(0),
     checkpointEvery: z.number().int().min(0).default(4),
     pact: pactOptionsSchema.default(pactOptionsSchema.parse({})),
     toolsearcher: toolSearcherOptionsSchema.default(toolSearcherOptionsSchema.parse({})),

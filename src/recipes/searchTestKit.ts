@@ -131,13 +131,16 @@ export function createScriptedPolicy(
   model: Qwen3Model,
   tokenizer: TextTokenizer,
   pick: (context: string, row: number) => string,
-): PolicySampler & { contexts: number[][] } {
+): PolicySampler & { contexts: number[][]; temperatures: number[] } {
   const imEnd = tokenizer.tokenId(IM_END)!;
   const contexts: number[][] = [];
+  const temperatures: number[] = [];
   return {
     contexts,
+    temperatures,
     async generate(prompts, opts): Promise<GeneratedRow[]> {
       contexts.push(...prompts.map((p) => p.slice()));
+      temperatures.push(opts.temperature);
       const generated = prompts.map((p, r) => [...tokenizer.encode(pick(tokenizer.decode(p), r)), imEnd].slice(0, opts.maxNewTokens));
       const rows = prompts.map((p, r) => [...p, ...generated[r]]);
       const T = Math.max(...rows.map((r) => r.length));
@@ -210,6 +213,8 @@ export interface OneStepResult {
   metrics: StepMetrics;
   evaluation: EvalMetrics;
   trainer: Trainer;
+  /** The scripted policy: every generation call's contexts and temperature. */
+  policy: ReturnType<typeof createScriptedPolicy>;
 }
 
 /** Runs one training step of `recipe` (scripted policy, tiny model, cpu) and one evaluation. */
@@ -244,6 +249,7 @@ export async function runOneStep(recipe: string, overrides: TrainConfigInput = {
     tasks: { source: isSearch ? 'tool-repo' : 'generated', nTest: 1 },
     ...overrides,
   });
+  const policy = createScriptedPolicy(model, tokenizer, pick);
   const trainer = new Trainer({
     config,
     model,
@@ -252,11 +258,11 @@ export async function runOneStep(recipe: string, overrides: TrainConfigInput = {
     executor: new InProcessExecutor(),
     trainPrompts,
     testPrompts,
-    wrapPolicy: () => createScriptedPolicy(model, tokenizer, pick),
+    wrapPolicy: () => policy,
   });
   const metrics = await trainer.step();
   const evaluation = await trainer.evaluate({ nTasks: 1 });
-  return { metrics, evaluation, trainer };
+  return { metrics, evaluation, trainer, policy };
 }
 
 /** The step metrics every recipe must report as finite numbers. */

@@ -71,4 +71,13 @@ describe('toolsearcher training step', () => {
     }
     trainer.dispose?.();
   }, 60_000);
+
+  it('a sampled held-out evaluation (evalSamples 2) is not category-constrained, even at a constrained step', async () => {
+    const { trainer } = await runOneStep('toolsearcher', { evalSamples: 2, steps: 10 });
+    expect(isToolSearcherConstrained(trainer.config, trainer.completedSteps)).toBe(true);
+    const rollouts = trainer.lastEvalGroups.flatMap((g) => g.rollouts);
+    expect(rollouts.length).toBe(2);
+    for (const r of rollouts) expect((r.meta?.search as SearchRolloutInfo).isCategoryConstrained).toBe(false);
+    trainer.dispose?.();
+  }, 120_000);
 });

@@ -73,7 +73,7 @@ export function scoreToolSearcher(group: RolloutGroup, options: Pick<TrainConfig
   return { rewards: parts.map((p) => p.reward), turnAdvantages: credit.turnAdvantages, rewardParts: describeParts(parts) };
 }
 
-/** Rollouts for a tool-search recipe at request.step; `isCategoryConstrained` only applies to training (not greedy eval). */
+/** Rollouts for a tool-search recipe at request.step; `isCategoryConstrained` only applies to training (not to held-out evaluation, greedy or sampled). */
 export function collectSearchRollouts(request: CollectRequest, isCategoryConstrained: boolean): Promise<RolloutGroup[]> {
   const c = request.config;
   return collectToolSearchRollouts({
@@ -88,7 +88,7 @@ export function collectSearchRollouts(request: CollectRequest, isCategoryConstra
     topP: c.topP,
     rng: request.rng,
     isGreedy: request.isGreedy,
-    isCategoryConstrained: isCategoryConstrained && !request.isGreedy,
+    isCategoryConstrained: isCategoryConstrained && !request.isGreedy && !request.isEvaluation,
   });
 }
 

@@ -296,6 +296,8 @@ export class Trainer {
   lastGroups: RolloutGroup[] = [];
   lastScores: (GroupScore | null)[] = [];
   lastRoutes: PromptRoute[] = [];
+  /** The last evaluate()'s rollouts, one group per test prompt. */
+  lastEvalGroups: RolloutGroup[] = [];
   private readonly init: TrainerInit;
   private readonly policy: PolicySampler;
   private readonly optimizer: AdamW;
@@ -361,7 +363,7 @@ export class Trainer {
     return out;
   }
 
-  private async collect(prompts: PromptItem[], rng: Rng, isGreedy: boolean, K: number): Promise<RolloutGroup[]> {
+  private async collect(prompts: PromptItem[], rng: Rng, isGreedy: boolean, K: number, isEvaluation = false): Promise<RolloutGroup[]> {
     const c = this.config;
     if (this.recipe.collectRollouts) {
       return this.recipe.collectRollouts({
@@ -372,6 +374,7 @@ export class Trainer {
         step: this.stepIndex,
         rng,
         isGreedy,
+        isEvaluation,
       });
     }
     return collectToolUseRollouts({
@@ -673,36 +676,45 @@ export class Trainer {
   }
 
   /**
-   * Held-out evaluation: one rollout per test prompt (greedy by default, else T = config
-   * temperature with a seed fixed per step), averaged metrics named `eval/<key>`.
+   * Held-out evaluation: per test prompt, one greedy rollout (config.evalSamples 0, the
+   * default) or evalSamples rollouts at the config's temperature and topP, from a stream
+   * seeded by the step; each `eval/<key>` is the mean over all of them. The rollouts are
+   * kept in lastEvalGroups.
    */
-  async evaluate(options: { nTasks?: number; isGreedy?: boolean } = {}): Promise<EvalMetrics> {
+  async evaluate(options: { nTasks?: number; samples?: number } = {}): Promise<EvalMetrics> {
     const test = this.init.testPrompts ?? [];
     if (test.length === 0) throw new Error('Trainer.evaluate: no testPrompts were given');
     const n = Math.min(options.nTasks ?? this.config.tasks.nTest, test.length);
     const prompts = test.slice(0, n);
-    const isGreedy = options.isGreedy ?? true;
+    const samples = options.samples ?? this.config.evalSamples;
+    if (!Number.isInteger(samples) || samples < 0) throw new Error(`Trainer.evaluate: samples must be an integer ≥ 0, got ${samples}`);
+    const K = Math.max(1, samples);
     const rng = this.root.split(`eval/step${this.stepIndex}`);
-    const chunk = Math.max(1, this.config.batchPrompts * this.config.rolloutsPerPrompt);
+    // As many rollouts per generation batch as a training step's (batchPrompts × K).
+    const chunk = Math.max(1, Math.floor((this.config.batchPrompts * this.config.rolloutsPerPrompt) / K));
     const sums: Record<string, number> = {};
+    this.lastEvalGroups = [];
     for (let start = 0; start < prompts.length; start += chunk) {
-      const groups = await this.collect(prompts.slice(start, start + chunk), rng, isGreedy, 1);
+      const groups = await this.collect(prompts.slice(start, start + chunk), rng, samples === 0, K, true);
       for (const g of groups) {
-        const r = g.rollouts[0];
-        const values = this.recipe.evaluateRollout ? this.recipe.evaluateRollout(r, g.prompt) : evaluateToolUseRollout(r, g.prompt);
-        for (const [k, v] of Object.entries(values)) sums[k] = (sums[k] ?? 0) + v;
+        for (const r of g.rollouts) {
+          const values = this.recipe.evaluateRollout ? this.recipe.evaluateRollout(r, g.prompt) : evaluateToolUseRollout(r, g.prompt);
+          for (const [k, v] of Object.entries(values)) sums[k] = (sums[k] ?? 0) + v;
+        }
       }
+      this.lastEvalGroups.push(...groups);
     }
     const metrics: EvalMetrics = {
       step: this.stepIndex,
       nTasks: n,
+      nRollouts: n * K,
       'eval/solve_r': Number.NaN,
       'eval/solve_p': Number.NaN,
       'eval/solve_f1': Number.NaN,
       'eval/answer_correct': Number.NaN,
       'eval/reward': Number.NaN,
     };
-    for (const [k, v] of Object.entries(sums)) metrics[`eval/${k}`] = v / n;
+    for (const [k, v] of Object.entries(sums)) metrics[`eval/${k}`] = v / (n * K);
     return metrics;
   }
 

@@ -124,6 +124,8 @@ export interface CollectRequest {
   rng: Rng;
   /** Greedy decoding (evaluation). */
   isGreedy?: boolean;
+  /** Held-out evaluation (greedy or sampled): no training-only constraints on the rollouts. */
+  isEvaluation?: boolean;
 }
 
 export interface Recipe {
@@ -212,6 +214,8 @@ export function isMachineMetric(key: string): boolean {
 export interface EvalMetrics {
   step: number;
   nTasks: number;
+  /** Rollouts scored: nTasks × max(1, evalSamples). */
+  nRollouts: number;
   'eval/solve_r': number;
   'eval/solve_p': number;
   'eval/solve_f1': number;

@@ -155,7 +155,8 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
       'trace makes the rollout less likely (the ratio of Eq. (trace-conditioned-ratio) is then taken far from where the ' +
       'prompt-only policy stands). ' +
       'The held-out chart reports solve rate, solve precision, and solve F1 (FTRL) for tool-use recipes, or tool-selection ' +
-      'F1, recall, precision, Match and SRecall for ToolSearcher recipes, on greedy rollouts of unseen tasks.',
+      'F1, recall, precision, Match and SRecall for ToolSearcher recipes, on unseen tasks: one greedy rollout each, or, with ' +
+      'the config field evalSamples = N, the mean over N rollouts each sampled at the run\'s temperature.',
   },
   'rollout-inspector': {
     id: 'rollout-inspector',

@@ -155,7 +155,8 @@ async function trainRun(
     evals.push(e);
     await appendFile(metricsPath, formatMetricsLine({ type: 'eval', run: run.id, ...e }) + '\n');
     const shown = Object.entries(e).filter(([k, v]) => k.startsWith('eval/') && Number.isFinite(v));
-    io.out(`  eval @${e.step} (${e.nTasks} tasks): ${shown.map(([k, v]) => `${k.slice(5)} ${formatNumber(v)}`).join(' ')}`);
+    const size = e.nRollouts > e.nTasks ? `${e.nTasks} tasks × ${e.nRollouts / e.nTasks} sampled rollouts` : `${e.nTasks} tasks`;
+    io.out(`  eval @${e.step} (${size}): ${shown.map(([k, v]) => `${k.slice(5)} ${formatNumber(v)}`).join(' ')}`);
   };
   try {
     if (config.evalAtStart && config.steps > 0 && !resume) await evaluate(); // the starting policy, step 0

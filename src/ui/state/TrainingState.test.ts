@@ -44,12 +44,12 @@ describe('TrainingState', () => {
     w.push({ type: 'progress', runId: 'run-1', step: 1, totalSteps: 2, phase: 'rollouts', state: 'running' });
     w.push({ type: 'metrics', runId: 'run-1', metrics: metrics(1, 0.25) });
     w.push({ type: 'metrics', runId: 'other', metrics: metrics(1, 9) }); // a stale run: ignored
-    w.push({ type: 'eval', runId: 'run-1', metrics: { step: 1, nTasks: 2, 'eval/solve_r': 0.5, 'eval/solve_p': 1, 'eval/solve_f1': 2 / 3, 'eval/answer_correct': 0, 'eval/reward': 0 } });
+    w.push({ type: 'eval', runId: 'run-1', metrics: { step: 1, nTasks: 2, nRollouts: 2, 'eval/solve_r': 0.5, 'eval/solve_p': 1, 'eval/solve_f1': 2 / 3, 'eval/answer_correct': 0, 'eval/reward': 0 } });
     w.push({ type: 'metrics', runId: 'run-1', metrics: metrics(1, 0.3) }); // a replayed step replaces
     w.push({ type: 'rollouts', runId: 'run-1', groups: [{ step: 1, promptIndex: 0, taskId: 't', question: 'q', goldCalls: [], rollouts: [] }] });
     flushSync();
     expect(t.metrics.map((m) => m.reward)).toEqual([0.3]);
-    expect(t.points).toEqual([{ step: 1, values: { reward: 0.3, 'tokens/s': 50, nTasks: 2, 'eval/solve_r': 0.5, 'eval/solve_p': 1, 'eval/solve_f1': 2 / 3, 'eval/answer_correct': 0, 'eval/reward': 0 } }]);
+    expect(t.points).toEqual([{ step: 1, values: { reward: 0.3, 'tokens/s': 50, nTasks: 2, nRollouts: 2, 'eval/solve_r': 0.5, 'eval/solve_p': 1, 'eval/solve_f1': 2 / 3, 'eval/answer_correct': 0, 'eval/reward': 0 } }]);
     expect(t.groups).toHaveLength(1);
     expect(t.latestMetrics?.reward).toBe(0.3);
     expect([t.step, t.totalSteps, t.runPhase]).toEqual([1, 2, 'rollouts']);
