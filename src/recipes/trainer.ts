@@ -690,7 +690,7 @@ export class Trainer {
     if (!Number.isInteger(samples) || samples < 0) throw new Error(`Trainer.evaluate: samples must be an integer ≥ 0, got ${samples}`);
     const K = Math.max(1, samples);
     const rng = this.root.split(`eval/step${this.stepIndex}`);
-    // As many rollouts per generation batch as a training step's (batchPrompts × K).
+    // About as many rollouts per generation batch as a training step's (batchPrompts × rolloutsPerPrompt).
     const chunk = Math.max(1, Math.floor((this.config.batchPrompts * this.config.rolloutsPerPrompt) / K));
     const sums: Record<string, number> = {};
     this.lastEvalGroups = [];

@@ -8,12 +8,12 @@
  * mean paired difference (each ± its standard error over the steps) and how many steps the
  * run was above the control; with two or more pairs, a row pooled over all of them.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { comparePaired, formatPairedTable, parseStepBlocks, runningDifference, type PairedSeries, type StepBlock } from '../../experiments/paired';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
-import { renderLineChartSvg, type ChartSeries, type LineChartSpec } from '../svgChart';
-import { metricPoints, parseMetricsJsonl } from './plot';
+import { type ChartSeries, type LineChartSpec } from '../svgChart';
+import { metricPoints, parseMetricsJsonl, writeChartFiles } from './plot';
 
 const USAGE = `usage: pact compare --run A.jsonl[,A2.jsonl] --control B.jsonl[,B2.jsonl]
                     [--metric NAME] [--blocks 1-16,17-32] [--digits N] [--plot FIG.png]
@@ -116,12 +116,7 @@ async function runCompare(args: string[], io: CliIO): Promise<number> {
   io.out('');
   io.out(`± is the standard error over the steps of each row (sample sd / √n).${empty.length ? ` No paired steps: ${empty.join(', ')}.` : ''}`);
   if (typeof flags.plot === 'string') {
-    const spec = buildRunningDifferenceChart(pairs, { metric, ...names });
-    const svg = renderLineChartSvg(spec);
-    const svgPath = flags.plot.replace(/\.png$/, '.svg');
-    await writeFile(svgPath, svg);
-    const { rasterizeSvg } = await import('../rasterize');
-    await rasterizeSvg(svg, flags.plot, { width: spec.width ?? 760, height: spec.height ?? 440 });
+    const svgPath = await writeChartFiles(buildRunningDifferenceChart(pairs, { metric, ...names }), flags.plot);
     io.out(`wrote ${svgPath} and ${flags.plot}`);
   }
   return 0;

@@ -9,7 +9,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
-import { renderLineChartSvg, type ChartSeries } from '../svgChart';
+import { renderLineChartSvg, type ChartSeries, type LineChartSpec } from '../svgChart';
 
 const USAGE = `usage: pact plot --metrics FILE.jsonl[,FILE.jsonl] --metric NAME[,NAME] --out FIG.png
                  [--smooth N] [--title TEXT] [--subtitle TEXT] [--y-label TEXT] [--y-range LO,HI]
@@ -61,6 +61,16 @@ export function trailingMean(points: readonly (readonly [number, number])[], n: 
   });
 }
 
+/** Writes the chart as FIG.svg beside FIG.png (rasterised by Chromium); returns the SVG's path. */
+export async function writeChartFiles(spec: LineChartSpec, pngPath: string): Promise<string> {
+  const svg = renderLineChartSvg(spec);
+  const svgPath = pngPath.replace(/\.png$/, '.svg');
+  await writeFile(svgPath, svg);
+  const { rasterizeSvg } = await import('../rasterize');
+  await rasterizeSvg(svg, pngPath, { width: spec.width ?? 760, height: spec.height ?? 440 });
+  return svgPath;
+}
+
 async function runPlot(args: string[], io: CliIO): Promise<number> {
   const { flags, positional } = parseFlags(args, { values: ['metrics', 'metric', 'out', 'smooth', 'title', 'subtitle', 'y-label', 'y-range'] });
   if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"; see pact plot --help`);
@@ -104,11 +114,7 @@ async function runPlot(args: string[], io: CliIO): Promise<number> {
     width: 760,
     height: 440,
   };
-  const svg = renderLineChartSvg(spec);
-  const svgPath = flags.out.replace(/\.png$/, '.svg');
-  await writeFile(svgPath, svg);
-  const { rasterizeSvg } = await import('../rasterize');
-  await rasterizeSvg(svg, flags.out, { width: spec.width, height: spec.height });
+  const svgPath = await writeChartFiles(spec, flags.out);
   io.out(`wrote ${svgPath} and ${flags.out} (${series.length} series)`);
   return 0;
 }
