@@ -43,10 +43,11 @@ export function buildCheckpointRecord(
       dataCursor: state.dataCursor,
       recipe: state.recipe,
       referenceWeights: state.referenceWeights ? toStored(state.referenceWeights) : undefined,
+      ...(state.adapterWeights ? { adapterWeights: toStored(state.adapterWeights) } : {}),
       mapping,
       ...(modelConfig ? { modelConfig: { ...modelConfig } } : {}),
     },
-    bytes: bytesOf(state.weights) + bytesOf(state.optimizer) + bytesOf(state.referenceWeights),
+    bytes: bytesOf(state.weights) + bytesOf(state.optimizer) + bytesOf(state.referenceWeights) + bytesOf(state.adapterWeights),
   };
 }
 
@@ -56,6 +57,7 @@ export function readCheckpointRecord(rec: CheckpointRecord): { state: TrainerSta
     dataCursor: number;
     recipe: string;
     referenceWeights?: StoredTensor[];
+    adapterWeights?: StoredTensor[];
     mapping?: PrunedVocabMapping;
     modelConfig?: Qwen3Config;
   };
@@ -68,6 +70,7 @@ export function readCheckpointRecord(rec: CheckpointRecord): { state: TrainerSta
       weights: fromStored(rec.weights),
       optimizer: fromStored(rec.optimizer.tensors),
       referenceWeights: ts.referenceWeights ? fromStored(ts.referenceWeights) : undefined,
+      ...(ts.adapterWeights ? { adapterWeights: fromStored(ts.adapterWeights) } : {}),
       config: rec.config as unknown as TrainerState['config'],
       recipe: ts.recipe,
     },

@@ -18,6 +18,7 @@ import {
 } from './checkpoint';
 import { resolveConfig } from './config';
 import type { TrainerState } from './types';
+import { readerOfFiles } from './testKit';
 
 const nano = getQwen3Preset('qwen3-nano');
 /** nano's eps / rope / context, a tiny shape: 10 tokens, hidden 4, 2 heads of 2, 1 kv head. */
@@ -59,16 +60,7 @@ function buildState(): TrainerState {
 
 const MAPPING = { keptIds: [0, 1, 2, 5, 8, 13, 21, 34, 55, 89] };
 
-function readerOf(files: Record<string, string | Uint8Array>) {
-  return {
-    listFiles: async () => Object.keys(files),
-    readFile: async (name: string) => {
-      const f = files[name];
-      if (f === undefined) throw new Error(`no file ${name}`);
-      return typeof f === 'string' ? new TextEncoder().encode(f) : f;
-    },
-  };
-}
+const readerOf = readerOfFiles;
 
 /** The checkpoint's files with trainer_state.json edited. */
 function withTrainerState(edit: (json: Record<string, unknown>) => void): Record<string, string | Uint8Array> {

@@ -5,6 +5,10 @@
  *   config.json, model.safetensors, pruned_vocab.json   — saveQwen3Folder (HF-loadable)
  *   optimizer.safetensors                               — AdamW moments + step counters
  *   reference.safetensors                               — π_ref weights (KL reference)
+ *   adapter_model.safetensors, adapter_config.json      — LoRA runs only: the adapters as
+ *                                                         Hugging Face PEFT writes them; then
+ *                                                         model.safetensors is the merged policy
+ *                                                         and reference.safetensors the base
  *   trainer_state.json                                  — step, data cursor, rng states,
  *                                                         recipe, the resolved TrainConfig
  *
@@ -28,6 +32,12 @@ import type { TrainerState } from './types';
 export const TRAINER_STATE_FILE = 'trainer_state.json';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
 export const REFERENCE_FILE = 'reference.safetensors';
+export const ADAPTER_FILE = 'adapter_model.safetensors';
+export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
+/** PEFT's prefix of adapter tensor names in adapter_model.safetensors. */
+const PEFT_PREFIX = 'base_model.model.';
+/** config.model.lora's target letters → the module names PEFT's target_modules lists. */
+const PEFT_MODULE: Readonly<Record<string, string>> = { q: 'q_proj', k: 'k_proj', v: 'v_proj', o: 'o_proj', gate: 'gate_proj', up: 'up_proj', down: 'down_proj' };
 
 /** The files of one checkpoint folder (name → text or bytes). */
 export function buildCheckpointFiles(state: TrainerState, modelConfig: Qwen3Config, mapping?: PrunedVocabMapping): Record<string, string | Uint8Array> {
@@ -36,7 +46,27 @@ export function buildCheckpointFiles(state: TrainerState, modelConfig: Qwen3Conf
     [OPTIMIZER_FILE]: writeSafetensors(state.optimizer, { format: 'pact-adamw' }),
   };
   if (state.referenceWeights) files[REFERENCE_FILE] = writeSafetensors(state.referenceWeights, { format: 'pt' });
-  const { weights: _w, optimizer: _o, referenceWeights: _r, ...rest } = state;
+  const lora = state.config.model.lora;
+  if (state.adapterWeights) {
+    if (!lora) throw new Error('buildCheckpointFiles: the state has adapterWeights but its config has no model.lora');
+    files[ADAPTER_FILE] = writeSafetensors(
+      state.adapterWeights.map((t) => ({ ...t, name: PEFT_PREFIX + t.name })),
+      { format: 'pt' },
+    );
+    const adapterConfig = {
+      peft_type: 'LORA',
+      task_type: 'CAUSAL_LM',
+      r: lora.rank,
+      lora_alpha: lora.alpha,
+      lora_dropout: 0,
+      bias: 'none',
+      target_modules: lora.targets.map((t) => PEFT_MODULE[t]),
+      base_model_name_or_path: state.config.model.init,
+      inference_mode: true,
+    };
+    files[ADAPTER_CONFIG_FILE] = JSON.stringify(adapterConfig, null, 2) + '\n';
+  }
+  const { weights: _w, optimizer: _o, referenceWeights: _r, adapterWeights: _a, ...rest } = state;
   files[TRAINER_STATE_FILE] = JSON.stringify(rest, null, 2) + '\n';
   return files;
 }
@@ -57,7 +87,7 @@ function readArrays(bytes: Uint8Array, file: string): NamedArray[] {
   }
 }
 
-type TrainerStateFields = Omit<TrainerState, 'weights' | 'optimizer' | 'referenceWeights'>;
+type TrainerStateFields = Omit<TrainerState, 'weights' | 'optimizer' | 'referenceWeights' | 'adapterWeights'>;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isNonNegativeInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -111,8 +141,11 @@ export function parseTrainerStateJson(json: unknown, knownRecipes?: readonly str
 const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
 const formatShape = (s: readonly number[]) => `[${s.join(', ')}]`;
 
-/** AdamW.exportState's layout: `<param>.exp_avg`, `<param>.exp_avg_sq` (param's shape), `<param>.step` ([]). */
-function checkOptimizer(optimizer: readonly NamedArray[], weights: readonly NamedArray[]): void {
+/**
+ * AdamW.exportState's layout: `<param>.exp_avg`, `<param>.exp_avg_sq` (param's shape), `<param>.step` ([]).
+ * `weights` are what AdamW trained (the model's, or a LoRA run's adapters), named in `weightsFile`.
+ */
+function checkOptimizer(optimizer: readonly NamedArray[], weights: readonly NamedArray[], weightsFile = 'model.safetensors'): void {
   const F = OPTIMIZER_FILE;
   const shapes = new Map(weights.map((w) => [w.name, w.shape]));
   const seen = new Map<string, Set<string>>();
@@ -121,7 +154,7 @@ function checkOptimizer(optimizer: readonly NamedArray[], weights: readonly Name
     if (!m) throw new CheckpointFileError(`${F}: tensor "${t.name}" is not <param>.exp_avg, .exp_avg_sq or .step`);
     const [, param, part] = m;
     const shape = shapes.get(param);
-    if (!shape) throw new CheckpointFileError(`${F}: tensor "${t.name}" is for "${param}", which model.safetensors does not hold`);
+    if (!shape) throw new CheckpointFileError(`${F}: tensor "${t.name}" is for "${param}", which ${weightsFile} does not hold`);
     const want = part === 'step' ? [] : shape;
     if (!sameShape(t.shape, want)) throw new CheckpointFileError(`${F}: tensor "${t.name}" has shape ${formatShape(t.shape)}, expected ${formatShape(want)}`);
     if (part === 'step' && !isNonNegativeInt(t.data[0])) throw new CheckpointFileError(`${F}: "${t.name}" must be a non-negative integer (got ${t.data[0]})`);
@@ -142,6 +175,33 @@ function checkReference(reference: readonly NamedArray[], weights: readonly Name
     if (!shape) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor "${t.name}" is not in model.safetensors`);
     if (!sameShape(t.shape, shape)) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor "${t.name}" has shape ${formatShape(t.shape)}, model.safetensors has ${formatShape(shape)}`);
   }
+}
+
+/**
+ * adapter_model.safetensors (PEFT names, `base_model.model.<weight>.lora_A.weight` [r, in] and
+ * `.lora_B.weight` [out, r]) as NamedArrays under the trainer's names (no PEFT prefix); every
+ * adapted weight must be in model.safetensors and have both matrices.
+ */
+function readAdapters(bytes: Uint8Array, weights: readonly NamedArray[], rank: number): NamedArray[] {
+  const F = ADAPTER_FILE;
+  const shapes = new Map(weights.map((w) => [w.name, w.shape]));
+  const adapters = readArrays(bytes, F).map((t) => ({ ...t, name: t.name.startsWith(PEFT_PREFIX) ? t.name.slice(PEFT_PREFIX.length) : t.name }));
+  const parts = new Map<string, Set<string>>();
+  for (const t of adapters) {
+    const m = /^(.*)\.lora_(A|B)\.weight$/.exec(t.name);
+    if (!m) throw new CheckpointFileError(`${F}: tensor "${t.name}" is not <module>.lora_A.weight or .lora_B.weight`);
+    const [, module, part] = m;
+    const shape = shapes.get(`${module}.weight`);
+    if (!shape || shape.length !== 2) throw new CheckpointFileError(`${F}: tensor "${t.name}" adapts "${module}.weight", which model.safetensors does not hold as a matrix`);
+    const want = part === 'A' ? [rank, shape[1]] : [shape[0], rank];
+    if (!sameShape(t.shape, want)) throw new CheckpointFileError(`${F}: tensor "${t.name}" has shape ${formatShape(t.shape)}, expected ${formatShape(want)} (rank ${rank})`);
+    parts.set(module, (parts.get(module) ?? new Set()).add(part));
+  }
+  for (const [module, seen] of parts) {
+    for (const part of ['A', 'B']) if (!seen.has(part)) throw new CheckpointFileError(`${F}: "${module}.lora_${part}.weight" is missing`);
+  }
+  if (parts.size === 0) throw new CheckpointFileError(`${F} holds no adapters`);
+  return adapters;
 }
 
 export interface CheckpointFolder {
@@ -182,11 +242,24 @@ export async function readCheckpointFolder(reader: FolderReader, options: { know
     throw new CheckpointFileError((e as Error).message);
   }
   const weights = [...folder.tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data }));
+  const lora = rest.config.model.lora;
+  if (lora && !files.has(ADAPTER_FILE)) {
+    throw new CheckpointFileError(`${ADAPTER_FILE} is missing: trainer_state.json's config.model.lora says this run trained LoRA adapters`);
+  }
+  if (!lora && files.has(ADAPTER_FILE)) {
+    throw new CheckpointFileError(`${ADAPTER_FILE} is present but trainer_state.json's config has no model.lora`);
+  }
+  const adapterWeights = lora ? readAdapters(await reader.readFile(ADAPTER_FILE), weights, lora.rank) : undefined;
   const optimizer = readArrays(await reader.readFile(OPTIMIZER_FILE), OPTIMIZER_FILE);
-  checkOptimizer(optimizer, weights);
+  checkOptimizer(optimizer, adapterWeights ?? weights, adapterWeights ? ADAPTER_FILE : 'model.safetensors');
   const referenceWeights = files.has(REFERENCE_FILE) ? readArrays(await reader.readFile(REFERENCE_FILE), REFERENCE_FILE) : undefined;
   if (referenceWeights) checkReference(referenceWeights, weights);
-  return { state: { ...rest, weights, optimizer, referenceWeights }, modelConfig: folder.config, mapping: folder.prunedVocab };
+  if (lora && !referenceWeights) throw new CheckpointFileError(`${REFERENCE_FILE} is missing: a LoRA checkpoint keeps its frozen base there`);
+  return {
+    state: { ...rest, weights, optimizer, referenceWeights, ...(adapterWeights ? { adapterWeights } : {}) },
+    modelConfig: folder.config,
+    mapping: folder.prunedVocab,
+  };
 }
 
 /** Reads a checkpoint folder back into a TrainerState (readCheckpointFolder without the extras). */

@@ -4,6 +4,9 @@
  * their rendered expert episodes (a few hundred tokens), a 2-layer hidden-32 Qwen3 and
  * the in-process tool executor — so trainer tests run in seconds on the cpu backend.
  */
+import * as tf from '../model/qwen3/tf';
+import { klK3 } from '../core/losses';
+import { POLICY_KINDS } from '../core/types';
 import { generateTasks } from '../envs/generator';
 import { RolloutEnv, type RenderChat } from '../envs/rollout';
 import { InProcessExecutor } from '../envs/sandbox';
@@ -12,6 +15,7 @@ import { Qwen3Model, type Qwen3Config } from '../model/qwen3';
 import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
 import { PrunedTokenizer, selectKeptIds } from '../model/tokenizer/prunedVocab';
 import { attachTeacherTraces, bindRenderChat, buildPolicyCorpus } from './policyVocab';
+import type { RolloutGroup } from './types';
 
 export interface TinySetup {
   tokenizer: PrunedTokenizer;
@@ -62,4 +66,46 @@ export function createTinySetup(): Promise<TinySetup> {
     };
   })();
   return cached;
+}
+
+/** Log-probs [N − 1] of one token row under `model`: an independent reading, no padding. */
+export function readRowLogprobs(model: Qwen3Model, ids: number[]): number[] {
+  return tf.tidy(() => {
+    const inputIds = tf.tensor2d([ids], [1, ids.length], 'int32');
+    return (model.computeTokenLogprobs(inputIds, tf.onesLike(inputIds)).logprobs.arraySync() as number[][])[0];
+  });
+}
+
+/**
+ * The mean k3 KL(old ‖ ref) over every policy-written token of the groups' rollouts, each
+ * rollout read as it was sampled (under x) by two plain models: the independent reading
+ * kl_prompt_only is checked against. Returns the mean and the token count.
+ */
+export function meanPolicyTokenK3(groups: readonly RolloutGroup[], old: Qwen3Model, ref: Qwen3Model): { mean: number; count: number } {
+  let sum = 0;
+  let count = 0;
+  for (const group of groups) {
+    for (const rollout of group.rollouts) {
+      const underOld = readRowLogprobs(old, rollout.ids);
+      const underRef = readRowLogprobs(ref, rollout.ids);
+      for (let n = rollout.promptLength; n < rollout.ids.length; n++) {
+        if (!POLICY_KINDS.has(rollout.tags[n].kind)) continue;
+        sum += klK3(underOld[n - 1], underRef[n - 1]);
+        count++;
+      }
+    }
+  }
+  return { mean: sum / count, count };
+}
+
+/** A FolderReader over files held in memory (name → text or bytes). */
+export function readerOfFiles(files: Record<string, string | Uint8Array>) {
+  return {
+    listFiles: async () => Object.keys(files),
+    readFile: async (name: string) => {
+      const f = files[name];
+      if (f === undefined) throw new Error(`no file ${name}`);
+      return typeof f === 'string' ? new TextEncoder().encode(f) : f;
+    },
+  };
 }

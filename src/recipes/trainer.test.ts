@@ -21,13 +21,12 @@ import { selectBackend } from '../model/backend';
 import { getNodeWasmPaths } from '../model/qwen3/node';
 import { AdamW, accumulateGradients, trainStep } from '../model/qwen3/train';
 import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot';
-import { klK3 } from '../core/losses';
 import { useCpuBackend } from '../model/qwen3/train/testBackend';
 import { buildCheckpointFiles, readCheckpointState } from './checkpoint';
 import { buildPrivilegedContext, buildTraceConditionedRow, encodeTrace } from './privilegedContext';
 import { resolveConfig, type TrainConfigInput } from './config';
 import { listRecipes } from './registry';
-import { createTinySetup, type TinySetup } from './testKit';
+import { createTinySetup, meanPolicyTokenK3, readRowLogprobs, readerOfFiles, type TinySetup } from './testKit';
 import { Trainer, buildMicroBatchLoss, computePromptOnlyKl, computeTraceLogprobGap, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
 import { isMachineMetric, type PolicySampler, type StepMetrics } from './types';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
@@ -66,14 +65,6 @@ function createTrainer(input: TrainConfigInput, opts: { modelSeed?: number; wrap
     trainPrompts: createToolUsePrompts(setup.trainTasks),
     testPrompts: createToolUsePrompts(setup.testTasks),
     wrapPolicy: opts.wrapPolicy,
-  });
-}
-
-/** Log-probs [N − 1] of one token row under `model`: an independent reading, no padding. */
-function readRowLogprobs(model: ReturnType<TinySetup['createModel']>, ids: number[]): number[] {
-  return tf.tidy(() => {
-    const inputIds = tf.tensor2d([ids], [1, ids.length], 'int32');
-    return (model.computeTokenLogprobs(inputIds, tf.onesLike(inputIds)).logprobs.arraySync() as number[][])[0];
   });
 }
 
@@ -152,13 +143,7 @@ describe('Trainer', () => {
     await first.step();
     // Through the checkpoint files (safetensors + trainer_state.json), as `pact train` writes them.
     const files = buildCheckpointFiles(await first.exportState(), setup.modelConfig, setup.tokenizer.toMapping());
-    const state = await readCheckpointState({
-      listFiles: async () => Object.keys(files),
-      readFile: async (name) => {
-        const f = files[name];
-        return typeof f === 'string' ? new TextEncoder().encode(f) : f;
-      },
-    });
+    const state = await readCheckpointState(readerOfFiles(files));
     first.model.dispose();
     first.dispose();
 
@@ -231,22 +216,10 @@ describe('Trainer', () => {
       const old = setup.createModel(11);
       assignNamedArrays(old.params, afterStep1);
       const ref = setup.createModel(7);
-      let sum = 0;
-      let count = 0;
-      for (const group of trainer.lastGroups) {
-        for (const rollout of group.rollouts) {
-          const underOld = readRowLogprobs(old, rollout.ids);
-          const underRef = readRowLogprobs(ref, rollout.ids);
-          for (let n = rollout.promptLength; n < rollout.ids.length; n++) {
-            if (!POLICY_KINDS.has(rollout.tags[n].kind)) continue;
-            sum += klK3(underOld[n - 1], underRef[n - 1]);
-            count++;
-          }
-        }
-      }
+      const { mean, count } = meanPolicyTokenK3(trainer.lastGroups, old, ref);
       expect(count).toBeGreaterThan(0);
-      expect(sum / count, `${recipe}: the weights moved`).toBeGreaterThan(1e-4);
-      expect(m.kl_prompt_only, `${recipe}, step 2`).toBeCloseTo(sum / count, 4);
+      expect(mean, `${recipe}: the weights moved`).toBeGreaterThan(1e-4);
+      expect(m.kl_prompt_only, `${recipe}, step 2`).toBeCloseTo(mean, 4);
       for (const model of [old, ref, trainer.model]) model.dispose();
       trainer.dispose();
     }

@@ -29,8 +29,15 @@
  * exported TrainerState (weights, π_ref, AdamW moments, step, data cursor) resumes a run to
  * the same numbers bit for bit on the same backend.
  *
- * Simplifications: no LoRA training yet (config.model.lora is refused); one learning rate
- * per training step (warm-up/cosine count training steps); metrics are read back once per
+ * LoRA (config.model.lora; Hu et al. 2021 Eq. 3, model/qwen3/train/lora.ts): the trainer
+ * puts adapters on the target projections, freezes the base and optimises only A and B.
+ * π_ref is then the frozen base itself (B = 0 at step 0, so base = the starting policy): no
+ * π_ref copy is kept, its log-probs are the base read without adapters; π_old is the base
+ * with a copy of the adapters. A LoRA state's `weights` are the merged W + (α/r)·B A (the
+ * trained policy, loadable as any Qwen3 folder), `referenceWeights` the base and
+ * `adapterWeights` A and B, so a resume restores base and adapters exactly.
+ *
+ * Simplifications: one learning rate per training step (warm-up/cosine count training steps); metrics are read back once per
  * step; the KL to π_ref is taken in the same context as the ratio (x or c^h).
  */
 import * as tf from '../model/qwen3/tf';
@@ -45,7 +52,7 @@ import type { Qwen3Model } from '../model/qwen3';
 import { computeTokenLogprobs } from '../model/qwen3/logprobs';
 import { packTokenRows } from '../model/qwen3/batch';
 import type { ParamMap } from '../model/qwen3/linear';
-import { AdamW, computeLearningRate, isNormOrBias, trainStep } from '../model/qwen3/train';
+import { AdamW, computeLearningRate, createLora, disposeLora, isNormOrBias, mergeLora, setParamsTrainable, snapshotLora, trainStep, type LoraMap, type NamedArray } from '../model/qwen3/train';
 import { assignNamedArrays, disposeSnapshot, exportTensors, snapshotParams } from '../model/qwen3/train/snapshot';
 import type { TextTokenizer } from '../model/tokenizer/types';
 import type { TrainConfig } from './config';
@@ -301,7 +308,12 @@ export class Trainer {
   private readonly init: TrainerInit;
   private readonly policy: PolicySampler;
   private readonly optimizer: AdamW;
+  /** π_ref's weights: a frozen copy of the starting policy, or (LoRA) the frozen base itself. */
   private readonly refParams: ParamMap;
+  /** The Variables the optimiser updates: every weight, or (LoRA) the adapters' A and B. */
+  private readonly trainable: ParamMap;
+  /** The LoRA adapters this trainer put on the model (config.model.lora), else undefined. */
+  private readonly lora?: LoraMap;
   private root: Rng;
   private stepIndex = 0;
   private dataCursor = 0;
@@ -311,7 +323,6 @@ export class Trainer {
 
   constructor(init: TrainerInit) {
     const { config } = init;
-    if (config.model.lora) throw new Error('config.model.lora: LoRA training is not supported by the trainer yet; remove the field');
     if (init.trainPrompts.length === 0) throw new Error('Trainer: trainPrompts is empty');
     checkContextWindow(config, init.model.config.max_position_embeddings);
     this.init = init;
@@ -328,8 +339,20 @@ export class Trainer {
       generate: (prompts, opts) => model.generate(prompts, { ...opts, padTokenId: 0 }),
     };
     this.policy = init.wrapPolicy ? init.wrapPolicy(sampler) : sampler;
-    this.optimizer = new AdamW(model.params, { weightDecay: config.weightDecay, isNoDecay: isNormOrBias });
-    this.refParams = snapshotParams(model.params);
+    const loraConfig = config.model.lora;
+    if (loraConfig) {
+      if (model.lora) throw new Error('config.model.lora: the model already carries LoRA adapters; give the trainer a model without them');
+      const created = createLora(model.params, { rank: loraConfig.rank, alpha: loraConfig.alpha, targetModules: loraConfig.targets, seed: config.seed });
+      model.lora = created.lora;
+      setParamsTrainable(model.params, false); // the base is frozen: no weight gradients are built for it
+      this.lora = created.lora;
+      this.trainable = created.trainable;
+      this.refParams = model.params; // π_ref = the frozen base, read without adapters
+    } else {
+      this.trainable = model.params;
+      this.refParams = snapshotParams(model.params);
+    }
+    this.optimizer = new AdamW(this.trainable, { weightDecay: config.weightDecay, isNoDecay: isNormOrBias });
     this.root = createRng(config.seed);
   }
 
@@ -478,15 +501,15 @@ export class Trainer {
     return { plans, lambdaA, prefixLevel };
   }
 
-  /** Log-probs [K][N_k − 1] of rows under `params`, no gradient; one read-back per chunk of microBatchRows rows. */
-  private async readLogprobs(params: ParamMap, rows: number[][]): Promise<number[][]> {
+  /** Log-probs [K][N_k − 1] of rows under `params` (+ `lora`), no gradient; one read-back per chunk of microBatchRows rows. */
+  private async readLogprobs(params: ParamMap, rows: number[][], lora: LoraMap | undefined): Promise<number[][]> {
     const result: number[][] = [];
     for (let start = 0; start < rows.length; start += this.config.microBatchRows) {
       const chunk = rows.slice(start, start + this.config.microBatchRows);
       const T = Math.max(...chunk.map((r) => r.length));
       const out = tf.tidy(() => {
         const { inputIds, attentionMask } = packTokenRows(chunk, { length: T }); // [B, T]
-        return computeTokenLogprobs(params, this.model.config, inputIds, attentionMask, { lora: this.model.lora }).logprobs; // [B, T−1]
+        return computeTokenLogprobs(params, this.model.config, inputIds, attentionMask, { lora }).logprobs; // [B, T−1]
       });
       const data = await out.data();
       out.dispose();
@@ -518,21 +541,23 @@ export class Trainer {
     if (routes.length !== groups.length) throw new Error(`recipe "${this.recipe.name}": routePrompts returned ${routes.length} routes for ${groups.length} prompts`);
     this.lastRoutes = routes;
     const { plans, lambdaA, prefixLevel } = await this.planPrompts(groups, scores, routes);
-    const oldParams = snapshotParams(this.model.params); // π_old = the pre-update weights
+    // π_old = the pre-update weights: a copy of every weight, or (LoRA) of the adapters on the frozen base.
+    const old = this.lora ? { params: this.model.params, lora: snapshotLora(this.lora) } : { params: snapshotParams(this.model.params), lora: undefined };
     try {
       for (const plan of plans) {
         if (!plan.rl) continue;
-        if (plan.route.rl === 'h') plan.rl.oldLogprobs = await this.readLogprobs(oldParams, plan.rl.ids);
-        if (c.klCoef > 0) plan.rl.refLogprobs = await this.readLogprobs(this.refParams, plan.rl.ids);
+        if (plan.route.rl === 'h') plan.rl.oldLogprobs = await this.readLogprobs(old.params, plan.rl.ids, old.lora);
+        if (c.klCoef > 0) plan.rl.refLogprobs = await this.readLogprobs(this.refParams, plan.rl.ids, undefined);
         const promptOnlyRows = plan.rl.promptOnlyRows;
         if (c.klCoef > 0 && promptOnlyRows) {
           // kl_prompt_only: π_ref under x as well, read on the rollouts as they were sampled.
-          const refX = await this.readLogprobs(this.refParams, promptOnlyRows.map((r) => r.ids));
+          const refX = await this.readLogprobs(this.refParams, promptOnlyRows.map((r) => r.ids), undefined);
           plan.rl.promptOnlyRefLogprobs = plan.rl.mask.map((row, k) => row.map((_, j) => refX[k][j + promptOnlyRows[k].offset] ?? 0));
         }
       }
     } finally {
-      disposeSnapshot(oldParams);
+      if (old.lora) disposeLora(old.lora);
+      else disposeSnapshot(old.params);
     }
 
     const traceLogprobGap = computeTraceLogprobGap(plans);
@@ -552,7 +577,7 @@ export class Trainer {
       if (live.length === 0) continue;
       const micro = splitMicroBatches(plans, live, c.microBatchRows);
       const result = await trainStep({
-        params: this.model.params,
+        params: this.trainable,
         lossFn: (j) => {
           const mb = micro[j];
           const t = buildMicroBatchLoss(this.model, plans[mb.prompt], mb, lossOptions);
@@ -718,16 +743,32 @@ export class Trainer {
     return metrics;
   }
 
-  /** Everything needed to continue bit for bit (weights, π_ref, AdamW, step, data cursor, rng). */
+  /**
+   * Everything needed to continue bit for bit (weights, π_ref, AdamW, step, data cursor, rng).
+   * LoRA: `weights` are the merged policy, `referenceWeights` the frozen base (= π_ref) and
+   * `adapterWeights` the adapters (what AdamW's state is keyed by).
+   */
   async exportState(): Promise<TrainerState> {
+    let weights: NamedArray[];
+    if (this.lora) {
+      const merged = mergeLora(this.model.params, this.lora);
+      try {
+        weights = await exportTensors(merged);
+      } finally {
+        disposeSnapshot(merged);
+      }
+    } else {
+      weights = await exportTensors(this.model.params);
+    }
     return {
       version: 1,
       step: this.stepIndex,
       dataCursor: this.dataCursor,
       rngStates: { root: this.root.state() },
-      weights: await exportTensors(this.model.params),
+      weights,
       optimizer: await this.optimizer.exportState(),
       referenceWeights: await exportTensors(this.refParams),
+      ...(this.lora ? { adapterWeights: await exportTensors(this.trainable) } : {}),
       config: this.config,
       recipe: this.recipe.name,
     };
@@ -741,19 +782,40 @@ export class Trainer {
       if (!Number.isInteger(state[field]) || state[field] < 0) throw new Error(`Trainer.importState: ${field} must be an integer ≥ 0, got ${state[field]}`);
     }
     if (!state.rngStates?.root) throw new Error('Trainer.importState: rngStates.root is missing');
+    if (this.lora && (!state.adapterWeights || !state.referenceWeights)) {
+      throw new Error('Trainer.importState: this run trains LoRA adapters (config.model.lora) but the state has no adapterWeights and referenceWeights (base); it is not a LoRA checkpoint');
+    }
+    if (!this.lora && state.adapterWeights) {
+      throw new Error('Trainer.importState: the state holds LoRA adapterWeights but this run has no config.model.lora');
+    }
     const root = rngFromState(state.rngStates.root);
-    assignNamedArrays(this.model.params, state.weights);
+    if (this.lora) {
+      // The base (= π_ref) and the adapters; the merged `weights` are for loading elsewhere.
+      assignNamedArrays(this.model.params, state.referenceWeights!);
+      assignNamedArrays(this.trainable, state.adapterWeights!);
+    } else {
+      assignNamedArrays(this.model.params, state.weights);
+      if (state.referenceWeights) assignNamedArrays(this.refParams, state.referenceWeights);
+    }
     this.optimizer.importState(state.optimizer);
-    if (state.referenceWeights) assignNamedArrays(this.refParams, state.referenceWeights);
     this.root = root;
     this.stepIndex = state.step;
     this.dataCursor = state.dataCursor;
   }
 
-  /** Frees π_ref and the optimiser state (the model belongs to the caller). */
+  /**
+   * Frees π_ref and the optimiser state (the model belongs to the caller); a LoRA run also
+   * takes its adapters off the model and unfreezes the base.
+   */
   dispose(): void {
     if (this.isDisposed) return;
-    disposeSnapshot(this.refParams);
+    if (this.lora) {
+      if (this.model.lora === this.lora) this.model.lora = undefined;
+      disposeLora(this.lora);
+      setParamsTrainable(this.model.params, true);
+    } else {
+      disposeSnapshot(this.refParams);
+    }
     this.optimizer.dispose();
     this.isDisposed = true;
   }

@@ -240,8 +240,10 @@ export interface TrainerState {
   weights: NamedArray[];
   /** AdamW moments + step counters (AdamW.exportState). */
   optimizer: NamedArray[];
-  /** π_ref weights when they differ from a fresh load (always saved: KL reference). */
+  /** π_ref weights when they differ from a fresh load (always saved: KL reference); for LoRA, the frozen base. */
   referenceWeights?: NamedArray[];
+  /** LoRA runs (config.model.lora) only: the adapters' A and B, PEFT-style names (`….q_proj.lora_A.weight`). */
+  adapterWeights?: NamedArray[];
   config: TrainConfig;
   recipe: string;
 }

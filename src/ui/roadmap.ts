@@ -22,5 +22,4 @@ export const PLANNED_PANELS: readonly PlannedPanel[] = [
     what: "the shipped warm start has never seen ToolSearcher's search environment, so toolsearcher, search_r1, gspo and gdpo runs from it select no tools (F1 0); a 25-minute CPU fine-tune on search episodes learnt their shape but not to copy the request into its queries, and a GPU run of npm run pretrain -- --search-tasks N is still to do",
     issue: 7,
   },
-  { name: 'LoRA training runs', what: 'LoRA adapters exist in the model (with merge) but the trainer refuses config.model.lora', issue: 5 },
 ];

@@ -8,6 +8,7 @@ export {
   createLora,
   mergeLora,
   disposeLora,
+  snapshotLora,
   setParamsTrainable,
   nameLoraWeights,
   LORA_TARGETS,

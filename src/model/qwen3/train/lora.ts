@@ -155,3 +155,16 @@ export function disposeLora(lora: LoraMap): void {
     B.dispose();
   }
 }
+
+/**
+ * Frozen copies of every adapter (non-trainable Variables sharing storage until the live ones
+ * change, as snapshotParams): π_old for a LoRA run is the base with these. Free with disposeLora.
+ */
+export function snapshotLora(lora: LoraMap): LoraMap {
+  const copy: LoraMap = new Map();
+  for (const [name, { A, B, scale }] of lora) {
+    if (A.isDisposed || B.isDisposed) throw new Error(`snapshotLora: the adapter of "${name}" is disposed`);
+    copy.set(name, { A: tf.variable(A, false), B: tf.variable(B, false), scale });
+  }
+  return copy;
+}

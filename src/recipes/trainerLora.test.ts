@@ -1,0 +1,236 @@
+/**
+ * LoRA training runs (config.model.lora) on the tiny setup (testKit), wasm backend:
+ *   - only the adapters move: the base weights after two steps equal a fresh model's bit for
+ *     bit, the optimiser holds exactly the adapters' A and B, and exportState's merged
+ *     weights equal W + (α/r)·B·A recomputed here in plain JavaScript;
+ *   - π_ref is the base without adapters and π_old the base with them: kl_prompt_only of
+ *     step 2 equals an independent k3 reading with a plain model holding the merged weights
+ *     after step 1 (π_old) and a fresh base model (π_ref);
+ *   - resume through the checkpoint files (model.safetensors merged, reference.safetensors the
+ *     base, adapter_model.safetensors + adapter_config.json as PEFT writes them) continues bit
+ *     for bit; a folder missing its adapters, or with a wrong adapter shape, is refused by name;
+ *   - every tool-use recipe runs a LoRA step with finite metrics and leaves the base as it was;
+ *   - dispose takes the adapters off the model and unfreezes it; no tensor leaks over a step.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as tf from '../model/qwen3/tf';
+import { selectBackend } from '../model/backend';
+import { getNodeWasmPaths } from '../model/qwen3/node';
+import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot';
+import type { NamedArray } from '../model/qwen3/train/types';
+import { useCpuBackend } from '../model/qwen3/train/testBackend';
+import { parseSafetensors } from '../model/weights/safetensors';
+import { ADAPTER_CONFIG_FILE, ADAPTER_FILE, REFERENCE_FILE, buildCheckpointFiles, readCheckpointState } from './checkpoint';
+import { resolveConfig, type TrainConfigInput } from './config';
+import { createTinySetup, meanPolicyTokenK3, readerOfFiles, type TinySetup } from './testKit';
+import { listRecipes } from './registry';
+import { Trainer, createToolUsePrompts } from './trainer';
+import { isMachineMetric, type StepMetrics } from './types';
+import './index';
+
+let setup: TinySetup;
+
+beforeAll(async () => {
+  await useCpuBackend();
+  await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
+  setup = await createTinySetup();
+}, 60_000);
+afterAll(async () => {
+  await tf.setBackend('cpu');
+});
+
+/** rank 2, α 4 (scale 2) on q and v: the tiny model's q_proj is [32, 32], v_proj [16, 32]. */
+const LORA: TrainConfigInput = {
+  recipe: 'pact',
+  batchPrompts: 1,
+  miniBatchPrompts: 1,
+  rolloutsPerPrompt: 2,
+  maxTurns: 1,
+  maxPromptTokens: 1024,
+  maxResponseTokens: 8,
+  steps: 4,
+  lr: 1e-2,
+  klCoef: 0.1,
+  pact: { anchorProb: 0 }, // L^h + SFT every step: the adapters move whatever the rewards
+  model: { lora: { rank: 2, alpha: 4, targets: ['q', 'v'] } },
+};
+
+function createTrainer(input: TrainConfigInput, modelSeed = 7): Trainer {
+  return new Trainer({
+    config: resolveConfig(input),
+    model: setup.createModel(modelSeed),
+    tokenizer: setup.tokenizer,
+    renderChat: setup.renderChat,
+    executor: setup.executor,
+    trainPrompts: createToolUsePrompts(setup.trainTasks),
+    testPrompts: createToolUsePrompts(setup.testTasks),
+  });
+}
+
+const stripTiming = (m: StepMetrics) => Object.fromEntries(Object.entries(m).filter(([k]) => !isMachineMetric(k)));
+const sameBits = (a: NamedArray, b: NamedArray) => Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength));
+const byName = (list: readonly NamedArray[]) => new Map(list.map((t) => [t.name, t]));
+
+const asReader = readerOfFiles;
+
+describe('Trainer with LoRA (config.model.lora)', () => {
+  it('trains only the adapters; the exported policy is W + (α/r)·B·A; π_ref is the base without adapters', async () => {
+    const trainer = createTrainer({ ...LORA, lr: 0.05 }); // a step that moves the policy well above float noise
+    expect(trainer.model.lora?.size).toBe(2 * 2); // q and v of 2 layers
+    const first = await trainer.step();
+    expect(first.kl_prompt_only).toBeCloseTo(0, 6); // step 1: B = 0, so π_old = π_ref
+    const afterStep1 = await trainer.exportState();
+    const m = await trainer.step();
+    const state = await trainer.exportState();
+
+    // The base never moved, and is what the state keeps as π_ref.
+    const fresh = await exportTensors(setup.createModel(7).params);
+    const base = await exportTensors(trainer.model.params);
+    base.forEach((w, i) => expect(sameBits(w, fresh[i]), w.name).toBe(true));
+    state.referenceWeights!.forEach((w, i) => expect(sameBits(w, fresh[i]), w.name).toBe(true));
+
+    // AdamW holds exactly A and B of the 4 adapted weights: 8 tensors × (exp_avg, exp_avg_sq, step).
+    const adapterNames = state.adapterWeights!.map((t) => t.name).sort();
+    expect(adapterNames).toEqual(
+      [0, 1].flatMap((l) => ['q', 'v'].flatMap((p) => ['A', 'B'].map((ab) => `model.layers.${l}.self_attn.${p}_proj.lora_${ab}.weight`))).sort(),
+    );
+    expect(new Set(state.optimizer.map((t) => t.name.replace(/\.(exp_avg|exp_avg_sq|step)$/, '')))).toEqual(new Set(adapterNames));
+    // B started at 0 and moved.
+    const adapters = byName(state.adapterWeights!);
+    expect(Math.max(...Array.from(adapters.get('model.layers.0.self_attn.q_proj.lora_B.weight')!.data, Math.abs))).toBeGreaterThan(0);
+
+    // Merged = W + 2·B·A, recomputed for every adapted weight; the others equal the base.
+    const baseByName = byName(base);
+    for (const merged of state.weights) {
+      const W = baseByName.get(merged.name)!;
+      const stem = merged.name.slice(0, -'.weight'.length);
+      const A = adapters.get(`${stem}.lora_A.weight`);
+      const B = adapters.get(`${stem}.lora_B.weight`);
+      if (!A || !B) {
+        expect(sameBits(merged, W), merged.name).toBe(true);
+        continue;
+      }
+      const [outDim, inDim] = W.shape;
+      for (let o = 0; o < outDim; o++) {
+        for (let i = 0; i < inDim; i++) {
+          const ba = B.data[o * 2] * A.data[i] + B.data[o * 2 + 1] * A.data[inDim + i];
+          expect(merged.data[o * inDim + i]).toBeCloseTo(W.data[o * inDim + i] + 2 * ba, 5);
+        }
+      }
+    }
+
+    // kl_prompt_only of step 2, read independently: π_old = a plain model holding step 1's
+    // merged weights, π_ref = a fresh base model, both without any adapter.
+    const old = setup.createModel(11);
+    assignNamedArrays(old.params, afterStep1.weights);
+    const ref = setup.createModel(7);
+    const { mean, count } = meanPolicyTokenK3(trainer.lastGroups, old, ref);
+    expect(count).toBeGreaterThan(0);
+    expect(mean, 'the adapters moved the policy').toBeGreaterThan(1e-4);
+    expect(Math.abs(m.kl_prompt_only - mean) / mean).toBeLessThan(1e-3);
+
+    const model = trainer.model;
+    trainer.dispose();
+    expect(model.lora).toBeUndefined();
+    expect([...model.params.values()].every((v) => v.trainable)).toBe(true);
+    for (const x of [old, ref, model]) x.dispose();
+  }, 240_000);
+
+  it('resumes bit for bit through the checkpoint files (merged model, base as reference, PEFT adapter files)', async () => {
+    const straight = createTrainer(LORA);
+    const straightMetrics: StepMetrics[] = [];
+    for (let s = 0; s < 4; s++) straightMetrics.push(await straight.step());
+    const straightState = await straight.exportState();
+
+    const first = createTrainer(LORA);
+    await first.step();
+    await first.step();
+    const files = buildCheckpointFiles(await first.exportState(), setup.modelConfig, setup.tokenizer.toMapping());
+    expect(Object.keys(files)).toEqual(expect.arrayContaining([ADAPTER_FILE, ADAPTER_CONFIG_FILE, REFERENCE_FILE, 'model.safetensors']));
+    expect(JSON.parse(files[ADAPTER_CONFIG_FILE] as string)).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['q_proj', 'v_proj'] });
+    const peftNames = [...parseSafetensors(files[ADAPTER_FILE] as Uint8Array).tensors.keys()];
+    expect(peftNames).toContain('base_model.model.model.layers.1.self_attn.v_proj.lora_A.weight');
+    const state = await readCheckpointState(asReader(files));
+    const firstModel = first.model;
+    first.dispose();
+    firstModel.dispose();
+
+    // Another init: base and adapters must both come from the state (the merged weights in
+    // model.safetensors are not the base).
+    const resumed = createTrainer(LORA, 99);
+    resumed.importState(state);
+    const resumedMetrics = [await resumed.step(), await resumed.step()];
+    const resumedState = await resumed.exportState();
+    expect(resumedMetrics.map(stripTiming)).toEqual(straightMetrics.slice(2).map(stripTiming));
+    for (const field of ['weights', 'adapterWeights', 'referenceWeights', 'optimizer'] as const) {
+      const a = straightState[field]!;
+      const b = resumedState[field]!;
+      expect(b.map((t) => t.name), field).toEqual(a.map((t) => t.name));
+      a.forEach((t, i) => expect(sameBits(t, b[i]), `${field}: ${t.name}`).toBe(true));
+    }
+    for (const t of [straight, resumed]) {
+      const model = t.model;
+      t.dispose();
+      model.dispose();
+    }
+  }, 300_000);
+
+  it('refuses a LoRA checkpoint without its adapters or with a wrong adapter shape, naming the file and tensor; and a full-weight state in a LoRA run', async () => {
+    const trainer = createTrainer(LORA);
+    await trainer.step();
+    const files = buildCheckpointFiles(await trainer.exportState(), setup.modelConfig, setup.tokenizer.toMapping());
+    const { [ADAPTER_FILE]: _dropped, ...noAdapters } = files;
+    await expect(readCheckpointState(asReader(noAdapters))).rejects.toThrow(`${ADAPTER_FILE} is missing`);
+
+    // A rank-3 A in place of the rank-2 one.
+    const { tensors } = parseSafetensors(files[ADAPTER_FILE] as Uint8Array);
+    const { writeSafetensors } = await import('../model/weights/safetensors');
+    const bad = [...tensors].map(([name, t]) =>
+      name === 'base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight'
+        ? { name, shape: [3, t.shape[1]], data: new Float32Array(3 * t.shape[1]) }
+        : { name, shape: t.shape, data: t.data as Float32Array },
+    );
+    await expect(readCheckpointState(asReader({ ...files, [ADAPTER_FILE]: writeSafetensors(bad, { format: 'pt' }) }))).rejects.toThrow(
+      /adapter_model\.safetensors: tensor "model\.layers\.0\.self_attn\.q_proj\.lora_A\.weight" has shape \[3, 32\], expected \[2, 32\]/,
+    );
+
+    // A full-weight run's state cannot be imported into a LoRA run.
+    const plain = createTrainer({ ...LORA, model: {} });
+    const plainState = await plain.exportState();
+    expect(() => trainer.importState(plainState)).toThrow(/not a LoRA checkpoint/);
+    for (const t of [trainer, plain]) {
+      const model = t.model;
+      t.dispose();
+      model.dispose();
+    }
+  }, 120_000);
+
+  it('runs one step of every registered tool-use recipe with LoRA: finite metrics, and the base left as it was', async () => {
+    const fresh = await exportTensors(setup.createModel(7).params);
+    for (const name of listRecipes()) {
+      const trainer = createTrainer({ ...LORA, recipe: name, sftSteps: 1 });
+      const model = trainer.model;
+      if (trainer.recipe.env === 'tool-use') {
+        const m = await trainer.step();
+        expect(Number.isFinite(m.loss), `${name}: loss ${m.loss}`).toBe(true);
+        expect(Number.isFinite(m.grad_norm), `${name}: grad_norm ${m.grad_norm}`).toBe(true);
+        const base = await exportTensors(model.params);
+        base.forEach((w, i) => expect(sameBits(w, fresh[i]), `${name}: ${w.name}`).toBe(true));
+      }
+      trainer.dispose();
+      model.dispose();
+    }
+  }, 240_000);
+
+  it('leaks no tensors over a LoRA step and its export', async () => {
+    const trainer = createTrainer(LORA);
+    await trainer.step();
+    const before = tf.memory().numTensors;
+    await trainer.step();
+    await trainer.exportState();
+    expect(tf.memory().numTensors).toBe(before);
+    const model = trainer.model;
+    trainer.dispose();
+    model.dispose();
+  }, 120_000);
+});
