@@ -8,14 +8,14 @@
 export interface PlannedPanel {
   name: string;
   what: string;
-  issue: number;
+  /** The open issue that delivers it; absent when no issue asks for it yet. */
+  issue?: number;
 }
 
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
     name: 'Training on a loaded FTRL file',
-    what: "FTRL's prompts are 2.6k–5k tokens with Qwen3's tokenizer, over qwen3-nano's 2,048-token window, so runs train on generated tasks; a loaded FTRL file can be evaluated (Task files panel, or pact eval-ftrl --model)",
-    issue: 5,
+    what: "runs train on generated tasks (and the search recipes on the generated tool repository); an FTRL-format file can be evaluated (Task files panel, or pact eval-ftrl --model) but not trained on: its Python tools would have to run in Pyodide inside the training loop, and its prompts (2.6k–5k tokens with Qwen3's tokenizer) exceed qwen3-nano's 2,048-token window, so it needs a user's Qwen3 folder. The FTRL files in the project's shared data are test sets, for evaluation only",
   },
   {
     name: 'A warm start for the search recipes',
