@@ -4,7 +4,11 @@
  *   - training step: forward + backward of the mean next-token loss + global-norm clip +
  *     AdamW update (src/model/qwen3/train trainStep), tokens/s = batch·seq / step time;
  *   - generation with the KV cache (model.generate, greedy), new tokens/s;
- *   - generation without a cache (full recomputation of the sequence per new token).
+ *   - generation without a cache (full recomputation of the sequence per new token);
+ *   - the same training step with LoRA adapters (rank 8, α 16, on q and v; the base frozen),
+ *     side by side with the full step in the same run: tokens/s, and the bytes the step's
+ *     training state holds (tf.memory() after the steps minus before the optimiser: AdamW's
+ *     moments, plus the adapters for LoRA).
  * Writes bench/results.json and prints a table. Where a python3 with torch is found
  * (/usr/bin/python3 first), runs the same shapes in plain PyTorch
  * (scripts/reference/bench_torch.py, float32, 1 thread by default like tfjs-wasm/cpu in
@@ -44,12 +48,21 @@ export interface BenchRow {
   train_tokens_per_s: number;
   gen_cache_tokens_per_s: number;
   gen_nocache_tokens_per_s: number;
+  /** The training step with LoRA (BENCH_LORA) instead of every weight. */
+  train_lora_tokens_per_s: number;
+  /** Bytes of training state the full step keeps (AdamW moments of every weight). */
+  train_state_bytes: number;
+  /** The same for LoRA: the adapters and their AdamW moments. */
+  train_lora_state_bytes: number;
 }
+
+/** The LoRA of the benchmark's LoRA training step. */
+export const BENCH_LORA = { rank: 8, alpha: 16, targetModules: ['q', 'v'] as ('q' | 'v')[], seed: 0 };
 
 export interface TorchBench {
   torch: string;
   threads: number;
-  results: Array<Pick<BenchRow, 'name' | 'train_tokens_per_s' | 'gen_cache_tokens_per_s' | 'gen_nocache_tokens_per_s'>>;
+  results: Array<Pick<BenchRow, 'name' | (typeof BENCH_METRICS)[number]>>;
 }
 
 export interface BenchReport {
@@ -84,7 +97,7 @@ async function measureMean(iters: number, fn: () => Promise<void>): Promise<numb
 export async function runTfjsBench(cases: readonly BenchCase[], backend: string): Promise<BenchRow[]> {
   const tf = await import('../../model/qwen3/tf');
   const { Qwen3Model } = await import('../../model/qwen3/index');
-  const { AdamW, trainStep } = await import('../../model/qwen3/train/index');
+  const { AdamW, createLora, disposeLora, setParamsTrainable, trainStep } = await import('../../model/qwen3/train/index');
   const { createRng } = await import('../../core/rng');
   const rows: BenchRow[] = [];
   for (const c of cases) {
@@ -95,22 +108,33 @@ export async function runTfjsBench(cases: readonly BenchCase[], backend: string)
     const { batch: B, seq: T } = c.train;
     const ids = tf.tensor2d(randomIds(B * T), [B, T], 'int32');
     const mask = tf.ones([B, T]) as typeof ids;
-    const optimizer = new AdamW(model.params);
-    const trainSeconds = await measureMean(c.train.iters, async () => {
-      await trainStep({
-        params: model.params,
-        nMicro: 1,
-        optimizer,
-        maxGradNorm: 1,
-        lr: 1e-4,
-        lossFn: () =>
-          tf.tidy(() => {
-            const out = model.computeTokenLogprobs(ids, mask); // [B, T−1]
-            return out.logprobs.sum().neg().div(out.targetMask.sum()) as Scalar;
-          }),
+    const lossFn = () =>
+      tf.tidy(() => {
+        const out = model.computeTokenLogprobs(ids, mask); // [B, T−1]
+        return out.logprobs.sum().neg().div(out.targetMask.sum()) as Scalar;
       });
-    });
-    optimizer.dispose();
+    /** Mean step seconds and the bytes the steps left allocated (the training state). */
+    const measureTraining = async (params: typeof model.params) => {
+      const before = tf.memory().numBytes;
+      const optimizer = new AdamW(params);
+      const seconds = await measureMean(c.train.iters, async () => {
+        await trainStep({ params, nMicro: 1, optimizer, maxGradNorm: 1, lr: 1e-4, lossFn });
+      });
+      const bytes = tf.memory().numBytes - before;
+      optimizer.dispose();
+      return { seconds, bytes };
+    };
+    const full = await measureTraining(model.params);
+    // LoRA: adapters on the frozen base; only A and B are differentiated and optimised.
+    const adapterBytesBefore = tf.memory().numBytes;
+    const { lora, trainable } = createLora(model.params, BENCH_LORA);
+    const adapterBytes = tf.memory().numBytes - adapterBytesBefore;
+    model.lora = lora;
+    setParamsTrainable(model.params, false);
+    const withLora = await measureTraining(trainable);
+    model.lora = undefined;
+    setParamsTrainable(model.params, true);
+    disposeLora(lora);
     tf.dispose([ids, mask]);
 
     const g = c.gen;
@@ -136,9 +160,12 @@ export async function runTfjsBench(cases: readonly BenchCase[], backend: string)
       name: c.name,
       backend,
       params: model.countParams(),
-      train_tokens_per_s: (B * T) / trainSeconds,
+      train_tokens_per_s: (B * T) / full.seconds,
       gen_cache_tokens_per_s: (g.batch * g.new) / cacheSeconds,
       gen_nocache_tokens_per_s: (g.batch * g.new) / noCacheSeconds,
+      train_lora_tokens_per_s: (B * T) / withLora.seconds,
+      train_state_bytes: full.bytes,
+      train_lora_state_bytes: adapterBytes + withLora.bytes,
     });
     model.dispose();
   }
@@ -185,6 +212,14 @@ export function formatBenchTable(report: BenchReport): string[] {
   const out = lines.map((l) => l.map((x, i) => x.padEnd(widths[i])).join('  ').trimEnd());
   out.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
   out.push(report.torch ? `(x) = ours / PyTorch ${report.torch.torch} on the same machine, same shapes` : `PyTorch not run: ${report.torchSkipped}`);
+  out.push('', `LoRA (rank ${BENCH_LORA.rank}, α ${BENCH_LORA.alpha}, ${BENCH_LORA.targetModules.join(' and ')}) against every weight, side by side in this run:`);
+  for (const row of report.rows) {
+    const mib = (b: number) => `${(b / (1 << 20)).toFixed(2)} MiB`;
+    out.push(
+      `  ${row.name} ${row.backend}: train ${row.train_lora_tokens_per_s.toFixed(1)} tok/s (${(row.train_lora_tokens_per_s / row.train_tokens_per_s).toFixed(2)}x the full step); ` +
+        `training state ${mib(row.train_lora_state_bytes)} against ${mib(row.train_state_bytes)} (${(row.train_lora_state_bytes / row.train_state_bytes).toFixed(3)}x)`,
+    );
+  }
   return out;
 }
 

@@ -101,7 +101,7 @@ export function createLora(params: ReadonlyMap<string, tf.Tensor>, config: LoraC
     const bound = 1 / Math.sqrt(inDim); // kaiming_uniform(a=√5) bound: gain √(1/3) · √(3 / in)
     // Seeded by (seed, weight name): an adapter's init does not depend on which other targets exist.
     const A = tf.tidy(() => tf.variable(tf.randomUniform([rank, inDim], -bound, bound, 'float32', `${seed}/${name}`)));
-    const B = tf.variable(tf.zeros([outDim, rank]));
+    const B = tf.tidy(() => tf.variable(tf.zeros([outDim, rank]))); // tidy: the zeros tensor itself is not kept
     lora.set(name, { A, B, scale });
     const names = nameLoraWeights(name);
     trainable.set(names.a, A);
