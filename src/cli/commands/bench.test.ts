@@ -25,7 +25,7 @@ describe('pact bench', () => {
     // embed 32·16 = 512, lm_head (untied) 512, final norm 16; the layer: 2 norms 2·16, q 16·16 = 256,
     // k, v 2·(8·16) = 256, o 256, q_norm + k_norm 2·8, mlp 3·(32·16) = 1536 → 2352. Total 3392.
     expect(rows[0].params).toBe(3392);
-    for (const m of [...BENCH_METRICS, 'train_lora_tokens_per_s'] as const) expect(Number.isFinite(rows[0][m]) && rows[0][m] > 0, m).toBe(true);
+    for (const m of [...BENCH_METRICS, 'logprob_tokens_per_s', 'train_lora_tokens_per_s'] as const) expect(Number.isFinite(rows[0][m]) && rows[0][m] > 0, m).toBe(true);
     // Training state, float32: AdamW's two moments of every weight, 2 · 3392 · 4 = 27136 bytes.
     // LoRA rank 8 on q [16, 16] and v [8, 16]: A_q 8·16 + B_q 16·8 + A_v 8·16 + B_v 8·8 = 448
     // values, held with their two moments: 3 · 448 · 4 = 5376 bytes.
@@ -45,6 +45,7 @@ describe('pact bench', () => {
           train_tokens_per_s: 100,
           gen_cache_tokens_per_s: 30,
           gen_nocache_tokens_per_s: 5,
+          logprob_tokens_per_s: 400,
           train_lora_tokens_per_s: 150,
           train_state_bytes: 1 << 20,
           train_lora_state_bytes: 1 << 18,
@@ -58,6 +59,8 @@ describe('pact bench', () => {
     expect(lines[3]).toMatch(/^tiny\s+torch 1t\s+50\.0\s+60\.0\s+5\.0$/);
     expect(lines).toContain('(x) = ours / PyTorch 1.13 on the same machine, same shapes');
     expect(formatBenchTable({ ...report, torch: undefined, torchSkipped: 'no torch' })).toContain('PyTorch not run: no torch');
+    // a read at 400 tok/s against a step at 100: 100/400 = 0.25 of a step's time
+    expect(lines).toContain("  tiny wasm: 400.0 tok/s, 0.25x a training step's time");
     // 150/100 = 1.50; 0.25 MiB of 1 MiB = 0.250
     expect(lines.at(-1)).toBe('  tiny wasm: train 150.0 tok/s (1.50x the full step); training state 0.25 MiB against 1.00 MiB (0.250x)');
   });

@@ -5,6 +5,8 @@
  *     AdamW update (src/model/qwen3/train trainStep), tokens/s = batch·seq / step time;
  *   - generation with the KV cache (model.generate, greedy), new tokens/s;
  *   - generation without a cache (full recomputation of the sequence per new token);
+ *   - a no-gradient log-prob read of the same batch (π_old, π_ref, kl_prompt_only's read), and
+ *     its time as a fraction of the training step's;
  *   - the same training step with LoRA adapters (rank 8, α 16, on q and v; the base frozen),
  *     side by side with the full step in the same run: tokens/s, and the bytes the step's
  *     training state holds (tf.memory() after the steps minus before the optimiser: AdamW's
@@ -48,6 +50,11 @@ export interface BenchRow {
   train_tokens_per_s: number;
   gen_cache_tokens_per_s: number;
   gen_nocache_tokens_per_s: number;
+  /**
+   * A no-gradient log-prob read of the same batch (what the trainer does for π_old(c^h), π_ref
+   * and the kl_prompt_only read of π_ref under x, Trainer.readLogprobs): tokens/s.
+   */
+  logprob_tokens_per_s: number;
   /** The training step with LoRA (BENCH_LORA) instead of every weight. */
   train_lora_tokens_per_s: number;
   /** Bytes of training state the full step keeps (AdamW moments of every weight). */
@@ -125,6 +132,11 @@ export async function runTfjsBench(cases: readonly BenchCase[], backend: string)
       return { seconds, bytes };
     };
     const full = await measureTraining(model.params);
+    const readSeconds = await measureMean(c.train.iters, async () => {
+      const logprobs = tf.tidy(() => model.computeTokenLogprobs(ids, mask).logprobs);
+      await logprobs.data(); // read back, as Trainer.readLogprobs does
+      logprobs.dispose();
+    });
     // LoRA: adapters on the frozen base; only A and B are differentiated and optimised.
     const adapterBytesBefore = tf.memory().numBytes;
     const { lora, trainable } = createLora(model.params, BENCH_LORA);
@@ -163,6 +175,7 @@ export async function runTfjsBench(cases: readonly BenchCase[], backend: string)
       train_tokens_per_s: (B * T) / full.seconds,
       gen_cache_tokens_per_s: (g.batch * g.new) / cacheSeconds,
       gen_nocache_tokens_per_s: (g.batch * g.new) / noCacheSeconds,
+      logprob_tokens_per_s: (B * T) / readSeconds,
       train_lora_tokens_per_s: (B * T) / withLora.seconds,
       train_state_bytes: full.bytes,
       train_lora_state_bytes: adapterBytes + withLora.bytes,
@@ -212,6 +225,10 @@ export function formatBenchTable(report: BenchReport): string[] {
   const out = lines.map((l) => l.map((x, i) => x.padEnd(widths[i])).join('  ').trimEnd());
   out.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
   out.push(report.torch ? `(x) = ours / PyTorch ${report.torch.torch} on the same machine, same shapes` : `PyTorch not run: ${report.torchSkipped}`);
+  out.push('', 'A no-gradient log-prob read (π_old, π_ref, the kl_prompt_only read) against the training step, same batch:');
+  for (const row of report.rows) {
+    out.push(`  ${row.name} ${row.backend}: ${row.logprob_tokens_per_s.toFixed(1)} tok/s, ${(row.train_tokens_per_s / row.logprob_tokens_per_s).toFixed(2)}x a training step's time`);
+  }
   out.push('', `LoRA (rank ${BENCH_LORA.rank}, α ${BENCH_LORA.alpha}, ${BENCH_LORA.targetModules.join(' and ')}) against every weight, side by side in this run:`);
   for (const row of report.rows) {
     const mib = (b: number) => `${(b / (1 << 20)).toFixed(2)} MiB`;
