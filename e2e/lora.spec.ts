@@ -3,7 +3,8 @@
  * adapters in the worker on wasm (one tiny step from the shipped warm start), and its
  * checkpoint leaves the page as a .tar holding the adapters as PEFT writes them
  * (adapter_model.safetensors + adapter_config.json), the frozen base as
- * reference.safetensors and the merged policy as model.safetensors.
+ * reference.safetensors and the merged policy as model.safetensors; the .tar imports back as
+ * a new run.
  *
  * Checked against independent readings: the base in the .tar equals the shipped warm
  * start's weights bit for bit (the base did not move in the worker), and the merged
@@ -72,4 +73,11 @@ test('a LoRA run trains adapters in the worker and exports them with the frozen 
     }
   }
   expect(moved, 'the adapters moved in one step').toBeGreaterThan(0);
+
+  // The .tar comes back in as a new run (readCheckpointFolder reads the adapter files).
+  const tarName = download.suggestedFilename();
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), panel.getByTestId('import-checkpoint').click()]);
+  await chooser.setFiles([{ name: tarName, mimeType: 'application/x-tar', buffer: readFileSync((await download.path())!) }]);
+  await expect(panel.getByTestId('ckpt-import-message')).toContainText(`Imported ${tarName} as run`, { timeout: 60_000 });
+  await expect(panel.getByTestId('runs-table').locator('tbody tr')).toHaveCount(2);
 });
