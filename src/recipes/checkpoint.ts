@@ -23,6 +23,7 @@
  */
 import type { PrunedVocabMapping } from '../model/tokenizer/prunedVocab';
 import type { Qwen3Config } from '../model/qwen3/config';
+import { LORA_TARGET_SUFFIX, type LoraTarget } from '../model/qwen3/train/loraNames';
 import { parseSafetensors, writeSafetensors } from '../model/weights/safetensors';
 import { loadQwen3Folder, saveQwen3Folder, type FolderReader } from '../model/weights/qwen3Folder';
 import type { NamedArray } from '../model/qwen3/train/types';
@@ -36,8 +37,8 @@ export const ADAPTER_FILE = 'adapter_model.safetensors';
 export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
 /** PEFT's prefix of adapter tensor names in adapter_model.safetensors. */
 const PEFT_PREFIX = 'base_model.model.';
-/** config.model.lora's target letters → the module names PEFT's target_modules lists. */
-const PEFT_MODULE: Readonly<Record<string, string>> = { q: 'q_proj', k: 'k_proj', v: 'v_proj', o: 'o_proj', gate: 'gate_proj', up: 'up_proj', down: 'down_proj' };
+/** PEFT's target_modules name of a config.model.lora target: the adapted weight's module (`q_proj`). */
+const peftModuleOf = (target: LoraTarget) => LORA_TARGET_SUFFIX[target].split('.').at(-2)!;
 
 /** The files of one checkpoint folder (name → text or bytes). */
 export function buildCheckpointFiles(state: TrainerState, modelConfig: Qwen3Config, mapping?: PrunedVocabMapping): Record<string, string | Uint8Array> {
@@ -60,7 +61,7 @@ export function buildCheckpointFiles(state: TrainerState, modelConfig: Qwen3Conf
       lora_alpha: lora.alpha,
       lora_dropout: 0,
       bias: 'none',
-      target_modules: lora.targets.map((t) => PEFT_MODULE[t]),
+      target_modules: lora.targets.map(peftModuleOf),
       base_model_name_or_path: state.config.model.init,
       inference_mode: true,
     };

@@ -25,6 +25,7 @@
  */
 import { z } from 'zod';
 import type { FormatLimits } from '../envs/toolRepo/toolDoc';
+import { LORA_TARGETS, type LoraTarget } from '../model/qwen3/train/loraNames';
 
 export const REASONING_SCHEDULES = ['segment', 'fixed', 'token', 'none'] as const;
 export const TOOL_CALL_SCHEDULES = ['scale', 'fixed', 'token', 'none'] as const;
@@ -115,7 +116,7 @@ export const trainConfigSchema = z
         /** `scratch` init: generated train tasks (+ expert traces) whose text builds the pruned vocabulary. */
         vocabTasks: z.number().int().min(1).default(400),
         lora: z
-          .object({ rank: z.number().int().min(1), alpha: z.number().positive(), targets: z.array(z.enum(['q', 'k', 'v', 'o', 'gate', 'up', 'down'])).min(1) })
+          .object({ rank: z.number().int().min(1), alpha: z.number().positive(), targets: z.array(z.enum(LORA_TARGETS as readonly LoraTarget[] as [LoraTarget, ...LoraTarget[]])).min(1) })
           .optional(),
       })
       .default({ preset: 'qwen3-nano', init: 'warm-start', vocabTasks: 400 }),

@@ -37,8 +37,9 @@
  * trained policy, loadable as any Qwen3 folder), `referenceWeights` the base and
  * `adapterWeights` A and B, so a resume restores base and adapters exactly.
  *
- * Simplifications: one learning rate per training step (warm-up/cosine count training steps); metrics are read back once per
- * step; the KL to π_ref is taken in the same context as the ratio (x or c^h).
+ * Simplifications: one learning rate per training step (warm-up/cosine count training
+ * steps); metrics are read back once per step; the KL to π_ref is taken in the same context
+ * as the ratio (x or c^h).
  */
 import * as tf from '../model/qwen3/tf';
 import { POLICY_KINDS, type TokenTag } from '../core/types';

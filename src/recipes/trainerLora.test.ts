@@ -67,6 +67,15 @@ function createTrainer(input: TrainConfigInput, modelSeed = 7): Trainer {
   });
 }
 
+/** Disposes each trainer (which takes its adapters off the model), then its model. */
+function release(...trainers: Trainer[]): void {
+  for (const t of trainers) {
+    const model = t.model;
+    t.dispose();
+    model.dispose();
+  }
+}
+
 const stripTiming = (m: StepMetrics) => Object.fromEntries(Object.entries(m).filter(([k]) => !isMachineMetric(k)));
 const sameBits = (a: NamedArray, b: NamedArray) => Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength));
 const byName = (list: readonly NamedArray[]) => new Map(list.map((t) => [t.name, t]));
@@ -84,7 +93,8 @@ describe('Trainer with LoRA (config.model.lora)', () => {
     const state = await trainer.exportState();
 
     // The base never moved, and is what the state keeps as π_ref.
-    const fresh = await exportTensors(setup.createModel(7).params);
+    const ref = setup.createModel(7); // a fresh base of the same seed: what π_ref must be
+    const fresh = await exportTensors(ref.params);
     const base = await exportTensors(trainer.model.params);
     base.forEach((w, i) => expect(sameBits(w, fresh[i]), w.name).toBe(true));
     state.referenceWeights!.forEach((w, i) => expect(sameBits(w, fresh[i]), w.name).toBe(true));
@@ -123,7 +133,6 @@ describe('Trainer with LoRA (config.model.lora)', () => {
     // merged weights, π_ref = a fresh base model, both without any adapter.
     const old = setup.createModel(11);
     assignNamedArrays(old.params, afterStep1.weights);
-    const ref = setup.createModel(7);
     const { mean, count } = meanPolicyTokenK3(trainer.lastGroups, old, ref);
     expect(count).toBeGreaterThan(0);
     expect(mean, 'the adapters moved the policy').toBeGreaterThan(1e-4);
@@ -151,9 +160,7 @@ describe('Trainer with LoRA (config.model.lora)', () => {
     const peftNames = [...parseSafetensors(files[ADAPTER_FILE] as Uint8Array).tensors.keys()];
     expect(peftNames).toContain('base_model.model.model.layers.1.self_attn.v_proj.lora_A.weight');
     const state = await readCheckpointState(asReader(files));
-    const firstModel = first.model;
-    first.dispose();
-    firstModel.dispose();
+    release(first);
 
     // Another init: base and adapters must both come from the state (the merged weights in
     // model.safetensors are not the base).
@@ -168,11 +175,7 @@ describe('Trainer with LoRA (config.model.lora)', () => {
       expect(b.map((t) => t.name), field).toEqual(a.map((t) => t.name));
       a.forEach((t, i) => expect(sameBits(t, b[i]), `${field}: ${t.name}`).toBe(true));
     }
-    for (const t of [straight, resumed]) {
-      const model = t.model;
-      t.dispose();
-      model.dispose();
-    }
+    release(straight, resumed);
   }, 300_000);
 
   it('refuses a LoRA checkpoint without its adapters or with a wrong adapter shape, naming the file and tensor; and a full-weight state in a LoRA run', async () => {
@@ -198,27 +201,23 @@ describe('Trainer with LoRA (config.model.lora)', () => {
     const plain = createTrainer({ ...LORA, model: {} });
     const plainState = await plain.exportState();
     expect(() => trainer.importState(plainState)).toThrow(/not a LoRA checkpoint/);
-    for (const t of [trainer, plain]) {
-      const model = t.model;
-      t.dispose();
-      model.dispose();
-    }
+    release(trainer, plain);
   }, 120_000);
 
   it('runs one step of every registered tool-use recipe with LoRA: finite metrics, and the base left as it was', async () => {
-    const fresh = await exportTensors(setup.createModel(7).params);
+    const freshModel = setup.createModel(7);
+    const fresh = await exportTensors(freshModel.params);
+    freshModel.dispose();
     for (const name of listRecipes()) {
       const trainer = createTrainer({ ...LORA, recipe: name, sftSteps: 1 });
-      const model = trainer.model;
       if (trainer.recipe.env === 'tool-use') {
         const m = await trainer.step();
         expect(Number.isFinite(m.loss), `${name}: loss ${m.loss}`).toBe(true);
         expect(Number.isFinite(m.grad_norm), `${name}: grad_norm ${m.grad_norm}`).toBe(true);
-        const base = await exportTensors(model.params);
+        const base = await exportTensors(trainer.model.params);
         base.forEach((w, i) => expect(sameBits(w, fresh[i]), `${name}: ${w.name}`).toBe(true));
       }
-      trainer.dispose();
-      model.dispose();
+      release(trainer);
     }
   }, 240_000);
 
@@ -229,8 +228,6 @@ describe('Trainer with LoRA (config.model.lora)', () => {
     await trainer.step();
     await trainer.exportState();
     expect(tf.memory().numTensors).toBe(before);
-    const model = trainer.model;
-    trainer.dispose();
-    model.dispose();
+    release(trainer);
   }, 120_000);
 });

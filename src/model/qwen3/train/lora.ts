@@ -19,22 +19,10 @@
  * weight's name), not the project's RNG.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { LORA_TARGETS, LORA_TARGET_SUFFIX, nameLoraWeights, type LoraTarget } from './loraNames';
 import type { LoraMap, ParamMap } from './types';
 
-export type LoraTarget = 'q' | 'k' | 'v' | 'o' | 'gate' | 'up' | 'down';
-
-/** The Hugging Face weight-name suffix each target module adapts. */
-export const LORA_TARGET_SUFFIX: Readonly<Record<LoraTarget, string>> = {
-  q: 'self_attn.q_proj.weight',
-  k: 'self_attn.k_proj.weight',
-  v: 'self_attn.v_proj.weight',
-  o: 'self_attn.o_proj.weight',
-  gate: 'mlp.gate_proj.weight',
-  up: 'mlp.up_proj.weight',
-  down: 'mlp.down_proj.weight',
-};
-
-export const LORA_TARGETS: readonly LoraTarget[] = Object.keys(LORA_TARGET_SUFFIX) as LoraTarget[];
+export { LORA_TARGETS, LORA_TARGET_SUFFIX, nameLoraWeights, type LoraTarget } from './loraNames';
 
 export interface LoraConfig {
   /** Adapter rank r (≥ 1, at most min(in, out) of every adapted weight). */
@@ -52,12 +40,6 @@ export interface CreatedLora {
   lora: LoraMap;
   /** The Variables to optimise (A and B of every adapter), by PEFT-style name. */
   trainable: ParamMap;
-}
-
-/** PEFT-style names of the A and B matrices adapting `weightName` (`….q_proj.weight`). */
-export function nameLoraWeights(weightName: string): { a: string; b: string } {
-  const base = weightName.endsWith('.weight') ? weightName.slice(0, -'.weight'.length) : weightName;
-  return { a: `${base}.lora_A.weight`, b: `${base}.lora_B.weight` };
 }
 
 /** Creates LoRA adapters for every weight of `params` whose name matches a target module. */
