@@ -15,7 +15,13 @@ import { Qwen3Model, type Qwen3Config } from '../model/qwen3';
 import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
 import { PrunedTokenizer, selectKeptIds } from '../model/tokenizer/prunedVocab';
 import { attachTeacherTraces, bindRenderChat, buildPolicyCorpus } from './policyVocab';
-import type { RolloutGroup } from './types';
+import { afterAll, beforeAll } from 'vitest';
+import { selectBackend } from '../model/backend';
+import { getNodeWasmPaths } from '../model/qwen3/node';
+import { useCpuBackend } from '../model/qwen3/train/testBackend';
+import { resolveConfig, type TrainConfigInput } from './config';
+import { Trainer, createToolUsePrompts } from './trainer';
+import { isMachineMetric, type PolicySampler, type RolloutGroup, type StepMetrics } from './types';
 
 export interface TinySetup {
   tokenizer: PrunedTokenizer;
@@ -108,4 +114,44 @@ export function readerOfFiles(files: Record<string, string | Uint8Array>) {
       return typeof f === 'string' ? new TextEncoder().encode(f) : f;
     },
   };
+}
+
+/**
+ * Registers the hooks of a trainer test file: wasm (single-threaded here, deterministic, ~10×
+ * faster than cpu for the tiny model) before the file, the tiny setup built once, cpu again
+ * after. Returns the getter of the setup (valid inside tests).
+ */
+export function useWasmTinySetup(): () => TinySetup {
+  let setup: TinySetup | undefined;
+  beforeAll(async () => {
+    await useCpuBackend();
+    await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
+    setup = await createTinySetup();
+  }, 60_000);
+  afterAll(async () => {
+    await tf.setBackend('cpu');
+  });
+  return () => {
+    if (!setup) throw new Error('useWasmTinySetup: the setup is built in beforeAll; read it inside a test');
+    return setup;
+  };
+}
+
+/** A Trainer over the tiny setup's tasks and a fresh model of `modelSeed` (default 7). */
+export function createTinyTrainer(setup: TinySetup, input: TrainConfigInput, opts: { modelSeed?: number; wrapPolicy?: (p: PolicySampler) => PolicySampler } = {}): Trainer {
+  return new Trainer({
+    config: resolveConfig(input),
+    model: setup.createModel(opts.modelSeed ?? 7),
+    tokenizer: setup.tokenizer,
+    renderChat: setup.renderChat,
+    executor: setup.executor,
+    trainPrompts: createToolUsePrompts(setup.trainTasks),
+    testPrompts: createToolUsePrompts(setup.testTasks),
+    wrapPolicy: opts.wrapPolicy,
+  });
+}
+
+/** Step metrics without the wall-clock and memory ones (what bit-for-bit comparisons compare). */
+export function stripTiming(m: StepMetrics): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(m).filter(([k]) => !isMachineMetric(k)));
 }

@@ -15,33 +15,25 @@
  *   - one update moves log-probs the way the advantages (and the SFT mask) say, on both ratio routes;
  *   - every registered recipe runs a step with finite loss.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '../model/qwen3/tf';
-import { selectBackend } from '../model/backend';
-import { getNodeWasmPaths } from '../model/qwen3/node';
 import { AdamW, accumulateGradients, trainStep } from '../model/qwen3/train';
 import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot';
-import { useCpuBackend } from '../model/qwen3/train/testBackend';
 import { buildCheckpointFiles, readCheckpointState } from './checkpoint';
 import { buildPrivilegedContext, buildTraceConditionedRow, encodeTrace } from './privilegedContext';
 import { resolveConfig, type TrainConfigInput } from './config';
 import { listRecipes } from './registry';
-import { createTinySetup, meanPolicyTokenK3, readRowLogprobs, readerOfFiles, type TinySetup } from './testKit';
+import { createTinyTrainer, meanPolicyTokenK3, readRowLogprobs, readerOfFiles, stripTiming, useWasmTinySetup, type TinySetup } from './testKit';
 import { Trainer, buildMicroBatchLoss, computePromptOnlyKl, computeTraceLogprobGap, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
-import { isMachineMetric, type PolicySampler, type StepMetrics } from './types';
+import type { PolicySampler, StepMetrics } from './types';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
 import { POLICY_KINDS } from '../core/types';
 import './index';
 
+const tinySetup = useWasmTinySetup();
 let setup: TinySetup;
-
-beforeAll(async () => {
-  await useCpuBackend();
-  await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
-  setup = await createTinySetup();
-}, 60_000);
-afterAll(async () => {
-  await tf.setBackend('cpu');
+beforeAll(() => {
+  setup = tinySetup();
 });
 
 const TINY: TrainConfigInput = {
@@ -56,21 +48,7 @@ const TINY: TrainConfigInput = {
 };
 
 function createTrainer(input: TrainConfigInput, opts: { modelSeed?: number; wrapPolicy?: (p: PolicySampler) => PolicySampler } = {}): Trainer {
-  return new Trainer({
-    config: resolveConfig({ ...TINY, ...input }),
-    model: setup.createModel(opts.modelSeed ?? 7),
-    tokenizer: setup.tokenizer,
-    renderChat: setup.renderChat,
-    executor: setup.executor,
-    trainPrompts: createToolUsePrompts(setup.trainTasks),
-    testPrompts: createToolUsePrompts(setup.testTasks),
-    wrapPolicy: opts.wrapPolicy,
-  });
-}
-
-/** Metrics without the wall-clock ones. */
-function stripTiming(m: StepMetrics): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(m).filter(([k]) => !isMachineMetric(k)));
+  return createTinyTrainer(setup, { ...TINY, ...input }, opts);
 }
 
 function containsSubsequence(haystack: readonly number[], needle: readonly number[]): boolean {

@@ -12,31 +12,23 @@
  *   - every tool-use recipe runs a LoRA step with finite metrics and leaves the base as it was;
  *   - dispose takes the adapters off the model and unfreezes it; no tensor leaks over a step.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '../model/qwen3/tf';
-import { selectBackend } from '../model/backend';
-import { getNodeWasmPaths } from '../model/qwen3/node';
 import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot';
 import type { NamedArray } from '../model/qwen3/train/types';
-import { useCpuBackend } from '../model/qwen3/train/testBackend';
 import { parseSafetensors } from '../model/weights/safetensors';
 import { ADAPTER_CONFIG_FILE, ADAPTER_FILE, REFERENCE_FILE, buildCheckpointFiles, readCheckpointState } from './checkpoint';
-import { resolveConfig, type TrainConfigInput } from './config';
-import { createTinySetup, meanPolicyTokenK3, readerOfFiles, type TinySetup } from './testKit';
+import type { TrainConfigInput } from './config';
+import { createTinyTrainer, meanPolicyTokenK3, readerOfFiles, stripTiming, useWasmTinySetup, type TinySetup } from './testKit';
 import { listRecipes } from './registry';
-import { Trainer, createToolUsePrompts } from './trainer';
-import { isMachineMetric, type StepMetrics } from './types';
+import type { Trainer } from './trainer';
+import type { StepMetrics } from './types';
 import './index';
 
+const tinySetup = useWasmTinySetup();
 let setup: TinySetup;
-
-beforeAll(async () => {
-  await useCpuBackend();
-  await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
-  setup = await createTinySetup();
-}, 60_000);
-afterAll(async () => {
-  await tf.setBackend('cpu');
+beforeAll(() => {
+  setup = tinySetup();
 });
 
 /** rank 2, α 4 (scale 2) on q and v: the tiny model's q_proj is [32, 32], v_proj [16, 32]. */
@@ -56,15 +48,7 @@ const LORA: TrainConfigInput = {
 };
 
 function createTrainer(input: TrainConfigInput, modelSeed = 7): Trainer {
-  return new Trainer({
-    config: resolveConfig(input),
-    model: setup.createModel(modelSeed),
-    tokenizer: setup.tokenizer,
-    renderChat: setup.renderChat,
-    executor: setup.executor,
-    trainPrompts: createToolUsePrompts(setup.trainTasks),
-    testPrompts: createToolUsePrompts(setup.testTasks),
-  });
+  return createTinyTrainer(setup, input, { modelSeed });
 }
 
 /** Disposes each trainer (which takes its adapters off the model), then its model. */
@@ -76,7 +60,6 @@ function release(...trainers: Trainer[]): void {
   }
 }
 
-const stripTiming = (m: StepMetrics) => Object.fromEntries(Object.entries(m).filter(([k]) => !isMachineMetric(k)));
 const sameBits = (a: NamedArray, b: NamedArray) => Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength));
 const byName = (list: readonly NamedArray[]) => new Map(list.map((t) => [t.name, t]));
 
