@@ -29,6 +29,7 @@ import { getLmHeadShards, getVocabShards } from './vocabShards';
 import { matMulTransposeB } from './matmul';
 import { runDecoderLayer, runQwen3Decoder, type LayerKv } from './model';
 import { computeRopeTablesForHostPositions } from './rope';
+import { createEngineLogitSource, isEngineActive } from './engineBridge';
 
 /** The project's stop strings: end of a tool call, of an assistant turn, of an answer. */
 export const DEFAULT_STOP_STRINGS: readonly string[] = ['</tool_call>', '<|im_end|>', '</answer>'];
@@ -175,17 +176,25 @@ function padPromptsLeft(prompts: number[][], slots: number, padId: number) {
 const roundUp = (n: number, m: number) => Math.ceil(n / m) * m;
 
 /**
- * Source of next-token logits: `first()` after the prompt, then `next(tokens, step)`
- * after feeding one token per row. Both return [B, V] logits as a tensor.
+ * Source of next-token logits [B·V] on the host: `first()` after the prompt, then
+ * `next(tokens, step, isActive)` after feeding one token per row (rows that are no longer
+ * active get a pad token and their logits are not read).
  */
 interface LogitSource {
-  first(): tf.Tensor2D;
-  next(tokens: Int32Array, step: number): tf.Tensor2D;
+  first(): Promise<ArrayLike<number> & { subarray(start: number, end: number): ArrayLike<number> }>;
+  next(tokens: Int32Array, step: number, isActive: readonly boolean[]): Promise<ArrayLike<number> & { subarray(start: number, end: number): ArrayLike<number> }>;
   dispose(): void;
 }
 
+/** Reads a [B, V] logits tensor back to the host (one read-back per step) and frees it. */
+async function readLogits(t: tf.Tensor2D): Promise<Float32Array> {
+  const values = (await t.data()) as Float32Array;
+  t.dispose();
+  return values;
+}
+
 /** The shared sampling loop over a LogitSource. */
-async function runGenerationLoop(source: LogitSource, B: number, maxSteps: number, opts: GenerateOptions): Promise<GeneratedRow[]> {
+async function runGenerationLoop(source: LogitSource, B: number, V: number, maxSteps: number, opts: GenerateOptions): Promise<GeneratedRow[]> {
   const rows: GeneratedRow[] = Array.from({ length: B }, () => ({
     tokens: [],
     logprobs: [],
@@ -197,11 +206,8 @@ async function runGenerationLoop(source: LogitSource, B: number, maxSteps: numbe
   const topP = opts.topP ?? 1;
   const padId = opts.padTokenId ?? 0;
   try {
-    let logits = source.first();
+    let values = await source.first();
     for (let step = 0; step < maxSteps; step++) {
-      const values = await logits.data(); // one read-back per step
-      const V = logits.shape[1];
-      logits.dispose();
       const fed = new Int32Array(B).fill(padId);
       for (let b = 0; b < B; b++) {
         if (isDone[b]) continue;
@@ -219,7 +225,7 @@ async function runGenerationLoop(source: LogitSource, B: number, maxSteps: numbe
         }
       }
       if (step === maxSteps - 1 || isDone.every(Boolean)) break;
-      logits = source.next(fed, step);
+      values = await source.next(fed, step, isDone.map((d) => !d));
     }
   } finally {
     source.dispose();
@@ -310,10 +316,23 @@ export async function generateQwen3(
   const { ids, mask, lengths } = padPromptsLeft(prompts, slots, opts.padTokenId ?? 0);
   const keyMask = new Float32Array(B * S);
   for (let b = 0; b < B; b++) keyMask.set(mask.subarray(b * slots, (b + 1) * slots), b * S);
+  if (isEngineActive(params, config)) {
+    // The CPU engine: a growing cache per row, prefix reuse across calls (engineBridge.ts).
+    const longest = Math.max(...prompts.map((p) => p.length));
+    let steps = Math.min(opts.maxNewTokens, config.max_position_embeddings - longest + 1);
+    if (opts.cacheLength !== undefined) steps = Math.min(steps, opts.cacheLength - slots + 1);
+    const engine = createEngineLogitSource(params, config, prompts, opts.lora, Math.min(opts.maxNewTokens, 256));
+    const source: LogitSource = {
+      first: async () => engine.first(),
+      next: async (tokens, _step, isActive) => engine.next(tokens, isActive),
+      dispose() {},
+    };
+    return runGenerationLoop(source, B, config.vocab_size, Math.max(1, steps), opts);
+  }
   let caches: LayerKv[] = [];
 
   const source: LogitSource = {
-    first() {
+    async first() {
       const idsT = tf.tensor2d(ids, [B, slots], 'int32');
       const maskT = tf.tensor2d(mask, [B, slots]);
       const { hidden, kv } = runQwen3Decoder(params, config, idsT, maskT, { lora: opts.lora, collectKv: true });
@@ -327,9 +346,9 @@ export async function generateQwen3(
       });
       const logits = computeLastLogits(params, config, hidden);
       tf.dispose([idsT, maskT, hidden]);
-      return logits;
+      return readLogits(logits);
     },
-    next(tokens, step) {
+    async next(tokens, step) {
       const slot = slots + step;
       const positions = new Float32Array(B);
       for (let b = 0; b < B; b++) {
@@ -338,14 +357,14 @@ export async function generateQwen3(
       }
       const out = runDecodeStep(params, config, tokens, positions, slot, keyMask, caches, opts.lora);
       caches = out.caches;
-      return out.logits;
+      return readLogits(out.logits);
     },
     dispose() {
       for (const c of caches) tf.dispose([c.k, c.v]);
       caches = [];
     },
   };
-  return runGenerationLoop(source, B, maxSteps, opts);
+  return runGenerationLoop(source, B, config.vocab_size, maxSteps, opts);
 }
 
 /**
@@ -378,15 +397,15 @@ export async function generateQwen3WithoutCache(
     return logits;
   };
   const source: LogitSource = {
-    first: forward,
+    first: () => readLogits(forward()),
     next(tokens) {
       for (let b = 0; b < B; b++) {
         seqIds[b].push(tokens[b]);
         seqMask[b].push(1);
       }
-      return forward();
+      return readLogits(forward());
     },
     dispose() {},
   };
-  return runGenerationLoop(source, B, opts.maxNewTokens, opts);
+  return runGenerationLoop(source, B, config.vocab_size, opts.maxNewTokens, opts);
 }

@@ -44,6 +44,7 @@ import { countQwen3Params, getQwen3Preset, type Qwen3Config } from './config';
 import { generateQwen3, type GenerateOptions, type GeneratedRow } from './generate';
 import type { LoraMap, ParamMap } from './linear';
 import { computeTokenLogprobs, type TokenLogprobOptions, type TokenLogprobs } from './logprobs';
+import { releaseEngineCache } from './engineBridge';
 import { computeQwen3Logits, disposeParams, initQwen3Params, loadQwen3Params, type HostTensor, type LoadParamsOptions } from './model';
 
 export * from './config';
@@ -54,6 +55,7 @@ export * from './generate';
 export * from './batch';
 export * from './vocabShards';
 export * from './referenceCheck';
+export { setEngineEnabled, getEngineEnabled, isEngineActive, ENGINE_MAX_PARAMS } from './engineBridge';
 export { applyMatMulWeightT, applyBatchMatMul } from './matmul';
 export { embedTokens, applyRmsNorm, getLmHeadWeight } from './layers';
 
@@ -98,6 +100,7 @@ export class Qwen3Model {
 
   /** Disposes the parameters (not the LoRA adapters, which their creator owns). */
   dispose(): void {
+    releaseEngineCache(this.params, this.config);
     disposeParams(this.params);
   }
 }

@@ -22,6 +22,7 @@ import type { ParamMap } from './linear';
 import { matMulTransposeA, matMulTransposeB } from './matmul';
 import { runQwen3Decoder, type ForwardOptions } from './model';
 import { gatherShardedRows, getLmHeadShards, type VocabShards } from './vocabShards';
+import { computeEngineTokenLogprobs, isEngineActive } from './engineBridge';
 
 export interface TokenLogprobOptions extends ForwardOptions {
   /** Also return the entropy of the next-token distribution at each position. */
@@ -158,6 +159,10 @@ export function computeTokenLogprobs(
 ): TokenLogprobs {
   const [B, T] = inputIds.shape;
   if (T < 2) throw new Error(`computeTokenLogprobs: need at least 2 tokens per row, got T = ${T}`);
+  if (isEngineActive(params, config)) {
+    const viaEngine = computeEngineTokenLogprobs(params, config, inputIds, attentionMask, { lora: opts.lora, withEntropy: opts.withEntropy });
+    if (viaEngine) return viaEngine;
+  }
   const { hidden } = runQwen3Decoder(params, config, inputIds, attentionMask, opts);
   const result = tf.tidy(() => {
     const H = config.hidden_size;

@@ -17,6 +17,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { ParamMap, TensorMap } from './types';
+import { releasePendingEngineContexts } from '../engineBridge';
 
 export type MicroReduction = 'mean' | 'sum';
 
@@ -64,7 +65,13 @@ export function accumulateGradients(
       const previous = acc;
       const previousLoss = lossSum;
       const [nextLoss, ...next] = tf.tidy(() => {
-        const { value, grads } = computeMicroGradients(() => lossFn(i), vars, i);
+        let micro: ReturnType<typeof computeMicroGradients>;
+        try {
+          micro = computeMicroGradients(() => lossFn(i), vars, i);
+        } finally {
+          releasePendingEngineContexts(); // forwards whose output did not reach the loss
+        }
+        const { value, grads } = micro;
         const summed = vars.map((v, k) => {
           const g = grads[v.name];
           if (g == null) return previous[k];

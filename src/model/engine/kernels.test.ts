@@ -1,0 +1,310 @@
+// The engine's WebAssembly kernels against plain-JavaScript references written from the
+// formulas (float64), on sizes that hit every tail path (rows not a multiple of 4, columns
+// not a multiple of 8, several attention blocks, queries after a cached prefix).
+import { describe, expect, it } from 'vitest';
+import { EngineRuntime } from './runtime';
+
+const rt = new EngineRuntime(16 << 20);
+
+function values(n: number, seed: number): Float32Array {
+  let s = seed >>> 0;
+  return Float32Array.from({ length: n }, () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return (s / 2 ** 32) * 2 - 1;
+  });
+}
+
+function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  expect(a.length).toBe(b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+function withBuffers<T>(f: (put: (x: Float32Array | Int32Array) => number, zeros: (n: number) => number) => T): T {
+  const ptrs: number[] = [];
+  try {
+    return f(
+      (x) => {
+        const p = rt.allocFrom(x);
+        ptrs.push(p);
+        return p;
+      },
+      (n) => {
+        const p = rt.allocZeroed(n);
+        ptrs.push(p);
+        return p;
+      },
+    );
+  } finally {
+    for (const p of ptrs) rt.release(p);
+  }
+}
+
+describe('matrix products', () => {
+  for (const [M, N, K] of [[7, 13, 5], [9, 24, 33], [1, 3, 2], [16, 8, 4]]) {
+    it(`gemm and gemmTN at M=${M} N=${N} K=${K}, with and without accumulation`, () => {
+      const A = values(M * K, 1);
+      const B = values(K * N, 2);
+      const C0 = values(M * N, 3);
+      const ref = new Float64Array(M * N);
+      for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) for (let k = 0; k < K; k++) ref[i * N + j] += A[i * K + k] * B[k * N + j];
+      withBuffers((put) => {
+        const a = put(A);
+        const b = put(B);
+        const c = put(C0);
+        rt.k.gemm(a, K, b, N, c, N, M, N, K, 0);
+        expect(maxAbsDiff(rt.read(c, M * N), ref)).toBeLessThan(1e-5);
+        rt.k.gemm(a, K, b, N, c, N, M, N, K, 1);
+        expect(maxAbsDiff(rt.read(c, M * N), ref.map((x) => 2 * x))).toBeLessThan(1e-5);
+        // Aᵀ stored [K, M]: C = (Aᵀ)ᵀ B = A B again.
+        const At = new Float32Array(K * M);
+        for (let i = 0; i < M; i++) for (let k = 0; k < K; k++) At[k * M + i] = A[i * K + k];
+        const at = put(At);
+        rt.k.gemmTN(at, M, b, N, c, N, M, N, K, 0);
+        expect(maxAbsDiff(rt.read(c, M * N), ref)).toBeLessThan(1e-5);
+      });
+    });
+  }
+
+  it('transpose', () => {
+    const X = values(5 * 7, 4);
+    withBuffers((put, zeros) => {
+      const x = put(X);
+      const y = zeros(35);
+      rt.k.transpose(x, 7, y, 5, 5, 7);
+      const Y = rt.read(y, 35);
+      for (let r = 0; r < 5; r++) for (let c = 0; c < 7; c++) expect(Y[c * 5 + r]).toBe(X[r * 7 + c]);
+    });
+  });
+});
+
+/** Softmax attention of one head with queries at positions qPos0 + i over keys j ≤ position, in float64. */
+function referenceAttention(q: Float32Array, k: Float32Array, v: Float32Array, Tq: number, qPos0: number, D: number) {
+  const scale = 1 / Math.sqrt(D);
+  const o = new Float64Array(Tq * D);
+  const lse = new Float64Array(Tq);
+  const probs: number[][] = [];
+  for (let i = 0; i < Tq; i++) {
+    const s: number[] = [];
+    for (let j = 0; j <= qPos0 + i; j++) {
+      let d0 = 0;
+      for (let d = 0; d < D; d++) d0 += q[i * D + d] * k[j * D + d];
+      s.push(d0 * scale);
+    }
+    const m = Math.max(...s);
+    const z = s.reduce((acc, x) => acc + Math.exp(x - m), 0);
+    lse[i] = m + Math.log(z);
+    const p = s.map((x) => Math.exp(x - lse[i]));
+    probs.push(p);
+    for (let d = 0; d < D; d++) for (let j = 0; j < p.length; j++) o[i * D + d] += p[j] * v[j * D + d];
+  }
+  return { o, lse, probs, scale };
+}
+
+describe('attention', () => {
+  // 70 queries after 37 cached keys: three query blocks, two key blocks, ragged ends.
+  const D = 16;
+  const qPos0 = 37;
+  const Tq = 70;
+  const Tk = qPos0 + Tq;
+  const q = values(Tq * D, 5);
+  const k = values(Tk * D, 6);
+  const v = values(Tk * D, 7);
+  const kt = new Float32Array(D * Tk);
+  const vt = new Float32Array(D * Tk);
+  for (let j = 0; j < Tk; j++) for (let d = 0; d < D; d++) {
+    kt[d * Tk + j] = k[j * D + d];
+    vt[d * Tk + j] = v[j * D + d];
+  }
+  const ref = referenceAttention(q, k, v, Tq, qPos0, D);
+
+  it('attnFwd equals softmax(q kᵀ/√D) v with a causal mask, and its log-sum-exp', () => {
+    withBuffers((put, zeros) => {
+      const o = zeros(Tq * D);
+      const lse = zeros(Tq);
+      const work = zeros(rt.k.attnScratchFloats(D));
+      rt.k.attnFwd(put(q), D, put(kt), Tk, put(v), D, o, D, lse, 1, Tq, qPos0, Tk, D, ref.scale, work);
+      expect(maxAbsDiff(rt.read(o, Tq * D), ref.o)).toBeLessThan(1e-5);
+      expect(maxAbsDiff(rt.read(lse, Tq), ref.lse)).toBeLessThan(1e-5);
+    });
+  });
+
+  it('attnBwd equals the analytic gradient of Σ g ⊙ o', () => {
+    const g = values(Tq * D, 8);
+    // dV_j = Σ_i p_ij g_i;  dP_ij = g_i·v_j;  dS = P ⊙ (dP − Σ_j P dP);  dq = scale·dS k;  dk = scale·dSᵀ q.
+    const dq = new Float64Array(Tq * D);
+    const dk = new Float64Array(Tk * D);
+    const dv = new Float64Array(Tk * D);
+    for (let i = 0; i < Tq; i++) {
+      const p = ref.probs[i];
+      const dp = p.map((_, j) => {
+        let s = 0;
+        for (let d = 0; d < D; d++) s += g[i * D + d] * v[j * D + d];
+        return s;
+      });
+      const dot = p.reduce((acc, pj, j) => acc + pj * dp[j], 0);
+      p.forEach((pj, j) => {
+        const ds = pj * (dp[j] - dot) * ref.scale;
+        for (let d = 0; d < D; d++) {
+          dv[j * D + d] += pj * g[i * D + d];
+          dq[i * D + d] += ds * k[j * D + d];
+          dk[j * D + d] += ds * q[i * D + d];
+        }
+      });
+    }
+    withBuffers((put, zeros) => {
+      const o = zeros(Tq * D);
+      const lse = zeros(Tq);
+      const work = zeros(rt.k.attnScratchFloats(D));
+      const [pq, pkt, pv, pk, pvt] = [put(q), put(kt), put(v), put(k), put(vt)];
+      rt.k.attnFwd(pq, D, pkt, Tk, pv, D, o, D, lse, 1, Tq, qPos0, Tk, D, ref.scale, work);
+      const [gq, gk, gv] = [zeros(Tq * D), zeros(Tk * D), zeros(Tk * D)];
+      rt.k.attnBwd(pq, D, pk, D, pkt, Tk, pvt, Tk, o, D, put(g), D, lse, 1, gq, D, gk, D, gv, D, Tq, qPos0, Tk, D, ref.scale, work);
+      expect(maxAbsDiff(rt.read(gq, Tq * D), dq)).toBeLessThan(1e-4);
+      expect(maxAbsDiff(rt.read(gk, Tk * D), dk)).toBeLessThan(1e-4);
+      expect(maxAbsDiff(rt.read(gv, Tk * D), dv)).toBeLessThan(1e-4);
+    });
+  });
+});
+
+describe('pointwise kernels against finite differences', () => {
+  const n = 12;
+  const rows = 3;
+
+  it('rmsnorm forward and backward', () => {
+    const X = values(rows * n, 9);
+    const W = values(n, 10);
+    const G = values(rows * n, 11);
+    const f = (x: Float32Array) => {
+      let s = 0;
+      for (let r = 0; r < rows; r++) {
+        let ss = 0;
+        for (let i = 0; i < n; i++) ss += x[r * n + i] ** 2;
+        const rs = 1 / Math.sqrt(ss / n + 1e-6);
+        for (let i = 0; i < n; i++) s += G[r * n + i] * x[r * n + i] * rs * W[i];
+      }
+      return s;
+    };
+    withBuffers((put, zeros) => {
+      const x = put(X);
+      const w = put(W);
+      const y = zeros(rows * n);
+      const rstd = zeros(rows);
+      rt.k.rmsnormFwd(x, n, w, y, n, rstd, rows, n, 1e-6);
+      const Y = rt.read(y, rows * n);
+      let s = 0;
+      for (let i = 0; i < rows * n; i++) s += G[i] * Y[i];
+      expect(Math.abs(s - f(X))).toBeLessThan(1e-5);
+      const dx = zeros(rows * n);
+      const dw = zeros(n);
+      rt.k.rmsnormBwd(x, n, w, put(G), n, rstd, dx, n, dw, rows, n, 0);
+      const DX = rt.read(dx, rows * n);
+      const h = 1e-3;
+      for (const i of [0, 5, 17, 35]) {
+        const xp = X.slice();
+        const xm = X.slice();
+        xp[i] += h;
+        xm[i] -= h;
+        expect(DX[i]).toBeCloseTo((f(xp) - f(xm)) / (2 * h), 3);
+      }
+    });
+  });
+
+  it('rope with sign −1 undoes rope with sign +1', () => {
+    const D = 16;
+    const T = 5;
+    const X = values(T * 2 * D, 12);
+    const half = D / 2;
+    const cos = new Float32Array(10 * half);
+    const sin = new Float32Array(10 * half);
+    for (let p = 0; p < 10; p++) for (let j = 0; j < half; j++) {
+      cos[p * half + j] = Math.cos(p * 10000 ** (-2 * j / D));
+      sin[p * half + j] = Math.sin(p * 10000 ** (-2 * j / D));
+    }
+    withBuffers((put) => {
+      const x = put(X);
+      const pos = put(new Int32Array([3, 4, 5, 9, 0]));
+      rt.k.rope(x, 2 * D, T, 2, D, pos, put(cos), put(sin), 1);
+      const Y = rt.read(x, T * 2 * D);
+      // token 1 (position 4), head 1, pair j = 2: x₁' = x₁c − x₂s.
+      const base = 1 * 2 * D + D;
+      const c = Math.cos(4 * 10000 ** (-4 / D));
+      const s = Math.sin(4 * 10000 ** (-4 / D));
+      expect(Y[base + 2]).toBeCloseTo(X[base + 2] * c - X[base + 2 + half] * s, 5);
+      rt.k.rope(x, 2 * D, T, 2, D, pos, put(cos), put(sin), -1);
+      expect(maxAbsDiff(rt.read(x, T * 2 * D), X)).toBeLessThan(1e-5);
+    });
+  });
+
+  it('swiglu forward and backward', () => {
+    const Gv = values(8, 13).map((x) => 4 * x);
+    const Uv = values(8, 14);
+    const Dv = values(8, 15);
+    const silu = (g: number) => g / (1 + Math.exp(-g));
+    withBuffers((put, zeros) => {
+      const [g, u, a, dg, du] = [put(Gv), put(Uv), zeros(8), zeros(8), zeros(8)];
+      rt.k.swigluFwd(g, u, a, 8);
+      expect(maxAbsDiff(rt.read(a, 8), Array.from(Gv, (x, i) => silu(x) * Uv[i]))).toBeLessThan(1e-6);
+      rt.k.swigluBwd(g, u, put(Dv), dg, du, 8);
+      const h = 1e-3;
+      expect(maxAbsDiff(rt.read(du, 8), Array.from(Gv, (x, i) => Dv[i] * silu(x)))).toBeLessThan(1e-6);
+      expect(maxAbsDiff(rt.read(dg, 8), Array.from(Gv, (x, i) => (Dv[i] * Uv[i] * (silu(x + h) - silu(x - h))) / (2 * h)))).toBeLessThan(1e-4);
+    });
+  });
+
+  it('LM-head rows: log p(target), entropy, log-sum-exp, and the gradient of a·logp + b·entropy', () => {
+    const V = 37; // not a multiple of 4: the scalar tail too
+    const R = 2;
+    const Z = values(R * V, 16).map((x) => 5 * x);
+    const targets = new Int32Array([7, 35]);
+    const stats = (z: Float32Array, r: number) => {
+      const row = Array.from(z.subarray(r * V, (r + 1) * V));
+      const m = Math.max(...row);
+      const lse = m + Math.log(row.reduce((s, x) => s + Math.exp(x - m), 0));
+      const ent = lse - row.reduce((s, x) => s + Math.exp(x - lse) * x, 0);
+      return { logp: row[targets[r]] - lse, ent, lse };
+    };
+    const a = [0.7, -1.3];
+    const b = [0.4, 2.0];
+    const objective = (z: Float32Array) => [0, 1].reduce((s, r) => s + a[r] * stats(z, r).logp + b[r] * stats(z, r).ent, 0);
+    withBuffers((put, zeros) => {
+      const z = put(Z);
+      const t = put(targets);
+      const out = zeros(R * 3);
+      rt.k.lmHeadRows(z, R, V, t, out);
+      const O = rt.read(out, R * 3);
+      for (const r of [0, 1]) {
+        const s = stats(Z, r);
+        expect(O[r * 3]).toBeCloseTo(s.logp, 5);
+        expect(O[r * 3 + 1]).toBeCloseTo(s.ent, 5);
+        expect(O[r * 3 + 2]).toBeCloseTo(s.lse, 5);
+      }
+      const lse = put(new Float32Array([O[2], O[5]]));
+      rt.k.lmHeadGradRows(z, R, V, t, lse, put(new Float32Array(a)), put(new Float32Array(b)));
+      const dz = rt.read(z, R * V);
+      const h = 1e-3;
+      for (const i of [0, 7, 36, 40, 73]) {
+        const zp = Z.slice();
+        const zm = Z.slice();
+        zp[i] += h;
+        zm[i] -= h;
+        expect(dz[i]).toBeCloseTo((objective(zp) - objective(zm)) / (2 * h), 3);
+      }
+    });
+  });
+});
+
+it('the allocator reuses freed memory and merges neighbours', () => {
+  const before = rt.allocatedBytes;
+  const a = rt.alloc(100);
+  const b = rt.alloc(100);
+  const c = rt.alloc(100);
+  rt.release(a);
+  rt.release(b);
+  const d = rt.alloc(200); // fits the merged a + b block
+  expect(d).toBe(a);
+  rt.release(c);
+  rt.release(d);
+  expect(rt.allocatedBytes).toBe(before);
+});

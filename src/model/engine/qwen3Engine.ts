@@ -1,0 +1,706 @@
+/**
+ * Qwen3 on the CPU engine: the same decoder as src/model/qwen3 (Hugging Face
+ * `modeling_qwen3.py`: RMSNorm, q/k norm before rotate-half RoPE, GQA causal attention,
+ * SwiGLU MLP, tied or untied LM head), written as explicit forward and backward passes
+ * over float32 buffers in WebAssembly memory (the llm.c way) instead of a graph of tfjs
+ * ops: every product is one SIMD kernel call, attention never holds a T×T matrix
+ * (FlashAttention-2's online softmax and recomputation), and rows are packed back to back
+ * with no padding.
+ *
+ *   forward(rows)  → log p(ids[t+1] | ids[≤t]) and the entropy per position, optionally
+ *                    keeping the activations; backward(ctx, ∂logp, ∂entropy) → gradients.
+ *   extend(cache)  → appends tokens to KV-cache slots (prefill and decode are the same
+ *                    call) and returns the next-token logits of each slot.
+ * LoRA (Hu et al. 2021, Eq. 3): y = x Wᵀ + s·(x Aᵀ) Bᵀ on the adapted linears.
+ * Simplifications: float32 only; one thread.
+ */
+import type { Qwen3Config } from '../qwen3/config';
+import { getEngineRuntime, type EngineRuntime } from './runtime';
+import { WeightCache, type EngineParams, type EngineTensor } from './weights';
+
+const F = 4;
+
+/** Names of one layer's tensors. */
+function layerNames(i: number) {
+  const p = `model.layers.${i}`;
+  return {
+    inNorm: `${p}.input_layernorm.weight`,
+    postNorm: `${p}.post_attention_layernorm.weight`,
+    qNorm: `${p}.self_attn.q_norm.weight`,
+    kNorm: `${p}.self_attn.k_norm.weight`,
+    q: `${p}.self_attn.q_proj.weight`,
+    k: `${p}.self_attn.k_proj.weight`,
+    v: `${p}.self_attn.v_proj.weight`,
+    o: `${p}.self_attn.o_proj.weight`,
+    gate: `${p}.mlp.gate_proj.weight`,
+    up: `${p}.mlp.up_proj.weight`,
+    down: `${p}.mlp.down_proj.weight`,
+  };
+}
+
+const EMBED = 'model.embed_tokens.weight';
+const FINAL_NORM = 'model.norm.weight';
+const LM_HEAD = 'lm_head.weight';
+
+/** Gradient names of a LoRA adapter's matrices. */
+export function loraGradName(weight: string, part: 'A' | 'B'): string {
+  return `${weight}|${part}`;
+}
+
+interface LayerActs {
+  x: number;
+  rstd1: number;
+  xn1: number;
+  qraw: number;
+  rstdq: number;
+  q: number;
+  kraw: number;
+  rstdk: number;
+  k: number;
+  v: number;
+  kt: number;
+  o: number;
+  lse: number;
+  hmid: number;
+  rstd2: number;
+  xn2: number;
+  g: number;
+  u: number;
+  a: number;
+  /** LoRA: s·(x Aᵀ) [N, r] per adapted linear. */
+  lora: Map<string, number>;
+}
+
+/** What a forward keeps for its backward. */
+export interface ForwardContext {
+  params: EngineParams;
+  pinned: EngineTensor[];
+  rows: number;
+  offsets: number[];
+  lengths: number[];
+  N: number;
+  ids: number;
+  pos: number;
+  layers: LayerActs[];
+  xL: number;
+  rstdF: number;
+  xnF: number;
+  /** LM-head log-sum-exp per position [N]. */
+  headLse: number;
+  isReleased: boolean;
+}
+
+export interface ForwardResult {
+  /** Per row, log p(ids[t+1] | ids[≤t]) for t < L − 1. */
+  logprobs: Float32Array[];
+  /** Per row, the entropy of p(· | ids[≤t]) (when asked). */
+  entropy?: Float32Array[];
+  ctx?: ForwardContext;
+}
+
+/** One KV-cache slot: keys as [nKv][D][cap] planes and values as [cap][nKv·D] rows, per layer. */
+export interface KvSlot {
+  tokens: number[];
+  cap: number;
+  kt: number[];
+  v: number[];
+}
+
+export class Qwen3Engine {
+  readonly rt: EngineRuntime;
+  readonly weights: WeightCache;
+  private readonly H: number;
+  private readonly D: number;
+  private readonly nH: number;
+  private readonly nKv: number;
+  private readonly I: number;
+  private readonly V: number;
+  private readonly QD: number;
+  private readonly KD: number;
+  private readonly scale: number;
+  private readonly cos: number;
+  private readonly sin: number;
+  private readonly work: number;
+  private readonly headChunk: number;
+
+  constructor(
+    readonly config: Qwen3Config,
+    rt: EngineRuntime = getEngineRuntime(),
+  ) {
+    const c = config;
+    if (c.head_dim % 8 !== 0) throw new Error(`engine: head_dim ${c.head_dim} must be a multiple of 8`);
+    if (c.hidden_size % 4 !== 0 || c.intermediate_size % 4 !== 0) {
+      throw new Error('engine: hidden_size and intermediate_size must be multiples of 4');
+    }
+    this.rt = rt;
+    this.H = c.hidden_size;
+    this.D = c.head_dim;
+    this.nH = c.num_attention_heads;
+    this.nKv = c.num_key_value_heads;
+    this.I = c.intermediate_size;
+    this.V = c.vocab_size;
+    this.QD = this.nH * this.D;
+    this.KD = this.nKv * this.D;
+    this.scale = 1 / Math.sqrt(this.D);
+    const paramBytes = 4 * countParams(c);
+    this.weights = new WeightCache(rt, 6 * paramBytes + (64 << 20));
+    // RoPE angle tables [P, D/2] (as computeHostRopeTables: angle p·θ^(−2j/D) in double).
+    const half = this.D / 2;
+    const P = c.max_position_embeddings;
+    const cos = new Float32Array(P * half);
+    const sin = new Float32Array(P * half);
+    for (let p = 0; p < P; p++) {
+      for (let j = 0; j < half; j++) {
+        const angle = p * (1 / Math.pow(c.rope_theta, (2 * j) / this.D));
+        cos[p * half + j] = Math.cos(angle);
+        sin[p * half + j] = Math.sin(angle);
+      }
+    }
+    this.cos = rt.allocFrom(cos);
+    this.sin = rt.allocFrom(sin);
+    this.work = rt.alloc(rt.k.attnScratchFloats(this.D));
+    this.headChunk = Math.max(4, Math.floor((1 << 20) / this.V / 4) * 4);
+  }
+
+  private get k() {
+    return this.rt.k;
+  }
+
+  /** Every tensor of a parameter set that a pass reads (pinned for a pending backward). */
+  private listTensors(P: EngineParams): EngineTensor[] {
+    const out: EngineTensor[] = [P.get(EMBED), P.get(FINAL_NORM)];
+    if (!this.config.tie_word_embeddings) out.push(P.get(LM_HEAD));
+    for (let i = 0; i < this.config.num_hidden_layers; i++) for (const name of Object.values(layerNames(i))) out.push(P.get(name));
+    for (const ad of P.lora?.values() ?? []) out.push(ad.A, ad.B);
+    return out;
+  }
+
+  private head(P: EngineParams): EngineTensor {
+    return P.get(this.config.tie_word_embeddings ? EMBED : LM_HEAD);
+  }
+
+  // ------------------------------------------------------------------ building blocks
+
+  /** y (+)= x Wᵀ (+ s·(x Aᵀ) Bᵀ) for x [N, in]; returns the LoRA activation s·(x Aᵀ) to keep, if any. */
+  private linear(P: EngineParams, name: string, x: number, N: number, y: number, acc: number, keep: boolean): number | undefined {
+    const w = P.get(name);
+    const [outDim, inDim] = w.shape;
+    this.k.gemm(x, inDim, this.weights.ptrT(w), outDim, y, outDim, N, outDim, inDim, acc);
+    const ad = P.lora?.get(name);
+    if (!ad) return undefined;
+    const r = ad.A.shape[0];
+    const t = this.rt.alloc(N * r);
+    this.k.gemm(x, inDim, this.weights.ptrT(ad.A), r, t, r, N, r, inDim, 0); // [N, r]
+    this.k.axpy(t, t, N * r, ad.scale, 0);
+    this.k.gemm(t, r, this.weights.ptrT(ad.B), outDim, y, outDim, N, outDim, r, 1);
+    if (keep) return t;
+    this.rt.release(t);
+    return undefined;
+  }
+
+  /** dx (+)= dy W (+ LoRA), and the weight gradients asked for in `grads`. */
+  private linearBackward(
+    P: EngineParams, name: string, x: number, dy: number, N: number, dx: number, accDx: number, grads: GradBuffers, loraT: number | undefined,
+  ): void {
+    const w = P.get(name);
+    const [outDim, inDim] = w.shape;
+    this.k.gemm(dy, outDim, this.weights.ptr(w), inDim, dx, inDim, N, inDim, outDim, accDx);
+    const gW = grads.get(name, outDim * inDim);
+    if (gW) this.k.gemmTN(dy, outDim, x, inDim, gW, inDim, outDim, inDim, N, 1);
+    const ad = P.lora?.get(name);
+    if (!ad) return;
+    if (loraT === undefined) throw new Error(`engine: no LoRA activation kept for ${name}`);
+    const r = ad.A.shape[0];
+    const gB = grads.get(loraGradName(name, 'B'), outDim * r);
+    if (gB) this.k.gemmTN(dy, outDim, loraT, r, gB, r, outDim, r, N, 1);
+    const dt = this.rt.alloc(N * r);
+    this.k.gemm(dy, outDim, this.weights.ptr(ad.B), r, dt, r, N, r, outDim, 0);
+    this.k.axpy(dt, dt, N * r, ad.scale, 0);
+    const gA = grads.get(loraGradName(name, 'A'), r * inDim);
+    if (gA) this.k.gemmTN(dt, r, x, inDim, gA, inDim, r, inDim, N, 1);
+    this.k.gemm(dt, r, this.weights.ptr(ad.A), inDim, dx, inDim, N, inDim, r, 1);
+    this.rt.release(dt);
+  }
+
+  private rmsnorm(P: EngineParams, name: string, x: number, rows: number, n: number, y: number, rstd: number): void {
+    this.k.rmsnormFwd(x, n, this.weights.ptr(P.get(name)), y, n, rstd, rows, n, this.config.rms_norm_eps);
+  }
+
+  /** Copies head columns of k [N, nKv·D] (or v) into [nKv][D][ld] planes, columns [col0, col0 + N). */
+  private toPlanes(src: number, N: number, planes: number, ld: number, col0: number): void {
+    for (let g = 0; g < this.nKv; g++) this.k.transpose(src + g * this.D * F, this.KD, planes + (g * this.D * ld + col0) * F, ld, N, this.D);
+  }
+
+  // ------------------------------------------------------------------ training rows
+
+  /**
+   * Log-probs (and entropies) of packed rows. With `keep`, the activations stay for
+   * backward(ctx, …) — release them with release(ctx) if no backward comes.
+   */
+  forward(P: EngineParams, rows: readonly ArrayLike<number>[], opts: { withEntropy?: boolean; keep?: boolean } = {}): ForwardResult {
+    const { rt, k, H, QD, KD, I, D, nH, nKv } = this;
+    const keep = opts.keep ?? false;
+    const lengths = rows.map((r) => r.length);
+    const offsets: number[] = [];
+    let N = 0;
+    for (const L of lengths) {
+      if (L < 1) throw new Error('engine.forward: empty row');
+      offsets.push(N);
+      N += L;
+    }
+    if (Math.max(...lengths) > this.config.max_position_embeddings) throw new Error(`engine.forward: a row of ${Math.max(...lengths)} tokens is over max_position_embeddings ${this.config.max_position_embeddings}`);
+    const pinned = this.listTensors(P);
+    this.weights.pin(pinned);
+    const ids = rt.alloc(N);
+    const pos = rt.alloc(N);
+    {
+      const i32 = rt.i32;
+      rows.forEach((row, b) => {
+        for (let t = 0; t < row.length; t++) {
+          const id = row[t];
+          if (!Number.isInteger(id) || id < 0 || id >= this.V) {
+            rt.release(ids);
+            rt.release(pos);
+            this.weights.unpin(pinned);
+            throw new Error(`engine.forward: rows[${b}][${t}] = ${id} is not a token id in [0, ${this.V})`);
+          }
+          i32[(ids >> 2) + offsets[b] + t] = id;
+          i32[(pos >> 2) + offsets[b] + t] = t;
+        }
+      });
+    }
+    let x = rt.alloc(N * H);
+    k.embedFwd(ids, N, this.weights.ptr(P.get(EMBED)), H, x);
+    const layers: LayerActs[] = [];
+    const group = nH / nKv;
+    for (let i = 0; i < this.config.num_hidden_layers; i++) {
+      const n = layerNames(i);
+      const a: LayerActs = {
+        x, rstd1: rt.alloc(N), xn1: rt.alloc(N * H), qraw: rt.alloc(N * QD), rstdq: rt.alloc(N * nH), q: rt.alloc(N * QD),
+        kraw: rt.alloc(N * KD), rstdk: rt.alloc(N * nKv), k: rt.alloc(N * KD), v: rt.alloc(N * KD), kt: rt.alloc(N * KD),
+        o: rt.alloc(N * QD), lse: rt.alloc(N * nH), hmid: rt.alloc(N * H), rstd2: rt.alloc(N), xn2: rt.alloc(N * H),
+        g: rt.alloc(N * I), u: rt.alloc(N * I), a: rt.alloc(N * I), lora: new Map(),
+      };
+      const keepLora = (name: string, t: number | undefined) => {
+        if (t !== undefined) a.lora.set(name, t);
+      };
+      this.rmsnorm(P, n.inNorm, x, N, H, a.xn1, a.rstd1);
+      keepLora(n.q, this.linear(P, n.q, a.xn1, N, a.qraw, 0, keep));
+      keepLora(n.k, this.linear(P, n.k, a.xn1, N, a.kraw, 0, keep));
+      keepLora(n.v, this.linear(P, n.v, a.xn1, N, a.v, 0, keep));
+      k.rmsnormFwd(a.qraw, D, this.weights.ptr(P.get(n.qNorm)), a.q, D, a.rstdq, N * nH, D, this.config.rms_norm_eps);
+      k.rmsnormFwd(a.kraw, D, this.weights.ptr(P.get(n.kNorm)), a.k, D, a.rstdk, N * nKv, D, this.config.rms_norm_eps);
+      k.rope(a.q, QD, N, nH, D, pos, this.cos, this.sin, 1);
+      k.rope(a.k, KD, N, nKv, D, pos, this.cos, this.sin, 1);
+      this.toPlanes(a.k, N, a.kt, N, 0);
+      for (let b = 0; b < rows.length; b++) {
+        const off = offsets[b];
+        const L = lengths[b];
+        for (let h = 0; h < nH; h++) {
+          const g = Math.floor(h / group);
+          k.attnFwd(
+            a.q + (off * QD + h * D) * F, QD, a.kt + (g * D * N + off) * F, N, a.v + (off * KD + g * D) * F, KD,
+            a.o + (off * QD + h * D) * F, QD, a.lse + (h * N + off) * F, 1, L, 0, L, D, this.scale, this.work,
+          );
+        }
+      }
+      keepLora(n.o, this.linear(P, n.o, a.o, N, a.hmid, 0, keep));
+      k.axpy(x, a.hmid, N * H, 1, 1);
+      this.rmsnorm(P, n.postNorm, a.hmid, N, H, a.xn2, a.rstd2);
+      keepLora(n.gate, this.linear(P, n.gate, a.xn2, N, a.g, 0, keep));
+      keepLora(n.up, this.linear(P, n.up, a.xn2, N, a.u, 0, keep));
+      k.swigluFwd(a.g, a.u, a.a, N * I);
+      const next = rt.alloc(N * H);
+      keepLora(n.down, this.linear(P, n.down, a.a, N, next, 0, keep));
+      k.axpy(a.hmid, next, N * H, 1, 1);
+      if (keep) layers.push(a);
+      else this.releaseLayer(a, true);
+      x = next;
+    }
+    const rstdF = rt.alloc(N);
+    const xnF = rt.alloc(N * H);
+    this.rmsnorm(P, FINAL_NORM, x, N, H, xnF, rstdF);
+    const headLse = rt.alloc(N);
+    const logprobs = lengths.map((L) => new Float32Array(Math.max(0, L - 1)));
+    const entropy = opts.withEntropy ? lengths.map((L) => new Float32Array(Math.max(0, L - 1))) : undefined;
+    this.runHead(P, offsets, lengths, ids, xnF, (b, t0, c, stats) => {
+      const f32 = rt.f32;
+      for (let r = 0; r < c; r++) {
+        logprobs[b][t0 + r] = f32[(stats >> 2) + r * 3];
+        if (entropy) entropy[b][t0 + r] = f32[(stats >> 2) + r * 3 + 1];
+        f32[(headLse >> 2) + offsets[b] + t0 + r] = f32[(stats >> 2) + r * 3 + 2];
+      }
+    });
+    const ctx: ForwardContext = { params: P, pinned, rows: rows.length, offsets, lengths, N, ids, pos, layers, xL: x, rstdF, xnF, headLse, isReleased: false };
+    if (!keep) {
+      this.release(ctx);
+      return { logprobs, entropy };
+    }
+    return { logprobs, entropy, ctx };
+  }
+
+  /** Walks the LM head over each row's positions t < L − 1 in chunks: z = xnF Wᵀ, then per-row stats. */
+  private runHead(
+    P: EngineParams, offsets: number[], lengths: number[], ids: number, xnF: number,
+    onChunk: (row: number, t0: number, count: number, stats: number) => void,
+  ): void {
+    const { rt, k, H, V } = this;
+    const C = this.headChunk;
+    const z = rt.alloc(C * V);
+    const stats = rt.alloc(C * 3);
+    const headT = this.weights.ptrT(this.head(P));
+    try {
+      lengths.forEach((L, b) => {
+        for (let t0 = 0; t0 < L - 1; t0 += C) {
+          const c = Math.min(C, L - 1 - t0);
+          const row0 = offsets[b] + t0;
+          k.gemm(xnF + row0 * H * F, H, headT, V, z, V, c, V, H, 0);
+          k.lmHeadRows(z, c, V, ids + (row0 + 1) * F, stats);
+          onChunk(b, t0, c, stats);
+        }
+      });
+    } finally {
+      rt.release(z);
+      rt.release(stats);
+    }
+  }
+
+  /**
+   * Gradients of Σ gLogp·logp + Σ gEnt·entropy with respect to the parameters named in
+   * `gradNames` (HF names; LoRA matrices as loraGradName(weight, 'A' | 'B')). Releases ctx.
+   */
+  backward(ctx: ForwardContext, gLogp: readonly ArrayLike<number>[], gEnt: readonly ArrayLike<number>[] | null, gradNames: ReadonlySet<string>): Map<string, Float32Array> {
+    if (ctx.isReleased) throw new Error('engine.backward: the forward context was released');
+    const { rt, k, H, QD, KD, I, D, nH, nKv, V } = this;
+    const P = ctx.params;
+    const { N, offsets, lengths } = ctx;
+    const grads = new GradBuffers(rt, gradNames);
+    try {
+      // LM head: dz = ∂/∂z of the per-position terms, then ∂xnF = dz W and ∂W += dzᵀ xnF.
+      const dxnF = rt.allocZeroed(N * H);
+      const C = this.headChunk;
+      const z = rt.alloc(C * V);
+      const gl = rt.alloc(C);
+      const ge = rt.alloc(C);
+      const head = this.head(P);
+      const headT = this.weights.ptrT(head);
+      const headPtr = this.weights.ptr(head);
+      const gHead = grads.get(this.config.tie_word_embeddings ? EMBED : LM_HEAD, V * H);
+      lengths.forEach((L, b) => {
+        for (let t0 = 0; t0 < L - 1; t0 += C) {
+          const c = Math.min(C, L - 1 - t0);
+          const row0 = offsets[b] + t0;
+          const f32 = rt.f32;
+          for (let r = 0; r < c; r++) {
+            f32[(gl >> 2) + r] = gLogp[b][t0 + r];
+            f32[(ge >> 2) + r] = gEnt ? gEnt[b][t0 + r] : 0;
+          }
+          k.gemm(ctx.xnF + row0 * H * F, H, headT, V, z, V, c, V, H, 0);
+          k.lmHeadGradRows(z, c, V, ctx.ids + (row0 + 1) * F, ctx.headLse + row0 * F, gl, ge);
+          k.gemm(z, V, headPtr, H, dxnF + row0 * H * F, H, c, H, V, 0);
+          if (gHead) k.gemmTN(z, V, ctx.xnF + row0 * H * F, H, gHead, H, V, H, c, 1);
+        }
+      });
+      rt.release(z);
+      rt.release(gl);
+      rt.release(ge);
+      const dx = rt.alloc(N * H);
+      k.rmsnormBwd(ctx.xL, H, this.weights.ptr(P.get(FINAL_NORM)), dxnF, H, ctx.rstdF, dx, H, grads.get(FINAL_NORM, H) ?? 0, N, H, 0);
+      rt.release(dxnF);
+      const group = nH / nKv;
+      for (let i = ctx.layers.length - 1; i >= 0; i--) {
+        const a = ctx.layers[i];
+        const n = layerNames(i);
+        // MLP: xnext = hmid + down(silu(gate(xn2)) ⊙ up(xn2)).
+        const da = rt.alloc(N * I);
+        this.linearBackward(P, n.down, a.a, dx, N, da, 0, grads, a.lora.get(n.down));
+        const dg = rt.alloc(N * I);
+        const du = rt.alloc(N * I);
+        k.swigluBwd(a.g, a.u, da, dg, du, N * I);
+        rt.release(da);
+        const dxn2 = rt.alloc(N * H);
+        this.linearBackward(P, n.gate, a.xn2, dg, N, dxn2, 0, grads, a.lora.get(n.gate));
+        this.linearBackward(P, n.up, a.xn2, du, N, dxn2, 1, grads, a.lora.get(n.up));
+        rt.release(dg);
+        rt.release(du);
+        k.rmsnormBwd(a.hmid, H, this.weights.ptr(P.get(n.postNorm)), dxn2, H, a.rstd2, dx, H, grads.get(n.postNorm, H) ?? 0, N, H, 1);
+        rt.release(dxn2);
+        // Attention: hmid = x + o_proj(attn(rope(norm(q)), rope(norm(k)), v)).
+        const dO = rt.alloc(N * QD);
+        this.linearBackward(P, n.o, a.o, dx, N, dO, 0, grads, a.lora.get(n.o));
+        const dq = rt.allocZeroed(N * QD);
+        const dk = rt.allocZeroed(N * KD);
+        const dv = rt.allocZeroed(N * KD);
+        const vt = rt.alloc(N * KD);
+        this.toPlanes(a.v, N, vt, N, 0);
+        for (let b = 0; b < ctx.rows; b++) {
+          const off = offsets[b];
+          const L = lengths[b];
+          for (let h = 0; h < nH; h++) {
+            const g = Math.floor(h / group);
+            k.attnBwd(
+              a.q + (off * QD + h * D) * F, QD, a.k + (off * KD + g * D) * F, KD, a.kt + (g * D * N + off) * F, N, vt + (g * D * N + off) * F, N,
+              a.o + (off * QD + h * D) * F, QD, dO + (off * QD + h * D) * F, QD, a.lse + (h * N + off) * F, 1,
+              dq + (off * QD + h * D) * F, QD, dk + (off * KD + g * D) * F, KD, dv + (off * KD + g * D) * F, KD,
+              L, 0, L, D, this.scale, this.work,
+            );
+          }
+        }
+        rt.release(vt);
+        rt.release(dO);
+        k.rope(dq, QD, N, nH, D, ctx.pos, this.cos, this.sin, -1);
+        k.rope(dk, KD, N, nKv, D, ctx.pos, this.cos, this.sin, -1);
+        const dqraw = rt.alloc(N * QD);
+        const dkraw = rt.alloc(N * KD);
+        k.rmsnormBwd(a.qraw, D, this.weights.ptr(P.get(n.qNorm)), dq, D, a.rstdq, dqraw, D, grads.get(n.qNorm, D) ?? 0, N * nH, D, 0);
+        k.rmsnormBwd(a.kraw, D, this.weights.ptr(P.get(n.kNorm)), dk, D, a.rstdk, dkraw, D, grads.get(n.kNorm, D) ?? 0, N * nKv, D, 0);
+        rt.release(dq);
+        rt.release(dk);
+        const dxn1 = rt.alloc(N * H);
+        this.linearBackward(P, n.q, a.xn1, dqraw, N, dxn1, 0, grads, a.lora.get(n.q));
+        this.linearBackward(P, n.k, a.xn1, dkraw, N, dxn1, 1, grads, a.lora.get(n.k));
+        this.linearBackward(P, n.v, a.xn1, dv, N, dxn1, 1, grads, a.lora.get(n.v));
+        rt.release(dqraw);
+        rt.release(dkraw);
+        rt.release(dv);
+        k.rmsnormBwd(a.x, H, this.weights.ptr(P.get(n.inNorm)), dxn1, H, a.rstd1, dx, H, grads.get(n.inNorm, H) ?? 0, N, H, 1);
+        rt.release(dxn1);
+        this.releaseLayer(a, true); // its input x (the previous layer's output) is not read again
+      }
+      const gEmb = grads.get(EMBED, V * H);
+      if (gEmb) k.embedBwd(ctx.ids, N, dx, H, gEmb);
+      rt.release(dx);
+      return grads.collect();
+    } finally {
+      grads.dispose();
+      this.release(ctx);
+    }
+  }
+
+  /** Frees a layer's activations (its input x too when `withInput`). */
+  private releaseLayer(a: LayerActs, withInput: boolean): void {
+    const rt = this.rt;
+    for (const key of ['rstd1', 'xn1', 'qraw', 'rstdq', 'q', 'kraw', 'rstdk', 'k', 'v', 'kt', 'o', 'lse', 'hmid', 'rstd2', 'xn2', 'g', 'u', 'a'] as const) {
+      if (a[key] !== 0) rt.release(a[key]);
+      a[key] = 0;
+    }
+    for (const t of a.lora.values()) rt.release(t);
+    a.lora.clear();
+    if (withInput && a.x !== 0) {
+      rt.release(a.x);
+      a.x = 0;
+    }
+  }
+
+  /** Frees what a forward kept (idempotent). */
+  release(ctx: ForwardContext): void {
+    if (ctx.isReleased) return;
+    ctx.isReleased = true;
+    for (const a of ctx.layers) this.releaseLayer(a, true);
+    for (const p of [ctx.ids, ctx.pos, ctx.xL, ctx.rstdF, ctx.xnF, ctx.headLse]) this.rt.release(p);
+    this.weights.unpin(ctx.pinned);
+  }
+
+  // ------------------------------------------------------------------ KV cache
+
+  createSlot(capacity: number): KvSlot {
+    const cap = Math.max(64, Math.ceil(capacity / 64) * 64);
+    const slot: KvSlot = { tokens: [], cap, kt: [], v: [] };
+    for (let i = 0; i < this.config.num_hidden_layers; i++) {
+      slot.kt.push(this.rt.alloc(this.KD * cap));
+      slot.v.push(this.rt.alloc(this.KD * cap));
+    }
+    return slot;
+  }
+
+  freeSlot(slot: KvSlot): void {
+    for (const p of [...slot.kt, ...slot.v]) this.rt.release(p);
+    slot.kt = [];
+    slot.v = [];
+    slot.tokens = [];
+  }
+
+  /** Bytes one slot of `capacity` positions holds. */
+  slotBytes(capacity: number): number {
+    return 2 * this.KD * capacity * this.config.num_hidden_layers * F;
+  }
+
+  /** Copies the first `length` cached positions of `src` into `dst` (dst.cap ≥ length). */
+  copySlot(src: KvSlot, dst: KvSlot, length: number): void {
+    const f32 = this.rt.f32;
+    for (let i = 0; i < this.config.num_hidden_layers; i++) {
+      for (let row = 0; row < this.KD; row++) {
+        const s = (src.kt[i] >> 2) + row * src.cap;
+        f32.copyWithin((dst.kt[i] >> 2) + row * dst.cap, s, s + length);
+      }
+      f32.copyWithin(dst.v[i] >> 2, src.v[i] >> 2, (src.v[i] >> 2) + length * this.KD);
+    }
+    dst.tokens = src.tokens.slice(0, length);
+  }
+
+  /** Grows a slot to hold `needed` positions. */
+  private ensureCapacity(slot: KvSlot, needed: number): void {
+    if (needed <= slot.cap) return;
+    const bigger = this.createSlot(Math.max(needed, slot.cap * 2));
+    this.copySlot(slot, bigger, slot.tokens.length);
+    const tokens = slot.tokens;
+    this.freeSlot(slot);
+    Object.assign(slot, bigger, { tokens });
+  }
+
+  /**
+   * Appends `tokens` to each slot (positions continue from the slot's length), running the
+   * decoder over all new tokens together, and returns the next-token logits of each slot
+   * after its last new token: [items, V], a copy.
+   */
+  extend(P: EngineParams, items: readonly { slot: KvSlot; tokens: ArrayLike<number> }[]): Float32Array {
+    const { rt, k, H, QD, KD, I, D, nH, nKv, V } = this;
+    const counts = items.map((it) => it.tokens.length);
+    if (counts.some((c) => c < 1)) throw new Error('engine.extend: every slot needs at least one new token');
+    const offsets: number[] = [];
+    let N = 0;
+    for (const c of counts) {
+      offsets.push(N);
+      N += c;
+    }
+    for (const it of items) {
+      const needed = it.slot.tokens.length + it.tokens.length;
+      if (needed > this.config.max_position_embeddings) throw new Error(`engine.extend: ${needed} positions are over max_position_embeddings ${this.config.max_position_embeddings}`);
+      this.ensureCapacity(it.slot, needed);
+    }
+    const pinned = this.listTensors(P);
+    this.weights.pin(pinned);
+    const temps: number[] = [];
+    const tmp = (floats: number) => {
+      const p = rt.alloc(floats);
+      temps.push(p);
+      return p;
+    };
+    try {
+      const ids = tmp(N);
+      const pos = tmp(N);
+      const i32 = rt.i32;
+      items.forEach((it, j) => {
+        const start = it.slot.tokens.length;
+        for (let t = 0; t < counts[j]; t++) {
+          const id = it.tokens[t];
+          if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`engine.extend: token ${id} is not in [0, ${V})`);
+          i32[(ids >> 2) + offsets[j] + t] = id;
+          i32[(pos >> 2) + offsets[j] + t] = start + t;
+        }
+      });
+      let x = tmp(N * H);
+      k.embedFwd(ids, N, this.weights.ptr(P.get(EMBED)), H, x);
+      const rstd = tmp(N * Math.max(nH, 1));
+      const xn = tmp(N * H);
+      const q = tmp(N * QD);
+      const kb = tmp(N * KD);
+      const v = tmp(N * KD);
+      const qn = tmp(N * QD);
+      const kn = tmp(N * KD);
+      const o = tmp(N * QD);
+      const lse = tmp(Math.max(...counts));
+      const g = tmp(N * I);
+      const u = tmp(N * I);
+      const h2 = tmp(N * H);
+      const group = nH / nKv;
+      for (let i = 0; i < this.config.num_hidden_layers; i++) {
+        const n = layerNames(i);
+        this.rmsnorm(P, n.inNorm, x, N, H, xn, rstd);
+        this.linear(P, n.q, xn, N, q, 0, false);
+        this.linear(P, n.k, xn, N, kb, 0, false);
+        this.linear(P, n.v, xn, N, v, 0, false);
+        k.rmsnormFwd(q, D, this.weights.ptr(P.get(n.qNorm)), qn, D, rstd, N * nH, D, this.config.rms_norm_eps);
+        k.rmsnormFwd(kb, D, this.weights.ptr(P.get(n.kNorm)), kn, D, rstd, N * nKv, D, this.config.rms_norm_eps);
+        k.rope(qn, QD, N, nH, D, pos, this.cos, this.sin, 1);
+        k.rope(kn, KD, N, nKv, D, pos, this.cos, this.sin, 1);
+        items.forEach((it, j) => {
+          const s = it.slot;
+          const start = s.tokens.length;
+          const c = counts[j];
+          this.toPlanes(kn + offsets[j] * KD * F, c, s.kt[i], s.cap, start);
+          rt.f32.copyWithin((s.v[i] >> 2) + start * KD, (v >> 2) + offsets[j] * KD, (v >> 2) + (offsets[j] + c) * KD);
+          for (let h = 0; h < nH; h++) {
+            const gh = Math.floor(h / group);
+            k.attnFwd(
+              qn + (offsets[j] * QD + h * D) * F, QD, s.kt[i] + gh * D * s.cap * F, s.cap, s.v[i] + gh * D * F, KD,
+              o + (offsets[j] * QD + h * D) * F, QD, lse, 1, c, start, start + c, D, this.scale, this.work,
+            );
+          }
+        });
+        this.linear(P, n.o, o, N, h2, 0, false);
+        k.axpy(x, h2, N * H, 1, 1);
+        this.rmsnorm(P, n.postNorm, h2, N, H, xn, rstd);
+        this.linear(P, n.gate, xn, N, g, 0, false);
+        this.linear(P, n.up, xn, N, u, 0, false);
+        k.swigluFwd(g, u, g, N * I);
+        this.linear(P, n.down, g, N, x, 0, false);
+        k.axpy(h2, x, N * H, 1, 1);
+      }
+      for (const [j, it] of items.entries()) for (let t = 0; t < counts[j]; t++) it.slot.tokens.push(it.tokens[t]);
+      // Logits of each slot's last new token.
+      const last = tmp(items.length * H);
+      items.forEach((_, j) => rt.f32.copyWithin((last >> 2) + j * H, (x >> 2) + (offsets[j] + counts[j] - 1) * H, (x >> 2) + (offsets[j] + counts[j]) * H));
+      this.rmsnorm(P, FINAL_NORM, last, items.length, H, xn, rstd);
+      const z = tmp(items.length * V);
+      k.gemm(xn, H, this.weights.ptrT(this.head(P)), V, z, V, items.length, V, H, 0);
+      return rt.read(z, items.length * V);
+    } finally {
+      for (const p of temps) rt.release(p);
+      this.weights.unpin(pinned);
+    }
+  }
+}
+
+/** Zeroed gradient buffers, allocated on first request for the names asked for. */
+class GradBuffers {
+  private readonly buffers = new Map<string, { ptr: number; floats: number }>();
+
+  constructor(
+    private readonly rt: EngineRuntime,
+    private readonly names: ReadonlySet<string>,
+  ) {}
+
+  /** The buffer of `name` (floats values), or undefined when its gradient is not asked for. */
+  get(name: string, floats: number): number | undefined {
+    if (!this.names.has(name)) return undefined;
+    let b = this.buffers.get(name);
+    if (!b) {
+      b = { ptr: this.rt.allocZeroed(floats), floats };
+      this.buffers.set(name, b);
+    }
+    return b.ptr;
+  }
+
+  collect(): Map<string, Float32Array> {
+    const out = new Map<string, Float32Array>();
+    for (const [name, b] of this.buffers) out.set(name, this.rt.read(b.ptr, b.floats));
+    return out;
+  }
+
+  dispose(): void {
+    for (const b of this.buffers.values()) this.rt.release(b.ptr);
+    this.buffers.clear();
+  }
+}
+
+function countParams(c: Qwen3Config): number {
+  const H = c.hidden_size;
+  const layer = 2 * H + 2 * c.head_dim + H * c.num_attention_heads * c.head_dim * 2 + H * c.num_key_value_heads * c.head_dim * 2 + 3 * H * c.intermediate_size;
+  return c.vocab_size * H * (c.tie_word_embeddings ? 1 : 2) + c.num_hidden_layers * layer + H;
+}
+
+const engines = new Map<string, Qwen3Engine>();
+
+/** The engine of a config (one per distinct config, on the shared runtime). */
+export function getQwen3Engine(config: Qwen3Config): Qwen3Engine {
+  const key = JSON.stringify(config);
+  let e = engines.get(key);
+  if (!e) {
+    e = new Qwen3Engine(config);
+    engines.set(key, e);
+  }
+  return e;
+}
+
+export { countParams as countEngineParams };

@@ -1,0 +1,192 @@
+/**
+ * The CPU engine's WebAssembly runtime: one memory, the compiled kernels
+ * (assembly/kernels.ts, embedded as base64 by scripts/buildKernels.mjs) and a first-fit
+ * allocator over the memory, so that the engine can hold weights, activations and KV
+ * caches as plain float32 buffers addressed by byte offset.
+ *
+ * Synchronous on purpose (WebAssembly.Module on 17 KB compiles in milliseconds, and
+ * synchronous compilation is allowed in Node and in workers): tfjs custom ops call the
+ * engine from synchronous code. Not for the page's main thread.
+ */
+import { KERNELS_DATA_END, KERNELS_WASM_BASE64 } from './kernelsWasm';
+
+/** The kernels' exports (pointers are byte offsets, sizes in floats). */
+export interface Kernels {
+  gemm(a: number, lda: number, b: number, ldb: number, c: number, ldc: number, M: number, N: number, K: number, acc: number): void;
+  gemmTN(a: number, lda: number, b: number, ldb: number, c: number, ldc: number, M: number, N: number, K: number, acc: number): void;
+  transpose(src: number, lds: number, dst: number, ldd: number, rows: number, cols: number): void;
+  attnScratchFloats(D: number): number;
+  attnFwd(
+    q: number, ldq: number, kt: number, ldkt: number, v: number, ldv: number, o: number, ldo: number, lse: number, ldlse: number,
+    Tq: number, qPos0: number, Tk: number, D: number, scale: number, work: number,
+  ): void;
+  attnBwd(
+    q: number, ldq: number, k: number, ldk: number, kt: number, ldkt: number, vt: number, ldvt: number,
+    o: number, ldo: number, dO: number, lddo: number, lse: number, ldlse: number,
+    dq: number, lddq: number, dk: number, lddk: number, dv: number, lddv: number,
+    Tq: number, qPos0: number, Tk: number, D: number, scale: number, work: number,
+  ): void;
+  rmsnormFwd(x: number, ldx: number, w: number, y: number, ldy: number, rstd: number, rows: number, n: number, eps: number): void;
+  rmsnormBwd(x: number, ldx: number, w: number, dy: number, lddy: number, rstd: number, dx: number, lddx: number, dw: number, rows: number, n: number, acc: number): void;
+  rope(x: number, ld: number, T: number, nHeads: number, D: number, pos: number, cos: number, sin: number, sign: number): void;
+  swigluFwd(g: number, u: number, a: number, n: number): void;
+  swigluBwd(g: number, u: number, da: number, dg: number, du: number, n: number): void;
+  axpy(x: number, y: number, n: number, alpha: number, acc: number): void;
+  embedFwd(ids: number, n: number, table: number, H: number, out: number): void;
+  embedBwd(ids: number, n: number, dOut: number, H: number, dTable: number): void;
+  lmHeadRows(z: number, rows: number, V: number, targets: number, out: number): void;
+  lmHeadGradRows(z: number, rows: number, V: number, targets: number, lse: number, gLogp: number, gEnt: number): void;
+  sumSquares(x: number, n: number): number;
+}
+
+const PAGE = 65536;
+const ALIGN = 64;
+/** Never handed out: offset 0 (an invalid pointer) and the kernels' static data (math tables). */
+const RESERVED = Math.ceil(Math.max(1024, KERNELS_DATA_END) / ALIGN) * ALIGN;
+
+function decodeBase64(text: string): Uint8Array {
+  if (typeof Buffer !== 'undefined') return new Uint8Array(Buffer.from(text, 'base64'));
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+let compiled: WebAssembly.Module | null = null;
+
+/**
+ * One engine memory with its kernels and a first-fit free-list allocator (blocks aligned
+ * to 64 bytes, adjacent free blocks merged). Memory grows on demand up to 4 GiB.
+ */
+export class EngineRuntime {
+  readonly memory: WebAssembly.Memory;
+  readonly k: Kernels;
+  private free: { start: number; size: number }[] = [];
+  private readonly sizes = new Map<number, number>();
+  private top = RESERVED;
+  private f32Cache: Float32Array | null = null;
+  private i32Cache: Int32Array | null = null;
+
+  constructor(initialBytes = 64 << 20) {
+    compiled ??= new WebAssembly.Module(decodeBase64(KERNELS_WASM_BASE64) as BufferSource);
+    this.memory = new WebAssembly.Memory({ initial: Math.ceil(initialBytes / PAGE), maximum: 65536 });
+    const instance = new WebAssembly.Instance(compiled, { env: { memory: this.memory, abort: () => { throw new Error('engine kernel abort'); } } });
+    this.k = instance.exports as unknown as Kernels;
+  }
+
+  /** Bytes currently allocated (live buffers). */
+  get allocatedBytes(): number {
+    let total = 0;
+    for (const s of this.sizes.values()) total += s;
+    return total;
+  }
+
+  get memoryBytes(): number {
+    return this.memory.buffer.byteLength;
+  }
+
+  /** A float32 view of the whole memory (re-created after growth). */
+  get f32(): Float32Array {
+    if (!this.f32Cache || this.f32Cache.buffer !== this.memory.buffer) this.f32Cache = new Float32Array(this.memory.buffer);
+    return this.f32Cache;
+  }
+
+  get i32(): Int32Array {
+    if (!this.i32Cache || this.i32Cache.buffer !== this.memory.buffer) this.i32Cache = new Int32Array(this.memory.buffer);
+    return this.i32Cache;
+  }
+
+  /** Allocates `floats` 4-byte values (uninitialised); returns the byte offset. */
+  alloc(floats: number): number {
+    const size = Math.max(ALIGN, Math.ceil((floats * 4) / ALIGN) * ALIGN);
+    for (let i = 0; i < this.free.length; i++) {
+      const block = this.free[i];
+      if (block.size < size) continue;
+      const ptr = block.start;
+      if (block.size === size) this.free.splice(i, 1);
+      else {
+        block.start += size;
+        block.size -= size;
+      }
+      this.sizes.set(ptr, size);
+      return ptr;
+    }
+    const ptr = this.top;
+    const end = ptr + size;
+    if (end > this.memory.buffer.byteLength) {
+      const need = Math.ceil((end - this.memory.buffer.byteLength) / PAGE);
+      const grow = Math.max(need, Math.ceil(this.memory.buffer.byteLength / PAGE / 4));
+      try {
+        this.memory.grow(Math.min(grow, 65536 - this.memory.buffer.byteLength / PAGE));
+      } catch {
+        throw new Error(`engine: out of memory allocating ${(size / 2 ** 20).toFixed(1)} MiB (${(this.memory.buffer.byteLength / 2 ** 20).toFixed(0)} MiB in use of at most 4096)`);
+      }
+      if (end > this.memory.buffer.byteLength) throw new Error(`engine: out of memory allocating ${(size / 2 ** 20).toFixed(1)} MiB`);
+    }
+    this.top = end;
+    this.sizes.set(ptr, size);
+    return ptr;
+  }
+
+  /** Allocates and zeroes. */
+  allocZeroed(floats: number): number {
+    const ptr = this.alloc(floats);
+    this.f32.fill(0, ptr >> 2, (ptr >> 2) + floats);
+    return ptr;
+  }
+
+  /** Allocates and copies `data` in. */
+  allocFrom(data: Float32Array | Int32Array): number {
+    const ptr = this.alloc(data.length);
+    if (data instanceof Int32Array) this.i32.set(data, ptr >> 2);
+    else this.f32.set(data, ptr >> 2);
+    return ptr;
+  }
+
+  release(ptr: number): void {
+    const size = this.sizes.get(ptr);
+    if (size === undefined) throw new Error(`engine: release of an unknown pointer ${ptr}`);
+    this.sizes.delete(ptr);
+    let i = 0;
+    while (i < this.free.length && this.free[i].start < ptr) i++;
+    this.free.splice(i, 0, { start: ptr, size });
+    // Merge with the neighbours.
+    if (i + 1 < this.free.length && this.free[i].start + this.free[i].size === this.free[i + 1].start) {
+      this.free[i].size += this.free[i + 1].size;
+      this.free.splice(i + 1, 1);
+    }
+    if (i > 0 && this.free[i - 1].start + this.free[i - 1].size === this.free[i].start) {
+      this.free[i - 1].size += this.free[i].size;
+      this.free.splice(i, 1);
+      i--;
+    }
+    // A free block at the top goes back to the bump pointer.
+    const last = this.free[this.free.length - 1];
+    if (last && last.start + last.size === this.top) {
+      this.top = last.start;
+      this.free.pop();
+    }
+  }
+
+  /** A copy of `floats` values at `ptr`. */
+  read(ptr: number, floats: number): Float32Array {
+    return this.f32.slice(ptr >> 2, (ptr >> 2) + floats);
+  }
+
+  /** A view (valid until the next allocation that grows memory). */
+  view(ptr: number, floats: number): Float32Array {
+    return this.f32.subarray(ptr >> 2, (ptr >> 2) + floats);
+  }
+
+  write(ptr: number, data: ArrayLike<number>, offsetFloats = 0): void {
+    this.f32.set(data, (ptr >> 2) + offsetFloats);
+  }
+}
+
+let shared: EngineRuntime | null = null;
+
+/** The process-wide (or worker-wide) runtime. */
+export function getEngineRuntime(): EngineRuntime {
+  shared ??= new EngineRuntime();
+  return shared;
+}

@@ -1,0 +1,279 @@
+/**
+ * Where the tfjs model hands its work to the CPU engine (src/model/engine): on the wasm
+ * and cpu backends, `computeTokenLogprobs` runs the engine's forward as one tfjs custom op
+ * whose gradient is the engine's backward, and `generate` runs the engine's KV cache with
+ * prefix reuse (a prompt that extends a row cached by the previous call, or that repeats
+ * another prompt of the call, only computes its new tokens). Losses, AdamW and clipping
+ * stay in tfjs. WebGPU keeps the tfjs graph (static shapes), as do sharded vocabularies
+ * and models too large for the engine's 4 GiB memory.
+ */
+import * as tf from './tf';
+import type { Qwen3Config } from './config';
+import type { LoraMap, ParamMap } from './linear';
+import { SHARD_MARK } from './vocabShards';
+import { countEngineParams, getQwen3Engine, loraGradName, type ForwardContext, type KvSlot } from '../engine/qwen3Engine';
+import type { EngineLoraAdapter, EngineParams, EngineTensor } from '../engine/weights';
+
+/** Largest model (parameters) the engine takes: weights, their transposes and three versions fit 4 GiB. */
+export const ENGINE_MAX_PARAMS = 120_000_000;
+
+let isEngineEnabled = typeof process === 'undefined' || process.env?.PACT_ENGINE !== 'tfjs';
+
+/** Turns the engine on or off (off: the tfjs graph everywhere; tests compare the two). */
+export function setEngineEnabled(on: boolean): void {
+  isEngineEnabled = on;
+}
+
+export function getEngineEnabled(): boolean {
+  return isEngineEnabled;
+}
+
+/** Whether the engine serves this model on the active backend. */
+export function isEngineActive(params: ParamMap, config: Qwen3Config): boolean {
+  if (!isEngineEnabled) return false;
+  const backend = tf.getBackend();
+  if (backend !== 'wasm' && backend !== 'cpu') return false;
+  if (config.head_dim % 8 !== 0 || config.hidden_size % 4 !== 0 || config.intermediate_size % 4 !== 0) return false;
+  if (countEngineParams(config) > ENGINE_MAX_PARAMS) return false;
+  for (const name of params.keys()) if (name.includes(SHARD_MARK)) return false;
+  return true;
+}
+
+function toEngineTensor(t: tf.Tensor): EngineTensor {
+  return { key: t.dataId, shape: t.shape, read: () => t.dataSync() as Float32Array };
+}
+
+/** The engine's view of a parameter map (+ LoRA). */
+export function toEngineParams(params: ParamMap, lora?: LoraMap): EngineParams {
+  const adapters = lora && lora.size > 0 ? new Map<string, EngineLoraAdapter>([...lora].map(([name, a]) => [name, { A: toEngineTensor(a.A), B: toEngineTensor(a.B), scale: a.scale }])) : undefined;
+  return {
+    get(name) {
+      const v = params.get(name);
+      if (!v) throw new Error(`missing parameter '${name}'`);
+      return toEngineTensor(v);
+    },
+    lora: adapters,
+  };
+}
+
+/** Contexts kept for a backward that may never come (the output did not reach the loss). */
+const pending = new Set<{ ctx: ForwardContext; config: Qwen3Config }>();
+
+/** Frees every forward context still waiting for a backward (call after a gradient pass). */
+export function releasePendingEngineContexts(): void {
+  for (const p of pending) getQwen3Engine(p.config).release(p.ctx);
+  pending.clear();
+}
+
+/** Contiguous [start, start + length) of the mask's ones per row, or null when a row has holes. */
+function findRowSpans(mask: ArrayLike<number>, B: number, T: number): { start: number; length: number }[] | null {
+  const spans: { start: number; length: number }[] = [];
+  for (let b = 0; b < B; b++) {
+    let start = -1;
+    let end = -1;
+    for (let t = 0; t < T; t++) {
+      if (mask[b * T + t] === 0) continue;
+      if (start < 0) start = t;
+      else if (end !== t) return null;
+      end = t + 1;
+    }
+    spans.push(start < 0 ? { start: 0, length: 0 } : { start, length: end - start });
+  }
+  return spans;
+}
+
+export interface EngineLogprobs {
+  logprobs: tf.Tensor2D;
+  targetMask: tf.Tensor2D;
+  entropy?: tf.Tensor2D;
+}
+
+/**
+ * computeTokenLogprobs on the engine: [B, T−1] log-probs (and entropies), differentiable in
+ * every trainable Variable of `params` and of `lora`. Null when the batch does not suit the
+ * engine (a row whose mask has holes); the caller then uses the tfjs graph.
+ */
+export function computeEngineTokenLogprobs(
+  params: ParamMap,
+  config: Qwen3Config,
+  inputIds: tf.Tensor2D,
+  attentionMask: tf.Tensor2D,
+  opts: { lora?: LoraMap; withEntropy?: boolean },
+): EngineLogprobs | null {
+  const [B, T] = inputIds.shape;
+  const mask = attentionMask.dataSync();
+  const spans = findRowSpans(mask, B, T);
+  if (!spans || spans.some((s) => s.length === 0)) return null;
+  const idData = inputIds.dataSync();
+  const rows = spans.map((s, b) => idData.subarray(b * T + s.start, b * T + s.start + s.length));
+  const engine = getQwen3Engine(config);
+  const P = toEngineParams(params, opts.lora);
+  const withEntropy = opts.withEntropy ?? false;
+  const K = withEntropy ? 2 : 1;
+  const W = T - 1;
+  const pack = (perRow: Float32Array[][]): Float32Array => {
+    const out = new Float32Array(K * B * W);
+    perRow.forEach((values, k) => values.forEach((row, b) => out.set(row, k * B * W + b * W + spans[b].start)));
+    return out;
+  };
+  const targetMask = tf.tidy(() => {
+    const m = attentionMask.toFloat();
+    return m.slice([0, 0], [B, W]).mul(m.slice([0, 1], [B, W])) as tf.Tensor2D;
+  });
+  // Differentiable inputs: trainable weights and adapters, in a fixed order.
+  const inputs: { name: string; v: tf.Variable }[] = [];
+  for (const [name, v] of params) if (v.trainable) inputs.push({ name, v });
+  for (const [name, a] of opts.lora ?? []) {
+    if (a.A.trainable) inputs.push({ name: loraGradName(name, 'A'), v: a.A });
+    if (a.B.trainable) inputs.push({ name: loraGradName(name, 'B'), v: a.B });
+  }
+  const isRecording = (tf.engine() as unknown as { state: { activeTape: unknown } }).state.activeTape != null;
+  let combined: tf.Tensor3D;
+  if (!isRecording || inputs.length === 0) {
+    const r = engine.forward(P, rows, { withEntropy, keep: false });
+    combined = tf.tensor3d(pack(withEntropy ? [r.logprobs, r.entropy!] : [r.logprobs]), [K, B, W]);
+  } else {
+    const gradNames = new Set(inputs.map((i) => i.name));
+    const op = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+      const r = engine.forward(P, rows, { withEntropy, keep: true });
+      const entry = { ctx: r.ctx!, config };
+      pending.add(entry);
+      return {
+        value: tf.tensor3d(pack(withEntropy ? [r.logprobs, r.entropy!] : [r.logprobs]), [K, B, W]),
+        gradFunc: (dy: tf.Tensor) => {
+          const g = dy.dataSync();
+          const slice = (k: number) => spans.map((s, b) => g.subarray(k * B * W + b * W + s.start, k * B * W + b * W + s.start + s.length - 1));
+          pending.delete(entry);
+          const grads = engine.backward(entry.ctx, slice(0), withEntropy ? slice(1) : null, gradNames);
+          return inputs.map(({ name, v }) => {
+            const values = grads.get(name);
+            return values ? tf.tensor(values, v.shape) : tf.zerosLike(v);
+          });
+        },
+      };
+    });
+    combined = op(...inputs.map((i) => i.v)) as tf.Tensor3D;
+  }
+  const out = tf.tidy(() => ({
+    logprobs: combined.slice([0, 0, 0], [1, B, W]).reshape([B, W]) as tf.Tensor2D,
+    entropy: withEntropy ? (combined.slice([1, 0, 0], [1, B, W]).reshape([B, W]) as tf.Tensor2D) : undefined,
+  }));
+  combined.dispose();
+  return { logprobs: out.logprobs, targetMask, entropy: out.entropy };
+}
+
+// ------------------------------------------------------------------ generation
+
+interface SlotPool {
+  /** The parameter versions the cached keys/values were computed with. */
+  signature: object[];
+  slots: KvSlot[];
+}
+
+const pools = new WeakMap<ParamMap, SlotPool>();
+
+function signatureOf(params: ParamMap, lora?: LoraMap): object[] {
+  const keys: object[] = [...params.values()].map((v) => v.dataId);
+  for (const a of lora?.values() ?? []) keys.push(a.A.dataId, a.B.dataId);
+  return keys;
+}
+
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/** Frees the KV cache kept for a parameter map (call when the model is disposed). */
+export function releaseEngineCache(params: ParamMap, config: Qwen3Config): void {
+  const pool = pools.get(params);
+  if (!pool) return;
+  const engine = getQwen3Engine(config);
+  for (const s of pool.slots) engine.freeSlot(s);
+  pools.delete(params);
+}
+
+/** Next-token logits by row: after the prompt (`first`), then after feeding one token per active row. */
+export interface EngineLogitSource {
+  first(): Float32Array;
+  next(tokens: Int32Array, isActive: readonly boolean[]): Float32Array;
+}
+
+/**
+ * A logit source over the engine's KV cache for `prompts`, reusing the slots of the
+ * previous call on the same weights: each distinct prompt takes the cached row sharing its
+ * longest prefix and computes only the rest; repeated prompts copy the first one's keys
+ * and values. Slots not reused are freed; the call's slots stay cached for the next.
+ */
+export function createEngineLogitSource(params: ParamMap, config: Qwen3Config, prompts: number[][], lora: LoraMap | undefined, reserve: number): EngineLogitSource {
+  const engine = getQwen3Engine(config);
+  const P = toEngineParams(params, lora);
+  const V = config.vocab_size;
+  const signature = signatureOf(params, lora);
+  let pool = pools.get(params);
+  if (!pool || pool.signature.length !== signature.length || pool.signature.some((k, i) => k !== signature[i])) {
+    if (pool) for (const s of pool.slots) engine.freeSlot(s);
+    pool = { signature, slots: [] };
+    pools.set(params, pool);
+  }
+  const free = [...pool.slots];
+  const firstOf = new Map<string, number>();
+  const uniques: { row: number; slot: KvSlot; from: number }[] = [];
+  const copies: { row: number; of: number }[] = [];
+  prompts.forEach((prompt, row) => {
+    const key = prompt.join(',');
+    const seen = firstOf.get(key);
+    if (seen !== undefined) {
+      copies.push({ row, of: seen });
+      return;
+    }
+    firstOf.set(key, row);
+    let best = -1;
+    let bestLength = 0;
+    free.forEach((s, i) => {
+      const n = Math.min(commonPrefix(s.tokens, prompt), prompt.length - 1);
+      if (n > bestLength) {
+        best = i;
+        bestLength = n;
+      }
+    });
+    let slot: KvSlot;
+    if (best >= 0) {
+      slot = free.splice(best, 1)[0];
+      slot.tokens.length = bestLength;
+    } else {
+      slot = engine.createSlot(prompt.length + reserve);
+      bestLength = 0;
+    }
+    uniques.push({ row, slot, from: bestLength });
+  });
+  for (const s of free) engine.freeSlot(s);
+  const slotOf: KvSlot[] = new Array(prompts.length);
+  for (const u of uniques) slotOf[u.row] = u.slot;
+  pool.slots = [];
+  return {
+    first() {
+      const logits = engine.extend(P, uniques.map((u) => ({ slot: u.slot, tokens: prompts[u.row].slice(u.from) })));
+      const out = new Float32Array(prompts.length * V);
+      uniques.forEach((u, j) => out.set(logits.subarray(j * V, (j + 1) * V), u.row * V));
+      for (const c of copies) {
+        const src = slotOf[c.of];
+        const dst = engine.createSlot(src.tokens.length + reserve);
+        engine.copySlot(src, dst, src.tokens.length);
+        slotOf[c.row] = dst;
+        out.copyWithin(c.row * V, c.of * V, (c.of + 1) * V);
+      }
+      pool!.slots = slotOf.slice();
+      return out;
+    },
+    next(tokens, isActive) {
+      const rows = [...tokens.keys()].filter((b) => isActive[b]);
+      const out = new Float32Array(prompts.length * V);
+      if (rows.length === 0) return out;
+      const logits = engine.extend(P, rows.map((b) => ({ slot: slotOf[b], tokens: [tokens[b]] })));
+      rows.forEach((b, j) => out.set(logits.subarray(j * V, (j + 1) * V), b * V));
+      return out;
+    },
+  };
+}
