@@ -81,7 +81,7 @@ export interface SetupField {
   hint?: string;
 }
 
-/** Form text of an optional choice left to the app (the backend picked by the device probe). */
+/** Form text of an optional choice left to the app (the backend: a hardware WebGPU adapter, else wasm). */
 export const AUTO = 'auto';
 
 export type SetupValues = Record<FieldKey, string>;
@@ -225,7 +225,7 @@ export const OPTION_LABELS: Partial<Record<FieldKey, Record<string, string>>> = 
     token: 'token (token count)',
     none: 'none',
   },
-  backend: { auto: 'auto (device probe)' },
+  backend: { auto: 'auto (GPU if hardware, else wasm)' },
 };
 
 export function readDefaultValues(): SetupValues {
