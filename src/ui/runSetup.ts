@@ -469,30 +469,37 @@ export function validateSetup(values: SetupValues, overridesText = '', ctx: Vali
   }
   if (recipeError || parsed.error || hasUnavailable) config = null;
 
-  // Previews draw the setup with the broken fields at their defaults. A cross-field
-  // error (λa end above start) can move to another field once one is reset: repeat.
-  // Overrides in error are left out of the preview as a whole.
+  // Previews draw the setup with the broken fields at the app's defaults (the hint's
+  // "default"). A cross-field error (λa end above start) can stay or move to another field
+  // once one is reset: a field still in error is then left to the config's default, and
+  // when nothing more can be reset the preview is the app's default setup. Overrides in
+  // error are left out of the preview as a whole.
   const skip = new Set<FieldKey>(Object.keys(fieldErrors) as FieldKey[]);
+  const omit = new Set<FieldKey>();
   let effective: TrainConfig | null = config;
   let previewOverrides = overrides;
-  for (let tries = 0; !effective && tries <= SETUP_FIELDS.length + 1; tries++) {
+  for (let tries = 0; !effective && tries <= 2 * SETUP_FIELDS.length + 1; tries++) {
+    const previewValues = { ...values };
+    for (const k of skip) previewValues[k] = readAppDefault(k);
     try {
-      effective = resolveConfig(buildSetupConfigInput(values, previewOverrides, skip, size));
+      effective = resolveConfig(buildSetupConfigInput(previewValues, previewOverrides, omit, size));
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
-      const before = skip.size;
+      const before = skip.size + omit.size;
       let hasOtherIssue = false;
       for (const issue of e.issues) {
         const field = FIELD_BY_PATH.get(splitIssue(issue).path);
-        if (field) skip.add(field.key);
-        else hasOtherIssue = true;
+        if (!field) hasOtherIssue = true;
+        else if (!skip.has(field.key)) skip.add(field.key);
+        else omit.add(field.key);
       }
       if (hasOtherIssue && Object.keys(previewOverrides).length > 0) previewOverrides = {};
-      else if (skip.size === before) break;
+      else if (skip.size + omit.size === before) break;
     }
   }
   if (recipeError && effective) effective = { ...effective, recipe: FIELD_BY_KEY.recipe.defaultText };
-  return { config, fieldErrors, otherErrors, ignoredOverrides: findIgnoredOverrides(overrides), input, effective: effective ?? resolveConfig({}), unavailable };
+  effective ??= resolveConfig(buildSetupConfigInput(readDefaultValues(), {}, new Set(), size));
+  return { config, fieldErrors, otherErrors, ignoredOverrides: findIgnoredOverrides(overrides), input, effective, unavailable };
 }
 
 /**

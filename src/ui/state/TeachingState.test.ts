@@ -43,13 +43,13 @@ describe('TeachingState: a teaching panel apart from the run setup', () => {
     setup.set('batch', 'two'); // another field, in the run setup
     expect(gates.effective.pact.anchorProb).toBe(0.2);
     expect(gates.fallbacks).toEqual([
-      { key: 'batch', name: 'Prompts per batch', where: 'run setup', error: 'Prompts per batch must be a number (got "two")', drawn: '8' },
+      { key: 'batch', name: 'Prompts per batch', where: 'run setup', error: 'Prompts per batch must be a number (got "two")', drawn: '2' },
     ]);
     gates.set('q', '1.5');
     expect(gates.effective.pact.anchorProb).toBe(0.4);
     expect(gates.fallbacks.map((f) => [f.name, f.where, f.drawn])).toEqual([
       ['q', 'here', '0.4'],
-      ['Prompts per batch', 'run setup', '8'],
+      ['Prompts per batch', 'run setup', '2'],
     ]);
     expect(gates.errorOf('q')).toBe('q must be ≤ 1 (got "1.5")');
     expect(setup.errorOf('q')).toBeUndefined();
