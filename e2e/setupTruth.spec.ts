@@ -225,7 +225,8 @@ test('auto trains on wasm past a software WebGPU adapter; the inspector does not
   test.setTimeout(180_000);
   await page.goto(tinyRunUrl({ steps: '1', K: '2', batch: '1', miniBatch: '1', backend: 'auto' }));
   const isSoftware = await page.evaluate(async () => {
-    const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<{ info?: { isFallbackAdapter?: boolean; architecture?: string } } | null> } }).gpu;
+    type Adapter = { info?: { isFallbackAdapter?: boolean; architecture?: string } };
+    const gpu = (navigator as unknown as { gpu?: { requestAdapter(): Promise<Adapter | null> } }).gpu;
     const a = gpu ? await gpu.requestAdapter() : null;
     return !!a && (a.info?.isFallbackAdapter === true || /swiftshader/i.test(a.info?.architecture ?? ''));
   });
