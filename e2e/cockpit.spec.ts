@@ -199,8 +199,8 @@ test('rollout inspector: K rollouts, turn rewards, gold matches, failed calls, a
   await expect(row1).toContainText('1.50'); // reward
   await expect(row1).toContainText('1.00, 0.50'); // r_t
   await expect(row1).toContainText('+1.20, +0.90'); // turn advantages
-  await expect(row1).toContainText('1 (1 matched)');
-  await expect(panel.getByTestId('rollout-table').locator('tbody tr').nth(1)).toContainText('1 (0 matched, 1 failed)');
+  await expect(row1).toContainText('1: 1 matched');
+  await expect(panel.getByTestId('rollout-table').locator('tbody tr').nth(1)).toContainText('1: 1 failed');
 
   // Rollout 1: the strip has one cell per segment after the prompt; the tool response carries no advantage.
   const cells = panel.getByTestId('advantage-strip').locator('.adv-cell');

@@ -86,15 +86,15 @@ test('anchoring gates: the fraction shown is the count of anchor cells over all 
     return { nAnchor, nTrace, nAnchorByLetter };
   }
 
-  // Defaults: batch 8 prompts × 24 steps = 192 gates.
+  // Defaults (the quick run size): batch 2 prompts × 24 steps = 48 gates.
   let g = await readGrid();
-  expect(g.nAnchor + g.nTrace).toBe(192);
+  expect(g.nAnchor + g.nTrace).toBe(48);
   expect(g.nAnchorByLetter).toBe(g.nAnchor); // the letter x marks every anchor, not colour alone
-  await expect(panel.getByTestId('gate-total')).toHaveText('192');
+  await expect(panel.getByTestId('gate-total')).toHaveText('48');
   await expect(panel.getByTestId('gate-anchors')).toHaveText(String(g.nAnchor));
-  await expect(panel.getByTestId('gate-fraction-value')).toHaveText((g.nAnchor / 192).toFixed(3));
+  await expect(panel.getByTestId('gate-fraction-value')).toHaveText((g.nAnchor / 48).toFixed(3));
   expect(g.nAnchor).toBeGreaterThan(0);
-  expect(g.nAnchor).toBeLessThan(192);
+  expect(g.nAnchor).toBeLessThan(48);
 
   // The Σx row sums each column.
   const perStep = await panel.locator('tfoot td').allInnerTexts();
@@ -105,7 +105,7 @@ test('anchoring gates: the fraction shown is the count of anchor cells over all 
   await expect(panel.getByTestId('gate-anchors')).toHaveText('0');
   expect(await panel.locator('td.gate.anchor').count()).toBe(0);
   await typeInto(page, '#gates-q', '1');
-  await expect(panel.getByTestId('gate-anchors')).toHaveText('192');
+  await expect(panel.getByTestId('gate-anchors')).toHaveText('48');
   await expect(panel.getByTestId('gate-fraction-value')).toHaveText('1.000');
 
   // Another seed draws other gates; the text still matches the cells.
@@ -116,7 +116,7 @@ test('anchoring gates: the fraction shown is the count of anchor cells over all 
   await expect.poll(() => panel.locator('td.gate').evaluateAll((tds) => tds.map((t) => t.textContent).join(''))).not.toBe(pattern1);
   g = await readGrid();
   await expect(panel.getByTestId('gate-anchors')).toHaveText(String(g.nAnchor));
-  await expect(panel.getByTestId('gate-fraction-value')).toHaveText((g.nAnchor / 192).toFixed(3));
+  await expect(panel.getByTestId('gate-fraction-value')).toHaveText((g.nAnchor / 48).toFixed(3));
 
   // A smaller batch shrinks the grid: 3 prompts × 24 steps.
   await typeInto(page, '#setup-miniBatch', '1');

@@ -4,6 +4,7 @@
  * Runs in the worker, because training runs there and WebGPU availability
  * can differ between the page and a worker.
  */
+import { isSoftwareAdapter } from '../src/model/backend';
 import type { DeviceReport } from './protocol';
 
 // The smallest valid wasm module using a SIMD instruction (v128.const / i8x16.popcnt
@@ -56,7 +57,8 @@ export async function probeDevice(): Promise<DeviceReport> {
       architecture: info?.architecture ?? '',
       device: info?.device ?? '',
       description: info?.description ?? '',
-      isFallbackAdapter: Boolean((info as GPUAdapterInfo & { isFallbackAdapter?: boolean })?.isFallbackAdapter),
+      // The flag sits on the info in current browsers, on the adapter in older ones; SwiftShader by name.
+      isFallbackAdapter: isSoftwareAdapter(info as GPUAdapterInfo & { isFallbackAdapter?: boolean }, (adapter as GPUAdapter & { isFallbackAdapter?: boolean }).isFallbackAdapter),
     },
     limits: {
       maxBufferSize: adapter.limits.maxBufferSize,

@@ -6,7 +6,7 @@
 import wasmUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
 import wasmSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
 import wasmThreadedSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
-import { selectBackend, type BackendName, type BackendSelection } from '../src/model/backend';
+import { selectBackend, type BackendPreference, type BackendSelection } from '../src/model/backend';
 
 export const WASM_PATHS: Record<string, string> = {
   'tfjs-backend-wasm.wasm': wasmUrl,
@@ -14,7 +14,7 @@ export const WASM_PATHS: Record<string, string> = {
   'tfjs-backend-wasm-threaded-simd.wasm': wasmThreadedSimdUrl,
 };
 
-/** Activates `preferred` (or the next working backend) and says which one and why. */
-export function activateBackend(preferred: BackendName): Promise<BackendSelection> {
+/** Activates `preferred` (or the next working backend; 'auto': no software WebGPU) and says which one and why. */
+export function activateBackend(preferred: BackendPreference): Promise<BackendSelection> {
   return selectBackend(preferred, { wasmPaths: WASM_PATHS });
 }

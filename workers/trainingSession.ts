@@ -88,7 +88,7 @@ export class TrainingSession {
     } else {
       config = resolveConfig(input);
     }
-    const selection = await activateBackend(config.backend ?? 'webgpu');
+    const selection = await activateBackend(config.backend ?? 'auto');
     // A checkpoint that carries its model shape rebuilds the policy itself (a folder or an
     // imported run resumes without its files); older records reload the run's model.init.
     const checkpointPolicy = resume?.modelConfig ? { modelConfig: resume.modelConfig, mapping: resume.mapping } : undefined;

@@ -1,7 +1,9 @@
 /**
  * TensorFlow.js backend selection for the policy: WebGPU → wasm → cpu, starting from
  * the preferred backend, reporting the chosen backend and why each better one was
- * skipped (so the UI can say "running on wasm: navigator.gpu is absent").
+ * skipped (so the UI can say "running on wasm: navigator.gpu is absent"). 'auto' is the
+ * same order, except that a software WebGPU adapter (SwiftShader, isFallbackAdapter) is
+ * passed over: it computes correctly but runs 6–45× slower than wasm (../shared/RECIPE.md).
  *
  * Runs unchanged in Node, the page and a module worker: no Node imports here. In Node,
  * pass `wasmPaths` (see src/model/qwen3/node.ts `getNodeWasmPaths`); in the browser pass
@@ -13,6 +15,28 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
 
 export const BACKEND_ORDER: readonly BackendName[] = ['webgpu', 'wasm', 'cpu'];
+
+/** What a run asks for: a backend by name, or 'auto' (the fastest one this device offers). */
+export type BackendPreference = BackendName | 'auto';
+
+/** The adapter fields that say what kind of GPU stands behind it (GPUAdapterInfo). */
+export interface AdapterKindInfo {
+  vendor?: unknown;
+  architecture?: unknown;
+  description?: unknown;
+  isFallbackAdapter?: unknown;
+}
+
+/**
+ * True for a WebGPU adapter that runs on the CPU: the browser's own flag (isFallbackAdapter,
+ * on the adapter's info or, in older browsers, on the adapter), or a known software
+ * implementation by name (SwiftShader, llvmpipe/lavapipe, Microsoft Basic Render Driver).
+ */
+export function isSoftwareAdapter(info: AdapterKindInfo | undefined, adapterFlag?: unknown): boolean {
+  if (info?.isFallbackAdapter === true || adapterFlag === true) return true;
+  const text = [info?.vendor, info?.architecture, info?.description].filter((v) => typeof v === 'string').join(' ');
+  return /swiftshader|llvmpipe|lavapipe|basic render/i.test(text);
+}
 
 export interface BackendLimits {
   /** Largest buffer one shader binding may address (bytes); bigger weights must be sharded. */
@@ -35,7 +59,7 @@ export interface SelectBackendOptions {
 }
 
 interface GpuLike {
-  requestAdapter(): Promise<{ info?: object; limits: { maxStorageBufferBindingSize: number; maxBufferSize: number } } | null>;
+  requestAdapter(): Promise<{ info?: object; isFallbackAdapter?: boolean; limits: { maxStorageBufferBindingSize: number; maxBufferSize: number } } | null>;
 }
 
 function getNavigatorGpu(): GpuLike | undefined {
@@ -53,14 +77,22 @@ function copyInfo(info: object | undefined): Record<string, unknown> | undefined
   return out;
 }
 
-/** Tries one backend; returns a selection, or a string saying why it is unavailable. */
-async function tryBackend(name: BackendName, opts: SelectBackendOptions): Promise<BackendSelection | string> {
+/**
+ * Tries one backend; returns a selection, or a string saying why it is unavailable.
+ * `isSoftwareRefused`: a software WebGPU adapter counts as unavailable ('auto').
+ */
+async function tryBackend(name: BackendName, opts: SelectBackendOptions, isSoftwareRefused = false): Promise<BackendSelection | string> {
   try {
     if (name === 'webgpu') {
       const gpu = getNavigatorGpu();
       if (!gpu) return 'navigator.gpu is absent (Node, or a browser without WebGPU)';
       const adapter = await gpu.requestAdapter();
       if (!adapter) return 'requestAdapter() returned null (no WebGPU adapter; Chromium needs --enable-unsafe-webgpu)';
+      if (isSoftwareRefused && isSoftwareAdapter(adapter.info as AdapterKindInfo | undefined, adapter.isFallbackAdapter)) {
+        const info = (adapter.info ?? {}) as AdapterKindInfo;
+        const name = [info.vendor, info.architecture].filter((v) => typeof v === 'string' && v !== '').join(' · ') || 'unnamed';
+        return `the only adapter is a software fallback (${name}), slower than wasm; choose the webgpu backend to use it anyway`;
+      }
       await import('@tensorflow/tfjs-backend-webgpu');
       if (!(await tf.setBackend('webgpu'))) return 'tf.setBackend("webgpu") failed';
       return {
@@ -90,14 +122,16 @@ async function tryBackend(name: BackendName, opts: SelectBackendOptions): Promis
 
 /**
  * Selects the first working backend in webgpu → wasm → cpu order, starting at
- * `preferred` (default webgpu), and makes it tfjs's active backend.
+ * `preferred` (default webgpu), and makes it tfjs's active backend. 'auto' starts at
+ * webgpu but takes it only on a hardware adapter.
  */
-export async function selectBackend(preferred: BackendName = 'webgpu', opts: SelectBackendOptions = {}): Promise<BackendSelection> {
-  const start = BACKEND_ORDER.indexOf(preferred);
-  if (start < 0) throw new Error(`selectBackend: unknown backend '${preferred}'; valid: ${BACKEND_ORDER.join(', ')}`);
+export async function selectBackend(preferred: BackendPreference = 'webgpu', opts: SelectBackendOptions = {}): Promise<BackendSelection> {
+  const isAuto = preferred === 'auto';
+  const start = isAuto ? 0 : BACKEND_ORDER.indexOf(preferred);
+  if (start < 0) throw new Error(`selectBackend: unknown backend '${preferred}'; valid: auto, ${BACKEND_ORDER.join(', ')}`);
   const skipped: string[] = [];
   for (const name of BACKEND_ORDER.slice(start)) {
-    const result = await tryBackend(name, opts);
+    const result = await tryBackend(name, opts, isAuto);
     if (typeof result !== 'string') {
       await tf.ready();
       return skipped.length > 0 ? { ...result, reason: skipped.join('; ') } : result;

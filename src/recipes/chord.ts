@@ -12,8 +12,11 @@ import type { Recipe } from './types';
 
 export const CHORD_RECIPE: Recipe = {
   name: 'chord',
+  title: 'CHORD',
   summary: 'CHORD: (1 − μ)·GRPO + μ·SFT with a global μ (config.chordMu)',
+  objective: 'L = (1 − μ)·L_GRPO + μ·L_SFT  (one global μ for every prompt)',
   reference: 'Zhang et al. 2025 (CHORD) Eq. 4',
+  knobs: ['rollouts', 'chordMu'],
   env: 'tool-use',
   needsTraces: true,
   usesMatchTirCredit: false,

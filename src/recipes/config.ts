@@ -33,6 +33,10 @@ export const PACT_OBJECTIVES = ['Lx', 'Lh', 'Lx+SFT', 'Lh+SFT'] as const;
 export const AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum'] as const;
 export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
 export const MODEL_PRESETS = ['qwen3-nano', 'qwen3-micro', 'Qwen3-0.6B'] as const;
+/** The preset of the shipped warm start (public/warm-start/warm_start.json "preset"): the only one `model.init` "warm-start" can start. */
+export const WARM_START_PRESET: (typeof MODEL_PRESETS)[number] = 'qwen3-nano';
+/** The places a run's prompts can come from; only some are wired into training (runAssets.ts). */
+export const TASK_SOURCES = ['generated', 'ftrl', 'tool-repo'] as const;
 
 const prob = z.number().min(0).max(1);
 
@@ -122,7 +126,7 @@ export const trainConfigSchema = z
       .default({ preset: 'qwen3-nano', init: 'warm-start', vocabTasks: 400 }),
     tasks: z
       .object({
-        source: z.enum(['generated', 'ftrl', 'tool-repo']).default('generated'),
+        source: z.enum(TASK_SOURCES).default('generated'),
         path: z.string().optional(),
         trainSeed: z.number().int().default(1),
         testSeed: z.number().int().default(2),

@@ -31,8 +31,11 @@ export function scoreFtrl(group: RolloutGroup): GroupScore {
 
 export const FTRL_RECIPE: Recipe = {
   name: 'ftrl',
+  title: 'FTRL',
   summary: 'FTRL: per-step solve reward (sub-questions solved by tool calls, sums to Solve-F1), GRPO',
+  objective: 'R = Σ_t r_t,  r_t = 2/(p + n) per sub-question a call solves (so R = Solve-F1);  GRPO advantages, clipped surrogate + β·KL',
   reference: 'Ye et al. 2025 (FTRL); PACT App. A metrics',
+  knobs: ['rollouts'],
   env: 'tool-use',
   needsTraces: false,
   usesMatchTirCredit: false,

@@ -52,8 +52,11 @@ export function scoreGdpo(group: RolloutGroup, formatBonus: number): GroupScore 
 
 export const GDPO_RECIPE: Recipe = {
   name: 'gdpo',
+  title: 'GDPO',
   summary: 'GDPO: F1, format and search recall normalised separately per group, summed, batch-normalised; tool-search env',
+  objective: 'A_k = BN_batch(Σ_j z-score_group(R_j,k)),  R_j ∈ {F1, format, search recall}',
   reference: 'Liu et al. 2026 (GDPO); ToolSearcher §4.2 baseline',
+  knobs: ['rollouts'],
   env: 'tool-search',
   needsTraces: false,
   usesMatchTirCredit: false,

@@ -10,8 +10,11 @@ import type { Recipe } from './types';
 
 export const GRPO_RECIPE: Recipe = {
   name: 'grpo',
+  title: 'GRPO',
   summary: 'GRPO: outcome reward (answer F1), group-normalised advantages, prompt-only',
+  objective: 'L = −E[min(r·A_k, clip(r, 1−ε, 1+ε)·A_k)] + β·KL,  A_k = (R_k − mean R)/(std R + ε),  R_k = F1(answer, gold)',
   reference: 'Shao et al. 2024 (DeepSeekMath) §4.1',
+  knobs: ['rollouts'],
   env: 'tool-use',
   needsTraces: false,
   usesMatchTirCredit: false,

@@ -16,8 +16,11 @@ import type { Recipe } from './types';
 
 export const GSPO_RECIPE: Recipe = {
   name: 'gspo',
+  title: 'GSPO',
   summary: 'GSPO: outcome reward, sequence-level clipped importance ratio, tool-search env',
+  objective: 's_k = exp(mean_n log π_θ/π_old over τ_k);  L = −E[min(s_k·A_k, clip(s_k, 1−ε, 1+ε)·A_k)],  A_k = GRPO\'s',
   reference: 'Zheng et al. 2025 (GSPO) Eq. 5–7; ToolSearcher §4.2 baseline',
+  knobs: ['rollouts'],
   env: 'tool-search',
   needsTraces: false,
   usesMatchTirCredit: false,

@@ -12,8 +12,11 @@ import type { Recipe } from './types';
 
 export const MATCHTIR_RECIPE: Recipe = {
   name: 'matchtir',
+  title: 'MatchTIR',
   summary: 'MatchTIR: matched turn rewards, dual-level advantages, prompt-only RL',
+  objective: 'L^x_RL = −E[min(r^x·A, clip(r^x, 1−ε, 1+ε)·A)] + β·KL,  A_{k,n} = A^g_k + A^ℓ_{k,t}  (matched turn rewards)',
   reference: 'Qu et al. 2026 (MatchTIR); PACT App. B',
+  knobs: ['rollouts'],
   env: 'tool-use',
   needsTraces: false,
   usesMatchTirCredit: true,

@@ -19,8 +19,11 @@ import type { PromptRoute, Recipe } from './types';
 
 export const PACT_RECIPE: Recipe = {
   name: 'pact',
+  title: 'PACT',
   summary: 'PACT: prompt-only rollouts, trace-conditioned RL + component-aware SFT, prompt-only anchoring',
+  objective: 'L_i = (1 − z_i)·(L^h_RL(i) + β_SFT·L_SFT(i; s)) + z_i·L^x_RL(i),  z_i ~ Bernoulli(q)',
   reference: 'PACT Algorithm 1, Eqs. trace-rl-loss, sft-loss, overall-objective',
+  knobs: ['rollouts', 'pact'],
   env: 'tool-use',
   needsTraces: true,
   usesMatchTirCredit: true,

@@ -22,6 +22,10 @@ export function registerRecipe(recipe: Recipe): void {
   for (const field of ['needsTraces', 'usesMatchTirCredit'] as const) {
     if (typeof recipe[field] !== 'boolean') throw new Error(`registerRecipe: recipe "${recipe.name}" has no boolean ${field}`);
   }
+  for (const field of ['title', 'summary', 'objective', 'reference'] as const) {
+    if (typeof recipe[field] !== 'string' || recipe[field] === '') throw new Error(`registerRecipe: recipe "${recipe.name}" has no ${field} text`);
+  }
+  if (!Array.isArray(recipe.knobs)) throw new Error(`registerRecipe: recipe "${recipe.name}" has no knobs list`);
   RECIPES.register(recipe.name, recipe);
 }
 

@@ -1,8 +1,12 @@
 // The search prompts a run builds from its config: the engine behind them returns
 // config.toolsearcher.topK hits shown within config.toolsearcher.resultLimits.
 import { describe, expect, it } from 'vitest';
-import { resolveConfig } from './config';
-import { createGeneratedSearchPrompts } from './runAssets';
+import './allRecipes';
+import { readFileSync } from 'node:fs';
+import { WARM_START_PRESET, resolveConfig } from './config';
+import { createGeneratedSearchPrompts, prepareRunAssetsWith, type RunPlatform } from './runAssets';
+import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
+import type { ToolExecutor } from '../envs/sandbox/types';
 import { readToolSearchPrompt } from './searchRollouts';
 import type { RenderChat } from '../envs/rollout';
 
@@ -29,4 +33,48 @@ describe('createGeneratedSearchPrompts', () => {
     expect(wideHits.hits).toHaveLength(5);
     expect(wideHits.text.match(/^ {3}outputs: /gm)).toHaveLength(5);
   }, 60_000);
+});
+
+describe('prepareRunAssetsWith refuses what it cannot run, before loading anything', () => {
+  /** A platform that records which warm-start files were read (none exist). */
+  function recordingPlatform() {
+    const read: string[] = [];
+    const platform: RunPlatform = {
+      loadSourceTokenizer: async () => ({}) as Qwen3Tokenizer,
+      readWarmStartFile: async (name) => {
+        read.push(name);
+        throw new Error(`no file ${name} in this test`);
+      },
+      warmStartLocation: 'test/warm-start',
+      createExecutor: () => ({}) as ToolExecutor,
+    };
+    return { platform, read };
+  }
+
+  it('does not start another preset from the shipped qwen3-nano warm start', async () => {
+    for (const preset of ['qwen3-micro', 'Qwen3-0.6B'] as const) {
+      const { platform, read } = recordingPlatform();
+      await expect(prepareRunAssetsWith(platform, resolveConfig({ model: { preset, init: 'warm-start' } }))).rejects.toThrow(
+        `config.model.preset "${preset}": the shipped warm start is a qwen3-nano; start a ${preset} from random weights (model.init "scratch") or from a Qwen3 folder`,
+      );
+      expect(read).toEqual([]);
+    }
+  });
+
+  it('refuses a task source the recipe cannot train on, naming the ones it can', async () => {
+    const { platform } = recordingPlatform();
+    await expect(prepareRunAssetsWith(platform, resolveConfig({ recipe: 'pact', tasks: { source: 'tool-repo' } }))).rejects.toThrow(
+      'config.tasks.source: "tool-repo" is not wired into pact train yet for tool-use recipes; use "generated"',
+    );
+    await expect(prepareRunAssetsWith(platform, resolveConfig({ recipe: 'toolsearcher', tasks: { source: 'ftrl' } }))).rejects.toThrow(
+      'config.tasks.source: "ftrl" is not wired into pact train yet for tool-search recipes; use "generated" or "tool-repo"',
+    );
+  });
+});
+
+describe('WARM_START_PRESET', () => {
+  it('is the preset the shipped warm start records', () => {
+    const info = JSON.parse(readFileSync('public/warm-start/warm_start.json', 'utf8')) as { preset: string };
+    expect(WARM_START_PRESET).toBe(info.preset);
+  });
 });

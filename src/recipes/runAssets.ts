@@ -19,7 +19,9 @@
  * Train prompts: `tasks.nTrain` generated tasks with verified teacher traces; test prompts:
  * `tasks.nTest` generated test-split tasks. Recipes on another environment (tool search)
  * supply their prompts through `recipe.loadPrompts`.
- * Simplifications: FTRL tasks (tasks.source 'ftrl') are not wired here yet.
+ * 'warm-start' starts only its own preset (WARM_START_PRESET); another preset is refused,
+ * never silently replaced by it. Simplifications: FTRL tasks (tasks.source 'ftrl') are not
+ * wired here yet.
  */
 import { generateTasks } from '../envs/generator';
 import { generateToolRepo } from '../envs/toolRepo/generatedRepo';
@@ -33,7 +35,7 @@ import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
 import type { TextTokenizer } from '../model/tokenizer/types';
 import type { FolderReader } from '../model/weights/qwen3Folder';
 import { loadQwen3Folder } from '../model/weights/qwen3Folder';
-import { resolveConfig, type TrainConfig } from './config';
+import { WARM_START_PRESET, resolveConfig, type TrainConfig } from './config';
 import { bindRenderChat, buildPolicyVocab, generateExpertTasks } from './policyVocab';
 import { getRecipe } from './registry';
 import { splitToolSearchPrompts } from './searchRollouts';
@@ -96,8 +98,13 @@ registerPolicySource('scratch', async (config, ctx) => {
   return { model, tokenizer, mapping, source: `scratch (${config.model.preset}, ${tokenizer.vocabSize} tokens, seed ${config.seed})` };
 });
 
-registerPolicySource('warm-start', async (_config, ctx) => {
+registerPolicySource('warm-start', async (config, ctx) => {
   const dir = ctx.platform.warmStartLocation;
+  if (config.model.preset !== WARM_START_PRESET) {
+    throw new Error(
+      `config.model.preset "${config.model.preset}": the shipped warm start is a ${WARM_START_PRESET}; start a ${config.model.preset} from random weights (model.init "scratch") or from a Qwen3 folder`,
+    );
+  }
   let warm;
   try {
     warm = await loadWarmStart(ctx.platform.readWarmStartFile);
@@ -191,6 +198,12 @@ export async function prepareRunAssetsWith(
   } = {},
 ): Promise<RunAssets> {
   const log = options.log ?? (() => {});
+  const recipe = getRecipe(config.recipe);
+  // Tool-use recipes train on generated tasks; tool-search recipes on the generated tool repository ("tool-repo").
+  const sources = recipe.env === 'tool-use' ? ['generated'] : ['generated', 'tool-repo'];
+  if (!sources.includes(config.tasks.source)) {
+    throw new Error(`config.tasks.source: "${config.tasks.source}" is not wired into pact train yet for ${recipe.env} recipes; use ${sources.map((x) => `"${x}"`).join(' or ')}`);
+  }
   const source = await platform.loadSourceTokenizer();
   const executor = await platform.createExecutor();
   const ctx: PolicySourceContext = { source, executor, platform, log };
@@ -206,11 +219,9 @@ export async function prepareRunAssetsWith(
     : load
       ? await load(config, ctx)
       : await loadFolderPolicy(config.model.init, ctx);
-  const recipe = getRecipe(config.recipe);
   let trainPrompts: PromptItem[];
   let testPrompts: PromptItem[];
   if (recipe.env === 'tool-use') {
-    if (config.tasks.source !== 'generated') throw new Error(`config.tasks.source: "${config.tasks.source}" is not wired into pact train yet; use "generated"`);
     const categories = config.tasks.categories;
     const key = `${config.tasks.trainSeed}/${config.tasks.nTrain}/${config.tasks.testSeed}/${config.tasks.nTest}/${categories?.join(',') ?? 'all'}`;
     let tasks = taskCache.get(key);

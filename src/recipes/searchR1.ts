@@ -14,8 +14,11 @@ import type { Recipe } from './types';
 
 export const SEARCH_R1_RECIPE: Recipe = {
   name: 'search_r1',
+  title: 'Search-R1',
   summary: 'Search-R1: outcome reward (selection F1 + format), GRPO advantages, tool-search env',
+  objective: 'R = F1(selected, gold) + b·1[format];  GRPO advantages, retrieved text masked out of the loss',
   reference: 'Jin et al. 2025 (Search-R1); ToolSearcher §4.2 baseline',
+  knobs: ['rollouts'],
   env: 'tool-search',
   needsTraces: false,
   usesMatchTirCredit: false,

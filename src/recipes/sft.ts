@@ -12,8 +12,11 @@ import type { Recipe } from './types';
 
 export const SFT_RECIPE: Recipe = {
   name: 'sft',
+  title: 'SFT',
   summary: 'Supervised fine-tuning on full expert traces (no rollouts)',
+  objective: 'L_SFT = −(1/|h*|)·Σ_n log π_θ(h*_n | x, h*_<n)  (every policy-written token of the expert trace)',
   reference: 'PACT §3.1, Eq. sft-objective',
+  knobs: [],
   env: 'tool-use',
   needsTraces: true,
   usesMatchTirCredit: false,

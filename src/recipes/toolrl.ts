@@ -37,8 +37,11 @@ export function scoreToolrl(group: RolloutGroup): GroupScore {
 
 export const TOOLRL_RECIPE: Recipe = {
   name: 'toolrl',
+  title: 'ToolRL',
   summary: 'ToolRL: format + tool-call correctness reward (names, parameter names, values), GRPO',
+  objective: 'R = R_format + R_correct (tool names, parameter names, values);  GRPO advantages, prompt-only clipped surrogate + β·KL',
   reference: 'Qian et al. 2025 (ToolRL) §3.3',
+  knobs: ['rollouts'],
   env: 'tool-use',
   needsTraces: false,
   usesMatchTirCredit: false,

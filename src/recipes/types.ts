@@ -128,13 +128,26 @@ export interface CollectRequest {
   isEvaluation?: boolean;
 }
 
+/**
+ * The setup knobs a recipe reads beyond every run's own (steps, batch, learning rate, …):
+ * 'rollouts' K rollouts per prompt; 'pact' PACT's q, β_SFT, λa and schedules; 'chordMu'
+ * CHORD's μ; 'sftSteps' the SFT stage of SFT → MatchTIR. The run setup shows only these.
+ */
+export type RecipeKnob = 'rollouts' | 'pact' | 'chordMu' | 'sftSteps';
+
 export interface Recipe {
   /** Registry name (`pact`, `grpo`, …). */
   name: string;
+  /** Its readable name for the UI ("SFT → MatchTIR"). */
+  title: string;
   /** One line for the UI dropdown and `pact train --help`. */
   summary: string;
+  /** What a run of it minimises, as plain text in the paper's notation (`reference` cites it). */
+  objective: string;
   /** Which paper / equation it implements. */
   reference: string;
+  /** The setup knobs it reads (RecipeKnob); the UI hides the others. */
+  knobs: readonly RecipeKnob[];
   env: RolloutEnvKind;
   /** True when the recipe uses expert traces (SFT terms or the privileged context c^h). */
   needsTraces: boolean;

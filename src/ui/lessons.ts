@@ -101,8 +101,8 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
       'For each prompt of each step a gate is sampled with the anchoring probability q. When z_i = 1 the prompt uses only ' +
       'the standard prompt-only RL loss, without any expert-trace guidance; when z_i = 0 it adopts the trace co-training ' +
       'loss. The anchor keeps a direct optimisation path under the prompt-only condition used at inference time; too large ' +
-      'a q leaves less expert process guidance (Figure 5). The grid below is drawn from the run\'s own seed, so it shows the ' +
-      'gates this setup will use.',
+      'a q leaves less expert process guidance (Figure 5). The grid below is drawn with the trainer\'s own random stream ' +
+      'from the seed and q above (your run\'s until you change them here), so it shows the gates a run with them draws.',
   },
   'prefix-levels': {
     id: 'prefix-levels',

@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   CHART_SPECS,
   buildAlignedSeries,
+  computeYAxisSize,
+  describeEvalPoints,
+  fitFlatRange,
+  formatTickValue,
   formatCsvCell,
   formatMetricValue,
   formatMetricsCsv,
@@ -130,5 +134,48 @@ describe('formatting', () => {
   it('makes safe file names', () => {
     expect(toFileName('pact · run 3/4')).toBe('pact-run-3-4');
     expect(toFileName('···')).toBe('export');
+  });
+});
+
+describe('chart axes', () => {
+  it('gives a flat series a range around its value, not 0–100, and leaves varying data to the library', () => {
+    expect(fitFlatRange(0, 0)).toEqual([0, 1]);
+    expect(fitFlatRange(0.2, 0.2)).toEqual([0.1, 0.30000000000000004]);
+    expect(fitFlatRange(-2, -2)).toEqual([-3, -1]);
+    expect(fitFlatRange(0, 0.5)).toBeNull();
+    expect(fitFlatRange(null, null)).toBeNull();
+  });
+
+  it('writes ticks short and sizes the y axis to its widest tick label', () => {
+    expect(formatTickValue(0.0002)).toBe('0.0002');
+    expect(formatTickValue(0.30000000000000004)).toBe('0.3');
+    expect(formatTickValue(1.5e-7)).toBe('1.5e-7');
+    // tick 10 + gap 5 + 47.3 px of text + 2 = 64.3 → 65
+    expect(computeYAxisSize(47.3, { tickPx: 10, gapPx: 5 })).toBe(65);
+  });
+});
+
+describe('what the held-out points are', () => {
+  const run = (values: Record<string, number>[], label = 'run A'): RunMetrics => ({
+    runId: label,
+    label,
+    points: values.map((v, i) => ({ step: i * 2, values: v })),
+  });
+
+  it('says how many tasks each point averages, and that flat lines at 1 are measured', () => {
+    const solved = { 'eval/solve_r': 1, 'eval/solve_p': 1, 'eval/solve_f1': 1, nTasks: 4, nRollouts: 4 };
+    expect(describeEvalPoints([run([solved, solved, solved], 'recorded demo run (pact)')])).toEqual([
+      '4 held-out tasks per point, one greedy rollout each (step 0, 2, 4). Every task is solved at every evaluation: the lines at 1 are measured, not a placeholder.',
+    ]);
+  });
+
+  it('explains Solve-P 1 with Solve-R 0 as no tool call at all, only where it happens, run by run', () => {
+    const noCalls = { 'eval/solve_r': 0, 'eval/solve_p': 1, 'eval/solve_f1': 0, nTasks: 8, nRollouts: 16 };
+    const some = { 'eval/solve_r': 0.5, 'eval/solve_p': 0.75, 'eval/solve_f1': 0.6, nTasks: 8, nRollouts: 16 };
+    expect(describeEvalPoints([run([{ reward: 1 }, some, noCalls]), run([some], 'run B')])).toEqual([
+      'run A: 8 held-out tasks per point, 2 sampled rollouts each (step 2, 4). Step 4: Solve-P 1 with Solve-R 0 means no tool call on any task (a task without calls has Solve-P 1).',
+      'run B: 8 held-out tasks per point, 2 sampled rollouts each (step 0).',
+    ]);
+    expect(describeEvalPoints([run([{ reward: 1 }])])).toEqual([]);
   });
 });

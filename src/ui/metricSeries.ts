@@ -41,6 +41,8 @@ export interface ChartSpec {
   isHiddenWhenEmpty?: boolean;
   /** A fixed y range for bounded metrics (scores in 0–1), instead of one fitted to the data. */
   yRange?: readonly [number, number];
+  /** A line under the chart on how to read it (a metric's convention). */
+  note?: string;
 }
 
 /**
@@ -55,6 +57,7 @@ export const CHART_SPECS: readonly ChartSpec[] = [
     title: 'Held-out evaluation',
     yLabel: 'score (0–1)',
     yRange: [0, 1],
+    note: 'Solve-P of a task with no tool call is 1 by FTRL\'s convention (q/p with p = 0 calls).',
     keys: [
       { key: 'eval/solve_r', label: 'Solve-R' },
       { key: 'eval/solve_p', label: 'Solve-P' },
@@ -238,4 +241,64 @@ export function formatMetricsCsv(runs: readonly RunMetrics[]): string {
 /** A file name from free text: letters, digits, dot, dash and underscore only. */
 export function toFileName(text: string): string {
   return text.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'export';
+}
+
+/**
+ * The y range of a chart whose values are all equal (every KL 0 at the first step): the
+ * value at the bottom of [0, 1] for 0, else ±50 % around it, instead of a plotting
+ * library's 0–100. null when the values differ (the library's own fit is used) or when
+ * there are none.
+ */
+export function fitFlatRange(min: number | null, max: number | null): [number, number] | null {
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return null;
+  if (max - min > 1e-12 * Math.max(1, Math.abs(max))) return null;
+  if (max === 0) return [0, 1];
+  const half = Math.abs(max) / 2;
+  return [max - half, max + half];
+}
+
+/** A tick value as the axis writes it: at most 4 significant digits, no trailing zeros ("0.0002", "1.5e-7"). */
+export function formatTickValue(x: number): string {
+  if (!Number.isFinite(x)) return '';
+  return String(Number(x.toPrecision(4)));
+}
+
+/**
+ * Width of a y axis (uPlot's `size`, the label band not included) that holds its widest
+ * tick label: tick length + gap + the text + 2 px, so the tick labels never run into the
+ * axis title beside them.
+ */
+export function computeYAxisSize(widestLabelPx: number, opts: { tickPx: number; gapPx: number }): number {
+  return Math.ceil(opts.tickPx + opts.gapPx + widestLabelPx + 2);
+}
+
+/**
+ * Lines under the held-out chart that say what its points are: how many held-out tasks
+ * each point averages, when every task is solved at every evaluation (lines flat at 1 are
+ * the data, not a placeholder), and when Solve-P is 1 with Solve-R 0 (no tool call on any
+ * task: FTRL's Solve-P of a task without calls is 1, src/core/metrics.ts).
+ */
+export function describeEvalPoints(runs: readonly RunMetrics[]): string[] {
+  const notes: string[] = [];
+  const isOne = (v: number | undefined) => v !== undefined && Math.abs(v - 1) < 1e-9;
+  const isZero = (v: number | undefined) => v !== undefined && Math.abs(v) < 1e-9;
+  for (const r of runs) {
+    const evals = r.points.filter((p) => Number.isFinite(p.values['eval/solve_f1']));
+    if (evals.length === 0) continue;
+    const nTasks = [...new Set(evals.map((p) => p.values.nTasks).filter((n) => Number.isFinite(n)))];
+    const perTask = evals.map((p) => (Number.isFinite(p.values.nRollouts) && p.values.nTasks > 0 ? p.values.nRollouts / p.values.nTasks : 1));
+    const how = perTask.every((k) => k === 1) ? 'one greedy rollout each' : `${Math.max(...perTask)} sampled rollouts each`;
+    const steps = (ps: readonly MetricPoint[]) => ps.map((p) => p.step).join(', ');
+    const n = nTasks.length > 0 ? nTasks.join(' or ') : 'the';
+    const sentences = [`${n} held-out tasks per point, ${how} (step ${steps(evals)}).`];
+    if (evals.every((p) => isOne(p.values['eval/solve_r']) && isOne(p.values['eval/solve_p']) && isOne(p.values['eval/solve_f1']))) {
+      sentences.push('Every task is solved at every evaluation: the lines at 1 are measured, not a placeholder.');
+    }
+    const noCalls = evals.filter((p) => isOne(p.values['eval/solve_p']) && isZero(p.values['eval/solve_r']));
+    if (noCalls.length > 0) {
+      sentences.push(`Step ${steps(noCalls)}: Solve-P 1 with Solve-R 0 means no tool call on any task (a task without calls has Solve-P 1).`);
+    }
+    notes.push(`${runs.length > 1 ? `${r.label}: ` : ''}${sentences.join(' ')}`);
+  }
+  return notes;
 }

@@ -3,6 +3,7 @@ import {
   buildAdvantageStrip,
   computeAdvantageScale,
   countCalls,
+  describeCallCounts,
   describeCallMatch,
   formatAdvantage,
   groupSegmentsByTurn,
@@ -107,7 +108,19 @@ describe('segments grouped by turn', () => {
     const gold = [{ name: 'f', arguments: '{}' }];
     expect(describeCallMatch(r.calls[0], gold)).toBe('matched gold call #1 (f)');
     expect(describeCallMatch(r.calls[1], gold)).toBe('no gold call matched');
-    expect(countCalls(r)).toEqual({ total: 2, matched: 1, failed: 1 });
+    expect(countCalls(r)).toEqual({ total: 2, matched: 1, matchedFailed: 0, unmatched: 0, failed: 1 });
+    expect(describeCallCounts(r)).toBe('2: 1 matched, 1 failed');
+  });
+
+  it('counts calls in parts that add up to the total, a matched call that failed once', () => {
+    // Three calls, all failed, one of them matched to a gold call: before, "3 (1 matched, 3 failed)".
+    const call = (matchedGold: number | null, isError: boolean) => ({ turn: 0, name: 'f', arguments: '{}', output: 'error', isError, matchedGold, reward: 0 });
+    const r = { ...rollout(), calls: [call(0, true), call(null, true), call(null, true)] };
+    const c = countCalls(r);
+    expect(c.matched + c.matchedFailed + c.unmatched + c.failed).toBe(c.total);
+    expect(describeCallCounts(r)).toBe('3: 1 matched but failed, 2 failed');
+    expect(describeCallCounts({ ...r, calls: [call(0, false), call(null, false)] })).toBe('2: 1 matched, 1 unmatched');
+    expect(describeCallCounts({ ...r, calls: [] })).toBe('none');
   });
 });
 

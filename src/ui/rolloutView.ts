@@ -163,13 +163,30 @@ export function describeCallMatch(call: CallView, goldCalls: RolloutGroupView['g
   return gold ? `matched gold call #${call.matchedGold + 1} (${gold.name})` : `matched gold call #${call.matchedGold + 1}`;
 }
 
-/** Counts of a rollout's calls: matched, failed (the tool returned an error), total. */
-export function countCalls(rollout: RolloutView): { total: number; matched: number; failed: number } {
-  return {
-    total: rollout.calls.length,
-    matched: rollout.calls.filter((c) => c.matchedGold !== null).length,
-    failed: rollout.calls.filter((c) => c.isError).length,
-  };
+/**
+ * A rollout's calls in four parts that add up to the total: matched to a gold call and
+ * executed; matched but failed (the tool returned an error); unmatched and executed;
+ * unmatched and failed (an error, or a malformed call).
+ */
+export function countCalls(rollout: RolloutView): { total: number; matched: number; matchedFailed: number; unmatched: number; failed: number } {
+  const count = (isMatched: boolean, isError: boolean) => rollout.calls.filter((c) => (c.matchedGold !== null) === isMatched && c.isError === isError).length;
+  return { total: rollout.calls.length, matched: count(true, false), matchedFailed: count(true, true), unmatched: count(false, false), failed: count(false, true) };
+}
+
+/** The calls cell of the inspector: "3: 1 matched but failed, 2 failed"; the parts add up to the total. */
+export function describeCallCounts(rollout: RolloutView): string {
+  const c = countCalls(rollout);
+  if (c.total === 0) return 'none';
+  const parts: [number, string][] = [
+    [c.matched, 'matched'],
+    [c.matchedFailed, 'matched but failed'],
+    [c.unmatched, 'unmatched'],
+    [c.failed, 'failed'],
+  ];
+  return `${c.total}: ${parts
+    .filter(([n]) => n > 0)
+    .map(([n, what]) => `${n} ${what}`)
+    .join(', ')}`;
 }
 
 /**

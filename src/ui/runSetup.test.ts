@@ -81,7 +81,10 @@ describe('the setup in the URL', () => {
     const qs = serializeSetup(values);
     expect(qs).toContain('q=0.25');
     expect(qs.split('&')).toHaveLength(SETUP_FIELDS.length);
-    expect(parseSetupQuery(`?${qs}`)).toEqual({ values, overridesText: '', unknownKeys: [] });
+    // A link without a size keeps the config's defaults for the fields outside the form (as links made before sizes did).
+    expect(parseSetupQuery(`?${qs}`)).toEqual({ values, overridesText: '', size: 'paper', unknownKeys: [] });
+    expect(parseSetupQuery(`?${serializeSetup(values, '', 'quick')}`).size).toBe('quick');
+    expect(parseSetupQuery('').size).toBe('quick'); // a bare visit: the app's default size
   });
 
   it('keeps a bad value as text (so its error shows) and the other fields, and lists unknown keys', () => {
@@ -110,7 +113,7 @@ describe('advanced: config overrides (JSON)', () => {
   it('form fields win over an override of the same field, which is listed as ignored', () => {
     const v = validateSetup({ ...readDefaultValues(), q: '0.2' }, '{"pact": {"anchorProb": 0.9}, "rolloutsPerPrompt": 2}');
     expect(v.config?.pact.anchorProb).toBe(0.2);
-    expect(v.config?.rolloutsPerPrompt).toBe(8); // the form's K default
+    expect(v.config?.rolloutsPerPrompt).toBe(4); // the form's K default (the quick run size)
     expect(v.ignoredOverrides).toEqual(['rolloutsPerPrompt (the form\'s K field)', 'pact.anchorProb (the form\'s q field)']);
   });
 
@@ -133,7 +136,7 @@ describe('advanced: config overrides (JSON)', () => {
     const v = validateSetup(readDefaultValues(), '{nope');
     expect(v.config).toBeNull();
     expect(v.otherErrors[0]).toMatch(/not valid JSON/);
-    expect(v.effective.rolloutsPerPrompt).toBe(8);
+    expect(v.effective.rolloutsPerPrompt).toBe(4);
   });
 
   it('travels in the URL as one query parameter, only when present', () => {
@@ -142,7 +145,7 @@ describe('advanced: config overrides (JSON)', () => {
     const qs = serializeSetup(values, text);
     expect(qs.split('&')).toHaveLength(SETUP_FIELDS.length + 1);
     expect(new URLSearchParams(qs).get('overrides')).toBe(text);
-    expect(parseSetupQuery(qs)).toEqual({ values, overridesText: text, unknownKeys: [] });
+    expect(parseSetupQuery(qs)).toEqual({ values, overridesText: text, size: 'paper', unknownKeys: [] });
     expect(serializeSetup(values, '  ')).not.toContain('overrides');
   });
 

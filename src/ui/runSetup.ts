@@ -26,12 +26,16 @@ import {
   type TrainConfig,
 } from '../recipes/config';
 import { mergeDeep } from '../recipes/experiment';
-import { RECIPE_NAMES } from './recipeNames';
+import type { RecipeKnob } from '../recipes/types';
+import { RECIPE_NAMES, RECIPE_TITLES } from './recipeNames';
 import { getRecipe, hasRecipe } from '../recipes/allRecipes';
+import { DEFAULT_RUN_SIZE, RUN_SIZES, SIZE_KEY, isRunSizeId, type RunSizeId } from './runSizes';
+import { STARTING_WEIGHTS, findUnavailableOptions, type ChoiceKey, type SetupContext } from './setupChoices';
 
 export type FieldKey =
   | 'recipe'
   | 'model'
+  | 'init'
   | 'tasks'
   | 'steps'
   | 'seed'
@@ -46,9 +50,11 @@ export type FieldKey =
   | 'lambdaEnd'
   | 'horizon'
   | 'reasoning'
-  | 'toolCall';
+  | 'toolCall'
+  | 'chordMu'
+  | 'sftSteps';
 
-export type FieldGroup = 'run' | 'optimisation' | 'pact';
+export type FieldGroup = 'run' | 'optimisation' | 'pact' | 'recipe';
 
 export interface NumberRange {
   min?: number;
@@ -79,9 +85,11 @@ export interface SetupField {
   inputStep?: string;
   /** A short hint shown under the field. */
   hint?: string;
+  /** The recipe knob it belongs to: shown only for recipes that read it (Recipe.knobs). */
+  knob?: RecipeKnob;
 }
 
-/** Form text of an optional choice left to the app (the backend picked by the device probe). */
+/** Form text of an optional choice left to the app (the backend: a hardware WebGPU adapter, else wasm). */
 export const AUTO = 'auto';
 
 export type SetupValues = Record<FieldKey, string>;
@@ -157,26 +165,30 @@ interface FieldSpec {
   group: FieldGroup;
   inputStep?: string;
   hint?: string;
+  knob?: RecipeKnob;
 }
 
 const FIELD_SPECS: readonly FieldSpec[] = [
   { key: 'recipe', path: ['recipe'], label: 'Recipe', group: 'run' },
   { key: 'model', path: ['model', 'preset'], label: 'Model preset', group: 'run' },
+  { key: 'init', path: ['model', 'init'], label: 'Starting weights', group: 'run', hint: 'the warm start is trained on tool use' },
   { key: 'tasks', path: ['tasks', 'source'], label: 'Task source', group: 'run' },
   { key: 'steps', path: ['steps'], label: 'Training steps', symbol: 'T', group: 'run', inputStep: '1' },
   { key: 'seed', path: ['seed'], label: 'Seed', group: 'run', inputStep: '1', hint: 'drives every random choice' },
-  { key: 'backend', path: ['backend'], label: 'Backend', group: 'run' },
-  { key: 'K', path: ['rolloutsPerPrompt'], label: 'Rollouts per prompt', symbol: 'K', group: 'optimisation', inputStep: '1' },
+  { key: 'backend', path: ['backend'], label: 'Backend', group: 'run', hint: 'auto: a hardware GPU if there is one, else wasm' },
+  { key: 'K', path: ['rolloutsPerPrompt'], label: 'Rollouts per prompt', symbol: 'K', group: 'optimisation', inputStep: '1', knob: 'rollouts' },
   { key: 'batch', path: ['batchPrompts'], label: 'Prompts per batch', group: 'optimisation', inputStep: '1' },
   { key: 'miniBatch', path: ['miniBatchPrompts'], label: 'PPO mini-batch', group: 'optimisation', inputStep: '1' },
   { key: 'lr', path: ['lr'], label: 'Learning rate', group: 'optimisation', inputStep: 'any' },
-  { key: 'q', path: ['pact', 'anchorProb'], label: 'Anchoring probability', symbol: 'q', group: 'pact', inputStep: '0.05' },
-  { key: 'betaSft', path: ['pact', 'betaSft'], label: 'SFT loss scale', symbol: 'β_SFT', group: 'pact', inputStep: '0.05' },
-  { key: 'lambdaStart', path: ['pact', 'toolCallScaleStart'], label: 'Tool-call start', symbol: 'λa start', group: 'pact', inputStep: '0.05' },
-  { key: 'lambdaEnd', path: ['pact', 'toolCallScaleEnd'], label: 'Tool-call end', symbol: 'λa end', group: 'pact', inputStep: '0.05' },
-  { key: 'horizon', path: ['pact', 'annealHorizon'], label: 'Annealing horizon', symbol: 'S', group: 'pact', inputStep: '1', hint: '0 = the whole run' },
-  { key: 'reasoning', path: ['pact', 'reasoningSchedule'], label: 'Reasoning schedule', group: 'pact' },
-  { key: 'toolCall', path: ['pact', 'toolCallSchedule'], label: 'Tool-call schedule', group: 'pact' },
+  { key: 'q', path: ['pact', 'anchorProb'], label: 'Anchoring probability', symbol: 'q', group: 'pact', knob: 'pact', inputStep: '0.05' },
+  { key: 'betaSft', path: ['pact', 'betaSft'], label: 'SFT loss scale', symbol: 'β_SFT', group: 'pact', knob: 'pact', inputStep: '0.05' },
+  { key: 'lambdaStart', path: ['pact', 'toolCallScaleStart'], label: 'Tool-call start', symbol: 'λa start', group: 'pact', knob: 'pact', inputStep: '0.05' },
+  { key: 'lambdaEnd', path: ['pact', 'toolCallScaleEnd'], label: 'Tool-call end', symbol: 'λa end', group: 'pact', knob: 'pact', inputStep: '0.05' },
+  { key: 'horizon', path: ['pact', 'annealHorizon'], label: 'Annealing horizon', symbol: 'S', group: 'pact', knob: 'pact', inputStep: '1', hint: '0 = the whole run' },
+  { key: 'reasoning', path: ['pact', 'reasoningSchedule'], label: 'Reasoning schedule', group: 'pact', knob: 'pact' },
+  { key: 'toolCall', path: ['pact', 'toolCallSchedule'], label: 'Tool-call schedule', group: 'pact', knob: 'pact' },
+  { key: 'chordMu', path: ['chordMu'], label: 'SFT weight', symbol: 'μ', group: 'recipe', inputStep: '0.05', knob: 'chordMu', hint: '(1 − μ)·GRPO + μ·SFT' },
+  { key: 'sftSteps', path: ['sftSteps'], label: 'SFT steps first', group: 'recipe', inputStep: '1', knob: 'sftSteps', hint: 'then MatchTIR' },
 ];
 
 function buildField(spec: FieldSpec): SetupField {
@@ -184,6 +196,9 @@ function buildField(spec: FieldSpec): SetupField {
   const fallback = readPath(CONFIG_DEFAULTS, spec.path);
   if (spec.key === 'recipe') {
     return { ...spec, kind: 'choice', options: RECIPE_NAMES, defaultText: String(fallback) };
+  }
+  if (spec.key === 'init') {
+    return { ...spec, kind: 'choice', options: STARTING_WEIGHTS, defaultText: String(fallback) };
   }
   if (schema instanceof z.ZodEnum) {
     const names = schema.options.map(String);
@@ -209,10 +224,20 @@ export const GROUP_TITLES: Record<FieldGroup, string> = {
   run: 'Run',
   optimisation: 'Rollouts and optimisation',
   pact: 'PACT knobs',
+  recipe: 'Recipe knobs',
 };
 
-/** Words for the schedule names of App. D (keys are the config's enum names). */
+/** Whether the form shows a field for a recipe: every field but the knobs the recipe does not read. */
+export function isFieldShown(field: SetupField, recipe: string): boolean {
+  if (!field.knob) return true;
+  return hasRecipe(recipe) ? getRecipe(recipe).knobs.includes(field.knob) : true;
+}
+
+/** Words for the options (keys are the config's names; recipes by their registry title). */
 export const OPTION_LABELS: Partial<Record<FieldKey, Record<string, string>>> = {
+  recipe: RECIPE_TITLES,
+  init: { 'warm-start': 'warm start', scratch: 'random weights' },
+  tasks: { generated: 'generated', ftrl: 'FTRL files', 'tool-repo': 'tool repository' },
   reasoning: {
     segment: 'segment (L4 → L0)',
     fixed: 'fixed (L4 always)',
@@ -225,11 +250,22 @@ export const OPTION_LABELS: Partial<Record<FieldKey, Record<string, string>>> = 
     token: 'token (token count)',
     none: 'none',
   },
-  backend: { auto: 'auto (device probe)' },
+  backend: { auto: 'auto' },
 };
 
-export function readDefaultValues(): SetupValues {
+/** The config's own default of each field, as form text (what a config file gets without it). */
+function readConfigDefaultValues(): SetupValues {
   return Object.fromEntries(SETUP_FIELDS.map((f) => [f.key, f.defaultText])) as SetupValues;
+}
+
+/** The app's default setup: the config's defaults with the default run size's fields (runSizes.ts). */
+export function readDefaultValues(): SetupValues {
+  return { ...readConfigDefaultValues(), ...RUN_SIZES[DEFAULT_RUN_SIZE].fields };
+}
+
+/** What a field starts at in the app: its config default, or the default run size's value. */
+export function readAppDefault(key: FieldKey): string {
+  return RUN_SIZES[DEFAULT_RUN_SIZE].fields[key] ?? FIELD_BY_KEY[key].defaultText;
 }
 
 /** Form text → a value for the schema: numbers parsed (bad text stays text so zod names it). */
@@ -294,9 +330,18 @@ export function findIgnoredOverrides(overrides: Record<string, unknown>): string
   return out;
 }
 
-/** The config input of form + overrides: overrides first, the form's fields merged over them (form wins). */
-export function buildSetupConfigInput(values: SetupValues, overrides: Record<string, unknown>, skip: ReadonlySet<FieldKey> = new Set()): Record<string, unknown> {
-  return mergeDeep(overrides, buildConfigInput(values, skip));
+/**
+ * The config input of run size + overrides + form: the size's fields outside the form first
+ * (none without a size), the overrides over them, the form's fields over both (form wins).
+ */
+export function buildSetupConfigInput(
+  values: SetupValues,
+  overrides: Record<string, unknown>,
+  skip: ReadonlySet<FieldKey> = new Set(),
+  size?: RunSizeId,
+): Record<string, unknown> {
+  const base = (size ? structuredClone(RUN_SIZES[size].base) : {}) as Record<string, unknown>;
+  return mergeDeep(mergeDeep(base, overrides), buildConfigInput(values, skip));
 }
 
 /** Config names in messages → the names the form shows ("toolCallScaleStart" → "λa start"). */
@@ -341,6 +386,13 @@ export interface SetupValidation {
   input: Record<string, unknown>;
   /** The config with every field in error left at its default: what previews draw. */
   effective: TrainConfig;
+  /** Per choice field: option → why it cannot train with the rest of this setup (setupChoices.ts). */
+  unavailable: Record<ChoiceKey, Record<string, string>>;
+}
+
+/** What validation needs besides the form: the run size (none: the config's defaults outside the form) and a picked model folder. */
+export interface ValidationContext extends SetupContext {
+  size?: RunSizeId;
 }
 
 const FIELD_BY_PATH = new Map(SETUP_FIELDS.map((f) => [['config', ...f.path].join('.'), f]));
@@ -358,10 +410,13 @@ function checkRecipe(values: SetupValues): string | null {
 }
 
 /**
- * Validates the form (merged over the config overrides) through resolveConfig and words
- * each error for its field; errors of fields only the overrides set name the config path.
+ * Validates the form (merged over the run size and the config overrides) through
+ * resolveConfig and words each error for its field; errors of fields only the overrides
+ * set name the config path. An option the setup cannot train (setupChoices.ts) is an
+ * error of its field, so Train is refused on the page with the reason.
  */
-export function validateSetup(values: SetupValues, overridesText = ''): SetupValidation {
+export function validateSetup(values: SetupValues, overridesText = '', ctx: ValidationContext = {}): SetupValidation {
+  const size = ctx.size;
   const fieldErrors: Partial<Record<FieldKey, string>> = {};
   const otherErrors: string[] = [];
   const parsed = parseOverrides(overridesText);
@@ -390,7 +445,7 @@ export function validateSetup(values: SetupValues, overridesText = ''): SetupVal
     return keys;
   };
 
-  const input = buildSetupConfigInput(values, overrides);
+  const input = buildSetupConfigInput(values, overrides, new Set(), size);
   let config: TrainConfig | null = null;
   try {
     config = resolveConfig(input);
@@ -398,60 +453,87 @@ export function validateSetup(values: SetupValues, overridesText = ''): SetupVal
     if (!(e instanceof ConfigError)) throw e;
     record(e.issues);
   }
-  if (recipeError || parsed.error) config = null;
+  const choiceValues = { recipe: values.recipe, model: values.model, init: values.init, tasks: values.tasks };
+  const unavailable = {
+    model: findUnavailableOptions('model', choiceValues, ctx),
+    init: findUnavailableOptions('init', choiceValues, ctx),
+    tasks: findUnavailableOptions('tasks', choiceValues, ctx),
+  };
+  let hasUnavailable = false;
+  for (const key of ['model', 'init', 'tasks'] as const) {
+    const reason = unavailable[key][values[key]];
+    if (reason && !fieldErrors[key]) {
+      fieldErrors[key] = `${FIELD_BY_KEY[key].label} "${values[key]}": ${reason}`;
+      hasUnavailable = true;
+    }
+  }
+  if (recipeError || parsed.error || hasUnavailable) config = null;
 
-  // Previews draw the setup with the broken fields at their defaults. A cross-field
-  // error (λa end above start) can move to another field once one is reset: repeat.
-  // Overrides in error are left out of the preview as a whole.
+  // Previews draw the setup with the broken fields at the app's defaults (the hint's
+  // "default"). A cross-field error (λa end above start) can stay or move to another field
+  // once one is reset: a field still in error is then left to the config's default, and
+  // when nothing more can be reset the preview is the app's default setup. Overrides in
+  // error are left out of the preview as a whole.
   const skip = new Set<FieldKey>(Object.keys(fieldErrors) as FieldKey[]);
+  const omit = new Set<FieldKey>();
   let effective: TrainConfig | null = config;
   let previewOverrides = overrides;
-  for (let tries = 0; !effective && tries <= SETUP_FIELDS.length + 1; tries++) {
+  for (let tries = 0; !effective && tries <= 2 * SETUP_FIELDS.length + 1; tries++) {
+    const previewValues = { ...values };
+    for (const k of skip) previewValues[k] = readAppDefault(k);
     try {
-      effective = resolveConfig(buildSetupConfigInput(values, previewOverrides, skip));
+      effective = resolveConfig(buildSetupConfigInput(previewValues, previewOverrides, omit, size));
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
-      const before = skip.size;
+      const before = skip.size + omit.size;
       let hasOtherIssue = false;
       for (const issue of e.issues) {
         const field = FIELD_BY_PATH.get(splitIssue(issue).path);
-        if (field) skip.add(field.key);
-        else hasOtherIssue = true;
+        if (!field) hasOtherIssue = true;
+        else if (!skip.has(field.key)) skip.add(field.key);
+        else omit.add(field.key);
       }
       if (hasOtherIssue && Object.keys(previewOverrides).length > 0) previewOverrides = {};
-      else if (skip.size === before) break;
+      else if (skip.size + omit.size === before) break;
     }
   }
   if (recipeError && effective) effective = { ...effective, recipe: FIELD_BY_KEY.recipe.defaultText };
-  return { config, fieldErrors, otherErrors, ignoredOverrides: findIgnoredOverrides(overrides), input, effective: effective ?? resolveConfig({}) };
+  effective ??= resolveConfig(buildSetupConfigInput(readDefaultValues(), {}, new Set(), size));
+  return { config, fieldErrors, otherErrors, ignoredOverrides: findIgnoredOverrides(overrides), input, effective, unavailable };
 }
 
 /**
  * The whole setup as a query string (every field, so a link keeps meaning if defaults
- * change), plus `overrides=<JSON text>` when there are config overrides.
+ * change), the run size, plus `overrides=<JSON text>` when there are config overrides.
  */
-export function serializeSetup(values: SetupValues, overridesText = ''): string {
+export function serializeSetup(values: SetupValues, overridesText = '', size?: RunSizeId): string {
   const params = new URLSearchParams();
   for (const f of SETUP_FIELDS) params.set(f.key, values[f.key] ?? f.defaultText);
+  if (size) params.set(SIZE_KEY, size);
   if (overridesText.trim() !== '') params.set(OVERRIDES_KEY, overridesText);
   return params.toString();
 }
 
 /**
- * A query string → form values and overrides text: known keys taken as text (errors come
- * from validateSetup), the rest default.
+ * A query string → form values, overrides text and run size: known keys taken as text
+ * (errors come from validateSetup), the rest default. A link without a size (one made
+ * before sizes existed, or by the experiment runner) means the config's own defaults for
+ * the fields outside the form ('paper'), as it did when it was made; no query at all is
+ * the app's default size.
  */
-export function parseSetupQuery(search: string): { values: SetupValues; overridesText: string; unknownKeys: string[] } {
+export function parseSetupQuery(search: string): { values: SetupValues; overridesText: string; size: RunSizeId; unknownKeys: string[] } {
   const params = new URLSearchParams(search.startsWith('?') ? search.slice(1) : search);
   const values = readDefaultValues();
   const unknownKeys: string[] = [];
   let overridesText = '';
+  let size: RunSizeId = [...params.keys()].length === 0 ? DEFAULT_RUN_SIZE : 'paper';
   for (const [key, text] of params) {
     if (key in FIELD_BY_KEY) values[key as FieldKey] = text;
     else if (key === OVERRIDES_KEY) overridesText = text;
+    else if (key === SIZE_KEY && isRunSizeId(text)) size = text;
     else unknownKeys.push(key);
   }
-  return { values, overridesText, unknownKeys };
+  return { values, overridesText, size, unknownKeys };
 }
 
 /**
@@ -460,10 +542,11 @@ export function parseSetupQuery(search: string): { values: SetupValues; override
  * The experiment runner opens `/?${serializeSetup(values, overridesText)}`.
  */
 export function describeConfigAsSetup(config: Record<string, unknown>): { values: SetupValues; overridesText: string } {
-  const values = readDefaultValues();
+  const values = readConfigDefaultValues();
   const rest = structuredClone(config);
   for (const f of SETUP_FIELDS) {
     const v = readPath(config, f.path);
+    // A field the config leaves out takes the config's default, not the app's run size.
     values[f.key] = v === undefined ? (f.options?.includes(AUTO) ? AUTO : f.defaultText) : String(v);
     let node = rest as Record<string, unknown> | undefined;
     for (const k of f.path.slice(0, -1)) node = node?.[k] as Record<string, unknown> | undefined;

@@ -22,7 +22,7 @@ export class DeviceState {
     if (r.backend === 'webgpu' && r.adapter) {
       const a = r.adapter;
       const name = [a.vendor, a.architecture || a.device || a.description].filter(Boolean).join(' · ') || 'unnamed adapter';
-      return `WebGPU: ${name}${a.isFallbackAdapter ? ' (software fallback adapter: correct but slow)' : ''}`;
+      return `WebGPU: ${name}${a.isFallbackAdapter ? ' (a software fallback adapter: correct but slower than wasm, so the auto backend trains on wasm)' : ''}`;
     }
     return r.backend === 'wasm'
       ? `WebAssembly${r.wasm.simd ? ' (SIMD)' : ''} on ${r.hardwareConcurrency} CPU thread(s): no WebGPU`

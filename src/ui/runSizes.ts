@@ -1,0 +1,103 @@
+/**
+ * Run sizes: how much work one training step does, chosen in Run setup with one click.
+ * "Quick" is the app's default: its first step must finish in about half a minute on a
+ * CPU-only laptop (wasm). "Paper-scaled" is the config's own defaults, PACT Table 6
+ * scaled down to qwen3-nano (src/recipes/config.ts), which needs a GPU to keep a step
+ * short. A size sets some form fields and, under the config overrides, a few fields the
+ * form does not show (so an override still wins, and a link from the experiment runner,
+ * which carries every field as an override, is unchanged by the size).
+ *
+ * To resize the default once a step's speed is measured, edit QUICK below: the numbers in
+ * the Run setup's text are computed from it.
+ */
+import { trainConfigSchema } from '../recipes/config';
+import type { FieldKey } from './runSetup';
+
+export type RunSizeId = 'quick' | 'paper';
+
+export interface RunSize {
+  id: RunSizeId;
+  title: string;
+  /** What the machine needs for it, in words. */
+  needs: string;
+  /** Form fields it sets (text, as typed). */
+  fields: Partial<Record<FieldKey, string>>;
+  /** Config fields the form does not carry, merged under the overrides. */
+  base: { maxTurns?: number; maxResponseTokens?: number; tasks?: { nTest?: number; categories?: string[] } };
+}
+
+const CONFIG_DEFAULTS = trainConfigSchema.parse({});
+
+/**
+ * The quick size: 2 prompts × K 4 rollouts, one PPO mini-batch per prompt, at most 4 turns
+ * and 576 response tokens (the expert's single-hop, multi-hop and parallel single-hop episodes
+ * take 150–630 tokens with the warm start's vocabulary; parallel multi-hop ones, 650–990, are
+ * left out so no episode is cut), 8 held-out tasks.
+ */
+const QUICK: RunSize = {
+  id: 'quick',
+  title: 'Quick: fits a laptop CPU',
+  needs: 'any machine (wasm on the CPU is enough)',
+  fields: { batch: '2', miniBatch: '1', K: '4' },
+  base: { maxTurns: 4, maxResponseTokens: 576, tasks: { nTest: 8, categories: ['single_hop', 'multi_hop', 'parallel_single_hop'] } },
+};
+
+/** The config's defaults (PACT Table 6 scaled to qwen3-nano): the same fields, at their default values. */
+const PAPER: RunSize = {
+  id: 'paper',
+  title: 'Paper-scaled: needs a GPU',
+  needs: 'a hardware WebGPU adapter (a GPU); on a CPU each step takes many times a quick one',
+  fields: {
+    batch: String(CONFIG_DEFAULTS.batchPrompts),
+    miniBatch: String(CONFIG_DEFAULTS.miniBatchPrompts),
+    K: String(CONFIG_DEFAULTS.rolloutsPerPrompt),
+  },
+  base: {},
+};
+
+export const RUN_SIZES: Readonly<Record<RunSizeId, RunSize>> = { quick: QUICK, paper: PAPER };
+export const DEFAULT_RUN_SIZE: RunSizeId = 'quick';
+
+/** The query key that carries the size in a link. */
+export const SIZE_KEY = 'size';
+
+export function isRunSizeId(text: string): text is RunSizeId {
+  return text === 'quick' || text === 'paper';
+}
+
+/** The numbers of a size, with the config's defaults for what it leaves alone. */
+export function readRunSizeNumbers(size: RunSize): {
+  batchPrompts: number;
+  rolloutsPerPrompt: number;
+  maxTurns: number;
+  maxResponseTokens: number;
+  nTest: number;
+  categories: string[] | null;
+} {
+  return {
+    batchPrompts: Number(size.fields.batch ?? CONFIG_DEFAULTS.batchPrompts),
+    rolloutsPerPrompt: Number(size.fields.K ?? CONFIG_DEFAULTS.rolloutsPerPrompt),
+    maxTurns: size.base.maxTurns ?? CONFIG_DEFAULTS.maxTurns,
+    maxResponseTokens: size.base.maxResponseTokens ?? CONFIG_DEFAULTS.maxResponseTokens,
+    nTest: size.base.tasks?.nTest ?? CONFIG_DEFAULTS.tasks.nTest,
+    categories: size.base.tasks?.categories ?? null,
+  };
+}
+
+/** Rollout tokens a step may generate at most: prompts × K × response tokens. */
+export function countStepTokens(size: RunSize): number {
+  const n = readRunSizeNumbers(size);
+  return n.batchPrompts * n.rolloutsPerPrompt * n.maxResponseTokens;
+}
+
+/** One line per size: what a step does, and how much more than a quick step. */
+export function describeRunSize(size: RunSize): string {
+  const n = readRunSizeNumbers(size);
+  const ratio = countStepTokens(size) / countStepTokens(QUICK);
+  const work = size.id === 'quick' ? '' : ` About ${Math.round(ratio)}× the rollout tokens of a quick step.`;
+  const tasks = n.categories ? `${n.categories.length} of the 4 task kinds` : 'all 4 task kinds';
+  return (
+    `${n.batchPrompts} prompts × K ${n.rolloutsPerPrompt} rollouts a step, up to ${n.maxTurns} turns and ` +
+    `${n.maxResponseTokens.toLocaleString('en-US')} response tokens each, ${tasks}, ${n.nTest} held-out tasks.${work} Needs ${size.needs}.`
+  );
+}
