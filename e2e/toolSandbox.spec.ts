@@ -79,15 +79,16 @@ async function readSecret(page: Page): Promise<string> {
   );
 }
 
-test('JavaScript tool code in the browser sandbox reaches no storage, network, page or later call', async ({ page }) => {
+test('JavaScript tool code in the browser sandbox reaches no storage, network, page, or (fresh per call) later call', async ({ page }) => {
   await page.goto('/');
   await writeSecret(page);
   await page.addScriptTag({ content: harness });
   const before = hits;
   const r = await page.evaluate(async (url) => {
     type Result = { ok: boolean; output: string };
-    const sandbox = (globalThis as unknown as { pactToolSandbox: { createWorkerExecutor(): Promise<{ execute(...a: unknown[]): Promise<Result>; dispose(): void }> } }).pactToolSandbox;
-    const ex = await sandbox.createWorkerExecutor();
+    type Executor = { execute(...a: unknown[]): Promise<Result>; dispose(): void };
+    const sandbox = (globalThis as unknown as { pactToolSandbox: { createWorkerExecutor(o?: { isFreshPerCall?: boolean }): Promise<Executor> } }).pactToolSandbox;
+    const ex = await sandbox.createWorkerExecutor({ isFreshPerCall: true });
     const run = (source: string, args: Record<string, unknown> = {}, timeoutMs = 10_000) => ex.execute({ language: 'javascript', source }, 'probe', args, { timeoutMs });
     const globals = ['fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'importScripts', 'indexedDB', 'caches', 'navigator', 'BroadcastChannel', 'Worker', 'postMessage', 'document', 'window', 'parent'];
     const out: Record<string, Result> = {};
@@ -108,6 +109,12 @@ test('JavaScript tool code in the browser sandbox reaches no storage, network, p
     out.loop = await run('() => { for (;;) {} }', {}, 300);
     out.after = await run('(a) => a.n + 1', { n: 41 });
     ex.dispose();
+    // The default executor (one worker for many calls, for the generator's own stubs) runs in the same box.
+    const shared = await sandbox.createWorkerExecutor();
+    out.sharedGlobals = await shared.execute({ language: 'javascript', source: `() => ${JSON.stringify(globals)}.filter((n) => typeof globalThis[n] !== 'undefined').join(',') || 'none'` }, 'probe', {});
+    out.sharedOrigin = await shared.execute({ language: 'javascript', source: '() => globalThis.origin' }, 'probe', {});
+    out.sharedImport = await shared.execute({ language: 'javascript', source: 'async (a) => { try { await import(a.url + "module.js"); return "imported"; } catch (e) { return "refused: " + e.name; } }' }, 'probe', { url });
+    shared.dispose();
     return out;
   }, outsideUrl);
   expect(r.honest).toEqual({ ok: true, output: '{"sum": 5}' });
@@ -122,6 +129,9 @@ test('JavaScript tool code in the browser sandbox reaches no storage, network, p
   expect(r.read).toEqual({ ok: true, output: 'undefined,undefined' });
   expect(r.loop).toEqual({ ok: false, output: 'an error occured when call probe: timed out after 300 ms' });
   expect(r.after).toEqual({ ok: true, output: '42' });
+  expect(r.sharedGlobals).toEqual({ ok: true, output: 'none' });
+  expect(r.sharedOrigin).toEqual({ ok: true, output: 'null' });
+  expect(r.sharedImport).toEqual({ ok: true, output: 'refused: TypeError' });
   expect(hits).toBe(before);
   expect(await readSecret(page)).toBe('user data');
 });

@@ -2,8 +2,11 @@
  * The browser's tool sandbox (docs/security.md): a hidden `<iframe sandbox="allow-scripts">`
  * (public/tool-sandbox.html) whose origin is opaque, so IndexedDB, caches and the app's
  * storage do not exist for it, and whose Content-Security-Policy (`default-src 'none'`)
- * forbids every connection; the tool workers it starts from a Blob URL inherit both. Each
- * call gets a fresh worker (the frame keeps one ready), reached over its own MessageChannel.
+ * forbids every connection; the tool workers it starts from a Blob URL inherit both. The
+ * executor reaches its worker over a MessageChannel of its own (no hop through the frame).
+ * A worker serves an executor's calls until one times out; with `isFreshPerCall` (task-file
+ * code) each call gets a fresh worker instead, so no call sees what another left in the
+ * realm, at the cost of a worker start per call (the frame keeps one ready).
  *
  * The page opens the frame; a worker (the trainer) cannot, so the page hands it a port to the
  * frame (`connectToolSandbox`, sent with the trainer worker's `tool-sandbox` message).
@@ -79,12 +82,16 @@ function attachHost(port: MessagePort): HostState {
   return state;
 }
 
-/**
- * A WorkerFactory of single-use tool workers in the sandbox frame, over `hostPort` (default:
- * a new connection from a page, or the port the page gave this worker).
- */
-export function createFrameWorkerFactory(hostPort?: MessagePort): WorkerFactory {
-  const port = hostPort ?? (typeof document !== 'undefined' ? connectToolSandbox() : givenPort);
+export interface FrameFactoryOptions {
+  /** Default: a new connection from a page, or the port the page gave this worker. */
+  hostPort?: MessagePort;
+  /** A fresh worker per call (for task-file code); default: one worker serves many calls. */
+  isFreshPerCall?: boolean;
+}
+
+/** A WorkerFactory of tool workers in the sandbox frame. */
+export function createFrameWorkerFactory(options: FrameFactoryOptions = {}): WorkerFactory {
+  const port = options.hostPort ?? (typeof document !== 'undefined' ? connectToolSandbox() : givenPort);
   if (!port) {
     throw new Error('no tool sandbox here: the page must send this worker a port to the tool sandbox frame (connectToolSandbox) before tools run');
   }
@@ -95,7 +102,7 @@ export function createFrameWorkerFactory(hostPort?: MessagePort): WorkerFactory 
     const channel = new MessageChannel();
     port.postMessage({ type: 'spawn', spawnId }, [channel.port2]);
     return {
-      isSingleUse: true,
+      isSingleUse: options.isFreshPerCall === true,
       post: (message) => channel.port1.postMessage(message),
       listen: (onMessage, onFailure) => {
         channel.port1.onmessage = (event: MessageEvent) => onMessage(event.data);

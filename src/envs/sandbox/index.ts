@@ -6,8 +6,8 @@
  *
  * - `createWorkerExecutor()`: the sandbox, for any code a task file or a user brings. Node: a
  *   process under the permission model with a memory cap, a fresh `vm` context per call
- *   (nodeProcess.ts, nodeSandboxSource.ts). Browser: a fresh worker per call in an
- *   opaque-origin frame whose CSP forbids connections (browserSandbox.ts).
+ *   (nodeProcess.ts, nodeSandboxSource.ts). Browser: a worker in an opaque-origin frame whose
+ *   CSP forbids connections, fresh per call with `isFreshPerCall` (browserSandbox.ts).
  * - `InProcessExecutor`: the project's own stubs (the task generator's), cheap per call; in
  *   Node with a real time limit, but no boundary.
  * - Python tools run in Pyodide (src/envs/ftrl/), boxed the same way.
@@ -17,9 +17,9 @@ import { formatToolError, type ExecuteOptions, type ToolExecutor, type ToolResul
 
 export * from './types';
 export { InProcessExecutor, formatToolOutput } from './inProcessExecutor';
-export { WorkerExecutor, createWorkerExecutor, type ToolCallMessage, type WorkerFactory, type WorkerHandle } from './workerExecutor';
+export { WorkerExecutor, createWorkerExecutor, type SandboxOptions, type ToolCallMessage, type WorkerFactory, type WorkerHandle } from './workerExecutor';
 export { createNodeProcessFactory, probeNetworkCut, NODE_SANDBOX_LIMITS, type NetworkCut, type SandboxLimits } from './nodeProcess';
-export { connectToolSandbox, setToolSandboxPort, createFrameWorkerFactory, TOOL_SANDBOX_PAGE } from './browserSandbox';
+export { connectToolSandbox, setToolSandboxPort, createFrameWorkerFactory, TOOL_SANDBOX_PAGE, type FrameFactoryOptions } from './browserSandbox';
 export { MAX_OUTPUT_CHARS } from './runtimeSource';
 
 /**

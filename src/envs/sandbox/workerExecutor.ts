@@ -140,17 +140,25 @@ export class WorkerExecutor implements ToolExecutor {
   }
 }
 
+export interface SandboxOptions {
+  /**
+   * Browser: a fresh worker per call, for task-file code (no call sees what another left in
+   * the worker's realm; a worker start per call). Node always runs each call in a fresh context.
+   */
+  isFreshPerCall?: boolean;
+}
+
 /**
  * A worker executor for the current platform: in Node a sandbox process; in the browser a
  * worker in the tool sandbox frame (a page opens the frame itself; a worker uses the port the
  * page gave it, see browserSandbox.ts).
  */
-export async function createWorkerExecutor(): Promise<WorkerExecutor> {
+export async function createWorkerExecutor(options: SandboxOptions = {}): Promise<WorkerExecutor> {
   const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
   if (isNode) {
     const { createNodeProcessFactory } = await import('./nodeProcess');
     return new WorkerExecutor(createNodeProcessFactory());
   }
   const { createFrameWorkerFactory } = await import('./browserSandbox');
-  return new WorkerExecutor(createFrameWorkerFactory());
+  return new WorkerExecutor(createFrameWorkerFactory({ isFreshPerCall: options.isFreshPerCall }));
 }
