@@ -3,7 +3,7 @@
  * and the in-process executor (so both format outputs identically; plain JS on
  * purpose: a bundled function's `toString()` would carry the bundler's helpers).
  *
- * Output formatting follows FTRL's evaluation (issue 4): a string as is; an object or
+ * Output formatting follows FTRL's evaluation: a string as is; an object or
  * array as JSON the way Python's `json.dumps(x, ensure_ascii=False)` writes it (", "
  * and ": " separators, NaN/Infinity spelled as Python does); null/undefined as
  * "None", booleans as "True"/"False", anything else as `String(x)`. Outputs longer than
@@ -11,7 +11,8 @@
  *
  * Compilation: here a stub is compiled with `Function` whose parameters shadow the globals
  * a stub should not reach (the browser tool worker, and InProcessExecutor outside Node); in
- * Node the runtime runs inside a fresh `vm` context per call instead (nodeSandboxSource.ts).
+ * Node the runtime runs inside a `vm` context instead (fresh per call in the sandbox process,
+ * nodeSandboxSource.ts).
  * The threat model and what enforces it: docs/security.md.
  */
 
