@@ -2,7 +2,8 @@
  * Runs JavaScript tool stubs in a sandbox with a time limit (docs/security.md). One executor
  * over a swappable WorkerFactory: in Node a sandbox process (`nodeProcess.ts`: permission
  * model, memory cap, a fresh context per call), in the browser a worker in an opaque-origin
- * frame under a CSP that forbids connections (`browserSandbox.ts`), a fresh worker per call.
+ * frame under a CSP that forbids connections (`browserSandbox.ts`), fresh per call for task
+ * files.
  *
  * Calls run one at a time, in order; arguments cross as JSON text, results as a string. A
  * call past its time limit, or a sandbox that dies (out of memory), yields an error
