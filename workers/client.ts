@@ -2,7 +2,8 @@
  * The page side of the worker protocol: request ids, one pending promise per
  * request, typed replies, and subscribers for the events a run pushes.
  */
-import { isResponse, type WorkerEvent, type WorkerMessage, type WorkerRequest, type WorkerResponse } from './protocol';
+import { connectToolSandbox } from '../src/envs/sandbox/browserSandbox';
+import { isResponse, type ToolSandboxSetup, type WorkerEvent, type WorkerMessage, type WorkerRequest, type WorkerResponse } from './protocol';
 
 type Pending = { resolve: (r: WorkerResponse) => void; reject: (e: Error) => void };
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
@@ -16,6 +17,9 @@ export class TrainerClient {
   constructor(worker?: Worker) {
     this.worker =
       worker ?? new Worker(new URL('./trainer.worker.ts', import.meta.url), { type: 'module', name: 'pact-trainer' });
+    // The worker's tool code runs in the page's tool sandbox frame, which only a page can open.
+    const port = connectToolSandbox();
+    this.worker.postMessage({ type: 'tool-sandbox', port } satisfies ToolSandboxSetup, [port]);
     this.worker.onmessage = (ev: MessageEvent<WorkerMessage>) => {
       const msg = ev.data;
       if (!isResponse(msg)) {

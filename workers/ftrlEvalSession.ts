@@ -90,7 +90,8 @@ export class FtrlEvalSession {
       const source = await platform.loadSourceTokenizer();
       const indexURL = new URL(`${import.meta.env.BASE_URL}${PYODIDE_ASSET_DIR}/`, self.location.href).href;
       const python = createBrowserPyodideExecutor({ indexURL, timeoutMs: settings.toolTimeoutMs });
-      executor = new LanguageRoutingExecutor({ javascript: await createWorkerExecutor(), python });
+      // A task file's tools: JavaScript ones get a fresh sandbox worker per call.
+      executor = new LanguageRoutingExecutor({ javascript: await createWorkerExecutor({ isFreshPerCall: true }), python });
       progress('loading', 'loading the policy…');
       const spec = req.policy;
       policy =

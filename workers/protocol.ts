@@ -140,6 +140,19 @@ export type WorkerRequest =
   /** Stops the FTRL evaluation in progress after its current task. */
   | { id: number; type: 'stop-eval' };
 
+/**
+ * Sent once by the page when it makes the worker (no id, no reply): a port to the tool sandbox
+ * frame (src/envs/sandbox/browserSandbox.ts), which a worker cannot open itself. Tool code of
+ * every run and evaluation in the worker runs there.
+ */
+export interface ToolSandboxSetup {
+  type: 'tool-sandbox';
+  port: MessagePort;
+}
+
+/** Everything the page sends the worker. */
+export type WorkerInbound = WorkerRequest | ToolSandboxSetup;
+
 export type WorkerResponse =
   | { id: number; type: 'device'; report: DeviceReport }
   | { id: number; type: 'numerics'; report: NumericsReport }

@@ -7,7 +7,8 @@ import { probeDevice } from './deviceProbe';
 import { checkNumerics } from './numericsCheck';
 import { FtrlEvalSession } from './ftrlEvalSession';
 import { TrainingSession } from './trainingSession';
-import type { WorkerRequest, WorkerResponse } from './protocol';
+import { setToolSandboxPort } from '../src/envs/sandbox/browserSandbox';
+import type { WorkerInbound, WorkerRequest, WorkerResponse } from './protocol';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 
@@ -66,7 +67,11 @@ async function handle(req: WorkerRequest): Promise<void> {
   }
 }
 
-scope.onmessage = (ev: MessageEvent<WorkerRequest>) => {
+scope.onmessage = (ev: MessageEvent<WorkerInbound>) => {
+  if (ev.data.type === 'tool-sandbox') {
+    setToolSandboxPort(ev.data.port);
+    return;
+  }
   const req = ev.data;
   handle(req).catch((e: unknown) =>
     reply({ id: req?.id ?? -1, type: 'error', message: e instanceof Error ? e.message : String(e) }),

@@ -55,7 +55,7 @@ export async function evaluatePolicyOnFtrl(options: FtrlPolicyEvalOptions, io: C
   const sel = await prepareTfjs(options.backend);
   const { createNodePyodideExecutor } = await import('../../envs/ftrl/pyodideExecutorNode');
   const { LanguageRoutingExecutor } = await import('../../envs/ftrl/languageExecutor');
-  const { InProcessExecutor } = await import('../../envs/sandbox');
+  const { createWorkerExecutor } = await import('../../envs/sandbox');
   const { loadQwen3TokenizerFromPackage } = await import('../../model/tokenizer/nodeLoader');
   const { bindRenderChat } = await import('../../recipes/policyVocab');
   const { evaluatePolicyOnFtrlTasks } = await import('../../recipes/ftrlEval');
@@ -64,7 +64,8 @@ export async function evaluatePolicyOnFtrl(options: FtrlPolicyEvalOptions, io: C
   if (!tokenizer) throw new Error(`--model ${options.modelDir}: no tokenizer (needs pruned_vocab.json, tokenizer.json, or Qwen3's full vocabulary)`);
   const source = await loadQwen3TokenizerFromPackage();
   const python = createNodePyodideExecutor({ timeoutMs: options.toolTimeoutMs });
-  const executor = new LanguageRoutingExecutor({ javascript: new InProcessExecutor(), python });
+  // A task file's tool code is hostile: JavaScript tools go to the sandbox process, never in-process.
+  const executor = new LanguageRoutingExecutor({ javascript: await createWorkerExecutor(), python });
   const maxPromptTokens = model.config.max_position_embeddings - options.maxResponseTokens;
   try {
     const summary = await evaluatePolicyOnFtrlTasks({

@@ -2,12 +2,18 @@
  * Browser entry of the Pyodide worker (a module `Worker`); see `pyodideWorkerCore.ts`.
  * Started by `createBrowserPyodideExecutor` in `pyodideExecutor.ts`.
  *
+ * Once Pyodide is loaded, and before any tool code runs, the worker removes its network,
+ * storage and messaging globals and turns code generation off (BROWSER_LOCKDOWN_SOURCE): Python
+ * can reach JavaScript objects through Pyodide, so the realm itself must hold nothing to reach.
+ * Its reply channel is bound first. Limits of this box: docs/security.md.
+ *
  * Before loading, each runtime file the app serves (pyodideAssets.ts) is checked with a HEAD
  * request: when one is missing (an error status, or a server's index.html in its place),
  * Pyodide's own loader logs "wasm instantiation failed!" and never settles, so the failure would
  * only surface at the executor's load time limit, unnamed.
  */
 import { loadPyodide } from 'pyodide';
+import { BROWSER_LOCKDOWN_SOURCE } from '../sandbox/runtimeSource';
 import { PYODIDE_ASSET_FILES } from './pyodideAssets';
 import { servePyodideWorker } from './pyodideWorkerCore';
 import type { PyWorkerRequest, PyWorkerResponse } from './pythonRuntime';
@@ -33,8 +39,12 @@ const loadCheckedPyodide: typeof loadPyodide = async (options) => {
   return loadPyodide(options);
 };
 
+const post = scope.postMessage.bind(scope);
+const lockDownWorkerGlobals = new Function(`${BROWSER_LOCKDOWN_SOURCE}\nreturn lockDownWorkerGlobals;`)() as (isCodeGenerationBlocked: boolean) => void;
+
 servePyodideWorker(
-  (message) => scope.postMessage(message),
+  (message) => post(message),
   (handler) => scope.addEventListener('message', (event) => handler(event.data)),
   loadCheckedPyodide,
+  () => lockDownWorkerGlobals(true),
 );

@@ -1,62 +1,54 @@
 /**
- * The body of a Pyodide worker, independent of the worker flavour (Node `worker_threads`
- * or a browser module `Worker`): waits for `init`, loads one Pyodide instance, runs the
- * Python runtime once, then answers `callTool` and `runScript` requests one by one.
- * The executor enforces time limits by terminating the whole worker.
+ * The body of a Pyodide sandbox, independent of where it runs (a Node sandbox process, see
+ * `pyodideExecutorNode.ts`, or a browser module `Worker`, `pyodide.worker.ts`): waits for
+ * `init`, loads one Pyodide instance with an empty `js` module (`jsglobals`), runs the Python
+ * runtime once, locks its own JavaScript realm down (`lockDown`), and only then says `ready`
+ * and answers `callTool` and `runScript` requests one by one. The executor enforces time
+ * limits by terminating the whole sandbox. Threat model: docs/security.md.
+ *
+ * Plain JS as source text, because the Node sandbox runs it with `node -e` (no TypeScript
+ * loader can start under the permission model); `servePyodideWorker` below builds it here.
  */
-import type { PyodideAPI, loadPyodide as LoadPyodide } from 'pyodide';
-import type { PyProxy } from 'pyodide/ffi';
+import type { loadPyodide as LoadPyodide } from 'pyodide';
 import { PYTHON_RUNTIME_SOURCE, type PyWorkerRequest, type PyWorkerResponse } from './pythonRuntime';
 
-type CallToolFn = (source: string, name: string, argumentsJson: string) => PyProxy;
-type RunScriptFn = (source: string, entry: string, input: string) => string;
-
-function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-/**
- * Serves the worker protocol.
- * @param post sends a response to the executor
- * @param listen registers the handler of incoming requests
- * @param load pyodide's `loadPyodide`
- */
-export function servePyodideWorker(
-  post: (message: PyWorkerResponse) => void,
-  listen: (handler: (message: PyWorkerRequest) => void) => void,
-  load: typeof LoadPyodide,
-): void {
-  let callTool: CallToolFn | null = null;
-  let runScript: RunScriptFn | null = null;
-
-  async function initialise(indexURL: string): Promise<void> {
-    const t0 = Date.now();
+export const PYODIDE_WORKER_CORE_SOURCE = String.raw`
+function servePyodideWorker(post, listen, load, lockDown) {
+  var PYTHON_RUNTIME_SOURCE = ${JSON.stringify(PYTHON_RUNTIME_SOURCE)};
+  var callTool = null;
+  var runScript = null;
+  function describeError(err) {
+    return err !== null && typeof err === 'object' && typeof err.message === 'string' ? err.message : String(err);
+  }
+  async function initialise(indexURL) {
+    var t0 = Date.now();
     try {
-      const silent = (): void => {};
-      const pyodide: PyodideAPI = await load({ indexURL, stdout: silent, stderr: silent });
+      var silent = function () {};
+      // An empty js module: Python's "import js" sees none of this realm's globals.
+      var pyodide = await load({ indexURL: indexURL, stdout: silent, stderr: silent, jsglobals: Object.create(null) });
       pyodide.runPython(PYTHON_RUNTIME_SOURCE);
-      callTool = pyodide.globals.get('pact_call_tool') as CallToolFn;
-      runScript = pyodide.globals.get('pact_run_script') as RunScriptFn;
+      callTool = pyodide.globals.get('pact_call_tool');
+      runScript = pyodide.globals.get('pact_run_script');
+      lockDown();
       post({ type: 'ready', loadMs: Date.now() - t0 });
     } catch (err) {
-      post({ type: 'loadFailed', message: `Pyodide failed to load from ${indexURL}: ${describeError(err)}` });
+      post({ type: 'loadFailed', message: 'Pyodide failed to load from ' + indexURL + ': ' + describeError(err) });
     }
   }
-
-  listen((message) => {
-    switch (message.type) {
+  listen(function (message) {
+    switch (message && message.type) {
       case 'init':
         void initialise(message.indexURL);
         return;
       case 'callTool': {
         if (!callTool) {
-          post({ type: 'toolResult', id: message.id, observation: `an error occured when call ${message.name}: Pyodide is not loaded`, isError: true });
+          post({ type: 'toolResult', id: message.id, observation: 'an error occured when call ' + message.name + ': Pyodide is not loaded', isError: true });
           return;
         }
-        const result = callTool(message.source, message.name, message.argumentsJson);
+        var result = callTool(message.source, message.name, message.argumentsJson);
         try {
-          const [observation, isError] = result.toJs() as [string, boolean];
-          post({ type: 'toolResult', id: message.id, observation, isError });
+          var pair = result.toJs();
+          post({ type: 'toolResult', id: message.id, observation: String(pair[0]), isError: pair[1] === true });
         } finally {
           result.destroy();
         }
@@ -74,10 +66,28 @@ export function servePyodideWorker(
         }
         return;
       }
-      default: {
-        const unknown: never = message;
-        throw new Error(`pyodide worker: unknown message ${JSON.stringify(unknown)}`);
-      }
+      default:
+        throw new Error('pyodide worker: unknown message ' + String(message && message.type));
     }
   });
+}
+`;
+
+type Serve = (
+  post: (message: PyWorkerResponse) => void,
+  listen: (handler: (message: PyWorkerRequest) => void) => void,
+  load: typeof LoadPyodide,
+  lockDown: () => void,
+) => void;
+
+/**
+ * Serves the worker protocol (PYODIDE_WORKER_CORE_SOURCE, compiled here).
+ * @param post sends a response to the executor
+ * @param listen registers the handler of incoming requests
+ * @param load pyodide's `loadPyodide`
+ * @param lockDown removes what tool code must not reach, after loading and before the first call
+ */
+export function servePyodideWorker(...args: Parameters<Serve>): void {
+  const serve = new Function(`${PYODIDE_WORKER_CORE_SOURCE}\nreturn servePyodideWorker;`)() as Serve;
+  serve(...args);
 }

@@ -1,45 +1,25 @@
 /**
- * Tool execution for the rollout environment.
+ * Tool execution for the rollout environment. Task files carry tool code, and tool code is
+ * treated as hostile: it may compute on its arguments and return JSON, and must never reach
+ * files, processes, the network, storage, the page, or another call's state. What enforces
+ * that in each runtime, and the honest limits: docs/security.md.
  *
- * What the worker sandbox isolates:
- * - Time: every call has a wall-clock limit; on timeout the worker is terminated and
- *   respawned, so an infinite loop costs one error observation.
- * - Crashes and memory: a stub that throws yields `an error occured when call NAME: …`;
- *   in Node the worker has heap limits (NODE_WORKER_LIMITS), so runaway allocation
- *   kills the worker, not the trainer. (Browsers give workers no such limit.)
- * - The page: a worker has no DOM, no `window`, no `document`, no access to the page's
- *   variables; only structured-cloned arguments go in and a string comes out.
- * - Network and storage. In Node, stubs run in a fresh `vm` context inside the
- *   worker: its global object holds only the JavaScript builtins (no `process`,
- *   `require`, `fetch`, timers), and a dynamic `import()` there is refused. In the
- *   browser (best effort): `fetch`, `XMLHttpRequest`, `WebSocket`, `EventSource`,
- *   `importScripts`, `indexedDB`, `caches` and nested workers are removed from the
- *   worker's global object and shadowed as undefined parameters of every stub.
- * - The formatting of outputs: the runtime keeps its own references to the builtins
- *   it uses, so a stub that overwrites `JSON.stringify` cannot corrupt later outputs.
- *
- * What it does NOT isolate: it is not a security boundary against a deliberately
- * malicious stub. In the browser a dynamic `import()` of a URL can still reach the
- * network (only the page's Content-Security-Policy could stop it), and JavaScript
- * reflection may find other routes. Stubs in one worker share one global object, so a
- * stub could leave state behind for later calls (the built-in stubs are pure). The
- * in-process executor has no isolation at all. Stubs from the built-in generator and
- * from users are treated as buggy, not hostile.
+ * - `createWorkerExecutor()`: the sandbox, for any code a task file or a user brings. Node: a
+ *   process under the permission model with a memory cap, a fresh `vm` context per call
+ *   (nodeProcess.ts, nodeSandboxSource.ts). Browser: a worker in an opaque-origin frame whose
+ *   CSP forbids connections, fresh per call with `isFreshPerCall` (browserSandbox.ts).
+ * - `InProcessExecutor`: the project's own stubs (the task generator's), cheap per call; in
+ *   Node with a real time limit, but no boundary.
+ * - Python tools run in Pyodide (src/envs/ftrl/), boxed the same way.
  */
 import type { ToolImplementation } from '../types';
 import { formatToolError, type ExecuteOptions, type ToolExecutor, type ToolResult } from './types';
 
 export * from './types';
 export { InProcessExecutor, formatToolOutput } from './inProcessExecutor';
-export {
-  WorkerExecutor,
-  createWorkerExecutor,
-  createNodeWorkerFactory,
-  createBrowserWorkerFactory,
-  NODE_WORKER_LIMITS,
-  type WorkerFactory,
-  type WorkerHandle,
-} from './workerExecutor';
+export { WorkerExecutor, createWorkerExecutor, type SandboxOptions, type ToolCallMessage, type WorkerFactory, type WorkerHandle } from './workerExecutor';
+export { createNodeProcessFactory, probeNetworkCut, NODE_SANDBOX_LIMITS, type NetworkCut, type SandboxLimits } from './nodeProcess';
+export { connectToolSandbox, setToolSandboxPort, createFrameWorkerFactory, TOOL_SANDBOX_PAGE, type FrameFactoryOptions } from './browserSandbox';
 export { MAX_OUTPUT_CHARS } from './runtimeSource';
 
 /**

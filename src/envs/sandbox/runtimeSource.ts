@@ -3,16 +3,17 @@
  * and the in-process executor (so both format outputs identically; plain JS on
  * purpose: a bundled function's `toString()` would carry the bundler's helpers).
  *
- * Output formatting follows FTRL's evaluation (issue 4): a string as is; an object or
+ * Output formatting follows FTRL's evaluation: a string as is; an object or
  * array as JSON the way Python's `json.dumps(x, ensure_ascii=False)` writes it (", "
  * and ": " separators, NaN/Infinity spelled as Python does); null/undefined as
  * "None", booleans as "True"/"False", anything else as `String(x)`. Outputs longer than
  * MAX_OUTPUT_CHARS are cut with a marker.
  *
- * Compilation: by default a stub is compiled with `Function` whose parameters shadow
- * the globals a stub should not reach (network, workers, storage, `process`,
- * `require`); the Node worker replaces this with a fresh `vm` context. See
- * `sandbox/index.ts` for what is and is not isolated.
+ * Compilation: here a stub is compiled with `Function` whose parameters shadow the globals
+ * a stub should not reach (the browser tool worker, and InProcessExecutor outside Node); in
+ * Node the runtime runs inside a `vm` context instead (fresh per call in the sandbox process,
+ * nodeSandboxSource.ts).
+ * The threat model and what enforces it: docs/security.md.
  */
 
 /** Longest observation a stub may produce (characters). */
@@ -24,6 +25,14 @@ export const SHADOWED_GLOBALS = [
   'BroadcastChannel', 'indexedDB', 'caches', 'navigator', 'localStorage', 'sessionStorage', 'document',
   'window', 'self', 'postMessage', 'close', 'onmessage', 'process', 'require', 'module', 'Deno', 'Bun',
   'WebTransport', 'RTCPeerConnection', 'Request', 'Response', 'Headers',
+] as const;
+
+/** Globals removed from a browser tool worker (and from the Pyodide worker once loaded). */
+export const BLOCKED_WORKER_GLOBALS = [
+  'fetch', 'XMLHttpRequest', 'WebSocket', 'WebSocketStream', 'EventSource', 'WebTransport', 'importScripts',
+  'indexedDB', 'caches', 'cookieStore', 'BroadcastChannel', 'Worker', 'SharedWorker', 'navigator', 'Request',
+  'Response', 'Headers', 'postMessage', 'onmessage', 'onmessageerror', 'requestFileSystem', 'webkitRequestFileSystem',
+  'webkitRequestFileSystemSync', 'webkitResolveLocalFileSystemURL', 'webkitResolveLocalFileSystemSyncURL',
 ] as const;
 
 export const STUB_RUNTIME_SOURCE = String.raw`
@@ -124,46 +133,77 @@ function runStub(source, args) {
 `;
 
 /**
- * The worker's whole script: the runtime, a best-effort removal of network and
- * storage globals, and a message loop `{id, source, args}` → `{id, ok, output}`.
- * Runs as a Node `worker_threads` eval worker or as a classic browser worker.
+ * Removes from a browser worker's global object, and from every prototype on its chain (so a
+ * descriptor cannot be read back from `WorkerGlobalScope.prototype`), the globals that reach
+ * the network, storage, other workers or other contexts. Used by the tool worker (below) and
+ * by the Pyodide worker once Pyodide is loaded. `isCodeGenerationBlocked` also turns `eval` and
+ * the Function constructors off (no new code, hence no dynamic `import()` of a URL).
+ */
+export const BROWSER_LOCKDOWN_SOURCE = String.raw`
+var BLOCKED_WORKER_GLOBALS = ${JSON.stringify(BLOCKED_WORKER_GLOBALS)};
+function lockDownWorkerGlobals(isCodeGenerationBlocked) {
+  var getProto = Object.getPrototypeOf;
+  var describe = Object.getOwnPropertyDescriptor;
+  var define = Object.defineProperty;
+  for (var i = 0; i < BLOCKED_WORKER_GLOBALS.length; i++) {
+    var name = BLOCKED_WORKER_GLOBALS[i];
+    for (var owner = globalThis; owner; owner = getProto(owner)) {
+      if (!describe(owner, name)) continue;
+      try { delete owner[name]; } catch (_) {}
+      if (describe(owner, name)) {
+        try { define(owner, name, { value: undefined, writable: false, configurable: false }); } catch (_) {}
+      }
+    }
+    try { define(globalThis, name, { value: undefined, writable: false, configurable: false }); } catch (_) {}
+  }
+  if (!isCodeGenerationBlocked) return;
+  var denied = function () { throw new EvalError('code generation is off in the tool sandbox'); };
+  var constructors = [Function, (async function () {}).constructor, (function* () {}).constructor, (async function* () {}).constructor];
+  for (var c = 0; c < constructors.length; c++) {
+    try { define(constructors[c].prototype, 'constructor', { value: denied, writable: false, configurable: false }); } catch (_) {}
+  }
+  denied.prototype = Function.prototype;
+  try { define(globalThis, 'Function', { value: denied, writable: false, configurable: false }); } catch (_) {}
+  try { define(globalThis, 'eval', { value: denied, writable: false, configurable: false }); } catch (_) {}
+}
+`;
+
+/**
+ * The browser tool worker's whole script (a classic worker, started from a Blob URL inside the
+ * tool sandbox frame, public/tool-sandbox.html, whose CSP forbids every connection and whose
+ * origin is opaque). It captures its first message's port, locks its globals down, and answers
+ * one `{id, source, argsJson, timeoutMs}` with `{id, ok, output}` on that port: the executor
+ * uses a fresh worker per call, so nothing a call leaves in this realm reaches another.
  */
 export const WORKER_SOURCE = String.raw`
 "use strict";
-var nodePort = null;
-if (typeof require === 'function') {
-  try { nodePort = require('node:worker_threads').parentPort; } catch (_) { nodePort = null; }
-}
-var sendMessage = nodePort ? nodePort.postMessage.bind(nodePort) : self.postMessage.bind(self);
-var onPortMessage = nodePort ? nodePort.on.bind(nodePort) : null;
-var nodeVm = null;
-if (nodePort) {
-  try { nodeVm = require('node:vm'); } catch (_) { nodeVm = null; }
-}
 ${STUB_RUNTIME_SOURCE}
-if (nodeVm) {
-  // In Node, stubs run in a fresh vm context: its global has only the JavaScript builtins
-  // (no process, require, fetch, timers), and a dynamic import() there is refused.
-  var stubContext = nodeVm.createContext({});
-  evaluateStubSource = function (source) {
-    return new nodeVm.Script('"use strict";\n(' + source + '\n)', { filename: 'tool-stub.js' }).runInContext(stubContext);
-  };
-}
-(function removeGlobals() {
-  var names = ['fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'importScripts', 'Worker', 'SharedWorker',
-    'BroadcastChannel', 'indexedDB', 'caches', 'WebTransport', 'RTCPeerConnection', 'Request', 'Response', 'Headers',
-    'require', 'module', 'exports', '__filename', '__dirname', 'process'];
-  for (var i = 0; i < names.length; i++) {
-    try { Object.defineProperty(globalThis, names[i], { value: undefined, writable: false, configurable: false }); } catch (_) {}
+${BROWSER_LOCKDOWN_SOURCE}
+(function () {
+  var scope = self;
+  var listen = scope.addEventListener.bind(scope);
+  var unlisten = scope.removeEventListener.bind(scope);
+  var parseJson = JSON.parse;
+  lockDownWorkerGlobals(false);
+  function serve(port) {
+    var send = port.postMessage.bind(port);
+    port.onmessage = function (event) {
+      var message = event.data;
+      var id = message && message.id;
+      var args;
+      try { args = parseJson(message.argsJson); }
+      catch (e) { send({ id: id, ok: false, output: 'the arguments are not JSON: ' + describeError(e) }); return; }
+      runStub(message.source, args).then(function (result) {
+        try { send({ id: id, ok: result.ok, output: StringOf(result.output) }); }
+        catch (e) { send({ id: id, ok: false, output: 'could not send the output: ' + describeError(e) }); }
+      });
+    };
   }
-})();
-function handleMessage(message) {
-  var id = message && message.id;
-  runStub(message && message.source, message && message.args).then(function (result) {
-    try { sendMessage({ id: id, ok: result.ok, output: String(result.output) }); }
-    catch (e) { sendMessage({ id: id, ok: false, output: 'could not send the output: ' + describeError(e) }); }
+  listen('message', function first(event) {
+    var port = event.ports && event.ports[0];
+    if (!port) return;
+    unlisten('message', first);
+    serve(port);
   });
-}
-if (onPortMessage) onPortMessage('message', handleMessage);
-else self.onmessage = function (event) { handleMessage(event.data); };
+})();
 `;

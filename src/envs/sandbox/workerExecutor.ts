@@ -1,27 +1,38 @@
 /**
- * Runs JavaScript tool stubs in a worker with a time limit (issue 4, "Tool code runs
- * in a worker with a time limit"). One interface for browser `Worker` and Node
- * `worker_threads`: both run the same script (`WORKER_SOURCE`), created from a string
- * (a Blob URL in the browser, `eval: true` in Node), so no bundler configuration is
- * needed.
+ * Runs JavaScript tool stubs in a sandbox with a time limit (docs/security.md). One executor
+ * over a swappable WorkerFactory: in Node a sandbox process (`nodeProcess.ts`: permission
+ * model, memory cap, a fresh context per call), in the browser a worker in an opaque-origin
+ * frame under a CSP that forbids connections (`browserSandbox.ts`), fresh per call for task
+ * files.
  *
- * Calls run one at a time, in order. A call that exceeds its time limit (a stub that
- * loops forever), or a worker that dies (out of memory), yields an error observation;
- * the worker is terminated and a fresh one is spawned for the next call.
+ * Calls run one at a time, in order; arguments cross as JSON text, results as a string. A
+ * call past its time limit, or a sandbox that dies (out of memory), yields an error
+ * observation; a sandbox that did not answer by then is terminated and replaced.
  */
 import { DEFAULT_TIMEOUT_MS, formatToolError, type ExecuteOptions, type ToolExecutor, type ToolResult } from './types';
-import { WORKER_SOURCE } from './runtimeSource';
 import type { ToolImplementation } from '../types';
 
-/** The few things the executor needs from a worker, whatever its kind. */
+/** The few things the executor needs from a sandbox, whatever its kind. */
 export interface WorkerHandle {
   post(message: unknown): void;
   /** Registers the handlers; `onFailure` is called once if the worker errors or exits. */
   listen(onMessage: (data: unknown) => void, onFailure: (reason: string) => void): void;
   terminate(): void;
+  /** Extra ms the executor waits past a call's limit, for a sandbox that stops calls itself. */
+  graceMs?: number;
+  /** Terminated after one call (a browser worker's realm cannot be reset). */
+  isSingleUse?: boolean;
 }
 
-export type WorkerFactory = () => WorkerHandle;
+export type WorkerFactory = () => WorkerHandle | Promise<WorkerHandle>;
+
+/** What the executor sends: the arguments as JSON text, parsed inside the sandbox. */
+export interface ToolCallMessage {
+  id: number;
+  source: string;
+  argsJson: string;
+  timeoutMs: number;
+}
 
 interface Reply {
   id: number;
@@ -38,7 +49,7 @@ export class WorkerExecutor implements ToolExecutor {
   private queue: Promise<unknown> = Promise.resolve();
   private nextId = 1;
   private current: { id: number; settle: (r: { ok: boolean; output: string }) => void } | null = null;
-  /** How many workers were spawned so far (a respawn after a timeout adds one). */
+  /** How many sandboxes were started so far (a respawn after a timeout or a single-use call adds one). */
   spawnCount = 0;
 
   constructor(private readonly createWorker: WorkerFactory) {}
@@ -54,9 +65,9 @@ export class WorkerExecutor implements ToolExecutor {
     this.killWorker();
   }
 
-  private ensureWorker(): WorkerHandle {
+  private async ensureWorker(): Promise<WorkerHandle> {
     if (this.worker) return this.worker;
-    const worker = this.createWorker();
+    const worker = await this.createWorker();
     this.spawnCount++;
     worker.listen(
       (data) => {
@@ -66,7 +77,7 @@ export class WorkerExecutor implements ToolExecutor {
       (reason) => {
         if (this.worker !== worker) return;
         this.killWorker();
-        this.current?.settle({ ok: false, output: `the tool worker stopped (${reason})` });
+        this.current?.settle({ ok: false, output: `the tool sandbox stopped (${reason})` });
       },
     );
     this.worker = worker;
@@ -92,8 +103,15 @@ export class WorkerExecutor implements ToolExecutor {
     if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) {
       return { ok: false, output: formatToolError(toolName, `timeoutMs must be a positive number, got ${timeoutMs}`) };
     }
+    let argsJson: string;
+    try {
+      argsJson = JSON.stringify(args ?? {});
+    } catch (e) {
+      return { ok: false, output: formatToolError(toolName, `the arguments are not JSON: ${e instanceof Error ? e.message : String(e)}`) };
+    }
     const id = this.nextId++;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let worker: WorkerHandle | null = null;
     const raw = await new Promise<{ ok: boolean; output: string }>((resolve) => {
       let settled = false;
       const settle = (r: { ok: boolean; output: string }) => {
@@ -102,85 +120,46 @@ export class WorkerExecutor implements ToolExecutor {
         resolve(r);
       };
       this.current = { id, settle };
-      timer = setTimeout(() => {
-        this.killWorker();
-        settle({ ok: false, output: `timed out after ${timeoutMs} ms` });
-      }, timeoutMs);
-      try {
-        this.ensureWorker().post({ id, source: impl.source, args });
-      } catch (e) {
-        settle({ ok: false, output: `could not send the call to the tool worker: ${e instanceof Error ? e.message : String(e)}` });
-      }
+      this.ensureWorker().then(
+        (w) => {
+          worker = w;
+          if (settled) return;
+          timer = setTimeout(() => {
+            this.killWorker();
+            settle({ ok: false, output: `timed out after ${timeoutMs} ms` });
+          }, timeoutMs + (w.graceMs ?? 0));
+          const message: ToolCallMessage = { id, source: impl.source, argsJson, timeoutMs };
+          w.post(message);
+        },
+        (e: unknown) => settle({ ok: false, output: `could not start the tool sandbox: ${e instanceof Error ? e.message : String(e)}` }),
+      ).catch((e: unknown) => settle({ ok: false, output: `could not send the call to the tool sandbox: ${e instanceof Error ? e.message : String(e)}` }));
     });
     clearTimeout(timer);
     this.current = null;
+    if ((worker as WorkerHandle | null)?.isSingleUse && this.worker === worker) this.killWorker();
     return raw.ok ? raw : { ok: false, output: formatToolError(toolName, raw.output) };
   }
 }
 
-/** A browser (or Deno) classic worker running WORKER_SOURCE from a Blob URL. */
-export function createBrowserWorkerFactory(): WorkerFactory {
-  return () => {
-    const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
-    const worker = new Worker(url);
-    return {
-      post: (message) => worker.postMessage(message),
-      listen: (onMessage, onFailure) => {
-        worker.onmessage = (e: MessageEvent) => onMessage(e.data);
-        worker.onerror = (e: ErrorEvent) => {
-          e.preventDefault();
-          onFailure(e.message || 'worker error');
-        };
-        worker.onmessageerror = () => onFailure('a message could not be read');
-      },
-      terminate: () => {
-        worker.terminate();
-        URL.revokeObjectURL(url);
-      },
-    };
-  };
+export interface SandboxOptions {
+  /**
+   * Browser: a fresh worker per call, for task-file code (no call sees what another left in
+   * the worker's realm; a worker start per call). Node always runs each call in a fresh context.
+   */
+  isFreshPerCall?: boolean;
 }
 
-interface NodeWorkerLike {
-  postMessage(message: unknown): void;
-  on(event: string, handler: (value: unknown) => void): void;
-  terminate(): Promise<number>;
-  unref(): void;
-}
-
-/** Heap limits of the Node worker, so a stub that allocates without bound dies alone. */
-export const NODE_WORKER_LIMITS = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 };
-
-/** A Node `worker_threads` eval worker running WORKER_SOURCE. */
-export async function createNodeWorkerFactory(): Promise<WorkerFactory> {
-  // A variable specifier keeps bundlers from pulling a Node builtin into the browser build.
-  const specifier = 'node:worker_threads';
-  const threads = (await import(/* @vite-ignore */ specifier)) as {
-    Worker: new (source: string, options: Record<string, unknown>) => NodeWorkerLike;
-  };
-  return () => {
-    const worker = new threads.Worker(WORKER_SOURCE, { eval: true, resourceLimits: NODE_WORKER_LIMITS });
-    // The worker alone never keeps the process alive; a pending call's timer does.
-    worker.unref();
-    return {
-      post: (message) => worker.postMessage(message),
-      listen: (onMessage, onFailure) => {
-        worker.on('message', onMessage);
-        worker.on('error', (e) => onFailure(e instanceof Error ? e.message : String(e)));
-        worker.on('exit', (code) => onFailure(`exit code ${String(code)}`));
-      },
-      terminate: () => {
-        void worker.terminate();
-      },
-    };
-  };
-}
-
-/** A worker executor for the current platform: a Web Worker where one exists, else Node's worker_threads. */
-export async function createWorkerExecutor(): Promise<WorkerExecutor> {
-  const hasWebWorker = typeof Worker === 'function' && typeof Blob === 'function' && typeof URL?.createObjectURL === 'function';
-  if (hasWebWorker) return new WorkerExecutor(createBrowserWorkerFactory());
-  const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
-  if (isNode) return new WorkerExecutor(await createNodeWorkerFactory());
-  throw new Error('createWorkerExecutor: this platform has neither Web Workers nor Node worker_threads');
+/**
+ * A worker executor for the current platform: in Node a sandbox process; in the browser a
+ * worker in the tool sandbox frame (a page opens the frame itself; a worker uses the port the
+ * page gave it, see browserSandbox.ts).
+ */
+export async function createWorkerExecutor(options: SandboxOptions = {}): Promise<WorkerExecutor> {
+  const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
+  if (isNode) {
+    const { createNodeProcessFactory } = await import('./nodeProcess');
+    return new WorkerExecutor(createNodeProcessFactory());
+  }
+  const { createFrameWorkerFactory } = await import('./browserSandbox');
+  return new WorkerExecutor(createFrameWorkerFactory({ isFreshPerCall: options.isFreshPerCall }));
 }
