@@ -151,6 +151,8 @@ export const trainConfigSchema = z
      * into micro-batches of at most this many, its SFT row is one more, and the loss is
      * normalised over the whole prompt, so the update is the same for any value). Attention
      * keeps [rows, heads, T, T] per layer for the backward, so c^h rows of ~2k tokens need 1.
+     * Read by the tfjs graph (WebGPU); the CPU engine (wasm, cpu) keeps no T×T matrix and
+     * chunks a prompt's rows by activation memory instead, so that they share the prompt.
      */
     microBatchRows: z.number().int().min(1).default(1),
     temperature: z.number().positive().default(1.0),

@@ -53,6 +53,7 @@ import type { Qwen3Model } from '../model/qwen3';
 import { computeTokenLogprobs } from '../model/qwen3/logprobs';
 import { packTokenRows } from '../model/qwen3/batch';
 import type { ParamMap } from '../model/qwen3/linear';
+import { isEngineActive, planEngineChunks } from '../model/qwen3/engineBridge';
 import { AdamW, computeLearningRate, createLora, disposeLora, isNormOrBias, mergeLora, setParamsTrainable, snapshotLora, trainStep, type LoraMap, type NamedArray } from '../model/qwen3/train';
 import { assignNamedArrays, disposeSnapshot, exportTensors, snapshotParams } from '../model/qwen3/train/snapshot';
 import type { TextTokenizer } from '../model/tokenizer/types';
@@ -130,13 +131,26 @@ const N_PROMPT_STATS = 6;
 /** One gradient micro-batch: RL rows [start, end) of prompt `prompt`, or its SFT row. */
 export type MicroBatch = { prompt: number; part: 'rl'; start: number; end: number } | { prompt: number; part: 'sft' };
 
-/** The micro-batches of some prompts: each prompt's RL rows in chunks of ≤ rowsPerMicro, then its SFT row. */
-export function splitMicroBatches(plans: readonly PromptPlan[], promptIndices: readonly number[], rowsPerMicro: number): MicroBatch[] {
-  if (!Number.isInteger(rowsPerMicro) || rowsPerMicro < 1) throw new Error(`microBatchRows must be an integer ≥ 1, got ${rowsPerMicro}`);
+/** Splits a prompt's rows into consecutive chunks [start, end). */
+export type RowChunker = (rows: readonly (readonly number[])[]) => [number, number][];
+
+/** Chunks of at most `rowsPerChunk` rows (config.microBatchRows). */
+export function chunkRowsBy(rowsPerChunk: number): RowChunker {
+  if (!Number.isInteger(rowsPerChunk) || rowsPerChunk < 1) throw new Error(`microBatchRows must be an integer ≥ 1, got ${rowsPerChunk}`);
+  return (rows) => {
+    const out: [number, number][] = [];
+    for (let start = 0; start < rows.length; start += rowsPerChunk) out.push([start, Math.min(rows.length, start + rowsPerChunk)]);
+    return out;
+  };
+}
+
+/** The micro-batches of some prompts: each prompt's RL rows in chunks (≤ rowsPerMicro rows, or as `chunker` splits them), then its SFT row. */
+export function splitMicroBatches(plans: readonly PromptPlan[], promptIndices: readonly number[], rowsPerMicro: number | RowChunker): MicroBatch[] {
+  const chunk = typeof rowsPerMicro === 'number' ? chunkRowsBy(rowsPerMicro) : rowsPerMicro;
   const out: MicroBatch[] = [];
   for (const prompt of promptIndices) {
-    const K = plans[prompt].rl?.ids.length ?? 0;
-    for (let start = 0; start < K; start += rowsPerMicro) out.push({ prompt, part: 'rl', start, end: Math.min(K, start + rowsPerMicro) });
+    const rows = plans[prompt].rl?.ids ?? [];
+    for (const [start, end] of chunk(rows)) out.push({ prompt, part: 'rl', start, end });
     if (plans[prompt].sft) out.push({ prompt, part: 'sft' });
   }
   return out;
@@ -502,11 +516,21 @@ export class Trainer {
     return { plans, lambdaA, prefixLevel };
   }
 
-  /** Log-probs [K][N_k − 1] of rows under `params` (+ `lora`), no gradient; one read-back per chunk of microBatchRows rows. */
+  /**
+   * How a prompt's rows are chunked for the model: on the CPU engine as many rows as fit its
+   * activation budget (rows sharing the prompt compute it once), else microBatchRows rows.
+   * The gradient and the metrics are sums over chunks either way (up to float rounding).
+   */
+  private chunkRows(rows: readonly (readonly number[])[]): [number, number][] {
+    if (isEngineActive(this.model.params, this.model.config)) return planEngineChunks(this.model.config, rows);
+    return chunkRowsBy(this.config.microBatchRows)(rows);
+  }
+
+  /** Log-probs [K][N_k − 1] of rows under `params` (+ `lora`), no gradient; one read-back per chunk (chunkRows). */
   private async readLogprobs(params: ParamMap, rows: number[][], lora: LoraMap | undefined): Promise<number[][]> {
     const result: number[][] = [];
-    for (let start = 0; start < rows.length; start += this.config.microBatchRows) {
-      const chunk = rows.slice(start, start + this.config.microBatchRows);
+    for (const [start, end] of this.chunkRows(rows)) {
+      const chunk = rows.slice(start, end);
       const T = Math.max(...chunk.map((r) => r.length));
       const out = tf.tidy(() => {
         const { inputIds, attentionMask } = packTokenRows(chunk, { length: T }); // [B, T]
@@ -576,7 +600,7 @@ export class Trainer {
       // Prompts with no loss term (no rollouts, Z = 0) add 0 to (1/|B|) Σ_i L_i: leave them out.
       const live = Array.from({ length: size }, (_, j) => start + j).filter((i) => plans[i].rl || plans[i].sft);
       if (live.length === 0) continue;
-      const micro = splitMicroBatches(plans, live, c.microBatchRows);
+      const micro = splitMicroBatches(plans, live, (rows) => this.chunkRows(rows));
       const result = await trainStep({
         params: this.trainable,
         lossFn: (j) => {

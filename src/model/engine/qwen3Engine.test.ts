@@ -100,6 +100,17 @@ for (const backend of ['wasm', 'cpu'] as const) {
       });
     }
 
+    it('rows that share a prefix (computed once) give the same log-probs and gradients as the graph', async () => {
+      const prefix = ids(53, 11);
+      const rows = [[...prefix, ...ids(40, 12)], [...prefix, ...ids(1, 13)], [...prefix, ...ids(75, 14)]];
+      const vars = [...model.params.values()];
+      const viaEngine = await evaluate(model, rows, 'right', true, vars);
+      const viaGraph = await evaluate(model, rows, 'right', false, vars);
+      expect(maxRelErr(viaEngine.logp.flat(), viaGraph.logp.flat())).toBeLessThan(1e-5);
+      expect(maxRelErr(viaEngine.ent.flat(), viaGraph.ent.flat())).toBeLessThan(1e-5);
+      for (const [name, g] of viaGraph.grads) expect(maxRelErr(viaEngine.grads.get(name)!, g), name).toBeLessThan(1e-4);
+    });
+
     it('LoRA on a frozen base: gradients of A and B agree, and no base gradient is formed', async () => {
       const { lora, trainable } = createLora(model.params, { rank: 4, alpha: 8, targetModules: ['q', 'v', 'down'], seed: 5 });
       // B starts at zero; move it so that the adapters change the output.
@@ -107,7 +118,8 @@ for (const backend of ['wasm', 'cpu'] as const) {
       model.lora = lora;
       setParamsTrainable(model.params, false);
       try {
-        const rows = [ids(66, 4), ids(30, 5)];
+        const shared = ids(40, 15);
+        const rows = [[...shared, ...ids(26, 16)], [...shared, ...ids(9, 17)], ids(30, 5)];
         const vars = [...trainable.values()];
         const viaEngine = await evaluate(model, rows, 'right', true, vars);
         const viaGraph = await evaluate(model, rows, 'right', false, vars);

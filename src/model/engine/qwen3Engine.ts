@@ -71,21 +71,58 @@ interface LayerActs {
   lora: Map<string, number>;
 }
 
+/** Rows shorter than this share no prefix (the copies would cost more than they save). */
+const MIN_SHARED_PREFIX = 16;
+
+/** A run of tokens computed together: a shared prefix (row −1) or one row's tokens after it. */
+interface Segment {
+  /** First token in the packed batch. */
+  off: number;
+  len: number;
+  /** Position of its first token. */
+  pos0: number;
+  /** Index of the segment its tokens also attend to (the shared prefix), or −1. */
+  parent: number;
+  row: number;
+}
+
+interface BatchPlan {
+  /** Tokens every row shares (0: no sharing). */
+  prefix: number;
+  segments: Segment[];
+  N: number;
+  lengths: number[];
+}
+
+/** LM-head items: hidden row index, target, and the (row, column) outputs each feeds. */
+interface HeadPlan {
+  hidden: Int32Array;
+  target: Int32Array;
+  outs: number[][];
+}
+
+interface KeyView {
+  kt: number;
+  ldkt: number;
+  v: number;
+  k: number;
+  Tk: number;
+  temps: number[];
+}
+
 /** What a forward keeps for its backward. */
 export interface ForwardContext {
   params: EngineParams;
   pinned: EngineTensor[];
-  rows: number;
-  offsets: number[];
-  lengths: number[];
-  N: number;
+  plan: BatchPlan;
+  head: HeadPlan;
   ids: number;
   pos: number;
   layers: LayerActs[];
   xL: number;
   rstdF: number;
   xnF: number;
-  /** LM-head log-sum-exp per position [N]. */
+  /** LM-head log-sum-exp per head item. */
   headLse: number;
   isReleased: boolean;
 }
@@ -234,40 +271,134 @@ export class Qwen3Engine {
   // ------------------------------------------------------------------ training rows
 
   /**
+   * How a batch is laid out: with a shared prefix (the K rollouts of a prompt share its
+   * tokens x, the K trace-conditioned rows share [x; h*]) the prefix is one segment computed
+   * once and each row keeps only its suffix; otherwise each row is its own segment.
+   */
+  private planSegments(rows: readonly ArrayLike<number>[]): BatchPlan {
+    const lengths = rows.map((r) => r.length);
+    let prefix = 0;
+    if (rows.length >= 2) {
+      const shortest = Math.min(...lengths);
+      prefix = shortest - 1;
+      for (let b = 1; b < rows.length && prefix > 0; b++) {
+        let i = 0;
+        while (i < prefix && rows[b][i] === rows[0][i]) i++;
+        prefix = i;
+      }
+      if (prefix < MIN_SHARED_PREFIX) prefix = 0;
+    }
+    const segments: Segment[] = [];
+    let N = 0;
+    if (prefix > 0) {
+      segments.push({ off: 0, len: prefix, pos0: 0, parent: -1, row: -1 });
+      N = prefix;
+    }
+    rows.forEach((_, b) => {
+      const len = lengths[b] - prefix;
+      segments.push({ off: N, len, pos0: prefix, parent: prefix > 0 ? 0 : -1, row: b });
+      N += len;
+    });
+    return { prefix, segments, N, lengths };
+  }
+
+  /** Bytes of activations a forward with `keep` holds for rows of these lengths sharing `prefix` tokens. */
+  activationBytes(lengths: readonly number[], prefix: number): number {
+    const N = lengths.reduce((s, L) => s + L - prefix, prefix);
+    const { H, QD, KD, I, nH, nKv } = this;
+    const perLayer = 4 * H + 3 * QD + 4 * KD + 3 * I + nH + nKv + 2;
+    return 4 * N * (perLayer * this.config.num_hidden_layers + 2 * H + 4);
+  }
+
+  /** LM-head positions: hidden row, target id, and the outputs (row, column) it feeds. */
+  private planHead(rows: readonly ArrayLike<number>[], plan: BatchPlan): HeadPlan {
+    const hidden: number[] = [];
+    const target: number[] = [];
+    const outs: number[][] = []; // per item: [row0, col0, row1, col1, …]
+    const P = plan.prefix;
+    if (P > 0) {
+      for (let t = 0; t < P - 1; t++) {
+        hidden.push(t);
+        target.push(rows[0][t + 1]);
+        outs.push(rows.flatMap((_, b) => [b, t]));
+      }
+    }
+    for (const s of plan.segments) {
+      if (s.row < 0) continue;
+      const row = rows[s.row];
+      for (let t = Math.max(0, P - 1); t < row.length - 1; t++) {
+        hidden.push(t < P ? t : s.off + t - P);
+        target.push(row[t + 1]);
+        outs.push([s.row, t]);
+      }
+    }
+    return { hidden: Int32Array.from(hidden), target: Int32Array.from(target), outs };
+  }
+
+  /**
+   * Keys and values a segment attends to, as attnFwd reads them: its own (columns of the batch
+   * planes), or its parent's followed by its own, copied into `tmp` ([nKv][D][Tk] planes and
+   * [Tk][KD] rows, plus key rows for the backward).
+   */
+  private gatherKeys(a: LayerActs, plan: BatchPlan, s: Segment, withRows: boolean): KeyView {
+    const { rt, KD, D, nKv } = this;
+    const N = plan.N;
+    if (s.parent < 0) {
+      return { kt: a.kt + s.off * F, ldkt: N, v: a.v + s.off * KD * F, k: a.k + s.off * KD * F, Tk: s.len, temps: [] };
+    }
+    const p = plan.segments[s.parent];
+    const Tk = p.len + s.len;
+    const kt = rt.alloc(KD * Tk);
+    const v = rt.alloc(KD * Tk);
+    const f32 = rt.f32;
+    for (let r = 0; r < nKv * D; r++) {
+      const src = (a.kt >> 2) + r * N;
+      f32.copyWithin((kt >> 2) + r * Tk, src + p.off, src + p.off + p.len);
+      f32.copyWithin((kt >> 2) + r * Tk + p.len, src + s.off, src + s.off + s.len);
+    }
+    f32.copyWithin(v >> 2, (a.v >> 2) + p.off * KD, (a.v >> 2) + (p.off + p.len) * KD);
+    f32.copyWithin((v >> 2) + p.len * KD, (a.v >> 2) + s.off * KD, (a.v >> 2) + (s.off + s.len) * KD);
+    const temps = [kt, v];
+    let k = 0;
+    if (withRows) {
+      k = rt.alloc(KD * Tk);
+      f32.copyWithin(k >> 2, (a.k >> 2) + p.off * KD, (a.k >> 2) + (p.off + p.len) * KD);
+      f32.copyWithin((k >> 2) + p.len * KD, (a.k >> 2) + s.off * KD, (a.k >> 2) + (s.off + s.len) * KD);
+      temps.push(k);
+    }
+    return { kt, ldkt: Tk, v, k, Tk, temps };
+  }
+
+  /**
    * Log-probs (and entropies) of packed rows. With `keep`, the activations stay for
    * backward(ctx, …) — release them with release(ctx) if no backward comes.
    */
   forward(P: EngineParams, rows: readonly ArrayLike<number>[], opts: { withEntropy?: boolean; keep?: boolean } = {}): ForwardResult {
     const { rt, k, H, QD, KD, I, D, nH, nKv } = this;
     const keep = opts.keep ?? false;
-    const lengths = rows.map((r) => r.length);
-    const offsets: number[] = [];
-    let N = 0;
-    for (const L of lengths) {
-      if (L < 1) throw new Error('engine.forward: empty row');
-      offsets.push(N);
-      N += L;
-    }
-    if (Math.max(...lengths) > this.config.max_position_embeddings) throw new Error(`engine.forward: a row of ${Math.max(...lengths)} tokens is over max_position_embeddings ${this.config.max_position_embeddings}`);
+    rows.forEach((r, b) => {
+      if (r.length < 1) throw new Error(`engine.forward: rows[${b}] is empty`);
+      if (r.length > this.config.max_position_embeddings) throw new Error(`engine.forward: rows[${b}] has ${r.length} tokens, over max_position_embeddings ${this.config.max_position_embeddings}`);
+      for (let t = 0; t < r.length; t++) {
+        const id = r[t];
+        if (!Number.isInteger(id) || id < 0 || id >= this.V) throw new Error(`engine.forward: rows[${b}][${t}] = ${id} is not a token id in [0, ${this.V})`);
+      }
+    });
+    const plan = this.planSegments(rows);
+    const { N, segments } = plan;
     const pinned = this.listTensors(P);
     this.weights.pin(pinned);
     const ids = rt.alloc(N);
     const pos = rt.alloc(N);
     {
       const i32 = rt.i32;
-      rows.forEach((row, b) => {
-        for (let t = 0; t < row.length; t++) {
-          const id = row[t];
-          if (!Number.isInteger(id) || id < 0 || id >= this.V) {
-            rt.release(ids);
-            rt.release(pos);
-            this.weights.unpin(pinned);
-            throw new Error(`engine.forward: rows[${b}][${t}] = ${id} is not a token id in [0, ${this.V})`);
-          }
-          i32[(ids >> 2) + offsets[b] + t] = id;
-          i32[(pos >> 2) + offsets[b] + t] = t;
+      for (const s of segments) {
+        const src = rows[s.row < 0 ? 0 : s.row];
+        for (let t = 0; t < s.len; t++) {
+          i32[(ids >> 2) + s.off + t] = src[s.pos0 + t];
+          i32[(pos >> 2) + s.off + t] = s.pos0 + t;
         }
-      });
+      }
     }
     let x = rt.alloc(N * H);
     k.embedFwd(ids, N, this.weights.ptr(P.get(EMBED)), H, x);
@@ -293,16 +424,16 @@ export class Qwen3Engine {
       k.rope(a.q, QD, N, nH, D, pos, this.cos, this.sin, 1);
       k.rope(a.k, KD, N, nKv, D, pos, this.cos, this.sin, 1);
       this.toPlanes(a.k, N, a.kt, N, 0);
-      for (let b = 0; b < rows.length; b++) {
-        const off = offsets[b];
-        const L = lengths[b];
+      for (const s of segments) {
+        const keys = this.gatherKeys(a, plan, s, false);
         for (let h = 0; h < nH; h++) {
           const g = Math.floor(h / group);
           k.attnFwd(
-            a.q + (off * QD + h * D) * F, QD, a.kt + (g * D * N + off) * F, N, a.v + (off * KD + g * D) * F, KD,
-            a.o + (off * QD + h * D) * F, QD, a.lse + (h * N + off) * F, 1, L, 0, L, D, this.scale, this.work,
+            a.q + (s.off * QD + h * D) * F, QD, keys.kt + g * D * keys.ldkt * F, keys.ldkt, keys.v + g * D * F, KD,
+            a.o + (s.off * QD + h * D) * F, QD, a.lse + (h * N + s.off) * F, 1, s.len, keys.Tk - s.len, keys.Tk, D, this.scale, this.work,
           );
         }
+        for (const p of keys.temps) rt.release(p);
       }
       keepLora(n.o, this.linear(P, n.o, a.o, N, a.hmid, 0, keep));
       k.axpy(x, a.hmid, N * H, 1, 1);
@@ -320,18 +451,25 @@ export class Qwen3Engine {
     const rstdF = rt.alloc(N);
     const xnF = rt.alloc(N * H);
     this.rmsnorm(P, FINAL_NORM, x, N, H, xnF, rstdF);
-    const headLse = rt.alloc(N);
-    const logprobs = lengths.map((L) => new Float32Array(Math.max(0, L - 1)));
-    const entropy = opts.withEntropy ? lengths.map((L) => new Float32Array(Math.max(0, L - 1))) : undefined;
-    this.runHead(P, offsets, lengths, ids, xnF, (b, t0, c, stats) => {
+    const head = this.planHead(rows, plan);
+    const items = head.hidden.length;
+    const headLse = rt.alloc(Math.max(1, items));
+    const logprobs = plan.lengths.map((L) => new Float32Array(Math.max(0, L - 1)));
+    const entropy = opts.withEntropy ? plan.lengths.map((L) => new Float32Array(Math.max(0, L - 1))) : undefined;
+    this.runHead(P, head, xnF, (j0, c, stats) => {
       const f32 = rt.f32;
       for (let r = 0; r < c; r++) {
-        logprobs[b][t0 + r] = f32[(stats >> 2) + r * 3];
-        if (entropy) entropy[b][t0 + r] = f32[(stats >> 2) + r * 3 + 1];
-        f32[(headLse >> 2) + offsets[b] + t0 + r] = f32[(stats >> 2) + r * 3 + 2];
+        const o = head.outs[j0 + r];
+        const lp = f32[(stats >> 2) + r * 3];
+        const en = f32[(stats >> 2) + r * 3 + 1];
+        for (let m = 0; m < o.length; m += 2) {
+          logprobs[o[m]][o[m + 1]] = lp;
+          if (entropy) entropy[o[m]][o[m + 1]] = en;
+        }
+        f32[(headLse >> 2) + j0 + r] = f32[(stats >> 2) + r * 3 + 2];
       }
     });
-    const ctx: ForwardContext = { params: P, pinned, rows: rows.length, offsets, lengths, N, ids, pos, layers, xL: x, rstdF, xnF, headLse, isReleased: false };
+    const ctx: ForwardContext = { params: P, pinned, plan, head, ids, pos, layers, xL: x, rstdF, xnF, headLse, isReleased: false };
     if (!keep) {
       this.release(ctx);
       return { logprobs, entropy };
@@ -339,30 +477,37 @@ export class Qwen3Engine {
     return { logprobs, entropy, ctx };
   }
 
-  /** Walks the LM head over each row's positions t < L − 1 in chunks: z = xnF Wᵀ, then per-row stats. */
-  private runHead(
-    P: EngineParams, offsets: number[], lengths: number[], ids: number, xnF: number,
-    onChunk: (row: number, t0: number, count: number, stats: number) => void,
-  ): void {
+  /** Walks the LM-head items in chunks: gathers their hidden rows, z = h Wᵀ, and their stats (logp, entropy, lse). */
+  private runHead(P: EngineParams, head: HeadPlan, xnF: number, onChunk: (j0: number, count: number, stats: number) => void): void {
     const { rt, k, H, V } = this;
     const C = this.headChunk;
     const z = rt.alloc(C * V);
     const stats = rt.alloc(C * 3);
+    const h = rt.alloc(C * H);
+    const t = rt.alloc(C);
     const headT = this.weights.ptrT(this.head(P));
     try {
-      lengths.forEach((L, b) => {
-        for (let t0 = 0; t0 < L - 1; t0 += C) {
-          const c = Math.min(C, L - 1 - t0);
-          const row0 = offsets[b] + t0;
-          k.gemm(xnF + row0 * H * F, H, headT, V, z, V, c, V, H, 0);
-          k.lmHeadRows(z, c, V, ids + (row0 + 1) * F, stats);
-          onChunk(b, t0, c, stats);
-        }
-      });
+      for (let j0 = 0; j0 < head.hidden.length; j0 += C) {
+        const c = Math.min(C, head.hidden.length - j0);
+        this.gatherHead(head, j0, c, xnF, h, t);
+        k.gemm(h, H, headT, V, z, V, c, V, H, 0);
+        k.lmHeadRows(z, c, V, t, stats);
+        onChunk(j0, c, stats);
+      }
     } finally {
-      rt.release(z);
-      rt.release(stats);
+      for (const p of [z, stats, h, t]) rt.release(p);
     }
+  }
+
+  /** Copies the hidden rows and targets of head items [j0, j0 + c) into h [c, H] and t [c]. */
+  private gatherHead(head: HeadPlan, j0: number, c: number, xnF: number, h: number, t: number): void {
+    const f32 = this.rt.f32;
+    const H = this.H;
+    for (let r = 0; r < c; r++) {
+      const src = (xnF >> 2) + head.hidden[j0 + r] * H;
+      f32.copyWithin((h >> 2) + r * H, src, src + H);
+    }
+    this.rt.i32.set(head.target.subarray(j0, j0 + c), t >> 2);
   }
 
   /**
@@ -373,37 +518,46 @@ export class Qwen3Engine {
     if (ctx.isReleased) throw new Error('engine.backward: the forward context was released');
     const { rt, k, H, QD, KD, I, D, nH, nKv, V } = this;
     const P = ctx.params;
-    const { N, offsets, lengths } = ctx;
+    const { plan, head } = ctx;
+    const { N, segments } = plan;
     const grads = new GradBuffers(rt, gradNames);
     try {
-      // LM head: dz = ∂/∂z of the per-position terms, then ∂xnF = dz W and ∂W += dzᵀ xnF.
+      // LM head: dz = ∂/∂z of each item's terms (summed over the rows it feeds), then
+      // ∂h = dz W scattered back to the items' hidden rows, and ∂W += dzᵀ h.
       const dxnF = rt.allocZeroed(N * H);
       const C = this.headChunk;
       const z = rt.alloc(C * V);
+      const hc = rt.alloc(C * H);
+      const dh = rt.alloc(C * H);
+      const tc = rt.alloc(C);
       const gl = rt.alloc(C);
       const ge = rt.alloc(C);
-      const head = this.head(P);
-      const headT = this.weights.ptrT(head);
-      const headPtr = this.weights.ptr(head);
+      const headW = this.head(P);
+      const headT = this.weights.ptrT(headW);
+      const headPtr = this.weights.ptr(headW);
       const gHead = grads.get(this.config.tie_word_embeddings ? EMBED : LM_HEAD, V * H);
-      lengths.forEach((L, b) => {
-        for (let t0 = 0; t0 < L - 1; t0 += C) {
-          const c = Math.min(C, L - 1 - t0);
-          const row0 = offsets[b] + t0;
-          const f32 = rt.f32;
-          for (let r = 0; r < c; r++) {
-            f32[(gl >> 2) + r] = gLogp[b][t0 + r];
-            f32[(ge >> 2) + r] = gEnt ? gEnt[b][t0 + r] : 0;
+      for (let j0 = 0; j0 < head.hidden.length; j0 += C) {
+        const c = Math.min(C, head.hidden.length - j0);
+        this.gatherHead(head, j0, c, ctx.xnF, hc, tc);
+        const f32 = rt.f32;
+        for (let r = 0; r < c; r++) {
+          const o = head.outs[j0 + r];
+          let sl = 0;
+          let se = 0;
+          for (let m = 0; m < o.length; m += 2) {
+            sl += gLogp[o[m]][o[m + 1]];
+            if (gEnt) se += gEnt[o[m]][o[m + 1]];
           }
-          k.gemm(ctx.xnF + row0 * H * F, H, headT, V, z, V, c, V, H, 0);
-          k.lmHeadGradRows(z, c, V, ctx.ids + (row0 + 1) * F, ctx.headLse + row0 * F, gl, ge);
-          k.gemm(z, V, headPtr, H, dxnF + row0 * H * F, H, c, H, V, 0);
-          if (gHead) k.gemmTN(z, V, ctx.xnF + row0 * H * F, H, gHead, H, V, H, c, 1);
+          f32[(gl >> 2) + r] = sl;
+          f32[(ge >> 2) + r] = se;
         }
-      });
-      rt.release(z);
-      rt.release(gl);
-      rt.release(ge);
+        k.gemm(hc, H, headT, V, z, V, c, V, H, 0);
+        k.lmHeadGradRows(z, c, V, tc, ctx.headLse + j0 * F, gl, ge);
+        k.gemm(z, V, headPtr, H, dh, H, c, H, V, 0);
+        for (let r = 0; r < c; r++) k.axpy(dh + r * H * F, dxnF + head.hidden[j0 + r] * H * F, H, 1, 1);
+        if (gHead) k.gemmTN(z, V, hc, H, gHead, H, V, H, c, 1);
+      }
+      for (const p of [z, hc, dh, tc, gl, ge]) rt.release(p);
       const dx = rt.alloc(N * H);
       k.rmsnormBwd(ctx.xL, H, this.weights.ptr(P.get(FINAL_NORM)), dxnF, H, ctx.rstdF, dx, H, grads.get(FINAL_NORM, H) ?? 0, N, H, 0);
       rt.release(dxnF);
@@ -431,22 +585,34 @@ export class Qwen3Engine {
         const dq = rt.allocZeroed(N * QD);
         const dk = rt.allocZeroed(N * KD);
         const dv = rt.allocZeroed(N * KD);
-        const vt = rt.alloc(N * KD);
-        this.toPlanes(a.v, N, vt, N, 0);
-        for (let b = 0; b < ctx.rows; b++) {
-          const off = offsets[b];
-          const L = lengths[b];
+        for (const s of segments) {
+          const keys = this.gatherKeys(a, plan, s, true);
+          const vt = rt.alloc(KD * keys.Tk);
+          this.toPlanes(keys.v, keys.Tk, vt, keys.Tk, 0);
+          // A segment with a parent writes its keys' gradients to a buffer of its own first.
+          const dkS = s.parent < 0 ? dk + s.off * KD * F : rt.allocZeroed(KD * keys.Tk);
+          const dvS = s.parent < 0 ? dv + s.off * KD * F : rt.allocZeroed(KD * keys.Tk);
           for (let h = 0; h < nH; h++) {
             const g = Math.floor(h / group);
             k.attnBwd(
-              a.q + (off * QD + h * D) * F, QD, a.k + (off * KD + g * D) * F, KD, a.kt + (g * D * N + off) * F, N, vt + (g * D * N + off) * F, N,
-              a.o + (off * QD + h * D) * F, QD, dO + (off * QD + h * D) * F, QD, a.lse + (h * N + off) * F, 1,
-              dq + (off * QD + h * D) * F, QD, dk + (off * KD + g * D) * F, KD, dv + (off * KD + g * D) * F, KD,
-              L, 0, L, D, this.scale, this.work,
+              a.q + (s.off * QD + h * D) * F, QD, keys.k + g * D * F, KD, keys.kt + g * D * keys.ldkt * F, keys.ldkt, vt + g * D * keys.Tk * F, keys.Tk,
+              a.o + (s.off * QD + h * D) * F, QD, dO + (s.off * QD + h * D) * F, QD, a.lse + (h * N + s.off) * F, 1,
+              dq + (s.off * QD + h * D) * F, QD, dkS + g * D * F, KD, dvS + g * D * F, KD,
+              s.len, keys.Tk - s.len, keys.Tk, D, this.scale, this.work,
             );
           }
+          if (s.parent >= 0) {
+            const p = segments[s.parent];
+            k.axpy(dkS, dk + p.off * KD * F, p.len * KD, 1, 1);
+            k.axpy(dvS, dv + p.off * KD * F, p.len * KD, 1, 1);
+            k.axpy(dkS + p.len * KD * F, dk + s.off * KD * F, s.len * KD, 1, 1);
+            k.axpy(dvS + p.len * KD * F, dv + s.off * KD * F, s.len * KD, 1, 1);
+            rt.release(dkS);
+            rt.release(dvS);
+          }
+          rt.release(vt);
+          for (const t of keys.temps) rt.release(t);
         }
-        rt.release(vt);
         rt.release(dO);
         k.rope(dq, QD, N, nH, D, ctx.pos, this.cos, this.sin, -1);
         k.rope(dk, KD, N, nKv, D, ctx.pos, this.cos, this.sin, -1);

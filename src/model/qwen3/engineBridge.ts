@@ -162,6 +162,37 @@ export function computeEngineTokenLogprobs(
   return { logprobs: out.logprobs, targetMask, entropy: out.entropy };
 }
 
+/** Activation memory one gradient micro-batch may hold on the engine. */
+export const ENGINE_ACTIVATION_BUDGET_BYTES = 768 << 20;
+
+/**
+ * Consecutive chunks [start, end) of `rows` for the engine, each as many rows as fit
+ * `budgetBytes` of kept activations (rows sharing a prefix count it once), so that a
+ * prompt's K rows run together and share their prompt's computation.
+ */
+export function planEngineChunks(config: Qwen3Config, rows: readonly (readonly number[])[], budgetBytes = ENGINE_ACTIVATION_BUDGET_BYTES): [number, number][] {
+  const engine = getQwen3Engine(config);
+  const out: [number, number][] = [];
+  let start = 0;
+  while (start < rows.length) {
+    let end = start + 1;
+    while (end < rows.length) {
+      const chunk = rows.slice(start, end + 1);
+      let prefix = Math.min(...chunk.map((r) => r.length)) - 1;
+      for (const r of chunk) {
+        let i = 0;
+        while (i < prefix && r[i] === chunk[0][i]) i++;
+        prefix = i;
+      }
+      if (engine.activationBytes(chunk.map((r) => r.length), prefix) > budgetBytes) break;
+      end++;
+    }
+    out.push([start, end]);
+    start = end;
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------ generation
 
 interface SlotPool {
