@@ -4,7 +4,8 @@
  *
  * - `splitJsonlLines`: records of a JSONL text. A leading byte-order mark is dropped; lines
  *   end at LF, CRLF or a lone CR, and at U+2028 / U+2029 outside a JSON string (inside one
- *   they are text, as JSON allows).
+ *   they are text, as JSON allows; so after a line cut inside a string, the next U+2028 is
+ *   text too, up to the next LF or CR).
  * - `findJsonHazard`: the first place where a parsed value nests deeper than a limit or holds
  *   a key "__proto__" (which a plain object assignment turns into a prototype swap), with its
  *   path. Iterative, so a 100,000-deep value costs no stack.
