@@ -6,8 +6,9 @@
  *           the checkpoint folder (src/recipes/checkpoint.ts buildCheckpointFiles: the same
  *           files `pact train` writes as checkpoint-<step>/) → ONE ustar .tar
  *           `<run id>-step<N>.tar` holding `<run id>-step<N>/config.json`, ….
- *   import: that .tar, or the files of such a folder (a multi-file or folder pick) →
- *           readCheckpointFolder (every file and field checked, errors name them) → a NEW
+ *   import: that .tar (its names checked: no absolute or '..' path, no repeat, no link), or
+ *           the files of such a folder (a multi-file or folder pick) → readCheckpointFolder
+ *           (the manifest's sizes and SHA-256s, then every file and field, errors name them) → a NEW
  *           run record (status paused, named "… (imported …)") + its checkpoint record,
  *           written together by PactStore.importRun. Nothing already saved is touched.
  *
