@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseFtrlJsonl } from './envs/ftrl/importFtrl';
 import { validateTask } from './envs/taskSchema';
+import { convertToolDocumentToSchema } from './envs/toolRepo/toolDoc';
 import { generateTasks } from './envs/generator';
 import { getQwen3Preset, listQwen3ParamShapes, type Qwen3Config } from './model/qwen3/config';
 import { createNodeFolderReader } from './model/weights/nodeFiles';
@@ -163,6 +164,17 @@ describe('item 5: names from a file never reach the prototype chain', () => {
     const { metadata } = readSafetensorsHeader(metaFile);
     expect(Object.getPrototypeOf(metadata)).toBe(Object.prototype);
     expect(Object.keys(metadata)).toEqual(['__proto__', 'format']);
+  });
+
+  it('a tool repository parameter named "__proto__" stays a parameter of the schema', () => {
+    const param = (name: string) => ({ name, type: 'STRING', description: name });
+    const schema = convertToolDocumentToSchema({
+      id: 'a', name: 'a', apiName: 'A', toolName: 'T', category: 'c', description: 'd',
+      requiredParameters: [param('__proto__')], optionalParameters: [param('constructor')],
+    });
+    const props = schema.function.parameters.properties;
+    expect(Object.getPrototypeOf(props)).toBe(Object.prototype);
+    expect(Object.keys(props)).toEqual(['__proto__', 'constructor']);
   });
 
   it('a "__proto__" entry inside an experiment run is refused by name instead of silently ignored', () => {
