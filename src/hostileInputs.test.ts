@@ -369,6 +369,32 @@ describe('item 8: sizes and depth are bounded', () => {
     expect(rangeBytes).toBe(head.length);
   });
 
+  it('so is a bad shard of a sharded checkpoint', async () => {
+    const config = getQwen3Preset('qwen3-nano');
+    const head = new Uint8Array(8);
+    new DataView(head.buffer).setUint32(0, 1 << 20, true); // a 1 MiB header in a file of 100 bytes
+    const files: Record<string, Uint8Array> = {
+      'config.json': bytesOf(JSON.stringify({ ...config, model_type: 'qwen3' })),
+      'model.safetensors.index.json': bytesOf(JSON.stringify({ weight_map: { 'model.norm.weight': 'model-00001-of-00001.safetensors' } })),
+    };
+    const reader: FolderReader = {
+      async listFiles() {
+        return [...Object.keys(files), 'model-00001-of-00001.safetensors'];
+      },
+      async readFile(name) {
+        if (files[name]) return files[name];
+        throw new Error(`read all of ${name}`);
+      },
+      async fileSize() {
+        return 100;
+      },
+      async readFileRange(_name, offset, length) {
+        return head.slice(offset, offset + length);
+      },
+    };
+    await expect(loadQwen3Folder(reader)).rejects.toThrow('shard "model-00001-of-00001.safetensors" named in the index: header length 1048576 runs past the end of the file (92 bytes after the length field)');
+  });
+
   it('the Node folder reader checks a header with ranged reads (a sparse 512 MB file is not read into memory)', async () => {
     const dir = path.join(scratch, 'big');
     mkdirSync(dir);

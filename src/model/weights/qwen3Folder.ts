@@ -38,11 +38,15 @@ export interface FolderReader {
  * its data into memory.
  */
 export async function readSafetensorsFile(reader: FolderReader, name: string, options: ParseOptions = {}): Promise<ParsedSafetensors> {
-  if (reader.fileSize && reader.readFileRange) {
-    const size = await reader.fileSize(name);
-    await readSafetensorsHeaderOf((offset, length) => reader.readFileRange!(name, offset, length), size, options);
-  }
+  await checkSafetensorsHeader(reader, name, options);
   return parseSafetensors(await reader.readFile(name), options);
+}
+
+/** Checks a safetensors file's header through ranged reads, when the reader has them (else nothing). */
+async function checkSafetensorsHeader(reader: FolderReader, name: string, options: ParseOptions): Promise<void> {
+  if (!reader.fileSize || !reader.readFileRange) return;
+  const size = await reader.fileSize(name);
+  await readSafetensorsHeaderOf((offset, length) => reader.readFileRange!(name, offset, length), size, options);
 }
 
 export const CONFIG_FILE = 'config.json';
@@ -106,7 +110,14 @@ export async function loadQwen3Folder(reader: FolderReader, options: ParseOption
     parsed = await readSafetensorsFile(reader, WEIGHTS_FILE, options);
   } else if (files.has(WEIGHTS_INDEX_FILE)) {
     const index = await readJsonObject(reader, WEIGHTS_INDEX_FILE);
-    parsed = await loadShardedSafetensors(index, (name) => reader.readFile(name), options);
+    parsed = await loadShardedSafetensors(
+      index,
+      async (name) => {
+        await checkSafetensorsHeader(reader, name, options); // a bad shard is refused before it is read whole
+        return reader.readFile(name);
+      },
+      options,
+    );
   } else {
     throw new Qwen3FolderError(
       `folder has neither ${WEIGHTS_FILE} nor ${WEIGHTS_INDEX_FILE} (found: ${formatFileList(files)})`,
