@@ -6,7 +6,8 @@
  * One tiny wasm run (2 steps, K = 2, 2 prompts, warm start) does it all, because a step
  * costs about a minute here:
  *   1. Train, Pause → the worker checkpoints after step 1 (it checkpoints on pause).
- *   2. Export that checkpoint (a Playwright download): the tar lists the six files and its
+ *   2. Export that checkpoint (a Playwright download): the tar lists the seven files (the
+ *      last the manifest of sizes and SHA-256s) and its
  *      config.json is the warm start's shape (public/warm-start/config.json, the model the
  *      run started from). Import it: a new run "… (imported …, step 1)". A tar without
  *      trainer_state.json and a random file are refused with a named error, and the run
@@ -134,7 +135,7 @@ test('a run checkpoints, exports and re-imports as a .tar, survives a reload, an
   const tarPath = (await download.path())!;
   const tarBytes = new Uint8Array(readFileSync(tarPath));
   const entries = readTar(tarBytes);
-  const names = ['config.json', 'model.safetensors', 'pruned_vocab.json', 'optimizer.safetensors', 'reference.safetensors', 'trainer_state.json'];
+  const names = ['config.json', 'model.safetensors', 'pruned_vocab.json', 'optimizer.safetensors', 'reference.safetensors', 'trainer_state.json', 'checkpoint_manifest.json'];
   expect(entries.map((e) => e.name)).toEqual(names.map((n) => `${base}/${n}`));
   // GNU tar, an independent reader, lists the same files (when it is installed).
   let gnuList: string[] | null = null;

@@ -7,6 +7,7 @@
  * Pause takes effect between steps; `step` runs exactly one step while paused.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { checkResumableState } from '../src/recipes/checkpoint';
 import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../src/recipes/config';
 import '../src/recipes';
 import { createRunTrainer, prepareRunAssetsWith, type RunAssets } from '../src/recipes/runAssets';
@@ -84,6 +85,7 @@ export class TrainingSession {
       if (!ckpt) throw new Error(`run "${run.id}" has no checkpoint to resume from`);
       resume = readCheckpointRecord(ckpt);
       config = resolveConfig(resume.state.config);
+      checkResumableState({ ...resume.state, config });
       this.run = run;
     } else {
       config = resolveConfig(input);

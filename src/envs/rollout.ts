@@ -25,6 +25,7 @@
  * policy produced.
  */
 import type { TokenTag, TokenKind } from '../core/types';
+import { getOwn } from '../core/untrustedJson';
 import type { TextTokenizer } from '../model/tokenizer/types';
 import type { ExecuteOptions, ToolExecutor } from './sandbox/types';
 import { formatToolError } from './sandbox/types';
@@ -179,7 +180,7 @@ export class RolloutEnv {
       if (problem) {
         result = { name: call.name, output: formatToolError(call.name, problem), ok: false };
       } else {
-        const impl = state.task.implementations[call.name];
+        const impl = getOwn(state.task.implementations, call.name);
         const r = impl
           ? await this.options.executor.execute(impl, call.name, call.arguments, execOptions)
           : { ok: false, output: formatToolError(call.name, 'the tool has no implementation') };

@@ -15,8 +15,11 @@
  * Strictness: unknown fields are errors on the task, a tool, its function and its
  * parameters object (they catch typos); a parameter schema (`ParamSchema`) keeps extra
  * JSON-schema keywords (`format`, `minimum`, nested `properties`, …) as FTRL's tools use them.
+ * Before the schema, a task deeper than MAX_JSON_DEPTH or holding a "__proto__" key is refused
+ * with its path (src/core/untrustedJson.ts), and values in messages are short excerpts.
  */
 import { z } from 'zod';
+import { excerptValue, findJsonHazard } from '../core/untrustedJson';
 import { CHUNK_TYPES, type ChunkType, type ExpertTrace } from '../traces/types';
 import { TASK_CATEGORIES, type ParamSchema, type Task, type TaskCategory } from './types';
 
@@ -110,6 +113,8 @@ export interface TaskIssue {
 export type TaskValidation = { ok: true; task: Task } | { ok: false; issues: TaskIssue[]; message: string };
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/** Longest key written whole in a path; longer ones are cut (a key is file data too). */
+const MAX_KEY_CHARS = 40;
 
 /** Formats a path as `a.b[0].c`, quoting keys that are not identifiers: `x["odd key"]`. */
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -118,7 +123,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
     if (typeof key === 'number') out += `[${key}]`;
     else {
       const k = String(key);
-      out += IDENTIFIER.test(k) ? (out ? `.${k}` : k) : `[${JSON.stringify(k)}]`;
+      out += IDENTIFIER.test(k) && k.length <= MAX_KEY_CHARS ? (out ? `.${k}` : k) : `[${excerptValue(k, MAX_KEY_CHARS)}]`;
     }
   }
   return out;
@@ -142,49 +147,50 @@ export function checkTaskConsistency(task: Task): TaskIssue[] {
   const names = new Set<string>();
   task.tools.forEach((tool, i) => {
     const fn = tool.function;
-    if (names.has(fn.name)) issues.push({ path: `tools[${i}].function.name`, message: `duplicate tool name ${JSON.stringify(fn.name)}` });
+    if (names.has(fn.name)) issues.push({ path: `tools[${i}].function.name`, message: `duplicate tool name ${excerptValue(fn.name)}` });
     names.add(fn.name);
     const props = fn.parameters.properties;
     (fn.parameters.required ?? []).forEach((r, j) => {
       if (!Object.prototype.hasOwnProperty.call(props, r)) {
-        issues.push({ path: `tools[${i}].function.parameters.required[${j}]`, message: `${JSON.stringify(r)} is not a property` });
+        issues.push({ path: `tools[${i}].function.parameters.required[${j}]`, message: `${excerptValue(r)} is not a property` });
       }
     });
     for (const [key, p] of Object.entries(props)) {
       if (p.enum !== undefined && p.default !== undefined && !p.enum.some((e) => e === p.default)) {
         issues.push({
           path: formatPath(['tools', i, 'function', 'parameters', 'properties', key, 'default']),
-          message: `${JSON.stringify(p.default)} is not in the enum`,
+          message: `${excerptValue(p.default)} is not in the enum`,
         });
       }
     }
   });
   for (const name of names) {
     if (!Object.prototype.hasOwnProperty.call(task.implementations, name)) {
-      issues.push({ path: 'implementations', message: `no implementation for tool ${JSON.stringify(name)}` });
+      issues.push({ path: 'implementations', message: `no implementation for tool ${excerptValue(name)}` });
     }
   }
   for (const key of Object.keys(task.implementations)) {
-    if (!names.has(key)) issues.push({ path: formatPath(['implementations', key]), message: `${JSON.stringify(key)} is not a tool name` });
+    if (!names.has(key)) issues.push({ path: formatPath(['implementations', key]), message: `${excerptValue(key)} is not a tool name` });
   }
   for (const key of Object.keys(task.unsolvedSet)) {
-    if (!names.has(key)) issues.push({ path: formatPath(['unsolvedSet', key]), message: `${JSON.stringify(key)} is not a tool name` });
+    if (!names.has(key)) issues.push({ path: formatPath(['unsolvedSet', key]), message: `${excerptValue(key)} is not a tool name` });
   }
   (task.goldCalls ?? []).forEach((call, i) => {
-    if (!names.has(call.name)) issues.push({ path: `goldCalls[${i}].name`, message: `${JSON.stringify(call.name)} is not a tool name` });
+    if (!names.has(call.name)) issues.push({ path: `goldCalls[${i}].name`, message: `${excerptValue(call.name)} is not a tool name` });
   });
   if (task.expertTrace && task.expertTrace.taskId !== task.id) {
-    issues.push({ path: 'expertTrace.taskId', message: `${JSON.stringify(task.expertTrace.taskId)} is not this task's id ${JSON.stringify(task.id)}` });
+    issues.push({ path: 'expertTrace.taskId', message: `${excerptValue(task.expertTrace.taskId)} is not this task's id ${excerptValue(task.id)}` });
   }
   return issues;
 }
 
 /** Validates anything as a Task: the task, or every problem as `path: reason`. */
 export function validateTask(x: unknown): TaskValidation {
-  const parsed = TaskZ.safeParse(x);
-  const issues = parsed.success ? checkTaskConsistency(parsed.data) : issuesFromZod(parsed.error);
-  if (parsed.success && issues.length === 0) return { ok: true, task: parsed.data };
-  const id = typeof x === 'object' && x !== null && typeof (x as { id?: unknown }).id === 'string' ? ` ${JSON.stringify((x as { id: string }).id)}` : '';
+  const hazard = findJsonHazard(x);
+  const parsed = hazard ? null : TaskZ.safeParse(x);
+  const issues = hazard ? [{ path: formatPath(hazard.path), message: hazard.message }] : parsed!.success ? checkTaskConsistency(parsed!.data) : issuesFromZod(parsed!.error);
+  if (parsed?.success && issues.length === 0) return { ok: true, task: parsed.data };
+  const id = typeof x === 'object' && x !== null && typeof (x as { id?: unknown }).id === 'string' ? ` ${excerptValue((x as { id: string }).id)}` : '';
   const message = `invalid task${id}:\n${issues.map((i) => `  ${i.path || '(task)'}: ${i.message}`).join('\n')}`;
   return { ok: false, issues, message };
 }

@@ -10,9 +10,11 @@ import type { NamedArray } from '../model/qwen3/train/types';
 import { writeSafetensors } from '../model/weights/safetensors';
 import {
   CheckpointFileError,
+  MANIFEST_FILE,
   OPTIMIZER_FILE,
   TRAINER_STATE_FILE,
   buildCheckpointFiles,
+  buildCheckpointManifest,
   inferQwen3Config,
   readCheckpointFolder,
 } from './checkpoint';
@@ -62,19 +64,26 @@ const MAPPING = { keptIds: [0, 1, 2, 5, 8, 13, 21, 34, 55, 89] };
 
 const readerOf = readerOfFiles;
 
-/** The checkpoint's files with trainer_state.json edited. */
+/** `files` with its manifest rewritten for their current content (an edit the manifest cannot catch). */
+function resealed(files: Record<string, string | Uint8Array>): Record<string, string | Uint8Array> {
+  return { ...files, [MANIFEST_FILE]: buildCheckpointManifest(files) };
+}
+
+/** The checkpoint's files with trainer_state.json edited (and the manifest rewritten to match). */
 function withTrainerState(edit: (json: Record<string, unknown>) => void): Record<string, string | Uint8Array> {
   const files = buildCheckpointFiles(buildState(), MODEL, MAPPING);
   const json = JSON.parse(files[TRAINER_STATE_FILE] as string);
   edit(json);
-  return { ...files, [TRAINER_STATE_FILE]: JSON.stringify(json) };
+  return resealed({ ...files, [TRAINER_STATE_FILE]: JSON.stringify(json) });
 }
 
 describe('checkpoint folder', () => {
   it('writes the Hugging Face files + optimizer + reference + trainer state, and reads every value back', async () => {
     const state = buildState();
     const files = buildCheckpointFiles(state, MODEL, MAPPING);
-    expect(Object.keys(files).sort()).toEqual(['config.json', 'model.safetensors', 'optimizer.safetensors', 'pruned_vocab.json', 'reference.safetensors', 'trainer_state.json']);
+    expect(Object.keys(files).sort()).toEqual([
+      'checkpoint_manifest.json', 'config.json', 'model.safetensors', 'optimizer.safetensors', 'pruned_vocab.json', 'reference.safetensors', 'trainer_state.json',
+    ]);
     const config = JSON.parse(files['config.json'] as string);
     expect([config.model_type, config.vocab_size, config.hidden_size, config.head_dim, config.tie_word_embeddings]).toEqual(['qwen3', 10, 4, 2, true]);
     expect(JSON.parse(files[TRAINER_STATE_FILE] as string)).toEqual({
@@ -92,6 +101,7 @@ describe('checkpoint folder', () => {
     expect(byName(weights)).toEqual(byName(w0));
     expect(byName(optimizer)).toEqual(byName(o0));
     expect(byName(referenceWeights!)).toEqual(byName(r0!));
+    expect(back.warnings).toEqual([]);
   });
 
   it('infers the model config from weight shapes (records saved before they kept it)', () => {
@@ -107,7 +117,7 @@ describe('checkpoint folder', () => {
     const files = buildCheckpointFiles(buildState(), MODEL, MAPPING);
     delete files[TRAINER_STATE_FILE];
     await expect(readCheckpointFolder(readerOf(files))).rejects.toThrow(
-      'not a checkpoint folder: trainer_state.json is missing (found: config.json, model.safetensors, optimizer.safetensors, pruned_vocab.json, reference.safetensors)',
+      'not a checkpoint folder: trainer_state.json is missing (found: checkpoint_manifest.json, config.json, model.safetensors, optimizer.safetensors, pruned_vocab.json, reference.safetensors)',
     );
     await expect(readCheckpointFolder(readerOf({ 'random.bin': new Uint8Array(8) }))).rejects.toThrow(
       'not a checkpoint folder: config.json, model.safetensors, optimizer.safetensors, trainer_state.json are missing (found: random.bin)',
@@ -130,21 +140,22 @@ describe('checkpoint folder', () => {
 
   it('refuses bad JSON, weights that do not match config.json, and a misshapen or incomplete optimiser state', async () => {
     const good = buildCheckpointFiles(buildState(), MODEL, MAPPING);
-    await expect(readCheckpointFolder(readerOf({ ...good, [TRAINER_STATE_FILE]: '{"step": 3,' }))).rejects.toThrow('trainer_state.json is not valid JSON');
+    const edited = (over: Record<string, string | Uint8Array>) => readerOf(resealed({ ...good, ...over }));
+    await expect(readCheckpointFolder(edited({ [TRAINER_STATE_FILE]: '{"step": 3,' }))).rejects.toThrow('trainer_state.json is not valid JSON');
 
     const wider = JSON.stringify({ ...JSON.parse(good['config.json'] as string), vocab_size: 12 });
-    await expect(readCheckpointFolder(readerOf({ ...good, 'config.json': wider }))).rejects.toThrow('model.embed_tokens.weight');
+    await expect(readCheckpointFolder(edited({ 'config.json': wider }))).rejects.toThrow('model.embed_tokens.weight');
 
     const state = buildState();
     const misshapen = state.optimizer.map((t) => (t.name === 'model.norm.weight.exp_avg' ? { ...t, shape: [2, 2] } : t));
-    await expect(readCheckpointFolder(readerOf({ ...good, [OPTIMIZER_FILE]: writeSafetensors(misshapen) }))).rejects.toThrow(
+    await expect(readCheckpointFolder(edited({ [OPTIMIZER_FILE]: writeSafetensors(misshapen) }))).rejects.toThrow(
       'optimizer.safetensors: tensor "model.norm.weight.exp_avg" has shape [2, 2], expected [4]',
     );
     const noStep = state.optimizer.filter((t) => t.name !== 'model.norm.weight.step');
-    await expect(readCheckpointFolder(readerOf({ ...good, [OPTIMIZER_FILE]: writeSafetensors(noStep) }))).rejects.toThrow(
+    await expect(readCheckpointFolder(edited({ [OPTIMIZER_FILE]: writeSafetensors(noStep) }))).rejects.toThrow(
       'optimizer.safetensors: "model.norm.weight.step" is missing',
     );
-    await expect(readCheckpointFolder(readerOf({ ...good, [OPTIMIZER_FILE]: new Uint8Array(16) }))).rejects.toThrow(CheckpointFileError);
-    await expect(readCheckpointFolder(readerOf({ ...good, [OPTIMIZER_FILE]: new Uint8Array(16) }))).rejects.toThrow(/^optimizer\.safetensors: /);
+    await expect(readCheckpointFolder(edited({ [OPTIMIZER_FILE]: new Uint8Array(16) }))).rejects.toThrow(CheckpointFileError);
+    await expect(readCheckpointFolder(edited({ [OPTIMIZER_FILE]: new Uint8Array(16) }))).rejects.toThrow(/^optimizer\.safetensors: /);
   });
 });

@@ -11,10 +11,15 @@
  *                                                         and reference.safetensors the base
  *   trainer_state.json                                  — step, data cursor, rng states,
  *                                                         recipe, the resolved TrainConfig
+ *   checkpoint_manifest.json                            — bytes and SHA-256 of every other file
  *
  * `readCheckpointFolder` turns such a folder back into a TrainerState for Trainer.importState
  * (plus the model config and pruned vocabulary), checking every file and field first and
  * naming the one at fault: `trainer_state.json: step must be a non-negative integer (got -1)`.
+ * With a manifest, each file read is checked against it first; a folder written before
+ * manifests existed still reads, with a warning. π_ref (reference.safetensors) is required to
+ * resume a run that reads it (klCoef > 0, or LoRA: checkResumableState), so a resume never
+ * restarts it from the checkpoint's weights.
  * `pact train` writes these folders (checkpoint-<step>/), the Runs panel exports them as one
  * .tar (src/ui/checkpointFiles.ts), and both read them back through here.
  *
@@ -24,8 +29,10 @@
 import type { PrunedVocabMapping } from '../model/tokenizer/prunedVocab';
 import type { Qwen3Config } from '../model/qwen3/config';
 import { LORA_TARGET_SUFFIX, type LoraTarget } from '../model/qwen3/train/loraNames';
-import { parseSafetensors, writeSafetensors } from '../model/weights/safetensors';
-import { loadQwen3Folder, saveQwen3Folder, type FolderReader } from '../model/weights/qwen3Folder';
+import { computeSha256Hex } from '../core/sha256';
+import { excerptValue, findJsonHazard, getOwn, limitText, setOwn } from '../core/untrustedJson';
+import { writeSafetensors } from '../model/weights/safetensors';
+import { loadQwen3Folder, readSafetensorsFile, saveQwen3Folder, type FolderReader } from '../model/weights/qwen3Folder';
 import type { NamedArray } from '../model/qwen3/train/types';
 import { ConfigError, resolveConfig } from './config';
 import type { TrainerState } from './types';
@@ -35,6 +42,7 @@ export const OPTIMIZER_FILE = 'optimizer.safetensors';
 export const REFERENCE_FILE = 'reference.safetensors';
 export const ADAPTER_FILE = 'adapter_model.safetensors';
 export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
+export const MANIFEST_FILE = 'checkpoint_manifest.json';
 /** PEFT's prefix of adapter tensor names in adapter_model.safetensors. */
 const PEFT_PREFIX = 'base_model.model.';
 /** PEFT's target_modules name of a config.model.lora target: the adapted weight's module (`q_proj`). */
@@ -69,7 +77,27 @@ export function buildCheckpointFiles(state: TrainerState, modelConfig: Qwen3Conf
   }
   const { weights: _w, optimizer: _o, referenceWeights: _r, adapterWeights: _a, ...rest } = state;
   files[TRAINER_STATE_FILE] = JSON.stringify(rest, null, 2) + '\n';
+  files[MANIFEST_FILE] = buildCheckpointManifest(files);
   return files;
+}
+
+/** One file of the manifest: its size and SHA-256 (hex). */
+export interface ManifestEntry {
+  bytes: number;
+  sha256: string;
+}
+
+const asBytes = (f: string | Uint8Array) => (typeof f === 'string' ? new TextEncoder().encode(f) : f);
+
+/** checkpoint_manifest.json's text for `files` (every file but a manifest already among them). */
+export function buildCheckpointManifest(files: Readonly<Record<string, string | Uint8Array>>): string {
+  const entries: Record<string, ManifestEntry> = {};
+  for (const name of Object.keys(files).sort()) {
+    if (name === MANIFEST_FILE) continue;
+    const bytes = asBytes(files[name]);
+    entries[name] = { bytes: bytes.length, sha256: computeSha256Hex(bytes) };
+  }
+  return JSON.stringify({ version: 1, algorithm: 'sha256', files: entries }, null, 2) + '\n';
 }
 
 /** A checkpoint folder's file or field is missing or wrong; the message names it. */
@@ -80,11 +108,100 @@ export class CheckpointFileError extends Error {
   }
 }
 
-function readArrays(bytes: Uint8Array, file: string): NamedArray[] {
+/** A safetensors file of the folder as NamedArrays (its header checked before its data is read). */
+async function readArrays(reader: FolderReader, file: string): Promise<NamedArray[]> {
   try {
-    return [...parseSafetensors(bytes).tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data }));
+    return [...(await readSafetensorsFile(reader, file)).tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data }));
   } catch (e) {
+    if (e instanceof CheckpointFileError) throw e;
     throw new CheckpointFileError(`${file}: ${(e as Error).message}`);
+  }
+}
+
+/** The manifest's entries, checked: version 1, sha256, file name → {bytes, sha256}. */
+function parseManifest(bytes: Uint8Array): Map<string, ManifestEntry> {
+  const F = MANIFEST_FILE;
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    throw new CheckpointFileError(`${F} is not valid JSON (${(e as Error).message.slice(0, 120)})`);
+  }
+  const hazard = findJsonHazard(json, 4);
+  if (hazard) throw new CheckpointFileError(`${F}: ${hazard.path.map(String).join('.')}: ${hazard.message}`);
+  if (!isObject(json) || json.version !== 1 || json.algorithm !== 'sha256' || !isObject(json.files)) {
+    throw new CheckpointFileError(`${F} must hold {"version": 1, "algorithm": "sha256", "files": {name: {bytes, sha256}}}`);
+  }
+  const entries = new Map<string, ManifestEntry>();
+  for (const [name, entry] of Object.entries(json.files)) {
+    const e = isObject(entry) ? entry : {};
+    if (!isNonNegativeInt(e.bytes) || typeof e.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(e.sha256)) {
+      throw new CheckpointFileError(`${F}: files.${excerptValue(name)} must be {bytes: integer ≥ 0, sha256: 64 hex digits}`);
+    }
+    entries.set(name, { bytes: e.bytes, sha256: e.sha256 });
+  }
+  return entries;
+}
+
+/**
+ * `reader` with every read checked against the manifest: a file it does not list is refused,
+ * a size that differs is refused before the file is read, and the SHA-256 of what was read
+ * must match. Throws naming the first listed file that is missing.
+ */
+function createVerifiedReader(reader: FolderReader, manifest: Map<string, ManifestEntry>, present: ReadonlySet<string>): FolderReader {
+  for (const name of manifest.keys()) {
+    if (!present.has(name)) throw new CheckpointFileError(`${name} is missing: ${MANIFEST_FILE} lists it (the folder or archive is incomplete)`);
+  }
+  const entryOf = (name: string): ManifestEntry => {
+    const entry = manifest.get(name);
+    if (!entry) throw new CheckpointFileError(`${excerptValue(name)} is not listed in ${MANIFEST_FILE}; a file added after the checkpoint was written is refused`);
+    return entry;
+  };
+  const checkSize = (name: string, bytes: number) => {
+    const want = entryOf(name).bytes;
+    if (bytes !== want) throw new CheckpointFileError(`${name} is ${bytes} bytes but ${MANIFEST_FILE} says ${want} (a truncated or altered file)`);
+  };
+  const verified: FolderReader = {
+    listFiles: () => reader.listFiles(),
+    async readFile(name) {
+      entryOf(name);
+      const bytes = await reader.readFile(name);
+      checkSize(name, bytes.length);
+      if (computeSha256Hex(bytes) !== entryOf(name).sha256) {
+        throw new CheckpointFileError(`${name}: its SHA-256 differs from ${MANIFEST_FILE}'s (the file was altered or damaged)`);
+      }
+      return bytes;
+    },
+  };
+  if (reader.fileSize && reader.readFileRange) {
+    const { fileSize, readFileRange } = reader;
+    verified.fileSize = async (name) => {
+      const size = await fileSize.call(reader, name);
+      checkSize(name, size);
+      return size;
+    };
+    verified.readFileRange = (name, offset, length) => {
+      entryOf(name);
+      return readFileRange.call(reader, name, offset, length);
+    };
+  }
+  return verified;
+}
+
+/** Whether a run of this config reads π_ref, so a checkpoint of it must carry reference.safetensors. */
+export function usesReferencePolicy(config: TrainerState['config']): boolean {
+  return config.klCoef > 0 || config.model.lora !== undefined;
+}
+
+/**
+ * Refuses to resume a state whose run reads π_ref but that carries none (a checkpoint imported
+ * without reference.safetensors): the trainer would otherwise restart π_ref from the weights.
+ */
+export function checkResumableState(state: Pick<TrainerState, 'config' | 'referenceWeights'>): void {
+  if (usesReferencePolicy(state.config) && !state.referenceWeights) {
+    throw new CheckpointFileError(
+      `the checkpoint has no π_ref weights (${REFERENCE_FILE}) but its run reads π_ref (config.klCoef ${state.config.klCoef}${state.config.model.lora ? ', LoRA' : ''}); it cannot be resumed as the same run`,
+    );
   }
 }
 
@@ -105,18 +222,22 @@ export function parseTrainerStateJson(json: unknown, knownRecipes?: readonly str
   for (const field of ['step', 'dataCursor'] as const) {
     if (!isNonNegativeInt(json[field])) throw new CheckpointFileError(`${F}: ${field} must be a non-negative integer (got ${JSON.stringify(json[field])})`);
   }
+  const hazard = findJsonHazard(json);
+  if (hazard) throw new CheckpointFileError(`${F}: ${hazard.path.map(String).join('.')}: ${hazard.message}`);
   if (!isObject(json.rngStates)) throw new CheckpointFileError(`${F}: rngStates must be an object of named random streams`);
-  if (!('root' in json.rngStates)) throw new CheckpointFileError(`${F}: rngStates.root is missing`);
+  if (!getOwn(json.rngStates, 'root')) throw new CheckpointFileError(`${F}: rngStates.root is missing`);
+  const rngStates: Record<string, unknown> = {};
   for (const [name, st] of Object.entries(json.rngStates)) {
     const words = isObject(st) ? st.words : undefined;
-    if (!isObject(st) || typeof st.key !== 'string') throw new CheckpointFileError(`${F}: rngStates.${name}.key must be a string`);
+    if (!isObject(st) || typeof st.key !== 'string') throw new CheckpointFileError(`${F}: rngStates.${limitText(name, 60)}.key must be a string`);
     if (!Array.isArray(words) || words.length !== 4 || !words.every((w) => isNonNegativeInt(w) && w <= 0xffffffff)) {
-      throw new CheckpointFileError(`${F}: rngStates.${name}.words must be four uint32 integers`);
+      throw new CheckpointFileError(`${F}: rngStates.${limitText(name, 60)}.words must be four uint32 integers`);
     }
+    setOwn(rngStates, name, st);
   }
   if (typeof json.recipe !== 'string' || json.recipe === '') throw new CheckpointFileError(`${F}: recipe must be a recipe name`);
   if (knownRecipes && !knownRecipes.includes(json.recipe)) {
-    throw new CheckpointFileError(`${F}: recipe "${json.recipe}" is not one of this app's recipes (${knownRecipes.join(', ')})`);
+    throw new CheckpointFileError(`${F}: recipe ${excerptValue(json.recipe)} is not one of this app's recipes (${knownRecipes.join(', ')})`);
   }
   if (!isObject(json.config)) throw new CheckpointFileError(`${F}: config must be the training config object`);
   let config;
@@ -133,7 +254,7 @@ export function parseTrainerStateJson(json: unknown, knownRecipes?: readonly str
     version: 1,
     step: json.step as number,
     dataCursor: json.dataCursor as number,
-    rngStates: json.rngStates as TrainerState['rngStates'],
+    rngStates: rngStates as TrainerState['rngStates'],
     config,
     recipe: json.recipe,
   };
@@ -169,13 +290,17 @@ function checkOptimizer(optimizer: readonly NamedArray[], weights: readonly Name
   if (seen.size === 0) throw new CheckpointFileError(`${F} holds no optimiser state`);
 }
 
+/** π_ref holds exactly the weights' tensors, each of the weight's shape. */
 function checkReference(reference: readonly NamedArray[], weights: readonly NamedArray[]): void {
   const shapes = new Map(weights.map((w) => [w.name, w.shape]));
   for (const t of reference) {
     const shape = shapes.get(t.name);
-    if (!shape) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor "${t.name}" is not in model.safetensors`);
+    if (!shape) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor ${excerptValue(t.name)} is not in model.safetensors`);
     if (!sameShape(t.shape, shape)) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor "${t.name}" has shape ${formatShape(t.shape)}, model.safetensors has ${formatShape(shape)}`);
   }
+  const held = new Set(reference.map((t) => t.name));
+  const missing = weights.find((w) => !held.has(w.name));
+  if (missing) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor "${missing.name}" of model.safetensors is missing`);
 }
 
 /**
@@ -183,10 +308,10 @@ function checkReference(reference: readonly NamedArray[], weights: readonly Name
  * `.lora_B.weight` [out, r]) as NamedArrays under the trainer's names (no PEFT prefix); every
  * adapted weight must be in model.safetensors and have both matrices.
  */
-function readAdapters(bytes: Uint8Array, weights: readonly NamedArray[], rank: number): NamedArray[] {
+async function readAdapters(reader: FolderReader, weights: readonly NamedArray[], rank: number): Promise<NamedArray[]> {
   const F = ADAPTER_FILE;
   const shapes = new Map(weights.map((w) => [w.name, w.shape]));
-  const adapters = readArrays(bytes, F).map((t) => ({ ...t, name: t.name.startsWith(PEFT_PREFIX) ? t.name.slice(PEFT_PREFIX.length) : t.name }));
+  const adapters = (await readArrays(reader, F)).map((t) => ({ ...t, name: t.name.startsWith(PEFT_PREFIX) ? t.name.slice(PEFT_PREFIX.length) : t.name }));
   const parts = new Map<string, Set<string>>();
   for (const t of adapters) {
     const m = /^(.*)\.lora_(A|B)\.weight$/.exec(t.name);
@@ -211,6 +336,8 @@ export interface CheckpointFolder {
   modelConfig: Qwen3Config;
   /** pruned_vocab.json, when the policy used a pruned vocabulary. */
   mapping?: PrunedVocabMapping;
+  /** What the reader should know (a folder without a manifest); empty when nothing. */
+  warnings: string[];
 }
 
 /**
@@ -218,20 +345,30 @@ export interface CheckpointFolder {
  * all before returning: config.json + model.safetensors (loadQwen3Folder: the weights match
  * the config), pruned_vocab.json, trainer_state.json (parseTrainerStateJson),
  * optimizer.safetensors (one moment pair and step per parameter, shapes of the weights) and
- * the optional reference.safetensors (names and shapes of the weights).
+ * reference.safetensors (the weights' names and shapes; without it where the config reads π_ref,
+ * a warning, and checkResumableState refuses the state).
+ * When checkpoint_manifest.json is there, every file is first checked against it.
  */
-export async function readCheckpointFolder(reader: FolderReader, options: { knownRecipes?: readonly string[] } = {}): Promise<CheckpointFolder> {
-  const files = new Set(await reader.listFiles());
+export async function readCheckpointFolder(source: FolderReader, options: { knownRecipes?: readonly string[] } = {}): Promise<CheckpointFolder> {
+  const files = new Set(await source.listFiles());
   const missing = ['config.json', 'model.safetensors', OPTIMIZER_FILE, TRAINER_STATE_FILE].filter((f) => !files.has(f));
   if (missing.length > 0) {
-    const found = [...files].sort();
+    const found = [...files].sort().map((f) => limitText(f, 60));
     throw new CheckpointFileError(
       `not a checkpoint folder: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing (found: ${found.length === 0 ? 'nothing' : found.slice(0, 12).join(', ')})`,
     );
   }
+  const warnings: string[] = [];
+  let reader = source;
+  if (files.has(MANIFEST_FILE)) {
+    reader = createVerifiedReader(source, parseManifest(await source.readFile(MANIFEST_FILE)), files);
+  } else {
+    warnings.push(`no ${MANIFEST_FILE} (a checkpoint written before they carried one): file sizes and checksums were not checked`);
+  }
+  const stateBytes = await reader.readFile(TRAINER_STATE_FILE);
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder().decode(await reader.readFile(TRAINER_STATE_FILE)));
+    json = JSON.parse(new TextDecoder().decode(stateBytes));
   } catch (e) {
     throw new CheckpointFileError(`${TRAINER_STATE_FILE} is not valid JSON (${(e as Error).message})`);
   }
@@ -250,16 +387,20 @@ export async function readCheckpointFolder(reader: FolderReader, options: { know
   if (!lora && files.has(ADAPTER_FILE)) {
     throw new CheckpointFileError(`${ADAPTER_FILE} is present but trainer_state.json's config has no model.lora`);
   }
-  const adapterWeights = lora ? readAdapters(await reader.readFile(ADAPTER_FILE), weights, lora.rank) : undefined;
-  const optimizer = readArrays(await reader.readFile(OPTIMIZER_FILE), OPTIMIZER_FILE);
+  if (lora && !files.has(REFERENCE_FILE)) throw new CheckpointFileError(`${REFERENCE_FILE} is missing: a LoRA checkpoint keeps its frozen base there`);
+  if (usesReferencePolicy(rest.config) && !files.has(REFERENCE_FILE)) {
+    warnings.push(`${REFERENCE_FILE} is missing while its run reads π_ref (config.klCoef ${rest.config.klCoef} > 0): its policy can be evaluated, but it cannot be resumed`);
+  }
+  const adapterWeights = lora ? await readAdapters(reader, weights, lora.rank) : undefined;
+  const optimizer = await readArrays(reader, OPTIMIZER_FILE);
   checkOptimizer(optimizer, adapterWeights ?? weights, adapterWeights ? ADAPTER_FILE : 'model.safetensors');
-  const referenceWeights = files.has(REFERENCE_FILE) ? readArrays(await reader.readFile(REFERENCE_FILE), REFERENCE_FILE) : undefined;
+  const referenceWeights = files.has(REFERENCE_FILE) ? await readArrays(reader, REFERENCE_FILE) : undefined;
   if (referenceWeights) checkReference(referenceWeights, weights);
-  if (lora && !referenceWeights) throw new CheckpointFileError(`${REFERENCE_FILE} is missing: a LoRA checkpoint keeps its frozen base there`);
   return {
     state: { ...rest, weights, optimizer, referenceWeights, ...(adapterWeights ? { adapterWeights } : {}) },
     modelConfig: folder.config,
     mapping: folder.prunedVocab,
+    warnings,
   };
 }
 

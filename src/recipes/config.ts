@@ -21,9 +21,12 @@
  * | annealHorizon S    | the whole run            | = steps                                  |
  * | search hits / call | top 5, ≤ 768 tokens/turn | top 3, short descriptions (SEARCH_PRESENTATION) |
  *
- * Errors name the field: `config.pact.anchorProb: must be ≤ 1 (got 1.5)`.
+ * Errors name the field: `config.pact.anchorProb: must be ≤ 1 (got 1.5)`. Every size has a
+ * maximum (CONFIG_MAXIMA), and a config nested deeper than MAX_CONFIG_DEPTH or holding a
+ * "__proto__" key is refused with its path before the schema reads it.
  */
 import { z } from 'zod';
+import { findJsonHazard, limitText } from '../core/untrustedJson';
 import type { FormatLimits } from '../envs/toolRepo/toolDoc';
 import { LORA_TARGETS, type LoraTarget } from '../model/qwen3/train/loraNames';
 
@@ -40,6 +43,41 @@ export const TASK_SOURCES = ['generated', 'ftrl', 'tool-repo'] as const;
 
 const prob = z.number().min(0).max(1);
 
+/**
+ * The largest value of every size, far above any run this app can hold (the paper's value in
+ * brackets), so a slip such as 1e9 is refused by name before anything is allocated. Whether a
+ * config fits the device is a separate question (the memory estimate).
+ */
+export const CONFIG_MAXIMA = {
+  /** Prompts per step [256] and per PPO mini-batch [32]. */
+  batchPrompts: 4096,
+  /** Group size K [8]; GRPO variants go up to 64. */
+  rolloutsPerPrompt: 256,
+  microBatchRows: 4096,
+  /** Train and test prompts, generated up front. */
+  nTrain: 100_000,
+  nTest: 10_000,
+  vocabTasks: 100_000,
+  /** Steps and step counts (warm-up, annealing horizon, evaluation and checkpoint intervals, SFT steps) [24]. */
+  steps: 1_000_000,
+  /** Tool-call turns per episode. */
+  maxTurns: 100,
+  /** Tokens of a prompt [7000] and of a response [23000]: Qwen3's 128k window with YaRN. */
+  tokens: 131_072,
+  /** LoRA rank. */
+  loraRank: 1024,
+  /** Characters of a search hit's text. */
+  resultChars: 100_000,
+  /** Characters of a run name and of a recipe name. */
+  nameChars: 200,
+  /** Characters of model.init / tasks.path (a folder path or URL). */
+  pathChars: 4096,
+} as const;
+
+/** Deepest nesting of a config (the schema's deepest field is at depth 4). */
+export const MAX_CONFIG_DEPTH = 16;
+const M = CONFIG_MAXIMA;
+
 /** PACT's options; each ablation of Tables 2–5 and Figure 5 is one of these. */
 export const pactOptionsSchema = z.object({
   /** Table 2: which objective a trace-routed prompt uses (`Lh+SFT` is full PACT). */
@@ -52,7 +90,7 @@ export const pactOptionsSchema = z.object({
   toolCallScaleStart: z.number().min(0).default(0.8),
   toolCallScaleEnd: z.number().min(0).default(0.2),
   /** Annealing horizon S in steps; 0 means "the whole run". */
-  annealHorizon: z.number().int().min(0).default(0),
+  annealHorizon: z.number().int().min(0).max(M.steps).default(0),
   /** Table 4 / App. D: reasoning-prefix schedule (`segment` = L4→L0 by semantic segment). */
   reasoningSchedule: z.enum(REASONING_SCHEDULES).default('segment'),
   /** Table 4 / App. D: tool-call schedule (`scale` = λa annealed, complete spans). */
@@ -98,9 +136,9 @@ export const toolSearcherOptionsSchema = z.object({
   /** How much of each hit the policy reads (characters; 0 leaves parameter descriptions or outputs out). */
   resultLimits: z
     .object({
-      maxDescriptionChars: z.number().int().min(1).default(SEARCH_PRESENTATION.resultLimits.maxDescriptionChars),
-      maxParamDescriptionChars: z.number().int().min(0).default(SEARCH_PRESENTATION.resultLimits.maxParamDescriptionChars),
-      maxOutputChars: z.number().int().min(0).default(SEARCH_PRESENTATION.resultLimits.maxOutputChars),
+      maxDescriptionChars: z.number().int().min(1).max(M.resultChars).default(SEARCH_PRESENTATION.resultLimits.maxDescriptionChars),
+      maxParamDescriptionChars: z.number().int().min(0).max(M.resultChars).default(SEARCH_PRESENTATION.resultLimits.maxParamDescriptionChars),
+      maxOutputChars: z.number().int().min(0).max(M.resultChars).default(SEARCH_PRESENTATION.resultLimits.maxOutputChars),
     })
     .strict()
     .default({ ...SEARCH_PRESENTATION.resultLimits }),
@@ -108,44 +146,48 @@ export const toolSearcherOptionsSchema = z.object({
 
 export const trainConfigSchema = z
   .object({
-    name: z.string().min(1).default('run'),
-    recipe: z.string().min(1).default('pact'),
+    name: z.string().min(1).max(M.nameChars).default('run'),
+    recipe: z.string().min(1).max(M.nameChars).default('pact'),
     seed: z.number().int().min(0).default(1),
     backend: z.enum(BACKENDS).optional(),
     model: z
       .object({
         preset: z.enum(MODEL_PRESETS).default('qwen3-nano'),
         /** Start from a checkpoint folder/URL instead of the shipped warm start; `scratch` for random init. */
-        init: z.string().default('warm-start'),
+        init: z.string().max(M.pathChars).default('warm-start'),
         /** `scratch` init: generated train tasks (+ expert traces) whose text builds the pruned vocabulary. */
-        vocabTasks: z.number().int().min(1).default(400),
+        vocabTasks: z.number().int().min(1).max(M.vocabTasks).default(400),
         lora: z
-          .object({ rank: z.number().int().min(1), alpha: z.number().positive(), targets: z.array(z.enum(LORA_TARGETS as readonly LoraTarget[] as [LoraTarget, ...LoraTarget[]])).min(1) })
+          .object({
+            rank: z.number().int().min(1).max(M.loraRank),
+            alpha: z.number().positive(),
+            targets: z.array(z.enum(LORA_TARGETS as readonly LoraTarget[] as [LoraTarget, ...LoraTarget[]])).min(1).max(LORA_TARGETS.length),
+          })
           .optional(),
       })
       .default({ preset: 'qwen3-nano', init: 'warm-start', vocabTasks: 400 }),
     tasks: z
       .object({
         source: z.enum(TASK_SOURCES).default('generated'),
-        path: z.string().optional(),
+        path: z.string().max(M.pathChars).optional(),
         trainSeed: z.number().int().default(1),
         testSeed: z.number().int().default(2),
         /** Train prompts (generated with expert traces; unverified traces are dropped). */
-        nTrain: z.number().int().min(1).default(256),
-        nTest: z.number().int().min(1).default(32),
+        nTrain: z.number().int().min(1).max(M.nTrain).default(256),
+        nTest: z.number().int().min(1).max(M.nTest).default(32),
         /**
          * Generated tasks only: the categories to draw from (the generator cycles through them),
          * train and test alike. Default: all four. A short run on 2 cores uses single-hop
          * tasks, whose episodes fit a few hundred response tokens.
          */
-        categories: z.array(z.enum(['single_hop', 'multi_hop', 'parallel_single_hop', 'parallel_multi_hop'])).min(1).optional(),
+        categories: z.array(z.enum(['single_hop', 'multi_hop', 'parallel_single_hop', 'parallel_multi_hop'])).min(1).max(16).optional(),
       })
       .default({ source: 'generated', trainSeed: 1, testSeed: 2, nTrain: 256, nTest: 32 }),
     /** Optimiser steps; 0 = no training, only the held-out evaluation of the starting policy (a table's Vanilla row). */
-    steps: z.number().int().min(0).default(24),
-    batchPrompts: z.number().int().min(1).default(8),
-    miniBatchPrompts: z.number().int().min(1).default(4),
-    rolloutsPerPrompt: z.number().int().min(1).default(8),
+    steps: z.number().int().min(0).max(M.steps).default(24),
+    batchPrompts: z.number().int().min(1).max(M.batchPrompts).default(8),
+    miniBatchPrompts: z.number().int().min(1).max(M.batchPrompts).default(4),
+    rolloutsPerPrompt: z.number().int().min(1).max(M.rolloutsPerPrompt).default(8),
     /**
      * Rollout rows per gradient micro-batch (memory, not maths: a prompt's K rows are split
      * into micro-batches of at most this many, its SFT row is one more, and the loss is
@@ -154,14 +196,14 @@ export const trainConfigSchema = z
      * Read by the tfjs graph (WebGPU); the CPU engine (wasm, cpu) keeps no T×T matrix and
      * chunks a prompt's rows by activation memory instead, so that they share the prompt.
      */
-    microBatchRows: z.number().int().min(1).default(1),
+    microBatchRows: z.number().int().min(1).max(M.microBatchRows).default(1),
     temperature: z.number().positive().default(1.0),
     topP: z.number().gt(0).max(1).default(1.0),
-    maxTurns: z.number().int().min(1).default(10),
-    maxPromptTokens: z.number().int().min(16).default(1024),
-    maxResponseTokens: z.number().int().min(8).default(1024),
+    maxTurns: z.number().int().min(1).max(M.maxTurns).default(10),
+    maxPromptTokens: z.number().int().min(16).max(M.tokens).default(1024),
+    maxResponseTokens: z.number().int().min(8).max(M.tokens).default(1024),
     lr: z.number().positive().default(1e-4),
-    lrWarmupSteps: z.number().int().min(0).default(0),
+    lrWarmupSteps: z.number().int().min(0).max(M.steps).default(0),
     lrSchedule: z.enum(['constant', 'cosine']).default('constant'),
     weightDecay: z.number().min(0).default(0.0),
     maxGradNorm: z.number().positive().default(1.0),
@@ -173,7 +215,7 @@ export const trainConfigSchema = z
     advantageCombine: z.enum(['mean', 'sum']).default('mean'),
     matching: z.enum(['hungarian', 'greedy']).default('hungarian'),
     unmatchedPenalty: z.number().min(0).default(0),
-    evalEvery: z.number().int().min(0).default(4),
+    evalEvery: z.number().int().min(0).max(M.steps).default(4),
     /** Also evaluate the starting policy before the first step (the curve's step-0 point). */
     evalAtStart: z.boolean().default(false),
     /**
@@ -182,13 +224,13 @@ export const trainConfigSchema = z
      * every eval metric the mean over the N × nTest rollouts.
      */
     evalSamples: z.number().int().min(0).max(64).default(0),
-    checkpointEvery: z.number().int().min(0).default(4),
+    checkpointEvery: z.number().int().min(0).max(M.steps).default(4),
     pact: pactOptionsSchema.default(pactOptionsSchema.parse({})),
     toolsearcher: toolSearcherOptionsSchema.default(toolSearcherOptionsSchema.parse({})),
     /** CHORD: global weight μ of the SFT term mixed with on-policy RL. */
     chordMu: prob.default(0.1),
     /** SFT→MatchTIR: steps of SFT before switching to MatchTIR. */
-    sftSteps: z.number().int().min(0).default(8),
+    sftSteps: z.number().int().min(0).max(M.steps).default(8),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -212,17 +254,17 @@ export class ConfigError extends Error {
   }
 }
 
+/** `config.a.b[0]`-style path of a problem. */
+const formatConfigPath = (path: readonly PropertyKey[]) => ['config', ...path.map((k) => limitText(String(k), 60))].join('.');
+
 /** Validates and fills defaults; every problem is listed as `config.<path>: <reason>`. */
 export function resolveConfig(input: unknown): TrainConfig {
+  const hazard = findJsonHazard(input, MAX_CONFIG_DEPTH);
+  if (hazard) throw new ConfigError([`${formatConfigPath(hazard.path)}: ${hazard.message}`]);
   const r = trainConfigSchema.safeParse(input ?? {});
   if (r.success) {
     const c = r.data;
     return c.pact.annealHorizon === 0 ? { ...c, pact: { ...c.pact, annealHorizon: c.steps } } : c;
   }
-  throw new ConfigError(
-    r.error.issues.map((i) => {
-      const path = ['config', ...i.path.map(String)].join('.');
-      return `${path}: ${i.message}`;
-    }),
-  );
+  throw new ConfigError(r.error.issues.map((i) => `${formatConfigPath(i.path)}: ${limitText(i.message, 200)}`));
 }

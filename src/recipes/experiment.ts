@@ -20,8 +20,11 @@
  * `<run name>-s<seed>`; every config is validated by resolveConfig, so an error names the
  * run and the field (`runs[1] (q0): config.pact.anchorProb: must be ≤ 1`).
  * `overrides` (e.g. `--steps 2` on the command line) are merged last into every run.
+ * A file nested deeper than MAX_CONFIG_DEPTH (+ 2 for `runs[i]`) or holding a "__proto__"
+ * key anywhere is refused with the path, before anything is merged.
  */
-import { ConfigError, resolveConfig, type TrainConfig } from './config';
+import { excerptValue, findJsonHazard, limitText, setOwn } from '../core/untrustedJson';
+import { ConfigError, MAX_CONFIG_DEPTH, resolveConfig, type TrainConfig } from './config';
 
 export interface ExperimentFile {
   name?: string;
@@ -50,11 +53,12 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
-/** base ← over: objects merge key by key, anything else replaces. */
+/** base ← over: objects merge key by key (own keys only), anything else replaces. */
 export function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
-    out[key] = isPlainObject(value) && isPlainObject(out[key]) ? mergeDeep(out[key] as Record<string, unknown>, value) : value;
+    const prev = Object.hasOwn(out, key) ? out[key] : undefined;
+    setOwn(out, key, isPlainObject(value) && isPlainObject(prev) ? mergeDeep(prev, value) : value);
   }
   return out;
 }
@@ -73,8 +77,14 @@ export function expandExperiment(
   options: { defaultName?: string; recipeNames?: readonly string[]; overrides?: Record<string, unknown> } = {},
 ): Experiment {
   if (!isPlainObject(json)) throw new Error('experiment: the file must hold a JSON object {base, runs, seeds}');
+  // experiment → runs → [i] → config fields: two levels more than a config.
+  const hazard = findJsonHazard(json, MAX_CONFIG_DEPTH + 2);
+  if (hazard) {
+    const where = hazard.path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${limitText(k, 40)}`)).join('');
+    throw new Error(`experiment${where}: ${hazard.message}`);
+  }
   for (const key of Object.keys(json)) {
-    if (!FILE_FIELDS.has(key)) throw new Error(`experiment: unknown field "${key}"; valid: ${[...FILE_FIELDS].join(', ')}`);
+    if (!FILE_FIELDS.has(key)) throw new Error(`experiment: unknown field ${excerptValue(key)}; valid: ${[...FILE_FIELDS].join(', ')}`);
   }
   const file = json as ExperimentFile;
   if (file.base !== undefined && !isPlainObject(file.base)) throw new Error('experiment.base: must be an object of config fields');

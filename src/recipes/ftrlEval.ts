@@ -17,6 +17,7 @@
  * Platform-free: the caller loads the policy, the tokenizer and the executor.
  */
 import { createRng } from '../core/rng';
+import { splitJsonlLines } from '../core/untrustedJson';
 import { formatFtrlLineError, parseFtrlJsonl } from '../envs/ftrl/importFtrl';
 import { evaluateFtrl, readFtrlCategory, selectPerCategory, type CategoryScore } from '../envs/ftrl/ftrlScore';
 import { RolloutEnv, listCallOutputs, type RenderChat } from '../envs/rollout';
@@ -101,14 +102,15 @@ export interface FtrlEvalOptions {
 export function readFtrlTaskLines(tasksText: string): { items: { task: Task; category: string; index: number }[]; lineErrors: string[] } {
   const items: { task: Task; category: string; index: number }[] = [];
   const lineErrors: string[] = [];
-  // Line by line, so each task keeps its 0-based line index: the prediction's `index`.
-  tasksText.split(/\r?\n/).forEach((line, index) => {
-    if (line.trim() === '') return;
+  // Line by line (cut as the scorer cuts them), so each task keeps its 0-based line index: the prediction's `index`.
+  for (const { line: lineNumber, text: line } of splitJsonlLines(tasksText)) {
+    if (line.trim() === '') continue;
+    const index = lineNumber - 1;
     const { tasks, errors } = parseFtrlJsonl(line);
-    for (const e of errors) lineErrors.push(formatFtrlLineError({ ...e, line: index + 1 }));
+    for (const e of errors) lineErrors.push(formatFtrlLineError({ ...e, line: lineNumber }));
     // The report's category rule (data_source, else category), so per-category counts line up.
     for (const task of tasks) items.push({ task, category: readFtrlCategory(JSON.parse(line) as Record<string, unknown>), index });
-  });
+  }
   return { items, lineErrors };
 }
 

@@ -17,7 +17,7 @@ import * as tf from '../model/qwen3/tf';
 import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot';
 import type { NamedArray } from '../model/qwen3/train/types';
 import { parseSafetensors } from '../model/weights/safetensors';
-import { ADAPTER_CONFIG_FILE, ADAPTER_FILE, REFERENCE_FILE, buildCheckpointFiles, readCheckpointState } from './checkpoint';
+import { ADAPTER_CONFIG_FILE, ADAPTER_FILE, MANIFEST_FILE, REFERENCE_FILE, buildCheckpointFiles, buildCheckpointManifest, readCheckpointState } from './checkpoint';
 import type { TrainConfigInput } from './config';
 import { createTinyTrainer, meanPolicyTokenK3, readerOfFiles, stripTiming, useWasmTinySetup, type TinySetup } from './testKit';
 import { listRecipes } from './registry';
@@ -176,7 +176,9 @@ describe('Trainer with LoRA (config.model.lora)', () => {
         ? { name, shape: [3, t.shape[1]], data: new Float32Array(3 * t.shape[1]) }
         : { name, shape: t.shape, data: t.data as Float32Array },
     );
-    await expect(readCheckpointState(asReader({ ...files, [ADAPTER_FILE]: writeSafetensors(bad, { format: 'pt' }) }))).rejects.toThrow(
+    // (the manifest rewritten to match, so the shape check itself is what refuses it)
+    const badFiles = { ...files, [ADAPTER_FILE]: writeSafetensors(bad, { format: 'pt' }) };
+    await expect(readCheckpointState(asReader({ ...badFiles, [MANIFEST_FILE]: buildCheckpointManifest(badFiles) }))).rejects.toThrow(
       /adapter_model\.safetensors: tensor "model\.layers\.0\.self_attn\.q_proj\.lora_A\.weight" has shape \[3, 32\], expected \[2, 32\]/,
     );
 

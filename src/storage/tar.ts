@@ -21,6 +21,8 @@
  * only `path` and `size` are used; 'g' global headers are skipped). Directories are
  * skipped; links, devices and FIFOs are an error naming the entry. Every header's checksum
  * is verified, and sizes are checked against the archive's length before any data is read.
+ * Whatever gave the name (header, pax `path`, GNU long name), a name that is absolute, has
+ * a `..` part or repeats an earlier entry's (after `./` and `//` are folded) is refused.
  *
  * Simplifies: no writing of files of 8 GiB or more (ustar's 11 octal digits), no sparse
  * files, no pax attributes beyond path and size, no compression (the checkpoint's
@@ -43,6 +45,8 @@ export interface TarWriteOptions {
   /** Permission bits of every entry (default 0o644). */
   mode?: number;
 }
+
+import { excerptValue } from '../core/untrustedJson';
 
 export class TarError extends Error {
   constructor(message: string) {
@@ -194,8 +198,25 @@ function parsePaxRecords(data: Uint8Array, where: string): Map<string, string> {
 }
 
 /**
+ * An entry's name as a relative path of '/'-separated parts ('.' and empty parts folded
+ * away), or a TarError naming it when it is absolute, climbs out with '..' or is empty.
+ */
+function normalizeEntryName(raw: string, source: string): string {
+  const shown = `${excerptValue(raw, 120)} (${source})`;
+  if (raw.includes('\0')) throw new TarError(`tar: entry ${shown}: a name with a NUL byte is refused`);
+  if (/^([/\\]|[A-Za-z]:)/.test(raw)) throw new TarError(`tar: entry ${shown}: an absolute path is refused; archive names must be relative`);
+  const parts = raw.split(/[/\\]/).filter((p) => p !== '' && p !== '.');
+  if (parts.includes('..')) throw new TarError(`tar: entry ${shown}: a ".." part is refused; archive names must stay inside the archive`);
+  if (parts.length === 0) throw new TarError(`tar: entry ${shown}: the name is empty`);
+  return parts.join('/');
+}
+
+const LINK_TYPES: Readonly<Record<string, string>> = { '1': 'a hard link', '2': 'a symbolic link' };
+
+/**
  * The regular files of an archive, in order. Throws a TarError naming the entry (or byte
- * offset) at fault: a bad checksum, a size past the end, an unsupported entry type.
+ * offset) at fault: a bad checksum, a size past the end, an unsupported entry type, a link,
+ * an absolute or climbing path, two entries of one name.
  */
 export function readTar(bytes: Uint8Array): TarEntry[] {
   if (bytes.length < TAR_BLOCK) throw new TarError(`tar: ${bytes.length} bytes is shorter than one 512-byte tar header`);
@@ -204,6 +225,7 @@ export function readTar(bytes: Uint8Array): TarEntry[] {
   let longName: string | null = null;
   let pax: Map<string, string> | null = null;
   let isEnded = false;
+  const seen = new Set<string>();
   while (at + TAR_BLOCK <= bytes.length) {
     const block = bytes.subarray(at, at + TAR_BLOCK);
     if (isZeroBlock(block)) {
@@ -229,12 +251,14 @@ export function readTar(bytes: Uint8Array): TarEntry[] {
     }
     const magic = readString(block, 257, 6);
     const prefix = magic === 'ustar' ? readString(block, 345, 155) : '';
-    let name = longName ?? pax?.get('path') ?? (prefix ? `${prefix}/${readString(block, 0, 100)}` : readString(block, 0, 100));
-    const size = pax?.has('size') ? Number(pax.get('size')) : readNumber(block, 124, 12, 'size', `${where} ("${name}")`);
-    if (!Number.isSafeInteger(size) || size < 0) throw new TarError(`tar: "${name}": bad size ${pax?.get('size')}`);
+    const source = longName !== null ? 'GNU long name' : pax?.has('path') ? 'pax path' : 'header';
+    const rawName = longName ?? pax?.get('path') ?? (prefix ? `${prefix}/${readString(block, 0, 100)}` : readString(block, 0, 100));
+    const name = excerptValue(rawName, 120); // quoted, cut, for messages
+    const size = pax?.has('size') ? Number(pax.get('size')) : readNumber(block, 124, 12, 'size', `${where} (${name})`);
+    if (!Number.isSafeInteger(size) || size < 0) throw new TarError(`tar: ${name}: bad size ${excerptValue(pax?.get('size') ?? size, 40)}`);
     const dataStart = at + TAR_BLOCK;
     if (dataStart + size > bytes.length) {
-      throw new TarError(`tar: "${name}" says it holds ${size} bytes but the archive ends ${bytes.length - dataStart} bytes after its header (truncated download?)`);
+      throw new TarError(`tar: ${name} says it holds ${size} bytes but the archive ends ${bytes.length - dataStart} bytes after its header (truncated download?)`);
     }
     const data = bytes.subarray(dataStart, dataStart + size);
     at = dataStart + Math.ceil(size / TAR_BLOCK) * TAR_BLOCK;
@@ -250,10 +274,15 @@ export function readTar(bytes: Uint8Array): TarEntry[] {
     longName = null;
     pax = null;
     if (type === 'g') continue;
+    const path = normalizeEntryName(rawName, source);
     if (type === '5') continue; // a directory: its files carry the full path
-    if (type !== '0' && type !== '7') throw new TarError(`tar: "${name}" is not a regular file (type '${type}'); only files are read`);
-    while (name.startsWith('./')) name = name.slice(2);
-    out.push({ name, data: data.slice() });
+    if (Object.hasOwn(LINK_TYPES, type)) {
+      throw new TarError(`tar: ${name} is ${LINK_TYPES[type]} (to ${excerptValue(readString(block, 157, 100), 120)}); links are refused, only files are read`);
+    }
+    if (type !== '0' && type !== '7') throw new TarError(`tar: ${name} is not a regular file (type '${type}'); only files are read`);
+    if (seen.has(path)) throw new TarError(`tar: two entries are named "${path}"; an archive with a repeated name is refused (which one would count?)`);
+    seen.add(path);
+    out.push({ name: path, data: data.slice() });
   }
   if (!isEnded && out.length === 0) throw new TarError('tar: no end-of-archive marker and no complete entry');
   return out;

@@ -5,9 +5,13 @@
  * trace, PACT App. C): such lines are returned separately for segment.ts, or segmented
  * directly by `importTracesJsonl`.
  *
+ * Lines are cut, and each line checked for depth and "__proto__" keys before the schema, by
+ * src/core/untrustedJson.ts; messages quote at most a short excerpt.
+ *
  * Simplification: the whole text is held in memory (fine for the trace counts here).
  */
 import { z } from 'zod';
+import { findJsonHazard, limitText, splitJsonlLines } from '../core/untrustedJson';
 import { describePrefixCountsError } from './prefixLevels';
 import { segmentTrace, type LlmAnnotator, type RawTrace, type TurnSegmentation } from './segment';
 import { CHUNK_TYPES, type ChunkType, type ExpertTrace } from './types';
@@ -86,23 +90,28 @@ export interface ParsedTraces {
 /** Parses JSONL text: valid lines become traces, bad lines become errors. Never throws. */
 export function parseTracesJsonl(text: string): ParsedTraces {
   const result: ParsedTraces = { traces: [], unlabeled: [], errors: [] };
-  const lines = text.split(/\r?\n/);
-  lines.forEach((rawLine, index) => {
-    const line = index + 1;
-    if (rawLine.trim().length === 0) return;
+  const fail = (line: number, path: readonly PropertyKey[], message: string) =>
+    result.errors.push({ line, path: limitText(path.map(String).join('.'), 120), message: limitText(message, 300) });
+  for (const { line, text: rawLine } of splitJsonlLines(text)) {
+    if (rawLine.trim().length === 0) continue;
     let value: unknown;
     try {
       value = JSON.parse(rawLine);
     } catch (err) {
-      result.errors.push({ line, path: '', message: `invalid JSON: ${(err as Error).message}` });
-      return;
+      fail(line, [], `invalid JSON: ${(err as Error).message}`);
+      continue;
+    }
+    const hazard = findJsonHazard(value);
+    if (hazard) {
+      fail(line, hazard.path, hazard.message);
+      continue;
     }
     const parsed = traceLineSchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const more = parsed.error.issues.length > 1 ? ` (+${parsed.error.issues.length - 1} more)` : '';
-      result.errors.push({ line, path: issue.path.map(String).join('.'), message: `${issue.message}${more}` });
-      return;
+      fail(line, issue.path, `${issue.message}${more}`);
+      continue;
     }
     const data = parsed.data;
     const isLabeled = data.turns.length > 0 && data.turns.every((t) => t.chunks !== undefined);
@@ -129,7 +138,7 @@ export function parseTracesJsonl(text: string): ParsedTraces {
       if (data.finalAnswer !== undefined) raw.finalAnswer = data.finalAnswer;
       result.unlabeled.push(raw);
     }
-  });
+  }
   return result;
 }
 

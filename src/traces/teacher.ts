@@ -32,6 +32,8 @@
  */
 import { createRng, type Rng } from '../core/rng';
 import type { ToolCall } from '../core/types';
+import { getOwn } from '../core/untrustedJson';
+import { formatToolError } from '../envs/sandbox/types';
 import type { Task, ToolImplementation, ToolSchema } from '../envs/types';
 import { formatPythonJson, formatToolCallJson } from './render';
 import { computePrefixChunkCounts, countSafeChunks } from './prefixLevels';
@@ -48,7 +50,11 @@ export interface StubExecutor {
 
 /** Binds a sandbox executor to a task's implementations: the observation is the output text. */
 export function bindTaskRunner(task: Task, executor: StubExecutor): ToolCallRunner {
-  return async (call) => (await executor.execute(task.implementations[call.name], call.name, call.arguments)).output;
+  return async (call) => {
+    const impl = getOwn(task.implementations, call.name);
+    if (!impl) return formatToolError(call.name, 'the tool has no implementation');
+    return (await executor.execute(impl, call.name, call.arguments)).output;
+  };
 }
 
 export interface TeacherOptions {
@@ -178,7 +184,7 @@ function listRequiredParams(schema: ToolSchema | undefined): string[] {
 /** Expected answers of gold call i: its own entry when the tool's answers line up with its calls. */
 function listExpectedAnswers(task: Task, goldCalls: readonly ToolCall[], i: number): string[] {
   const name = goldCalls[i].name;
-  const answers = task.unsolvedSet?.[name] ?? [];
+  const answers = (task.unsolvedSet && getOwn(task.unsolvedSet, name)) ?? [];
   const sameTool = goldCalls.map((c, j) => (c.name === name ? j : -1)).filter((j) => j >= 0);
   if (answers.length === sameTool.length && sameTool.length > 1) return [answers[sameTool.indexOf(i)]];
   return answers;

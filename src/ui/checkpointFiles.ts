@@ -6,8 +6,9 @@
  *           the checkpoint folder (src/recipes/checkpoint.ts buildCheckpointFiles: the same
  *           files `pact train` writes as checkpoint-<step>/) → ONE ustar .tar
  *           `<run id>-step<N>.tar` holding `<run id>-step<N>/config.json`, ….
- *   import: that .tar, or the files of such a folder (a multi-file or folder pick) →
- *           readCheckpointFolder (every file and field checked, errors name them) → a NEW
+ *   import: that .tar (its names checked: no absolute or '..' path, no repeat, no link), or
+ *           the files of such a folder (a multi-file or folder pick) → readCheckpointFolder
+ *           (the manifest's sizes and SHA-256s, then every file and field, errors name them) → a NEW
  *           run record (status paused, named "… (imported …)") + its checkpoint record,
  *           written together by PactStore.importRun. Nothing already saved is touched.
  *
@@ -18,14 +19,15 @@
 import { getQwen3Preset } from '../model/qwen3/config';
 import { createFileListReader } from '../model/weights/browserFiles';
 import type { FolderReader } from '../model/weights/qwen3Folder';
-import { OPTIMIZER_FILE, REFERENCE_FILE, TRAINER_STATE_FILE, buildCheckpointFiles, inferQwen3Config, readCheckpointFolder } from '../recipes/checkpoint';
+import { MANIFEST_FILE, OPTIMIZER_FILE, REFERENCE_FILE, TRAINER_STATE_FILE, buildCheckpointFiles, inferQwen3Config, readCheckpointFolder } from '../recipes/checkpoint';
 import type { CheckpointRecord, RunRecord } from '../storage/schema';
 import { looksLikeTar, readTar, writeTarChunks, type TarEntry } from '../storage/tar';
 import { buildCheckpointRecord, readCheckpointRecord } from '../../workers/checkpointRecord';
 import { toFileName } from './metricSeries';
 
-/** The order files are written in the archive (others, if any, follow by name). */
+/** The order files are written in the archive (others, if any, follow by name; the manifest last). */
 const FILE_ORDER = ['config.json', 'model.safetensors', 'pruned_vocab.json', OPTIMIZER_FILE, REFERENCE_FILE, TRAINER_STATE_FILE];
+const rankOf = (name: string) => (name === MANIFEST_FILE ? FILE_ORDER.length + 1 : FILE_ORDER.includes(name) ? FILE_ORDER.indexOf(name) : FILE_ORDER.length);
 
 export interface CheckpointArchive {
   fileName: string;
@@ -43,8 +45,7 @@ export function buildCheckpointArchive(run: Pick<RunRecord, 'id'>, record: Check
   const model = modelConfig ?? inferQwen3Config(state.weights, getQwen3Preset(state.config.model?.preset ?? 'qwen3-nano'));
   const files = buildCheckpointFiles(state, model, mapping);
   const base = toFileName(`${run.id}-step${record.step}`);
-  const rank = (n: string) => (FILE_ORDER.includes(n) ? FILE_ORDER.indexOf(n) : FILE_ORDER.length);
-  const ordered = Object.keys(files).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const ordered = Object.keys(files).sort((a, b) => rankOf(a) - rankOf(b) || a.localeCompare(b));
   const entries: TarEntry[] = ordered.map((name) => {
     const f = files[name];
     return { name: `${base}/${name}`, data: typeof f === 'string' ? new TextEncoder().encode(f) : f };
@@ -121,18 +122,19 @@ export async function prepareCheckpointImport(
   source: string,
   options: { knownRecipes?: readonly string[]; now?: Date; random?: () => number } = {},
 ): Promise<PreparedImport> {
-  const { state, modelConfig, mapping } = await readCheckpointFolder(reader, { knownRecipes: options.knownRecipes });
+  const { state, modelConfig, mapping, warnings } = await readCheckpointFolder(reader, { knownRecipes: options.knownRecipes });
   const config = state.config;
   const id = newImportedRunId(config.recipe, config.seed, state.step, options.now ?? new Date(), options.random ?? Math.random);
   const checkpoint = buildCheckpointRecord(id, state, mapping, modelConfig);
   const isDone = state.step >= config.steps;
   const init = config.model.init;
-  const warning =
+  const remark =
     init !== 'scratch' && init !== 'warm-start'
       ? `its config starts from "${init}" (config.model.init), a Qwen3 folder whose files this page does not have, so Resume from the Runs panel will fail; exporting it again works`
       : isDone
         ? `it has completed all ${config.steps} steps of its config, so there is nothing to resume`
         : undefined;
+  const warning = [remark, ...warnings].filter((w): w is string => w !== undefined).join('; ') || undefined;
   return {
     run: {
       id,

@@ -22,8 +22,8 @@ describe('fields read from the config schema', () => {
     // lr = z.number().positive().default(1e-4)
     expect(describeRange(FIELD_BY_KEY.lr.range!)).toBe('> 0');
     expect(FIELD_BY_KEY.lr.defaultText).toBe('0.0001');
-    // rolloutsPerPrompt = z.number().int().min(1).default(8)
-    expect(describeRange(FIELD_BY_KEY.K.range!)).toBe('whole number ≥ 1');
+    // rolloutsPerPrompt = z.number().int().min(1).max(CONFIG_MAXIMA.rolloutsPerPrompt = 256).default(8)
+    expect(describeRange(FIELD_BY_KEY.K.range!)).toBe('whole number 1 – 256');
     expect(FIELD_BY_KEY.K.defaultText).toBe('8');
     // annealHorizon default 0 means "the whole run" (resolveConfig fills it later)
     expect(FIELD_BY_KEY.horizon.defaultText).toBe('0');

@@ -142,17 +142,49 @@ describe('pact train', () => {
     expect(errors.at(-1)).toMatch(/the checkpoint is at step 3 of 3; nothing is left to train \(--steps N with N > 3 extends the run\)/);
     expect(await main(['train', '--resume', path.join(cut, 'checkpoint-3'), '--config', path.join(dir, 'tiny.json')], sink)).toBe(2);
     expect(errors.at(-1)).toMatch(/drop --config/);
-    expect(await main(['train', '--resume', cut, '--backend', 'wasm'], sink)).toBe(2);
-    expect(errors.at(-1)).toMatch(/not a checkpoint folder: model\.safetensors, optimizer\.safetensors, trainer_state\.json are missing \(found: config\.json, metrics\.jsonl\)/);
+    expect(await main(['train', '--resume', path.join(dir, 'policy'), '--backend', 'wasm'], sink)).toBe(2);
+    expect(errors.at(-1)).toMatch(/neither a checkpoint folder \(no trainer_state\.json\) nor a run folder with checkpoint-<step> folders/);
     expect((await readMetrics(path.join(cut, 'metrics.jsonl'))).map((l) => l.step)).toEqual([1, 2, 3]);
-  }, 240_000);
+
+    // The run folder itself: its last checkpoint that reads back whole. A newer one torn by a
+    // crash (model.safetensors cut short) and a leftover temporary folder are passed over, and a
+    // torn last metrics line is dropped with a warning.
+    await cp(path.join(cut, 'checkpoint-3'), path.join(cut, 'checkpoint-4'), { recursive: true });
+    const torn = await readFile(path.join(cut, 'checkpoint-4', 'model.safetensors'));
+    await writeFile(path.join(cut, 'checkpoint-4', 'model.safetensors'), torn.subarray(0, torn.length - 100));
+    await mkdir(path.join(cut, '.partial-checkpoint-5-abc123'));
+    await writeFile(path.join(cut, 'metrics.jsonl'), (await readFile(path.join(cut, 'metrics.jsonl'), 'utf8')) + '{"type":"step","run":"pact-s1","step":4,"rew');
+    err.length = 0;
+    out.length = 0;
+    expect(await main(['train', '--resume', cut, '--steps', '4', '--backend', 'wasm'], io)).toBe(0);
+    expect(err.some((l) => /^warning: skipped checkpoint-4: model\.safetensors is \d+ bytes but checkpoint_manifest\.json says \d+ \(a truncated or altered file\)$/.test(l))).toBe(true);
+    expect(err).toContain('warning: metrics.jsonl line 4 was cut by the interruption and is dropped: {"type":"step","run":"pact-s1","step":4,"rew');
+    expect(out).toContain('  resumed at step 3 of 4');
+    expect((await readMetrics(path.join(cut, 'metrics.jsonl'))).map((l) => l.step)).toEqual([1, 2, 3, 4]);
+    const resumedState = await readCheckpointState(createNodeFolderReader(path.join(cut, 'checkpoint-4')));
+    expect([resumedState.step, resumedState.dataCursor]).toEqual([4, 4]);
+  }, 300_000);
 
   it('keeps the metrics lines up to the resumed step, evaluations included', () => {
     const text = ['{"type":"eval","step":0}', '{"type":"step","step":1}', '{"type":"eval","step":1}', '', '{"type":"step","step":2}', '{"type":"eval","step":2}', ''].join('\n');
     expect(keepMetricsUpTo(text, 1)).toEqual({ text: '{"type":"eval","step":0}\n{"type":"step","step":1}\n{"type":"eval","step":1}\n', dropped: 2 });
     expect(keepMetricsUpTo('', 4)).toEqual({ text: '', dropped: 0 });
-    expect(() => keepMetricsUpTo('{"type":"step","step":1}\n{oops', 1)).toThrow(/metrics\.jsonl line 2: not valid JSON/);
-    expect(() => keepMetricsUpTo('{"type":"step"}', 1)).toThrow(/metrics\.jsonl line 1: expected an object with a numeric "step"/);
+    // A bad line before the last is damage, not an interrupted write: it names the line.
+    expect(() => keepMetricsUpTo('{"type":"step","step":1}\n{oops\n{"type":"step","step":2}', 1)).toThrow(/metrics\.jsonl line 2: not valid JSON/);
+    expect(() => keepMetricsUpTo('{"type":"step"}\n{"type":"step","step":1}', 1)).toThrow(/metrics\.jsonl line 1: expected an object with a numeric "step"/);
+  });
+
+  it('drops a torn last metrics line (a write cut by a kill) and reports it', () => {
+    expect(keepMetricsUpTo('{"type":"step","step":1}\n{"type":"step","step":2}\n{"type":"step","st', 2)).toEqual({
+      text: '{"type":"step","step":1}\n{"type":"step","step":2}\n',
+      dropped: 0,
+      torn: { line: 3, excerpt: '{"type":"step","st' },
+    });
+    expect(keepMetricsUpTo('{"type":"step","step":1}\r\n{"type":"step","step":2}\r\n{"type":"eval"', 1)).toEqual({
+      text: '{"type":"step","step":1}\n',
+      dropped: 1,
+      torn: { line: 3, excerpt: '{"type":"eval"' },
+    });
   });
 
   it('writes NaN as null and draws the progress bar from the step count', () => {

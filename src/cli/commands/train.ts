@@ -1,7 +1,7 @@
 /**
  * `pact train --config experiments/NAME.json [--steps N] [--backend wasm|cpu]
  *             [--out DIR] [--run ID] [--eval-every N] [--public DIR]`
- * `pact train --resume DIR/checkpoint-<step> [--steps N] [--eval-every N] [--backend …]`
+ * `pact train --resume RUN_DIR[/checkpoint-<step>] [--steps N] [--eval-every N] [--backend …]`
  *
  * Runs every run of an experiment file (src/recipes/experiment.ts: base + runs × seeds;
  * `"recipe": "*"` = every registered recipe) with the same Trainer the worker uses.
@@ -10,25 +10,28 @@
  *                       {type: 'eval', run, …EvalMetrics} (NaN written as null)
  *   checkpoint-<step>/  config.json + model.safetensors + pruned_vocab.json (Hugging Face
  *                       Qwen3 folder) + optimizer.safetensors + reference.safetensors +
- *                       trainer_state.json, every `checkpointEvery` steps and at the end
+ *                       trainer_state.json + checkpoint_manifest.json, every `checkpointEvery`
+ *                       steps and at the end, written atomically (writeFolderAtomically)
  * Progress: a bar redrawn in place on a TTY, one line per step otherwise.
  *
- * `--resume` continues the run a checkpoint folder belongs to (its parent folder) with the
+ * `--resume` continues the run a checkpoint folder belongs to (its parent folder), or given a
+ * run folder its last checkpoint that reads back whole, with the
  * config saved in its trainer_state.json, as the app resumes a run from IndexedDB: the
  * trainer state (weights, π_ref, AdamW moments, step, data cursor, RNG) is restored, so the
  * steps after it are the ones the run would have taken without the interruption. The lines
  * of metrics.jsonl after the checkpoint's step (written before an interruption) are dropped,
- * the rest kept. `--steps N` beyond the saved step count extends the run; the saved config
+ * the rest kept; a torn last line (a write cut by the interruption) is dropped with a warning.
+ * `--steps N` beyond the saved step count extends the run; the saved config
  * already holds the resolved annealing horizon S, so λa and the prefix level stay where the
  * schedule ended instead of being stretched.
  */
-import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { limitText, splitJsonlLines } from '../../core/untrustedJson';
 import { expandExperiment, type ExperimentRun } from '../../recipes/experiment';
 import { isFtrlEvalFile } from '../../experiments/ftrlEvalConfig';
 import type { EvalMetrics, StepMetrics } from '../../recipes/types';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
-import { parseMetricsJsonl } from './plot';
 import { prepareTfjs } from './score';
 
 /** The tfjs-dependent modules, imported after prepareTfjs registered Node's resolve hook. */
@@ -45,7 +48,7 @@ type TrainingModules = Awaited<ReturnType<typeof importTrainingModules>>;
 
 const USAGE = `usage: pact train --config experiments/NAME.json [--steps N] [--backend wasm|cpu]
                   [--out DIR] [--run ID] [--eval-every N] [--public DIR]
-       pact train --resume RUN_DIR/checkpoint-<step> [--steps N] [--eval-every N] [--backend B]
+       pact train --resume RUN_DIR[/checkpoint-<step>] [--steps N] [--eval-every N] [--backend B]
 
 Trains every run of an experiment file (base config + runs × seeds; "recipe": "*" expands
 to every registered recipe).
@@ -55,9 +58,11 @@ to every registered recipe).
   --run ID         only the runs whose id or name equals ID (repeat with commas)
   --eval-every N   override evalEvery (0 = no held-out evaluation)
   --public DIR     folder holding warm-start/ (default public)
-  --resume CKPT    continue the run of a checkpoint folder written by pact train, with the
-                   config it saved (--steps N beyond its step count extends it); metrics
-                   after the checkpoint's step are dropped from RUN_DIR/metrics.jsonl
+  --resume DIR     continue a run written by pact train: DIR is its run folder (its last
+                   checkpoint-<step> that reads back whole is taken) or one checkpoint
+                   folder; with the config it saved (--steps N beyond its step count
+                   extends it); metrics after the checkpoint's step are dropped from
+                   RUN_DIR/metrics.jsonl, and a torn last line with a warning
 Writes metrics.jsonl and checkpoint-<step>/ folders (Hugging Face safetensors + config.json
 + trainer_state.json) per run.
 An evaluation file ("kind": "ftrl-eval") is evaluated instead, as pact eval-ftrl --config:
@@ -89,16 +94,49 @@ function parsePositiveInt(flag: string, text: string, min = 1): number {
   return Number(text);
 }
 
+/** The step of a metrics line, or why it is not a metrics record. */
+function readMetricsStep(line: string): number | string {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(line);
+  } catch (e) {
+    return `not valid JSON (${limitText((e as Error).message, 120)})`;
+  }
+  const step = typeof obj === 'object' && obj !== null ? (obj as { step?: unknown }).step : undefined;
+  return typeof step === 'number' ? step : 'expected an object with a numeric "step"';
+}
+
 /**
  * The metrics.jsonl text of a run resumed at `step`: its lines up to that step (steps and
- * evaluations), as written, without those written after it before the interruption.
- * Throws, naming the line, on a line that is not a metrics record (parseMetricsJsonl).
+ * evaluations), as written, without those written after it before the interruption. A last
+ * line that is not a metrics record is a write the interruption cut: it is dropped and
+ * reported as `torn` (its line number and an excerpt). Any other bad line throws, naming it.
  */
-export function keepMetricsUpTo(text: string, step: number): { text: string; dropped: number } {
-  const rows = parseMetricsJsonl(text, 'metrics.jsonl');
-  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== ''); // the rows' lines, in order
-  const kept = lines.filter((_, i) => rows[i].step <= step);
-  return { text: kept.map((l) => l + '\n').join(''), dropped: lines.length - kept.length };
+export function keepMetricsUpTo(text: string, step: number): { text: string; dropped: number; torn?: { line: number; excerpt: string } } {
+  const lines = splitJsonlLines(text).filter((l) => l.text.trim() !== '');
+  const kept: string[] = [];
+  let torn: { line: number; excerpt: string } | undefined;
+  lines.forEach(({ line, text: lineText }, i) => {
+    const rowStep = readMetricsStep(lineText);
+    if (typeof rowStep === 'number') {
+      if (rowStep <= step) kept.push(lineText);
+    } else if (i === lines.length - 1) {
+      torn = { line, excerpt: limitText(lineText, 80) };
+    } else {
+      throw new Error(`metrics.jsonl line ${line}: ${rowStep}`);
+    }
+  });
+  return { text: kept.map((l) => l + '\n').join(''), dropped: lines.length - kept.length - (torn ? 1 : 0), ...(torn ? { torn } : {}) };
+}
+
+/** `checkpoint-<step>` folders of a run folder, newest first (temporary `.partial-…` ones never match). */
+export async function listCheckpointFolders(runDir: string): Promise<{ step: number; dir: string }[]> {
+  const entries = await readdir(runDir, { withFileTypes: true });
+  return entries
+    .map((e) => ({ e, m: /^checkpoint-(\d+)$/.exec(e.name) }))
+    .filter(({ e, m }) => m !== null && e.isDirectory())
+    .map(({ e, m }) => ({ step: Number(m![1]), dir: path.join(runDir, e.name) }))
+    .sort((a, b) => b.step - a.step);
 }
 
 /** The step metrics that must be finite and are not; 'no step' when a training run took none. */
@@ -129,8 +167,9 @@ async function trainRun(
   const metricsPath = path.join(dir, 'metrics.jsonl');
   if (resume) {
     const previous = await readFile(metricsPath, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? '' : Promise.reject(e)));
-    const { text, dropped } = keepMetricsUpTo(previous, resume.state.step);
+    const { text, dropped, torn } = keepMetricsUpTo(previous, resume.state.step);
     await writeFile(metricsPath, text);
+    if (torn) io.err(`warning: metrics.jsonl line ${torn.line} was cut by the interruption and is dropped: ${torn.excerpt}`);
     if (dropped > 0) io.out(`  dropped ${dropped} metrics line(s) written after step ${resume.state.step}`);
   } else {
     await writeFile(metricsPath, '');
@@ -148,7 +187,7 @@ async function trainRun(
   let last: StepMetrics | undefined;
   const saveCheckpoint = async () => {
     const files = m.buildCheckpointFiles(await trainer.exportState(), assets.policy.model.config, assets.policy.mapping);
-    await m.writeFolderFiles(path.join(dir, `checkpoint-${trainer.completedSteps}`), files);
+    await m.writeFolderAtomically(path.join(dir, `checkpoint-${trainer.completedSteps}`), files);
   };
   const evaluate = async () => {
     const e = await trainer.evaluate();
@@ -181,12 +220,56 @@ async function trainRun(
   return { last, evals };
 }
 
-/** `pact train --resume DIR`: the run of a checkpoint folder, continued in its parent folder. */
-async function resumeRun(checkpointDir: string, options: { backend: string; overrides: Record<string, unknown>; publicDir: string }, io: CliIO): Promise<number> {
-  const { m, backend } = await prepareTraining(options.backend, io);
-  let folder: CheckpointFolder;
+/**
+ * What `--resume DIR` continues from: DIR itself when it is a checkpoint folder (it holds
+ * trainer_state.json), else the newest `checkpoint-<step>` of the run folder DIR that reads back
+ * whole; the newer ones that do not are named in `skipped`.
+ */
+async function findResumeCheckpoint(
+  m: TrainingModules,
+  dir: string,
+): Promise<{ checkpointDir: string; folder: CheckpointFolder; skipped: string[] }> {
+  const read = (d: string) => m.readCheckpointFolder(m.createNodeFolderReader(d), { knownRecipes: m.listRecipes() });
+  const isCheckpoint = await stat(path.join(dir, m.TRAINER_STATE_FILE)).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  if (isCheckpoint) {
+    try {
+      return { checkpointDir: dir, folder: await read(dir), skipped: [] };
+    } catch (e) {
+      throw new Error(`--resume ${dir}: ${(e as Error).message}`);
+    }
+  }
+  let candidates;
   try {
-    folder = await m.readCheckpointFolder(m.createNodeFolderReader(checkpointDir), { knownRecipes: m.listRecipes() });
+    candidates = await listCheckpointFolders(dir);
+  } catch (e) {
+    throw new Error(`--resume ${dir}: ${(e as Error).message}`);
+  }
+  const skipped: string[] = [];
+  for (const { dir: checkpointDir } of candidates) {
+    try {
+      return { checkpointDir, folder: await read(checkpointDir), skipped };
+    } catch (e) {
+      skipped.push(`${path.basename(checkpointDir)}: ${(e as Error).message}`);
+    }
+  }
+  throw new Error(
+    candidates.length === 0
+      ? `--resume ${dir}: neither a checkpoint folder (no ${m.TRAINER_STATE_FILE}) nor a run folder with checkpoint-<step> folders`
+      : `--resume ${dir}: no checkpoint reads back whole:\n  ${skipped.join('\n  ')}`,
+  );
+}
+
+/** `pact train --resume DIR`: the run of a checkpoint folder, continued in its parent folder. */
+async function resumeRun(resumeDir: string, options: { backend: string; overrides: Record<string, unknown>; publicDir: string }, io: CliIO): Promise<number> {
+  const { m, backend } = await prepareTraining(options.backend, io);
+  const { checkpointDir, folder, skipped } = await findResumeCheckpoint(m, resumeDir);
+  for (const s of skipped) io.err(`warning: skipped ${s}`);
+  for (const w of folder.warnings) io.err(`warning: ${path.basename(checkpointDir)}: ${w}`);
+  try {
+    m.checkResumableState(folder.state);
   } catch (e) {
     throw new Error(`--resume ${checkpointDir}: ${(e as Error).message}`);
   }

@@ -13,6 +13,7 @@
  * is reported with its line number and skipped.
  */
 import { ftrlSolveMetrics, meanSolveMetrics, type CallOutput, type SolveMetrics } from '../../core/metrics';
+import { excerptValue, findJsonHazard, limitText, setOwn, splitJsonlLines } from '../../core/untrustedJson';
 
 export interface FtrlTask {
   /** The task's own `id`, else its line index as a string. */
@@ -55,24 +56,29 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** Splits JSONL text into [1-based line number, parsed object] pairs, reporting bad lines. */
+/** Splits JSONL text (splitJsonlLines) into [1-based line number, parsed object] pairs, reporting bad lines. */
 function parseJsonLines(text: string, file: LineProblem['file'], problems: LineProblem[]): [number, Record<string, unknown>][] {
   const rows: [number, Record<string, unknown>][] = [];
-  text.split(/\r?\n/).forEach((raw, i) => {
-    if (raw.trim() === '') return;
+  for (const { line, text: raw } of splitJsonlLines(text)) {
+    if (raw.trim() === '') continue;
     let value: unknown;
     try {
       value = JSON.parse(raw);
     } catch (e) {
-      problems.push({ file, line: i + 1, message: `invalid JSON (${e instanceof Error ? e.message : String(e)})` });
-      return;
+      problems.push({ file, line, message: limitText(`invalid JSON (${e instanceof Error ? e.message : String(e)})`) });
+      continue;
     }
     if (!isPlainObject(value)) {
-      problems.push({ file, line: i + 1, message: 'not a JSON object' });
-      return;
+      problems.push({ file, line, message: 'not a JSON object' });
+      continue;
     }
-    rows.push([i + 1, value]);
-  });
+    const hazard = findJsonHazard(value);
+    if (hazard) {
+      problems.push({ file, line, message: limitText(`${hazard.path.join('.')}: ${hazard.message}`) });
+      continue;
+    }
+    rows.push([line, value]);
+  }
   return rows;
 }
 
@@ -97,9 +103,9 @@ export function parseFtrlTask(obj: Record<string, unknown>, index: number): Ftrl
   const unsolvedSet: Record<string, string[]> = {};
   for (const [tool, answers] of Object.entries(unsolved)) {
     if (!Array.isArray(answers) || !answers.every((a) => typeof a === 'string')) {
-      throw new Error(`unsolved_set["${tool}"] must be an array of strings`);
+      throw new Error(`unsolved_set[${excerptValue(tool)}] must be an array of strings`);
     }
-    unsolvedSet[tool] = answers;
+    setOwn(unsolvedSet, tool, answers);
   }
   const category = readFtrlCategory(obj);
   const ownId = obj.id;

@@ -8,8 +8,10 @@
  * (`self/<category>`), optionally `id` and `category`. `tools`, `codes` and
  * `unsolved_set` may be JSON strings (as in FTRL's files) or already objects.
  *
- * A bad line is reported with its 1-based line number and the field path at fault, and
- * the other lines are kept. Works on a string (a browser `File.text()` or Node's fs).
+ * A bad line is reported with its 1-based line number and the field path at fault, values
+ * cut to a short excerpt, and the other lines are kept (src/core/untrustedJson.ts: a leading
+ * BOM, CR / U+2028 line ends, nesting deeper than MAX_JSON_DEPTH and "__proto__" keys).
+ * Names from the file index only null-safe maps. Works on a string (`File.text()` or fs).
  *
  * The converted task is then checked by the project's task schema (`taskSchema.ts`); its
  * remarks become warnings, not errors (see `listTaskWarnings`).
@@ -19,6 +21,7 @@
  * extra JSON-schema keys of a parameter (`format`, `minimum`, …) are kept unchecked;
  * extra keys of `parameters` itself are dropped.
  */
+import { MAX_JSON_DEPTH, excerptValue, findJsonHazard, limitText, setOwn, splitJsonlLines } from '../../core/untrustedJson';
 import { TaskZ, checkTaskConsistency, formatPath } from '../taskSchema';
 import { TASK_CATEGORIES, type ParamSchema, type Task, type TaskCategory, type ToolCall, type ToolSchema } from '../types';
 
@@ -72,16 +75,26 @@ function describeType(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** Refuses a value nested too deep or holding a "__proto__" key, naming where (under `field`). */
+function checkHazard(value: unknown, under: string[], maxDepth = MAX_JSON_DEPTH): void {
+  const hazard = findJsonHazard(value, maxDepth);
+  if (hazard) throw new FtrlFieldError(formatPath([...under, ...hazard.path]) || '(line)', hazard.message);
+}
+
 /** Accepts the field as an object/array or as JSON text holding one. */
 function readJsonField(record: Record<string, unknown>, field: string): unknown {
-  const value = record[field];
+  const value = Object.hasOwn(record, field) ? record[field] : undefined;
   if (value === undefined) throw new FtrlFieldError(field, 'missing');
   if (typeof value !== 'string') return value;
+  let parsed: unknown;
   try {
-    return JSON.parse(value);
+    parsed = JSON.parse(value);
   } catch (err) {
-    throw new FtrlFieldError(field, `is a string but not valid JSON (${(err as Error).message})`);
+    throw new FtrlFieldError(field, `is a string but not valid JSON (${limitText((err as Error).message, 120)})`);
   }
+  // The record's own depth was checked; text inside it counts from the field's level.
+  checkHazard(parsed, [field], MAX_JSON_DEPTH - 1);
+  return parsed;
 }
 
 /** The question: the text after the last `Question:` marker, else the whole message. */
@@ -136,21 +149,21 @@ function readTools(record: Record<string, unknown>): ToolSchema[] {
   return tools.map((tool, i) => {
     const path = `tools[${i}]`;
     if (!isPlainObject(tool)) throw new FtrlFieldError(path, `must be an object, got ${describeType(tool)}`);
-    if (tool.type !== 'function') throw new FtrlFieldError(`${path}.type`, `must be "function", got ${JSON.stringify(tool.type)}`);
+    if (tool.type !== 'function') throw new FtrlFieldError(`${path}.type`, `must be "function", got ${excerptValue(tool.type)}`);
     const fn = tool.function;
     if (!isPlainObject(fn)) throw new FtrlFieldError(`${path}.function`, `must be an object, got ${describeType(fn)}`);
     if (typeof fn.name !== 'string' || fn.name === '') throw new FtrlFieldError(`${path}.function.name`, 'must be a non-empty string');
-    if (seen.has(fn.name)) throw new FtrlFieldError(`${path}.function.name`, `duplicate tool name "${fn.name}"`);
+    if (seen.has(fn.name)) throw new FtrlFieldError(`${path}.function.name`, `duplicate tool name ${excerptValue(fn.name)}`);
     seen.add(fn.name);
     const description = fn.description ?? '';
     if (typeof description !== 'string') throw new FtrlFieldError(`${path}.function.description`, 'must be a string');
     const params = fn.parameters ?? { type: 'object', properties: {} };
     if (!isPlainObject(params)) throw new FtrlFieldError(`${path}.function.parameters`, `must be an object, got ${describeType(params)}`);
-    if (params.type !== 'object') throw new FtrlFieldError(`${path}.function.parameters.type`, `must be "object", got ${JSON.stringify(params.type)}`);
+    if (params.type !== 'object') throw new FtrlFieldError(`${path}.function.parameters.type`, `must be "object", got ${excerptValue(params.type)}`);
     const properties = params.properties ?? {};
     if (!isPlainObject(properties)) throw new FtrlFieldError(`${path}.function.parameters.properties`, 'must be an object');
     for (const [key, schema] of Object.entries(properties)) {
-      if (!isPlainObject(schema)) throw new FtrlFieldError(`${path}.function.parameters.properties.${key}`, `must be an object, got ${describeType(schema)}`);
+      if (!isPlainObject(schema)) throw new FtrlFieldError(formatPath(['tools', i, 'function', 'parameters', 'properties', key]), `must be an object, got ${describeType(schema)}`);
     }
     const required = params.required;
     if (required !== undefined && (!Array.isArray(required) || !required.every((r) => typeof r === 'string'))) {
@@ -176,11 +189,11 @@ function readCodes(record: Record<string, unknown>, toolNames: readonly string[]
   if (!isPlainObject(codes)) throw new FtrlFieldError('codes', `must be an object {toolName: pythonSource}, got ${describeType(codes)}`);
   const implementations: Task['implementations'] = {};
   for (const [name, source] of Object.entries(codes)) {
-    if (typeof source !== 'string') throw new FtrlFieldError(`codes.${name}`, `must be Python source text, got ${describeType(source)}`);
-    implementations[name] = { language: 'python', source };
+    if (typeof source !== 'string') throw new FtrlFieldError(formatPath(['codes', name]), `must be Python source text, got ${describeType(source)}`);
+    setOwn(implementations, name, { language: 'python', source });
   }
   for (const name of toolNames) {
-    if (!(name in implementations)) throw new FtrlFieldError(`codes.${name}`, 'missing: every tool in tools needs its Python source');
+    if (!Object.hasOwn(implementations, name)) throw new FtrlFieldError(formatPath(['codes', name]), 'missing: every tool in tools needs its Python source');
   }
   return implementations;
 }
@@ -190,13 +203,18 @@ function readUnsolvedSet(record: Record<string, unknown>, toolNames: ReadonlySet
   if (!isPlainObject(unsolved)) throw new FtrlFieldError('unsolved_set', `must be an object {toolName: [answers]}, got ${describeType(unsolved)}`);
   const out: Record<string, string[]> = {};
   for (const [name, answers] of Object.entries(unsolved)) {
-    if (!toolNames.has(name)) throw new FtrlFieldError(`unsolved_set.${name}`, 'names no tool in tools');
-    if (!Array.isArray(answers)) throw new FtrlFieldError(`unsolved_set.${name}`, `must be an array of answers, got ${describeType(answers)}`);
-    out[name] = answers.map((a, i) => {
-      if (typeof a === 'string') return a;
-      if (typeof a === 'number') return String(a);
-      throw new FtrlFieldError(`unsolved_set.${name}[${i}]`, `must be a string, got ${describeType(a)}`);
-    });
+    const path = formatPath(['unsolved_set', name]);
+    if (!toolNames.has(name)) throw new FtrlFieldError(path, 'names no tool in tools');
+    if (!Array.isArray(answers)) throw new FtrlFieldError(path, `must be an array of answers, got ${describeType(answers)}`);
+    setOwn(
+      out,
+      name,
+      answers.map((a, i) => {
+        if (typeof a === 'string') return a;
+        if (typeof a === 'number') return String(a);
+        throw new FtrlFieldError(`${path}[${i}]`, `must be a string, got ${describeType(a)}`);
+      }),
+    );
   }
   return out;
 }
@@ -207,7 +225,7 @@ function readCategory(record: Record<string, unknown>): TaskCategory {
   if (typeof raw !== 'string') throw new FtrlFieldError(field, `must be a string such as "self/multi_hop", got ${describeType(raw)}`);
   const name = raw.slice(raw.lastIndexOf('/') + 1);
   if (!(TASK_CATEGORIES as readonly string[]).includes(name)) {
-    throw new FtrlFieldError(field, `"${raw}" names no category; expected one of ${TASK_CATEGORIES.join(', ')}`);
+    throw new FtrlFieldError(field, `${excerptValue(raw)} names no category; expected one of ${TASK_CATEGORIES.join(', ')}`);
   }
   return name as TaskCategory;
 }
@@ -218,6 +236,7 @@ function readCategory(record: Record<string, unknown>): TaskCategory {
  */
 export function parseFtrlRecord(record: unknown, index: number): Task {
   if (!isPlainObject(record)) throw new FtrlFieldError('(line)', `must be a JSON object, got ${describeType(record)}`);
+  checkHazard(record, []);
   const question = readQuestion(record);
   const tools = readTools(record);
   const toolNames = tools.map((t) => t.function.name);
@@ -258,9 +277,13 @@ export function listTaskWarnings(task: Task): { field: string; message: string }
   return issues.map((w) => ({ field: w.field, message: `${w.message} (project task schema)` }));
 }
 
+/** Longest message of one line's error or warning. */
+const MAX_MESSAGE_CHARS = 300;
+
 /**
- * Parses FTRL JSONL text. Blank lines are skipped; a bad line yields an error with its
- * 1-based number and field, and the other lines are kept. Ids default to
+ * Parses FTRL JSONL text (lines as `splitJsonlLines` cuts them). Blank lines are skipped; a
+ * bad line yields an error with its 1-based number and field, and the other lines are kept:
+ * whatever goes wrong inside one line stays that line's error. Ids default to
  * `ftrl-<0-based line index>`.
  */
 export function parseFtrlJsonl(text: string): FtrlImportResult {
@@ -268,24 +291,25 @@ export function parseFtrlJsonl(text: string): FtrlImportResult {
   const tasks: Task[] = [];
   const errors: FtrlLineError[] = [];
   const warnings: FtrlLineError[] = [];
-  const lines = text.split(/\r?\n/);
-  lines.forEach((lineText, i) => {
-    if (lineText.trim() === '') return;
+  const report = (list: FtrlLineError[], line: number, field: string, message: string) =>
+    list.push({ line, field: limitText(field, 120), message: limitText(message, MAX_MESSAGE_CHARS) });
+  for (const { line, text: lineText } of splitJsonlLines(text)) {
+    if (lineText.trim() === '') continue;
     let record: unknown;
     try {
       record = JSON.parse(lineText);
     } catch (err) {
-      errors.push({ line: i + 1, field: '(line)', message: `not valid JSON (${(err as Error).message})` });
-      return;
+      report(errors, line, '(line)', `not valid JSON (${(err as Error).message})`);
+      continue;
     }
     try {
-      const task = parseFtrlRecord(record, i);
+      const task = parseFtrlRecord(record, line - 1);
       tasks.push(task);
-      for (const w of listTaskWarnings(task)) warnings.push({ line: i + 1, ...w });
+      for (const w of listTaskWarnings(task)) report(warnings, line, w.field, w.message);
     } catch (err) {
-      if (err instanceof FtrlFieldError) errors.push({ line: i + 1, field: err.field, message: err.message.slice(err.field.length + 2) });
-      else throw err;
+      if (err instanceof FtrlFieldError) report(errors, line, err.field, err.message.slice(err.field.length + 2));
+      else report(errors, line, '(line)', `could not be read (${(err as Error).name}: ${(err as Error).message})`);
     }
-  });
+  }
   return { tasks, errors, warnings };
 }

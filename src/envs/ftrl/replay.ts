@@ -12,6 +12,7 @@
  * output also verifies another expected answer of the same tool and takes it first).
  */
 import { answerVerify, ftrlSolveMetrics, meanSolveMetrics, type CallOutput, type SolveMetrics } from '../../core';
+import { setOwn } from '../../core/untrustedJson';
 import { TASK_CATEGORIES, type Task, type TaskCategory, type ToolCall } from '../types';
 import { GOLD_CALL_SEARCH_SOURCE, type FtrlGoldCall } from './goldCallSearch';
 import { callTaskTool, type PyodideExecutor } from './pyodideExecutor';
@@ -44,7 +45,7 @@ function listExpected(task: Task): { name: string; expected: string }[] {
 /** Reconstructs the gold calls of one FTRL task (see `goldCallSearch.ts`). */
 export async function reconstructFtrlGoldCalls(executor: PyodideExecutor, task: Task, options: { timeoutMs?: number } = {}): Promise<FtrlReconstruction> {
   const codes: Record<string, string> = {};
-  for (const [name, impl] of Object.entries(task.implementations)) if (impl.language === 'python') codes[name] = impl.source;
+  for (const [name, impl] of Object.entries(task.implementations)) if (impl.language === 'python') setOwn(codes, name, impl.source);
   const input = JSON.stringify({ question: task.question, codes, tools: task.tools, unsolvedSet: task.unsolvedSet });
   let entries: SearchEntry[];
   try {

@@ -8,6 +8,7 @@
  * Simplification: ToolBench's character class also keeps `^`; we keep it too, and we
  * fall back to `api` / `tool` when a name standardizes to the empty string.
  */
+import { setOwn } from '../../core/untrustedJson';
 import type { ToolSchema, ParamSchema } from '../types';
 import type { ToolDocument, ToolParam } from './types';
 
@@ -126,7 +127,7 @@ export function convertToolDocumentToSchema(doc: ToolDocument): ToolSchema {
   for (const param of [...doc.requiredParameters, ...doc.optionalParameters]) {
     const schema: ParamSchema = { type: convertParamType(param.type), description: param.description };
     if (param.default !== undefined) schema.default = param.default;
-    properties[param.name] = schema;
+    setOwn(properties, param.name, schema); // a parameter name from the file, even "__proto__", stays a key
   }
   return {
     type: 'function',

@@ -14,7 +14,9 @@ import { listIgnoredTensorNames, validateQwen3Tensors } from './hfNames';
 import {
   loadShardedSafetensors,
   parseSafetensors,
+  readSafetensorsHeaderOf,
   writeSafetensors,
+  type ParsedSafetensors,
   type ParseOptions,
   type SafetensorsTensor,
   type WritableTensor,
@@ -24,6 +26,27 @@ import {
 export interface FolderReader {
   listFiles(): Promise<string[]>;
   readFile(name: string): Promise<Uint8Array>;
+  /** A file's size in bytes (optional, with readFileRange: lets a header be checked before the data is read). */
+  fileSize?(name: string): Promise<number>;
+  /** `length` bytes of a file from byte `offset` (optional, see fileSize). */
+  readFileRange?(name: string, offset: number, length: number): Promise<Uint8Array>;
+}
+
+/**
+ * Reads and parses one safetensors file of a folder. When the reader has ranged reads, the
+ * header is read and checked first (8 + N bytes), so a bad file is refused without reading
+ * its data into memory.
+ */
+export async function readSafetensorsFile(reader: FolderReader, name: string, options: ParseOptions = {}): Promise<ParsedSafetensors> {
+  await checkSafetensorsHeader(reader, name, options);
+  return parseSafetensors(await reader.readFile(name), options);
+}
+
+/** Checks a safetensors file's header through ranged reads, when the reader has them (else nothing). */
+async function checkSafetensorsHeader(reader: FolderReader, name: string, options: ParseOptions): Promise<void> {
+  if (!reader.fileSize || !reader.readFileRange) return;
+  const size = await reader.fileSize(name);
+  await readSafetensorsHeaderOf((offset, length) => reader.readFileRange!(name, offset, length), size, options);
 }
 
 export const CONFIG_FILE = 'config.json';
@@ -84,10 +107,17 @@ export async function loadQwen3Folder(reader: FolderReader, options: ParseOption
 
   let parsed;
   if (files.has(WEIGHTS_FILE)) {
-    parsed = parseSafetensors(await reader.readFile(WEIGHTS_FILE), options);
+    parsed = await readSafetensorsFile(reader, WEIGHTS_FILE, options);
   } else if (files.has(WEIGHTS_INDEX_FILE)) {
     const index = await readJsonObject(reader, WEIGHTS_INDEX_FILE);
-    parsed = await loadShardedSafetensors(index, (name) => reader.readFile(name), options);
+    parsed = await loadShardedSafetensors(
+      index,
+      async (name) => {
+        await checkSafetensorsHeader(reader, name, options); // a bad shard is refused before it is read whole
+        return reader.readFile(name);
+      },
+      options,
+    );
   } else {
     throw new Qwen3FolderError(
       `folder has neither ${WEIGHTS_FILE} nor ${WEIGHTS_INDEX_FILE} (found: ${formatFileList(files)})`,

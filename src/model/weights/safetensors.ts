@@ -10,6 +10,9 @@
  * (offsets contiguous, no holes, every byte indexed, size = numel × dtype size), and a hostile
  * file (huge header length, bad JSON, offsets past the end) gives a `SafetensorsError`, never a
  * crash or a giant allocation: nothing is allocated before the header has been validated.
+ * `readSafetensorsHeaderOf` checks a file's header through ranged reads (8 + N bytes), so a
+ * bad 2 GB file is refused without reading it; names from the header index nothing but Maps
+ * and own properties (a dtype "constructor" is an unknown dtype).
  *
  * Writing: F32 only, tensors sorted by name (the Python library sorts by dtype, then name; with
  * one dtype that is by name), "__metadata__" first, header padded with spaces to 8 bytes.
@@ -17,11 +20,13 @@
  * Simplifies: integer / F64 / F8 dtypes are recognised (for offset checks) but not decoded.
  */
 
+import { excerptValue, limitText, setOwn } from '../../core/untrustedJson';
+
 /** An error in a safetensors file or index; `tensorName` is set when one tensor is at fault. */
 export class SafetensorsError extends Error {
   readonly tensorName?: string;
   constructor(message: string, tensorName?: string) {
-    super(tensorName === undefined ? message : `tensor "${tensorName}": ${message}`);
+    super(tensorName === undefined ? message : `tensor ${excerptValue(tensorName)}: ${message}`);
     this.name = 'SafetensorsError';
     this.tensorName = tensorName;
   }
@@ -96,25 +101,52 @@ function isFloatDtype(dtype: string): dtype is FloatDtype {
 
 /** Reads and validates the header; allocates nothing proportional to the claimed sizes. */
 export function readSafetensorsHeader(bytes: Uint8Array, options: ParseOptions = {}): SafetensorsHeader {
+  const headerBytes = readHeaderLength(bytes.subarray(0, 8), bytes.length, options);
+  return checkHeader(bytes.subarray(8, 8 + headerBytes), bytes.length);
+}
+
+/** `length` bytes of a file from byte `offset` (a Blob slice, a file handle read). */
+export type ReadRange = (offset: number, length: number) => Promise<Uint8Array>;
+
+/**
+ * Reads and validates the header of a file of `fileBytes` bytes through ranged reads: the
+ * 8-byte length, then the header, never the tensor data.
+ */
+export async function readSafetensorsHeaderOf(readRange: ReadRange, fileBytes: number, options: ParseOptions = {}): Promise<SafetensorsHeader> {
+  const first = fileBytes < 8 ? new Uint8Array(0) : await readRange(0, 8);
+  const headerBytes = readHeaderLength(first, fileBytes, options);
+  const header = await readRange(8, headerBytes);
+  if (header.length !== headerBytes) throw new SafetensorsError(`header: read ${header.length} of ${headerBytes} bytes`);
+  return checkHeader(header, fileBytes);
+}
+
+/** The header length N from the first 8 bytes, checked against the limit and the file size. */
+function readHeaderLength(first: Uint8Array, fileBytes: number, options: ParseOptions): number {
   const maxHeaderBytes = options.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
-  if (bytes.length < 8) {
-    throw new SafetensorsError(`file is ${bytes.length} bytes, shorter than the 8-byte header length`);
+  if (fileBytes < 8 || first.length < 8) {
+    throw new SafetensorsError(`file is ${fileBytes} bytes, shorter than the 8-byte header length`);
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const view = new DataView(first.buffer, first.byteOffset, 8);
   const lengthLow = view.getUint32(0, true);
   const lengthHigh = view.getUint32(4, true);
   const headerBytes = lengthHigh * 2 ** 32 + lengthLow;
   if (headerBytes > maxHeaderBytes) {
     throw new SafetensorsError(`header length ${headerBytes} exceeds the limit of ${maxHeaderBytes} bytes`);
   }
-  if (headerBytes > bytes.length - 8) {
+  if (headerBytes > fileBytes - 8) {
     throw new SafetensorsError(
-      `header length ${headerBytes} runs past the end of the file (${bytes.length - 8} bytes after the length field)`,
+      `header length ${headerBytes} runs past the end of the file (${fileBytes - 8} bytes after the length field)`,
     );
   }
+  return headerBytes;
+}
+
+/** Validates the JSON header (its N bytes) of a file of `fileBytes` bytes. */
+function checkHeader(headerUtf8: Uint8Array, fileBytes: number): SafetensorsHeader {
+  const headerBytes = headerUtf8.length;
   let headerText: string;
   try {
-    headerText = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + headerBytes));
+    headerText = new TextDecoder('utf-8', { fatal: true }).decode(headerUtf8);
   } catch {
     throw new SafetensorsError('header is not valid UTF-8');
   }
@@ -129,7 +161,7 @@ export function readSafetensorsHeader(bytes: Uint8Array, options: ParseOptions =
   }
 
   const dataStart = 8 + headerBytes;
-  const dataLength = bytes.length - dataStart;
+  const dataLength = fileBytes - dataStart;
   let metadata: Record<string, string> = {};
   const entries: SafetensorsHeaderEntry[] = [];
   const relative: { name: string; begin: number; end: number }[] = [];
@@ -143,9 +175,9 @@ export function readSafetensorsHeader(bytes: Uint8Array, options: ParseOptions =
     }
     const info = raw as Record<string, unknown>;
     const dtype = info.dtype;
-    if (typeof dtype !== 'string' || !(dtype in DTYPE_BYTES)) {
+    if (typeof dtype !== 'string' || !Object.hasOwn(DTYPE_BYTES, dtype)) {
       throw new SafetensorsError(
-        `unknown dtype ${JSON.stringify(dtype)} (known: ${Object.keys(DTYPE_BYTES).join(', ')})`,
+        `unknown dtype ${excerptValue(dtype)} (known: ${Object.keys(DTYPE_BYTES).join(', ')})`,
         name,
       );
     }
@@ -157,7 +189,7 @@ export function readSafetensorsHeader(bytes: Uint8Array, options: ParseOptions =
       !offsets.every((o) => Number.isSafeInteger(o) && (o as number) >= 0)
     ) {
       throw new SafetensorsError(
-        `data_offsets must be two non-negative integers, found ${JSON.stringify(offsets)}`,
+        `data_offsets must be two non-negative integers, found ${describeArray(offsets)}`,
         name,
       );
     }
@@ -420,7 +452,7 @@ function writeF32(out: Uint8Array, byteOffset: number, data: Float32Array): void
 
 function readShape(raw: unknown, name: string): number[] {
   if (!Array.isArray(raw) || !raw.every((d) => Number.isSafeInteger(d) && (d as number) >= 0)) {
-    throw new SafetensorsError(`shape must be an array of non-negative integers, found ${JSON.stringify(raw)}`, name);
+    throw new SafetensorsError(`shape must be an array of non-negative integers, found ${describeArray(raw)}`, name);
   }
   return (raw as number[]).slice();
 }
@@ -431,10 +463,16 @@ function readMetadata(raw: unknown): Record<string, string> {
   }
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-    if (typeof v !== 'string') throw new SafetensorsError(`"__metadata__"."${k}" must be a string, found ${describeJson(v)}`);
-    out[k] = v;
+    if (typeof v !== 'string') throw new SafetensorsError(`"__metadata__".${excerptValue(k)} must be a string, found ${describeJson(v)}`);
+    setOwn(out, k, v);
   }
   return out;
+}
+
+/** A short array of scalars as JSON (`[0, -1]`), anything else as a bounded excerpt (it may be deep or huge). */
+function describeArray(v: unknown): string {
+  const isShort = Array.isArray(v) && v.length <= 8 && v.every((e) => e === null || typeof e !== 'object');
+  return isShort ? limitText(JSON.stringify(v), 120) : excerptValue(v);
 }
 
 function describeJson(v: unknown): string {

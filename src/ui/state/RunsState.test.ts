@@ -125,7 +125,7 @@ describe('checkpoint export and import', () => {
     const entries = readTar(concat(archive.chunks));
     expect(entries.map((e) => e.name)).toEqual([
       'c-step1/config.json', 'c-step1/model.safetensors', 'c-step1/pruned_vocab.json',
-      'c-step1/optimizer.safetensors', 'c-step1/reference.safetensors', 'c-step1/trainer_state.json',
+      'c-step1/optimizer.safetensors', 'c-step1/reference.safetensors', 'c-step1/trainer_state.json', 'c-step1/checkpoint_manifest.json',
     ]);
     const config = JSON.parse(decode(entries[0].data));
     expect([config.vocab_size, config.hidden_size, config.num_hidden_layers]).toEqual([6, 4, 1]);
@@ -170,7 +170,7 @@ describe('checkpoint export and import', () => {
     const files = entries.map((e) => new File([e.data as BlobPart], e.name.split('/')[1]));
     const run = await runs.importCheckpoint(files);
     expect(runs.importError).toBeNull();
-    expect(run!.name).toBe('tiny (imported from 6 files, step 1)');
+    expect(run!.name).toBe('tiny (imported from 7 files, step 1)');
   });
 
   it('a tar without trainer_state.json, a random file, or a bad field: a named error, and the run list is unchanged', async () => {
@@ -182,7 +182,7 @@ describe('checkpoint export and import', () => {
     expect(await runs.importCheckpoint([new File([noState as BlobPart], 'x.tar')])).toBeNull();
     expect(runs.importError).toBe(
       'Import failed, nothing was saved: not a checkpoint folder: trainer_state.json is missing ' +
-        '(found: config.json, model.safetensors, optimizer.safetensors, pruned_vocab.json, reference.safetensors)',
+        '(found: checkpoint_manifest.json, config.json, model.safetensors, optimizer.safetensors, pruned_vocab.json, reference.safetensors)',
     );
 
     const random = new Uint8Array(3000).map((_, i) => (i * 131 + 17) & 255);
@@ -194,7 +194,13 @@ describe('checkpoint export and import', () => {
     const badStep = entries.map((e) =>
       e.name.endsWith('trainer_state.json') ? { ...e, data: new TextEncoder().encode(decode(e.data).replace('"step": 1', '"step": -1')) } : e,
     );
+    // The manifest catches the edit; without a manifest (an older archive) the field check does.
     await runs.importCheckpoint([new File([writeTar(badStep) as BlobPart], 'bad.tar')]);
+    expect(runs.importError).toBe(
+      'Import failed, nothing was saved: trainer_state.json is 1938 bytes but checkpoint_manifest.json says 1937 (a truncated or altered file)',
+    );
+    const legacy = badStep.filter((e) => !e.name.endsWith('checkpoint_manifest.json'));
+    await runs.importCheckpoint([new File([writeTar(legacy) as BlobPart], 'bad.tar')]);
     expect(runs.importError).toBe('Import failed, nothing was saved: trainer_state.json: step must be a non-negative integer (got -1)');
 
     await runs.refresh();
