@@ -1,76 +1,112 @@
-// The benchmark's result structure on a tiny config with one iteration (no timing
-// assertions: a benchmark, not a test), the table's ratio arithmetic, and the PyTorch side
-// on the same tiny shapes when a python3 with torch is installed.
+// The benchmark's structure (no timing assertions: a benchmark, not a test): the model-level
+// cases on a tiny config, the FLOP count by hand, a whole step of the smoke experiment, the
+// report's ratios and its refusal to print one against a reference BLAS, and the PyTorch side
+// on a tiny config when python3 has torch.
 import { beforeAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
 import { selectBackend } from '../../model/backend';
+import { getNodeWasmPaths } from '../../model/qwen3/node';
 import { createTinyQwen3Config } from '../../model/weights/testFolders';
-import { BENCH_METRICS, findTorchPython, formatBenchTable, listBenchCases, runTfjsBench, runTorchBench, type BenchReport } from './bench';
+import { countTrainFlops, findTorchPython, formatBenchReport, runTorchReal, type BenchReport } from './bench';
+import { runKernelCases } from './benchKernels';
+import { runStepBench } from './benchStep';
 
 const TINY = createTinyQwen3Config({ vocab_size: 32, tie_word_embeddings: false, max_position_embeddings: 128 });
 
 describe('pact bench', () => {
   beforeAll(async () => {
-    await selectBackend('cpu');
+    await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
   });
 
-  it('measures the three throughputs of each case on the current backend', async () => {
-    const cases = listBenchCases({ tiny: TINY }, 1);
-    expect(cases[0].train).toEqual({ batch: 2, seq: 64, iters: 1 });
-    expect(cases[0].gen).toEqual({ batch: 2, prompt: 16, new: 16, iters: 1 });
-    // Smaller shapes for the test's sake.
-    const rows = await runTfjsBench([{ ...cases[0], train: { batch: 2, seq: 16, iters: 1 }, gen: { batch: 2, prompt: 4, new: 3, iters: 1 } }], 'cpu');
-    expect(rows.length).toBe(1);
-    expect(rows[0].name).toBe('tiny');
-    expect(rows[0].backend).toBe('cpu');
+  it('counts a training step’s matmul FLOPs as the formula says', () => {
+    // TINY: H 16, head_dim 8, 2 q heads, 1 kv head, I 32, 1 layer, V 32 (createTinyQwen3Config).
+    const c = TINY;
+    const H = c.hidden_size;
+    const d = c.head_dim;
+    const layer = 2 * H * (c.num_attention_heads + 2 * c.num_key_value_heads) * d + 2 * c.num_attention_heads * d * H + 6 * H * c.intermediate_size + 4 * c.num_attention_heads * d * 10;
+    expect(countTrainFlops(c, 3, 10)).toBe(3 * 3 * 10 * (c.num_hidden_layers * layer + 2 * H * c.vocab_size));
+    expect(countTrainFlops({ ...c, num_hidden_layers: 2 }, 1, 4)).toBeGreaterThan(countTrainFlops(c, 1, 4));
+  });
+
+  it('measures decode, the training step, the read and the LoRA step of a case', async () => {
+    const [r] = await runKernelCases([{ name: 'tiny', config: TINY, decode: { batch: 2, context: 6, newTokens: 20 }, train: { batch: 2, seq: 16, iters: 1 } }]);
+    expect(r.name).toBe('tiny');
     // embed 32·16 = 512, lm_head (untied) 512, final norm 16; the layer: 2 norms 2·16, q 16·16 = 256,
     // k, v 2·(8·16) = 256, o 256, q_norm + k_norm 2·8, mlp 3·(32·16) = 1536 → 2352. Total 3392.
-    expect(rows[0].params).toBe(3392);
-    for (const m of [...BENCH_METRICS, 'logprob_tokens_per_s', 'train_lora_tokens_per_s'] as const) expect(Number.isFinite(rows[0][m]) && rows[0][m] > 0, m).toBe(true);
+    expect(r.params).toBe(3392);
+    for (const v of [r.decode.decode_tokens_per_s, r.decode.ms_per_step_first, r.decode.ms_per_step_last, r.train.tokens_per_s, r.train.gflops, r.read.tokens_per_s, r.lora.tokens_per_s]) {
+      expect(Number.isFinite(v) && v > 0).toBe(true);
+    }
     // Training state, float32: AdamW's two moments of every weight, 2 · 3392 · 4 = 27136 bytes.
     // LoRA rank 8 on q [16, 16] and v [8, 16]: A_q 8·16 + B_q 16·8 + A_v 8·16 + B_v 8·8 = 448
     // values, held with their two moments: 3 · 448 · 4 = 5376 bytes.
-    expect(rows[0].train_state_bytes).toBe(27136);
-    expect(rows[0].train_lora_state_bytes).toBe(5376);
+    expect(r.train.state_bytes).toBe(27136);
+    expect(r.lora.state_bytes).toBe(5376);
   });
 
-  it('prints ours / PyTorch ratios', () => {
+  it('measures a whole step of an experiment file by phase, with its tokens and peak memory', async () => {
+    const [s] = await runStepBench(path.resolve('experiments/smoke.json'), { run: 'pact', steps: 1, useEngine: true });
+    expect(s.run).toBe('pact-s1');
+    expect(s.path).toBe('engine');
+    expect(s.step).toBe(1);
+    expect(s.tokens.generated).toBeGreaterThan(0);
+    expect(s.tokens.rollout).toBeGreaterThan(s.tokens.generated);
+    expect(s.rollouts.decode_tokens).toBeGreaterThan(0);
+    expect(s.rollouts.prefill_tokens).toBeGreaterThan(0);
+    expect(s.rollouts.tool_calls).toBeGreaterThanOrEqual(0);
+    const phases = s.phases.rollouts_s + s.phases.logprobs_s + s.phases.update_s;
+    expect(phases).toBeLessThanOrEqual(s.seconds + 1e-3);
+    expect(s.memory.engine_peak_bytes).toBeGreaterThan(0);
+    expect(s.memory.rss_peak_bytes).toBeGreaterThan(s.memory.engine_peak_bytes!);
+    expect(Number.isFinite(s.metrics.loss)).toBe(true);
+  }, 180_000);
+
+  it('prints ours / PyTorch, and no ratio against a reference BLAS', () => {
     const report: BenchReport = {
       date: 'd',
       node: 'v20',
-      rows: [
+      cpu: 'cpu',
+      cores: 2,
+      matmul: { wasm: { engine: 20, tfjs: 10 } },
+      kernels: [
         {
           name: 'tiny',
           backend: 'wasm',
+          path: 'engine',
           params: 3392,
-          train_tokens_per_s: 100,
-          gen_cache_tokens_per_s: 30,
-          gen_nocache_tokens_per_s: 5,
-          logprob_tokens_per_s: 400,
-          train_lora_tokens_per_s: 150,
-          train_state_bytes: 1 << 20,
-          train_lora_state_bytes: 1 << 18,
+          decode: { batch: 8, context: 1024, new_tokens: 576, prefill_s: 1, decode_s: 4, decode_tokens_per_s: 600, ms_per_step_first: 10, ms_per_step_last: 14 },
+          train: { batch: 8, seq: 1536, step_s: 10, tokens_per_s: 1200, flops: 1e11, gflops: 10, state_bytes: 1 << 20 },
+          read: { tokens_per_s: 4800 },
+          lora: { tokens_per_s: 1800, state_bytes: 1 << 18 },
         },
       ],
-      torch: { torch: '1.13', threads: 1, results: [{ name: 'tiny', train_tokens_per_s: 50, gen_cache_tokens_per_s: 60, gen_nocache_tokens_per_s: 5 }] },
+      steps: [],
+      torch: {
+        torch: '1.13',
+        threads: 1,
+        blas: { kind: 'openblas', is_reference: false },
+        gemm: { n: 1024, gflops: 80 },
+        decode: [{ name: 'tiny', decode_tokens_per_s: 400, ms_per_step_first: 15, ms_per_step_last: 25, prefill_s: 0.5 }],
+        train: [{ name: 'tiny', tokens_per_s: 2400, step_s: 5, gflops: 20, fraction_of_gemm: 0.25 }],
+      },
     };
-    const lines = formatBenchTable(report);
-    // 100/50 = 2.00, 30/60 = 0.50, 5/5 = 1.00
-    expect(lines[2]).toMatch(/^tiny\s+wasm\s+0\.00M\s+100\.0 \(2\.00x\)\s+30\.0 \(0\.50x\)\s+5\.0 \(1\.00x\)$/);
-    expect(lines[3]).toMatch(/^tiny\s+torch 1t\s+50\.0\s+60\.0\s+5\.0$/);
-    expect(lines).toContain('(x) = ours / PyTorch 1.13 on the same machine, same shapes');
-    expect(formatBenchTable({ ...report, torch: undefined, torchSkipped: 'no torch' })).toContain('PyTorch not run: no torch');
-    // a read at 400 tok/s against a step at 100: 100/400 = 0.25 of a step's time
-    expect(lines).toContain("  tiny wasm: 400.0 tok/s, 0.25x a training step's time");
-    // 150/100 = 1.50; 0.25 MiB of 1 MiB = 0.250
-    expect(lines.at(-1)).toBe('  tiny wasm: train 150.0 tok/s (1.50x the full step); training state 0.25 MiB against 1.00 MiB (0.250x)');
+    const text = formatBenchReport(report).join('\n');
+    // 600 / 400 = 1.50; 1200 / 2400 = 0.50; 10 GFLOP/s of the engine's 20 = 0.50, of PyTorch's 80 = 0.12 (0.125 rounded)
+    expect(text).toContain('600.0 tok/s (1.50× PyTorch)');
+    expect(text).toContain('1200.0 tok/s (0.50× PyTorch), 10.0 GFLOP/s = 0.50 of this backend\'s matmul rate, 0.13 of the native rate');
+    // a read at 4800 against a step at 1200: 0.25 of a step's time per token; LoRA 1800/1200 = 1.50
+    expect(text).toContain("4800.0 tok/s, 0.25× a training step's time per token");
+    expect(text).toContain('1800.0 tok/s (1.50× the full step); training state 0 MiB against 1 MiB');
+    const reference = formatBenchReport({ ...report, torch: { ...report.torch!, blas: { kind: 'reference', is_reference: true, why: 'Debian reference BLAS' } } }).join('\n');
+    expect(reference).toContain('no ratio: PyTorch ran on a reference BLAS');
+    expect(reference).not.toMatch(/× PyTorch\)/);
   });
 
   const torchPython = findTorchPython().python;
-  it.skipIf(!torchPython)('runs the same tiny case in PyTorch and returns the same fields', () => {
-    const [c] = listBenchCases({ tiny: TINY }, 1);
-    const result = runTorchBench(torchPython!, [{ ...c, train: { batch: 2, seq: 16, iters: 1 }, gen: { batch: 2, prompt: 4, new: 3, iters: 1 } }], 1);
+  it.skipIf(!torchPython)('runs the real-shape PyTorch cases on a tiny config and names its BLAS', () => {
+    const result = runTorchReal(torchPython!, { tiny: TINY }, 1, 'gemm');
     expect(result.threads).toBe(1);
-    expect(result.results.map((r) => r.name)).toEqual(['tiny']);
-    for (const m of BENCH_METRICS) expect(result.results[0][m]).toBeGreaterThan(0);
-  });
+    expect(typeof result.blas.is_reference).toBe('boolean');
+    expect(result.gemm!.gflops).toBeGreaterThan(0);
+  }, 120_000);
 });

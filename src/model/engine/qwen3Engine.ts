@@ -143,8 +143,28 @@ export interface KvSlot {
   v: number[];
 }
 
+/** Where the engine's time went (wall milliseconds and tokens), for the benchmark. */
+export interface EngineStats {
+  forwardMs: number;
+  forwardTokens: number;
+  backwardMs: number;
+  backwardTokens: number;
+  /** extend() calls that append more than one token to some slot (prompts, observations). */
+  prefillMs: number;
+  prefillTokens: number;
+  /** extend() calls of one token per slot (decoding). */
+  decodeMs: number;
+  decodeTokens: number;
+}
+
+export function createEngineStats(): EngineStats {
+  return { forwardMs: 0, forwardTokens: 0, backwardMs: 0, backwardTokens: 0, prefillMs: 0, prefillTokens: 0, decodeMs: 0, decodeTokens: 0 };
+}
+
 export class Qwen3Engine {
   readonly rt: EngineRuntime;
+  /** Cumulative; reset it by assigning createEngineStats(). */
+  stats: EngineStats = createEngineStats();
   readonly weights: WeightCache;
   private readonly H: number;
   private readonly D: number;
@@ -384,6 +404,7 @@ export class Qwen3Engine {
         if (!Number.isInteger(id) || id < 0 || id >= this.V) throw new Error(`engine.forward: rows[${b}][${t}] = ${id} is not a token id in [0, ${this.V})`);
       }
     });
+    const started = performance.now();
     const plan = this.planSegments(rows);
     const { N, segments } = plan;
     const pinned = this.listTensors(P);
@@ -470,6 +491,8 @@ export class Qwen3Engine {
       }
     });
     const ctx: ForwardContext = { params: P, pinned, plan, head, ids, pos, layers, xL: x, rstdF, xnF, headLse, isReleased: false };
+    this.stats.forwardMs += performance.now() - started;
+    this.stats.forwardTokens += N;
     if (!keep) {
       this.release(ctx);
       return { logprobs, entropy };
@@ -521,6 +544,7 @@ export class Qwen3Engine {
     const { plan, head } = ctx;
     const { N, segments } = plan;
     const grads = new GradBuffers(rt, gradNames);
+    const started = performance.now();
     try {
       // LM head: dz = ∂/∂z of each item's terms (summed over the rows it feeds), then
       // ∂h = dz W scattered back to the items' hidden rows, and ∂W += dzᵀ h.
@@ -638,6 +662,8 @@ export class Qwen3Engine {
       rt.release(dx);
       return grads.collect();
     } finally {
+      this.stats.backwardMs += performance.now() - started;
+      this.stats.backwardTokens += N;
       grads.dispose();
       this.release(ctx);
     }
@@ -721,6 +747,7 @@ export class Qwen3Engine {
    */
   extend(P: EngineParams, items: readonly { slot: KvSlot; tokens: ArrayLike<number> }[]): Float32Array {
     const { rt, k, H, QD, KD, I, D, nH, nKv, V } = this;
+    const started = performance.now();
     const counts = items.map((it) => it.tokens.length);
     if (counts.some((c) => c < 1)) throw new Error('engine.extend: every slot needs at least one new token');
     const offsets: number[] = [];
@@ -814,6 +841,9 @@ export class Qwen3Engine {
     } finally {
       for (const p of temps) rt.release(p);
       this.weights.unpin(pinned);
+      const isDecode = counts.every((c) => c === 1);
+      this.stats[isDecode ? 'decodeMs' : 'prefillMs'] += performance.now() - started;
+      this.stats[isDecode ? 'decodeTokens' : 'prefillTokens'] += N;
     }
   }
 }

@@ -64,6 +64,9 @@ export class EngineRuntime {
   private free: { start: number; size: number }[] = [];
   private readonly sizes = new Map<number, number>();
   private top = RESERVED;
+  private live = 0;
+  /** Largest number of bytes allocated at once (reset with resetPeak). */
+  peakAllocatedBytes = 0;
   private f32Cache: Float32Array | null = null;
   private i32Cache: Int32Array | null = null;
 
@@ -76,9 +79,11 @@ export class EngineRuntime {
 
   /** Bytes currently allocated (live buffers). */
   get allocatedBytes(): number {
-    let total = 0;
-    for (const s of this.sizes.values()) total += s;
-    return total;
+    return this.live;
+  }
+
+  resetPeak(): void {
+    this.peakAllocatedBytes = this.live;
   }
 
   get memoryBytes(): number {
@@ -109,6 +114,7 @@ export class EngineRuntime {
         block.size -= size;
       }
       this.sizes.set(ptr, size);
+      this.count(size);
       return ptr;
     }
     const ptr = this.top;
@@ -125,7 +131,13 @@ export class EngineRuntime {
     }
     this.top = end;
     this.sizes.set(ptr, size);
+    this.count(size);
     return ptr;
+  }
+
+  private count(size: number): void {
+    this.live += size;
+    if (this.live > this.peakAllocatedBytes) this.peakAllocatedBytes = this.live;
   }
 
   /** Allocates and zeroes. */
@@ -147,6 +159,7 @@ export class EngineRuntime {
     const size = this.sizes.get(ptr);
     if (size === undefined) throw new Error(`engine: release of an unknown pointer ${ptr}`);
     this.sizes.delete(ptr);
+    this.live -= size;
     let i = 0;
     while (i < this.free.length && this.free[i].start < ptr) i++;
     this.free.splice(i, 0, { start: ptr, size });

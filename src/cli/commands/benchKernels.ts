@@ -1,0 +1,184 @@
+/**
+ * The model-level cases of `pact bench`, at the shapes a step really runs: decoding with
+ * the KV cache (batch 8, 576 new tokens after a 1,024-token context) and a training step
+ * (forward + backward + AdamW at B = 8, T = 1,536), plus the no-gradient log-prob read and
+ * the LoRA step at the same shape, and the dense-matmul rate of the same backend (1024³).
+ * Whatever the active tfjs backend and engine setting are (src/model/qwen3/engineBridge.ts).
+ */
+import type { Qwen3Config } from '../../model/qwen3/config';
+
+export interface KernelCaseSpec {
+  name: string;
+  config: Qwen3Config;
+  decode: { batch: number; context: number; newTokens: number };
+  train: { batch: number; seq: number; iters: number };
+}
+
+export interface KernelCaseResult {
+  name: string;
+  params: number;
+  decode: { batch: number; context: number; new_tokens: number; prefill_s: number; decode_s: number; decode_tokens_per_s: number; ms_per_step_first: number; ms_per_step_last: number };
+  train: { batch: number; seq: number; step_s: number; tokens_per_s: number; flops: number; gflops: number; state_bytes: number };
+  /** A no-gradient log-prob read of the same batch (π_old, π_ref). */
+  read: { tokens_per_s: number };
+  /** The training step with LoRA (rank 8, α 16, q and v) on the frozen base. */
+  lora: { tokens_per_s: number; state_bytes: number };
+}
+
+/** The LoRA of the benchmark's LoRA training step. */
+export const BENCH_LORA = { rank: 8, alpha: 16, targetModules: ['q', 'v'] as ('q' | 'v')[], seed: 0 };
+
+/**
+ * Matmul FLOPs of one training step at B×T (backward = 2× forward), counting the full T×T
+ * attention products as eager PyTorch computes them (scripts/reference/bench_torch.py uses
+ * the same formula): 3·B·T·[L·(2H·(nh + 2nkv)·d + 2·nh·d·H + 6·H·I + 4·nh·d·T) + 2·H·V].
+ */
+export function countTrainFlops(c: Qwen3Config, B: number, T: number): number {
+  const H = c.hidden_size;
+  const d = c.head_dim;
+  const nh = c.num_attention_heads;
+  const nkv = c.num_key_value_heads;
+  const layer = 2 * H * (nh + 2 * nkv) * d + 2 * nh * d * H + 6 * H * c.intermediate_size + 4 * nh * d * T;
+  return 3 * B * T * (c.num_hidden_layers * layer + 2 * H * c.vocab_size);
+}
+
+function seededIds(n: number, V: number, seed: number): number[] {
+  let s = seed >>> 0;
+  return Array.from({ length: n }, () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s % V;
+  });
+}
+
+async function measureMean(iters: number, fn: () => Promise<void>): Promise<number> {
+  await fn(); // warm-up: weight upload, first allocations
+  const t0 = performance.now();
+  for (let i = 0; i < iters; i++) await fn();
+  return (performance.now() - t0) / 1000 / iters;
+}
+
+/** GFLOP/s of an n³ float32 product on the active backend's own path (best of 3 after a warm-up). */
+export async function measureMatmulRate(n = 1024): Promise<{ engine?: number; tfjs: number }> {
+  const tf = await import('../../model/qwen3/tf');
+  const a = tf.randomNormal([n, n]);
+  const best = async (f: () => Promise<void>) => {
+    await f();
+    let t = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      await f();
+      t = Math.min(t, (performance.now() - t0) / 1000);
+    }
+    return (2 * n ** 3) / t / 1e9;
+  };
+  const tfjs = await best(async () => {
+    const c = tf.matMul(a, a);
+    await c.data();
+    c.dispose();
+  });
+  a.dispose();
+  let engine: number | undefined;
+  const backend = tf.getBackend();
+  const { getEngineEnabled } = await import('../../model/qwen3/engineBridge');
+  if ((backend === 'wasm' || backend === 'cpu') && getEngineEnabled()) {
+    const { getEngineRuntime } = await import('../../model/engine/runtime');
+    const rt = getEngineRuntime();
+    const p = rt.allocZeroed(3 * n * n);
+    engine = await best(async () => rt.k.gemm(p, n, p + n * n * 4, n, p + 2 * n * n * 4, n, n, n, n, 0));
+    rt.release(p);
+  }
+  return { engine, tfjs };
+}
+
+/** Runs each case on the active backend (select it first). */
+export async function runKernelCases(specs: readonly KernelCaseSpec[]): Promise<KernelCaseResult[]> {
+  const tf = await import('../../model/qwen3/tf');
+  const { Qwen3Model } = await import('../../model/qwen3/index');
+  const { AdamW, createLora, disposeLora, setParamsTrainable, trainStep } = await import('../../model/qwen3/train/index');
+  const out: KernelCaseResult[] = [];
+  for (const spec of specs) {
+    const c = spec.config;
+    const V = c.vocab_size;
+    const model = Qwen3Model.fromConfig(c, 0);
+    try {
+      // Decode: random contexts, every row runs to newTokens (no stop); the sampler's uniform
+      // draws (one per row per step) time each step.
+      const { batch: Bd, context, newTokens } = spec.decode;
+      const prompts = Array.from({ length: Bd }, (_, b) => seededIds(context, V, 100 + b));
+      let rng = 1;
+      const stamps: number[] = [];
+      let draws = 0;
+      const random = () => {
+        if (draws++ % Bd === 0) stamps.push(performance.now());
+        rng = (Math.imul(rng, 1664525) + 1013904223) >>> 0;
+        return rng / 2 ** 32;
+      };
+      await model.generate(prompts.map((p) => p.slice(0, 32)), { maxNewTokens: 4, temperature: 1, random }); // warm-up
+      stamps.length = 0;
+      draws = 0;
+      const t0 = performance.now();
+      await model.generate(prompts, { maxNewTokens: newTokens, temperature: 1, random });
+      const total = (performance.now() - t0) / 1000;
+      const prefill = (stamps[0] - t0) / 1000;
+      const steps = stamps.slice(1).map((t, i) => t - stamps[i]); // ms per decode step
+      const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+      const decodeS = total - prefill;
+      // Training at B×T: the mean next-token loss, AdamW, clip 1.
+      const { batch: B, seq: T, iters } = spec.train;
+      const ids = tf.tensor2d(seededIds(B * T, V, 7), [B, T], 'int32');
+      const mask = tf.ones([B, T]) as typeof ids;
+      const lossFn = () =>
+        tf.tidy(() => {
+          const r = model.computeTokenLogprobs(ids, mask);
+          return r.logprobs.sum().neg().div(r.targetMask.sum()) as import('@tensorflow/tfjs-core').Scalar;
+        });
+      const measureTraining = async (params: typeof model.params) => {
+        const before = tf.memory().numBytes;
+        const optimizer = new AdamW(params);
+        const seconds = await measureMean(iters, async () => {
+          await trainStep({ params, nMicro: 1, optimizer, maxGradNorm: 1, lr: 1e-4, lossFn });
+        });
+        const bytes = tf.memory().numBytes - before;
+        optimizer.dispose();
+        return { seconds, bytes };
+      };
+      const full = await measureTraining(model.params);
+      const readS = await measureMean(iters, async () => {
+        const lp = tf.tidy(() => model.computeTokenLogprobs(ids, mask).logprobs);
+        await lp.data();
+        lp.dispose();
+      });
+      const adapterBefore = tf.memory().numBytes;
+      const { lora, trainable } = createLora(model.params, BENCH_LORA);
+      const adapterBytes = tf.memory().numBytes - adapterBefore;
+      model.lora = lora;
+      setParamsTrainable(model.params, false);
+      const withLora = await measureTraining(trainable);
+      model.lora = undefined;
+      setParamsTrainable(model.params, true);
+      disposeLora(lora);
+      tf.dispose([ids, mask]);
+      const flops = countTrainFlops(c, B, T);
+      out.push({
+        name: spec.name,
+        params: model.countParams(),
+        decode: {
+          batch: Bd,
+          context,
+          new_tokens: newTokens,
+          prefill_s: prefill,
+          decode_s: decodeS,
+          decode_tokens_per_s: (Bd * (newTokens - 1)) / decodeS,
+          ms_per_step_first: avg(steps.slice(0, 16)),
+          ms_per_step_last: avg(steps.slice(-16)),
+        },
+        train: { batch: B, seq: T, step_s: full.seconds, tokens_per_s: (B * T) / full.seconds, flops, gflops: flops / full.seconds / 1e9, state_bytes: full.bytes },
+        read: { tokens_per_s: (B * T) / readS },
+        lora: { tokens_per_s: (B * T) / withLora.seconds, state_bytes: adapterBytes + withLora.bytes },
+      });
+    } finally {
+      model.dispose();
+    }
+  }
+  return out;
+}
