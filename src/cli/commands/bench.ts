@@ -169,9 +169,9 @@ registerCommand({
     const specs: KernelCaseSpec[] = Object.entries(presets).map(([name, config]) => ({ name, config, decode: REAL_SHAPES.decode, train: { ...REAL_SHAPES.train, iters } }));
 
     const report: BenchReport = { date: new Date().toISOString(), node: process.version, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, matmul: {}, kernels: [], steps: [] };
-    const { setEngineEnabled } = await import('../../model/qwen3/engineBridge');
     for (const backend of backends) {
       const sel = await prepareTfjs(backend);
+      const { setEngineEnabled } = await import('../../model/qwen3/engineBridge'); // after prepareTfjs: it loads tfjs
       if (sel.backend !== backend) {
         io.err(`backend ${backend} unavailable (${sel.reason ?? 'fell back to ' + sel.backend}); skipped`);
         continue;

@@ -42,7 +42,7 @@ function withBuffers<T>(f: (put: (x: Float32Array | Int32Array) => number, zeros
 }
 
 describe('matrix products', () => {
-  for (const [M, N, K] of [[7, 13, 5], [9, 24, 33], [1, 3, 2], [16, 8, 4]]) {
+  for (const [M, N, K] of [[7, 13, 5], [9, 24, 33], [1, 3, 2], [16, 8, 4], [6, 17, 9], [2, 16, 3]]) {
     it(`gemm and gemmTN at M=${M} N=${N} K=${K}, with and without accumulation`, () => {
       const A = values(M * K, 1);
       const B = values(K * N, 2);
@@ -124,9 +124,27 @@ describe('attention', () => {
       const o = zeros(Tq * D);
       const lse = zeros(Tq);
       const work = zeros(rt.k.attnScratchFloats(D));
-      rt.k.attnFwd(put(q), D, put(kt), Tk, put(v), D, o, D, lse, 1, Tq, qPos0, Tk, D, ref.scale, work);
+      rt.k.attnFwd(put(q), D, put(kt), Tk, put(v), D, o, D, lse, 1, Tq, qPos0, 1, Tk, D, ref.scale, work);
       expect(maxAbsDiff(rt.read(o, Tq * D), ref.o)).toBeLessThan(1e-5);
       expect(maxAbsDiff(rt.read(lse, Tq), ref.lse)).toBeLessThan(1e-5);
+    });
+  });
+
+  it('attnFwd with qStep 0: several query rows at one position (GQA heads of a decoded token)', () => {
+    withBuffers((put, zeros) => {
+      const rows = 3;
+      const o = zeros(rows * D);
+      const lse = zeros(rows);
+      const work = zeros(rt.k.attnScratchFloats(D));
+      // Rows 0..2 are the same three queries as rows 5..7 of `q`, all at position qPos0 + 5.
+      rt.k.attnFwd(put(q.slice(5 * D, 8 * D)), D, put(kt), Tk, put(v), D, o, D, lse, 1, rows, qPos0 + 5, 0, qPos0 + 6, D, ref.scale, work);
+      // Each row reads keys 0..qPos0+5 only, like query 5 of the causal reference.
+      const expected = new Float64Array(rows * D);
+      for (let r = 0; r < rows; r++) {
+        const one = referenceAttention(q.slice((5 + r) * D, (6 + r) * D), k, v, 1, qPos0 + 5, D);
+        expected.set(one.o, r * D);
+      }
+      expect(maxAbsDiff(rt.read(o, rows * D), expected)).toBeLessThan(1e-5);
     });
   });
 
@@ -158,7 +176,7 @@ describe('attention', () => {
       const lse = zeros(Tq);
       const work = zeros(rt.k.attnScratchFloats(D));
       const [pq, pkt, pv, pk, pvt] = [put(q), put(kt), put(v), put(k), put(vt)];
-      rt.k.attnFwd(pq, D, pkt, Tk, pv, D, o, D, lse, 1, Tq, qPos0, Tk, D, ref.scale, work);
+      rt.k.attnFwd(pq, D, pkt, Tk, pv, D, o, D, lse, 1, Tq, qPos0, 1, Tk, D, ref.scale, work);
       const [gq, gk, gv] = [zeros(Tq * D), zeros(Tk * D), zeros(Tk * D)];
       rt.k.attnBwd(pq, D, pk, D, pkt, Tk, pvt, Tk, o, D, put(g), D, lse, 1, gq, D, gk, D, gv, D, Tq, qPos0, Tk, D, ref.scale, work);
       expect(maxAbsDiff(rt.read(gq, Tq * D), dq)).toBeLessThan(1e-4);

@@ -451,7 +451,7 @@ export class Qwen3Engine {
           const g = Math.floor(h / group);
           k.attnFwd(
             a.q + (s.off * QD + h * D) * F, QD, keys.kt + g * D * keys.ldkt * F, keys.ldkt, keys.v + g * D * F, KD,
-            a.o + (s.off * QD + h * D) * F, QD, a.lse + (h * N + s.off) * F, 1, s.len, keys.Tk - s.len, keys.Tk, D, this.scale, this.work,
+            a.o + (s.off * QD + h * D) * F, QD, a.lse + (h * N + s.off) * F, 1, s.len, keys.Tk - s.len, 1, keys.Tk, D, this.scale, this.work,
           );
         }
         for (const p of keys.temps) rt.release(p);
@@ -792,7 +792,7 @@ export class Qwen3Engine {
       const qn = tmp(N * QD);
       const kn = tmp(N * KD);
       const o = tmp(N * QD);
-      const lse = tmp(Math.max(...counts));
+      const lse = tmp(Math.max(nH, ...counts));
       const g = tmp(N * I);
       const u = tmp(N * I);
       const h2 = tmp(N * H);
@@ -813,11 +813,21 @@ export class Qwen3Engine {
           const c = counts[j];
           this.toPlanes(kn + offsets[j] * KD * F, c, s.kt[i], s.cap, start);
           rt.f32.copyWithin((s.v[i] >> 2) + start * KD, (v >> 2) + offsets[j] * KD, (v >> 2) + (offsets[j] + c) * KD);
+          if (c === 1) {
+            // One token: the `group` query heads of a KV head are adjacent rows at one position.
+            for (let gh = 0; gh < nKv; gh++) {
+              k.attnFwd(
+                qn + (offsets[j] * QD + gh * group * D) * F, D, s.kt[i] + gh * D * s.cap * F, s.cap, s.v[i] + gh * D * F, KD,
+                o + (offsets[j] * QD + gh * group * D) * F, D, lse, 1, group, start, 0, start + 1, D, this.scale, this.work,
+              );
+            }
+            return;
+          }
           for (let h = 0; h < nH; h++) {
             const gh = Math.floor(h / group);
             k.attnFwd(
               qn + (offsets[j] * QD + h * D) * F, QD, s.kt[i] + gh * D * s.cap * F, s.cap, s.v[i] + gh * D * F, KD,
-              o + (offsets[j] * QD + h * D) * F, QD, lse, 1, c, start, start + c, D, this.scale, this.work,
+              o + (offsets[j] * QD + h * D) * F, QD, lse, 1, c, start, 1, start + c, D, this.scale, this.work,
             );
           }
         });

@@ -18,7 +18,7 @@ export interface Kernels {
   attnScratchFloats(D: number): number;
   attnFwd(
     q: number, ldq: number, kt: number, ldkt: number, v: number, ldv: number, o: number, ldo: number, lse: number, ldlse: number,
-    Tq: number, qPos0: number, Tk: number, D: number, scale: number, work: number,
+    Tq: number, qPos0: number, qStep: number, Tk: number, D: number, scale: number, work: number,
   ): void;
   attnBwd(
     q: number, ldq: number, k: number, ldk: number, kt: number, ldkt: number, vt: number, ldvt: number,

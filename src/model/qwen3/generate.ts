@@ -82,6 +82,8 @@ export interface SampledToken {
  * softmax(z / temperature) restricted to the smallest top-probability set with mass ≥
  * topP, sampled by inverse CDF with one uniform draw.
  */
+let probsBuffer = new Float64Array(0);
+
 export function sampleFromLogits(logits: ArrayLike<number>, temperature: number, topP: number, random?: () => number): SampledToken {
   const V = logits.length;
   let maxZ = -Infinity;
@@ -92,17 +94,28 @@ export function sampleFromLogits(logits: ArrayLike<number>, temperature: number,
       argmax = i;
     }
   }
+  const isSampling = temperature > 0;
+  if (isSampling && !random) throw new Error('generate: opts.random is required when temperature > 0');
+  if (isSampling && !(topP > 0 && topP <= 1)) throw new Error(`generate: topP must be in (0, 1], got ${topP}`);
+  if (probsBuffer.length < V) probsBuffer = new Float64Array(V);
+  const probs = probsBuffer;
+  // At temperature 1 the sampling weights are the softmax terms themselves: one exp per entry.
+  const isShared = isSampling && temperature === 1;
   let sumExp = 0;
-  for (let i = 0; i < V; i++) sumExp += Math.exp(logits[i] - maxZ);
-  const lse = maxZ + Math.log(sumExp);
-  if (!(temperature > 0)) return { token: argmax, logprob: logits[argmax] - lse, samplingLogprob: 0 };
-  if (!random) throw new Error('generate: opts.random is required when temperature > 0');
-  if (!(topP > 0 && topP <= 1)) throw new Error(`generate: topP must be in (0, 1], got ${topP}`);
-  const probs = new Float64Array(V);
-  let total = 0;
   for (let i = 0; i < V; i++) {
-    probs[i] = Math.exp((logits[i] - maxZ) / temperature);
-    total += probs[i];
+    const e = Math.exp(logits[i] - maxZ);
+    if (isShared) probs[i] = e;
+    sumExp += e;
+  }
+  const lse = maxZ + Math.log(sumExp);
+  if (!isSampling) return { token: argmax, logprob: logits[argmax] - lse, samplingLogprob: 0 };
+  let total = sumExp;
+  if (!isShared) {
+    total = 0;
+    for (let i = 0; i < V; i++) {
+      probs[i] = Math.exp((logits[i] - maxZ) / temperature);
+      total += probs[i];
+    }
   }
   let order: number[] | null = null;
   let kept = total;
@@ -113,7 +126,7 @@ export function sampleFromLogits(logits: ArrayLike<number>, temperature: number,
     keptCount = 0;
     while (keptCount < V && kept < topP * total) kept += probs[order[keptCount++]];
   }
-  const target = random() * kept;
+  const target = random!() * kept;
   let cum = 0;
   let token = order ? order[keptCount - 1] : argmax;
   for (let j = 0; j < keptCount; j++) {
