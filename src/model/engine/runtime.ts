@@ -8,7 +8,8 @@
  * synchronous compilation is allowed in Node and in workers): tfjs custom ops call the
  * engine from synchronous code. Not for the page's main thread.
  */
-import { KERNELS_DATA_END, KERNELS_WASM_BASE64 } from './kernelsWasm';
+import { KERNELS_DATA_END, KERNELS_SHARED_WASM_BASE64, KERNELS_WASM_BASE64 } from './kernelsWasm';
+import { ThreadPool, type KernelCall } from './threads';
 
 /** The kernels' exports (pointers are byte offsets, sizes in floats). */
 export interface Kernels {
@@ -52,7 +53,13 @@ function decodeBase64(text: string): Uint8Array {
   return out;
 }
 
-let compiled: WebAssembly.Module | null = null;
+const compiled: { private?: WebAssembly.Module; shared?: WebAssembly.Module } = {};
+
+function compileKernels(isShared: boolean): WebAssembly.Module {
+  const key = isShared ? 'shared' : 'private';
+  compiled[key] ??= new WebAssembly.Module(decodeBase64(isShared ? KERNELS_SHARED_WASM_BASE64 : KERNELS_WASM_BASE64) as BufferSource);
+  return compiled[key];
+}
 
 /**
  * One engine memory with its kernels and a first-fit free-list allocator (blocks aligned
@@ -61,6 +68,9 @@ let compiled: WebAssembly.Module | null = null;
 export class EngineRuntime {
   readonly memory: WebAssembly.Memory;
   readonly k: Kernels;
+  readonly module: WebAssembly.Module;
+  /** Worker threads on this memory (shared runtimes only), once started. */
+  private pool: ThreadPool | null = null;
   private free: { start: number; size: number }[] = [];
   private readonly sizes = new Map<number, number>();
   private top = RESERVED;
@@ -70,11 +80,34 @@ export class EngineRuntime {
   private f32Cache: Float32Array | null = null;
   private i32Cache: Int32Array | null = null;
 
-  constructor(initialBytes = 64 << 20) {
-    compiled ??= new WebAssembly.Module(decodeBase64(KERNELS_WASM_BASE64) as BufferSource);
-    this.memory = new WebAssembly.Memory({ initial: Math.ceil(initialBytes / PAGE), maximum: 65536 });
-    const instance = new WebAssembly.Instance(compiled, { env: { memory: this.memory, abort: () => { throw new Error('engine kernel abort'); } } });
+  /** `isShared`: a shared memory (SharedArrayBuffer) that worker threads can run kernels on. */
+  constructor(initialBytes = 64 << 20, readonly isShared = false) {
+    this.module = compileKernels(isShared);
+    this.memory = new WebAssembly.Memory({ initial: Math.ceil(initialBytes / PAGE), maximum: 65536, shared: isShared });
+    const instance = new WebAssembly.Instance(this.module, { env: { memory: this.memory, abort: () => { throw new Error('engine kernel abort'); } } });
     this.k = instance.exports as unknown as Kernels;
+  }
+
+  /** Threads that run kernels (1: this one only). */
+  get threads(): number {
+    return this.pool?.size ?? 1;
+  }
+
+  /** Starts worker threads (a shared runtime only) so that `parallel` uses `threads` threads. */
+  async startThreads(threads: number): Promise<void> {
+    if (!this.isShared) throw new Error('engine: threads need a runtime on shared memory');
+    this.pool?.stop();
+    this.pool = threads > 1 ? await ThreadPool.start(threads, this.module, this.memory, this.k as unknown as Record<string, unknown>) : null;
+  }
+
+  /** Runs tasks (each a sequence of kernel calls writing memory no other task touches) on every thread. */
+  parallel(tasks: readonly (readonly KernelCall[])[]): void {
+    if (this.pool) {
+      this.pool.run(tasks);
+      return;
+    }
+    const k = this.k as unknown as Record<string, (...args: number[]) => void>;
+    for (const task of tasks) for (const [name, ...args] of task) k[name](...args);
   }
 
   /** Bytes currently allocated (live buffers). */
@@ -92,12 +125,14 @@ export class EngineRuntime {
 
   /** A float32 view of the whole memory (re-created after growth). */
   get f32(): Float32Array {
-    if (!this.f32Cache || this.f32Cache.buffer !== this.memory.buffer) this.f32Cache = new Float32Array(this.memory.buffer);
+    const buffer = this.memory.buffer;
+    if (!this.f32Cache || this.f32Cache.buffer !== buffer || this.f32Cache.byteLength !== buffer.byteLength) this.f32Cache = new Float32Array(buffer);
     return this.f32Cache;
   }
 
   get i32(): Int32Array {
-    if (!this.i32Cache || this.i32Cache.buffer !== this.memory.buffer) this.i32Cache = new Int32Array(this.memory.buffer);
+    const buffer = this.memory.buffer;
+    if (!this.i32Cache || this.i32Cache.buffer !== buffer || this.i32Cache.byteLength !== buffer.byteLength) this.i32Cache = new Int32Array(buffer);
     return this.i32Cache;
   }
 
@@ -196,10 +231,30 @@ export class EngineRuntime {
   }
 }
 
-let shared: EngineRuntime | null = null;
+let current: EngineRuntime | null = null;
 
 /** The process-wide (or worker-wide) runtime. */
 export function getEngineRuntime(): EngineRuntime {
-  shared ??= new EngineRuntime();
-  return shared;
+  current ??= new EngineRuntime();
+  return current;
+}
+
+/** Whether this context can share memory with threads (Node; a cross-origin-isolated page or worker). */
+export function canShareMemory(): boolean {
+  const g = globalThis as { SharedArrayBuffer?: unknown; crossOriginIsolated?: boolean };
+  return typeof g.SharedArrayBuffer === 'function' && g.crossOriginIsolated !== false;
+}
+
+/**
+ * Runs the engine on `threads` threads (call before the engine is first used; results do not
+ * depend on the thread count). Returns the threads in use and, when fewer, why.
+ */
+export async function configureEngineThreads(threads: number): Promise<{ threads: number; reason?: string }> {
+  if (!Number.isInteger(threads) || threads < 1) throw new Error(`engine threads must be an integer ≥ 1, got ${threads}`);
+  if (threads === 1) return { threads: current?.threads ?? 1 };
+  if (!canShareMemory()) return { threads: 1, reason: 'SharedArrayBuffer is unavailable (the page is not cross-origin isolated)' };
+  if (current && !current.isShared) return { threads: 1, reason: 'the engine was already in use on unshared memory' };
+  current ??= new EngineRuntime(64 << 20, true);
+  await current.startThreads(threads);
+  return { threads: current.threads };
 }

@@ -1,0 +1,162 @@
+/**
+ * Worker threads for the engine: each instantiates the kernels on the runtime's shared
+ * memory and runs tasks the calling thread posts in a shared table. A task is a short
+ * sequence of kernel calls; tasks write disjoint memory, so who runs which does not change
+ * a single bit of the result (tested: any thread count gives the same numbers). The caller
+ * runs tasks too and blocks (Atomics.wait: Node, and browser workers, not a page's main
+ * thread) until every worker has finished the batch.
+ * Node: worker_threads; browser: module-less Workers from a Blob, which need
+ * cross-origin isolation for SharedArrayBuffer.
+ */
+
+/** Kernel names a task may call (an index into this list travels in the table). */
+export const TASK_KERNELS = ['gemm', 'gemmTN', 'attnFwd', 'attnBwd', 'rmsnormFwd', 'swigluFwd', 'swigluBwd', 'lmHeadRows', 'lmHeadGradRows', 'transpose', 'rope'] as const;
+export type TaskKernel = (typeof TASK_KERNELS)[number];
+/** One kernel call: the kernel and its (i32 or f32) arguments. */
+export type KernelCall = [TaskKernel, ...number[]];
+
+const MAX_TASKS = 4096;
+const TASK_SLOTS = 96; // float64 slots per task: [calls, (kernel, nArgs, args…)…]
+// Control words (Int32).
+const GEN = 0;
+const NEXT = 1;
+const COUNT = 2;
+const FINISHED = 3;
+const STOP = 4;
+
+/** The worker's whole program, as text (it runs without a module loader). */
+const WORKER_SOURCE = `
+const start = (data, post) => {
+  const { module, memory, ctl: ctlBuffer, tasks: taskBuffer, names } = data;
+  const instance = new WebAssembly.Instance(module, { env: { memory, abort() { throw new Error('engine kernel abort'); } } });
+  const fns = names.map((n) => instance.exports[n]);
+  const ctl = new Int32Array(ctlBuffer);
+  const tasks = new Float64Array(taskBuffer);
+  post('ready');
+  let seen = Atomics.load(ctl, ${GEN});
+  for (;;) {
+    Atomics.wait(ctl, ${GEN}, seen);
+    seen = Atomics.load(ctl, ${GEN});
+    if (Atomics.load(ctl, ${STOP})) break;
+    const count = Atomics.load(ctl, ${COUNT});
+    for (let t = Atomics.add(ctl, ${NEXT}, 1); t < count; t = Atomics.add(ctl, ${NEXT}, 1)) {
+      let p = t * ${TASK_SLOTS};
+      const calls = tasks[p++];
+      for (let c = 0; c < calls; c++) {
+        const f = fns[tasks[p++]];
+        const n = tasks[p++];
+        const args = [];
+        for (let i = 0; i < n; i++) args.push(tasks[p++]);
+        f(...args);
+      }
+    }
+    Atomics.add(ctl, ${FINISHED}, 1);
+    Atomics.notify(ctl, ${FINISHED});
+  }
+};
+if (typeof self !== 'undefined' && typeof self.postMessage === 'function' && typeof require === 'undefined') {
+  self.onmessage = (e) => start(e.data, (m) => self.postMessage(m));
+} else {
+  const { parentPort, workerData } = require('node:worker_threads');
+  start(workerData, (m) => parentPort.postMessage(m));
+}
+`;
+
+interface WorkerLike {
+  terminate(): unknown;
+}
+
+export class ThreadPool {
+  private readonly ctl: Int32Array;
+  private readonly tasks: Float64Array;
+  private readonly workers: WorkerLike[] = [];
+  private readyCount = 0;
+  private readonly fns: ((...args: number[]) => void)[];
+
+  private constructor(
+    readonly size: number,
+    exports: Record<string, unknown>,
+  ) {
+    this.ctl = new Int32Array(new SharedArrayBuffer(64));
+    this.tasks = new Float64Array(new SharedArrayBuffer(MAX_TASKS * TASK_SLOTS * 8));
+    this.fns = TASK_KERNELS.map((n) => exports[n] as (...args: number[]) => void);
+  }
+
+  /** Starts `threads − 1` workers beside the calling thread; they take tasks once they are up. */
+  static async start(threads: number, module: WebAssembly.Module, memory: WebAssembly.Memory, exports: Record<string, unknown>): Promise<ThreadPool> {
+    const pool = new ThreadPool(threads, exports);
+    const data = { module, memory, ctl: pool.ctl.buffer, tasks: pool.tasks.buffer, names: [...TASK_KERNELS] };
+    const ready: Promise<void>[] = [];
+    for (let i = 0; i < threads - 1; i++) {
+      if (typeof process !== 'undefined' && process.versions?.node) {
+        const specifier = 'node:worker_threads'; // not bundled for the browser
+        const { Worker } = (await import(/* @vite-ignore */ specifier)) as typeof import('node:worker_threads');
+        const w = new Worker(WORKER_SOURCE, { eval: true, workerData: data });
+        w.unref();
+        pool.workers.push(w);
+        ready.push(new Promise((resolve, reject) => {
+          w.once('message', () => resolve());
+          w.once('error', reject);
+        }));
+      } else {
+        const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
+        const w = new Worker(url);
+        pool.workers.push(w);
+        ready.push(new Promise((resolve, reject) => {
+          w.onmessage = () => resolve();
+          w.onerror = (e) => reject(new Error(`engine thread failed: ${e.message}`));
+        }));
+        w.postMessage(data);
+      }
+    }
+    await Promise.all(ready);
+    pool.readyCount = pool.workers.length;
+    return pool;
+  }
+
+  /** Runs every task (each a sequence of calls) across the threads; returns when all are done. */
+  run(tasks: readonly (readonly KernelCall[])[]): void {
+    if (tasks.length === 0) return;
+    if (tasks.length === 1 || this.readyCount === 0) {
+      for (const task of tasks) for (const [name, ...args] of task) this.fns[TASK_KERNELS.indexOf(name)](...args);
+      return;
+    }
+    for (let start = 0; start < tasks.length; start += MAX_TASKS) this.runBatch(tasks.slice(start, start + MAX_TASKS));
+  }
+
+  private runBatch(tasks: readonly (readonly KernelCall[])[]): void {
+    const table = this.tasks;
+    tasks.forEach((task, t) => {
+      let p = t * TASK_SLOTS;
+      table[p++] = task.length;
+      for (const [name, ...args] of task) {
+        if (p + 2 + args.length > (t + 1) * TASK_SLOTS) throw new Error('engine threads: a task has too many calls');
+        table[p++] = TASK_KERNELS.indexOf(name);
+        table[p++] = args.length;
+        for (const a of args) table[p++] = a;
+      }
+    });
+    const ctl = this.ctl;
+    Atomics.store(ctl, COUNT, tasks.length);
+    Atomics.store(ctl, NEXT, 0);
+    Atomics.store(ctl, FINISHED, 0);
+    Atomics.add(ctl, GEN, 1);
+    Atomics.notify(ctl, GEN);
+    for (let t = Atomics.add(ctl, NEXT, 1); t < tasks.length; t = Atomics.add(ctl, NEXT, 1)) {
+      for (const [name, ...args] of tasks[t]) this.fns[TASK_KERNELS.indexOf(name)](...args);
+    }
+    for (;;) {
+      const finished = Atomics.load(ctl, FINISHED);
+      if (finished >= this.readyCount) break;
+      Atomics.wait(ctl, FINISHED, finished, 1000);
+    }
+  }
+
+  stop(): void {
+    Atomics.store(this.ctl, STOP, 1);
+    Atomics.add(this.ctl, GEN, 1);
+    Atomics.notify(this.ctl, GEN);
+    for (const w of this.workers) w.terminate();
+    this.readyCount = 0;
+  }
+}
