@@ -7,8 +7,10 @@
  * - `turnAdvantages`: MatchTIR's dual-level advantage. Discounted return per turn
  *   R^ℓ_{k,t} = r_{k,t} + γ R^ℓ_{k,t+1}, z-scored across the rollouts that have a turn t
  *   (A^ℓ); trajectory advantage A^g = groupAdvantages(Σ_t r_{k,t}); final
- *   A_{k,t} = (A^g + A^ℓ)/2 ('mean', MatchTIR's released code) or A^g + A^ℓ ('sum',
- *   PACT App. B as written).
+ *   A_{k,t} = A^g + A^ℓ ('sum', PACT App. B as written; the default) or (A^g + A^ℓ)/2
+ *   ('mean', MatchTIR's released code: quchangle1/MatchTIR,
+ *   Code/verl/trainer/ppo/core_algos.py, compute_grpo_outcome_advantage,
+ *   `fused_adv = (group_adv[i] + step_adv) / 2`).
  *
  * Estimators are registered by name in ADVANTAGE_ESTIMATORS (STYLE habit 4); each maps
  * one prompt's group of rollouts, given as turn rewards [K][T_k], to one advantage
@@ -67,7 +69,7 @@ export type AdvantageCombine = 'mean' | 'sum';
 export interface TurnAdvantageOptions {
   /** γ for the discounted turn return. */
   gamma?: number;
-  /** 'mean': (A^g + A^ℓ)/2 (MatchTIR code); 'sum': A^g + A^ℓ (PACT App. B). */
+  /** 'sum' (default): A^g + A^ℓ (PACT App. B); 'mean': (A^g + A^ℓ)/2 (MatchTIR code). */
   combine?: AdvantageCombine;
   eps?: number;
 }
@@ -75,7 +77,7 @@ export interface TurnAdvantageOptions {
 /** MatchTIR dual-level advantages for one prompt's group: [K][T_k] rewards → [K][T_k]. */
 export function turnAdvantages(
   turnRewardsPerRollout: readonly (readonly number[])[],
-  { gamma = 0.9, combine = 'mean', eps = 1e-6 }: TurnAdvantageOptions = {},
+  { gamma = 0.9, combine = 'sum', eps = 1e-6 }: TurnAdvantageOptions = {},
 ): number[][] {
   if (!Array.isArray(turnRewardsPerRollout)) throw new Error('turnAdvantages: turnRewardsPerRollout must be an array of arrays');
   turnRewardsPerRollout.forEach((r, k) => checkFiniteArray(r, `turnAdvantages: turnRewardsPerRollout[${k}]`));

@@ -12,6 +12,7 @@
  * | lr                 | 1e-6                     | 1e-4 (a 2M-parameter model from a short warm start moves little at 1e-6; at 2e-4 PACT's k3 KL jumped to ≈ 100 within 3 steps, docs/results.md; 1e-4 is what table1 ran every method at) |
  * | klCoef             | 0.001 (k3)               | 0.001                                    |
  * | betaSft β_SFT      | 0.1                      | 0.1                                      |
+ * | advantageCombine   | A^g + A^ℓ (App. B)       | 'sum' (the paper; 'mean' halves the RL term against β_SFT·L_SFT and the KL, as MatchTIR's code does) |
  * | λa start → end     | 0.8 → 0.2                | 0.8 → 0.2                                |
  * | anchorProb q       | 0.4                      | 0.4                                      |
  * | temperature        | 1.0                      | 1.0                                      |
@@ -162,9 +163,13 @@ export const trainConfigSchema = z
     clipEps: z.number().positive().max(1).default(0.2),
     klCoef: z.number().min(0).default(0.001),
     lossAgg: z.enum(AGG_MODES).default('token-mean'),
-    /** MatchTIR: discount of turn returns, and how global and turn advantages combine. */
+    /**
+     * MatchTIR credit (pact, matchtir, sft_then_matchtir): discount of turn returns, and how
+     * A^g and A^ℓ combine: 'sum' = A^g + A^ℓ (PACT App. B), 'mean' = (A^g + A^ℓ)/2 (MatchTIR's
+     * released code, compute_grpo_outcome_advantage in Code/verl/trainer/ppo/core_algos.py).
+     */
     gamma: z.number().min(0).max(1).default(0.9),
-    advantageCombine: z.enum(['mean', 'sum']).default('mean'),
+    advantageCombine: z.enum(['mean', 'sum']).default('sum'),
     matching: z.enum(['hungarian', 'greedy']).default('hungarian'),
     unmatchedPenalty: z.number().min(0).default(0),
     evalEvery: z.number().int().min(0).default(4),
