@@ -119,13 +119,19 @@ describe('ADVANTAGE_ESTIMATORS', () => {
     expect(ADVANTAGE_ESTIMATORS.get('drgrpo')(group)).toEqual([[-0.5, -0.5], [0.5, 0.5, 0.5]]);
   });
 
+  it('turn-grpo z-scores each turn index across the rollouts that reached it, no trajectory term', () => {
+    // turn 0: [1, 0] → ±1/√2; turn 1: [0, 1] → ∓1/√2; turn 2: [1] alone → 1/(1 + ε)
+    const a = ADVANTAGE_ESTIMATORS.get('turn-grpo')(group);
+    expect(a.map((row) => row.map((x) => +x.toFixed(5)))).toEqual([[+R2.toFixed(5), -R2.toFixed(5)], [-R2.toFixed(5), +R2.toFixed(5), 1]]);
+  });
+
   it('matchtir-mean / matchtir-sum agree with turnAdvantages', () => {
     expect(ADVANTAGE_ESTIMATORS.get('matchtir-mean')(group, { gamma: 0.5 })).toEqual(turnAdvantages(group, { gamma: 0.5, combine: 'mean' }));
     expect(ADVANTAGE_ESTIMATORS.get('matchtir-sum')(group)).toEqual(turnAdvantages(group, { combine: 'sum' }));
   });
 
   it('fails on an unknown name, listing the valid ones', () => {
-    expect(ADVANTAGE_ESTIMATORS.names()).toEqual(['grpo', 'drgrpo', 'matchtir-mean', 'matchtir-sum']);
-    expect(() => ADVANTAGE_ESTIMATORS.get('ppo')).toThrow(/unknown advantage estimator "ppo"; valid: grpo, drgrpo, matchtir-mean, matchtir-sum/);
+    expect(ADVANTAGE_ESTIMATORS.names()).toEqual(['grpo', 'drgrpo', 'turn-grpo', 'matchtir-mean', 'matchtir-sum']);
+    expect(() => ADVANTAGE_ESTIMATORS.get('ppo')).toThrow(/unknown advantage estimator "ppo"; valid: grpo, drgrpo, turn-grpo, matchtir-mean, matchtir-sum/);
   });
 });

@@ -64,6 +64,21 @@ export function discountedReturns(rewards: readonly number[], gamma: number): nu
   return returns;
 }
 
+/**
+ * Per turn index t, values[k][t] z-scored across the rollouts that have a turn t (a group
+ * of one: mean 0, std 1): [K][T_k] → [K][T_k].
+ */
+export function zScoreByTurn(values: readonly (readonly number[])[], eps = 1e-6): number[][] {
+  const maxTurns = Math.max(0, ...values.map((r) => r.length));
+  const out = values.map((r) => new Array<number>(r.length));
+  for (let t = 0; t < maxTurns; t++) {
+    const rollouts = values.flatMap((r, k) => (t < r.length ? [k] : []));
+    const { mean, std } = computeGroupStats(rollouts.map((k) => values[k][t]));
+    for (const k of rollouts) out[k][t] = (values[k][t] - mean) / (std + eps);
+  }
+  return out;
+}
+
 export type AdvantageCombine = 'mean' | 'sum';
 
 export interface TurnAdvantageOptions {
@@ -89,13 +104,7 @@ export function turnAdvantages(
     turnRewardsPerRollout.map((r) => r.reduce((s: number, x: number) => s + x, 0)),
     { eps },
   ); // [K]
-  const maxTurns = Math.max(0, ...returns.map((r) => r.length));
-  const turnAdv = returns.map((r) => new Array<number>(r.length)); // [K][T_k]
-  for (let t = 0; t < maxTurns; t++) {
-    const rollouts = returns.flatMap((r, k) => (t < r.length ? [k] : []));
-    const { mean, std } = computeGroupStats(rollouts.map((k) => returns[k][t]));
-    for (const k of rollouts) turnAdv[k][t] = (returns[k][t] - mean) / (std + eps);
-  }
+  const turnAdv = zScoreByTurn(returns, eps); // [K][T_k]
   const weight = combine === 'mean' ? 0.5 : 1;
   return turnAdv.map((row, k) => row.map((a) => weight * (globalAdv[k] + a)));
 }
@@ -126,6 +135,14 @@ export const ADVANTAGE_ESTIMATORS = createRegistry<AdvantageEstimator>('advantag
 ADVANTAGE_ESTIMATORS.register('grpo', broadcastOutcome(true));
 /** Dr.GRPO: the trajectory reward minus the group mean, no std scaling. */
 ADVANTAGE_ESTIMATORS.register('drgrpo', broadcastOutcome(false));
+/**
+ * Per-turn GRPO: r_{k,t} z-scored across the rollouts that have a turn t (a group of one:
+ * mean 0, std 1), no trajectory term; FTRL's per-turn samples (ftrl recipe).
+ */
+ADVANTAGE_ESTIMATORS.register('turn-grpo', (group, options = {}) => {
+  group.forEach((r, k) => checkFiniteArray(r, `turn-grpo: turnRewardsPerRollout[${k}]`));
+  return zScoreByTurn(group, options.eps);
+});
 /** MatchTIR released code: (A^g + A^ℓ)/2. */
 ADVANTAGE_ESTIMATORS.register('matchtir-mean', (group, o = {}) => turnAdvantages(group, { ...o, combine: 'mean' }));
 /** PACT App. B as written: A^g + A^ℓ. */
