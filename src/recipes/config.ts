@@ -21,10 +21,12 @@
  * | steps              | 24 (3 epochs)            | 24                                       |
  * | annealHorizon S    | the whole run            | = steps                                  |
  * | search hits / call | top 5, ≤ 768 tokens/turn | top 3, short descriptions (SEARCH_PRESENTATION) |
+ * | gspo clip (GSPO)   | 3e-4 / 4e-4 (GSPO §5.1)  | 3e-4 / 4e-4, on the sequence ratio, seq-mean aggregation |
  *
  * Errors name the field: `config.pact.anchorProb: must be ≤ 1 (got 1.5)`.
  */
 import { z } from 'zod';
+import { GSPO_CLIP } from '../core/gspo';
 import type { FormatLimits } from '../envs/toolRepo/toolDoc';
 import { LORA_TARGETS, type LoraTarget } from '../model/qwen3/train/loraNames';
 
@@ -184,6 +186,11 @@ export const trainConfigSchema = z
     checkpointEvery: z.number().int().min(0).default(4),
     pact: pactOptionsSchema.default(pactOptionsSchema.parse({})),
     toolsearcher: toolSearcherOptionsSchema.default(toolSearcherOptionsSchema.parse({})),
+    /** GSPO (Zheng et al. 2025 §5.1): clip range of the length-normalised sequence ratio, [1 − clipLow, 1 + clipHigh]. */
+    gspo: z
+      .object({ clipLow: z.number().positive().max(1).default(GSPO_CLIP.clipLow), clipHigh: z.number().positive().max(1).default(GSPO_CLIP.clipHigh) })
+      .strict()
+      .default({ clipLow: GSPO_CLIP.clipLow, clipHigh: GSPO_CLIP.clipHigh }),
     /** CHORD: global weight μ of the SFT term mixed with on-policy RL. */
     chordMu: prob.default(0.1),
     /** SFT→MatchTIR: steps of SFT before switching to MatchTIR. */

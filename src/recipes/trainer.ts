@@ -567,7 +567,7 @@ export class Trainer {
 
     // Line 17: PPO mini-batches, one optimiser step each.
     const lr = computeLearningRate(s, { kind: c.lrSchedule, lrPeak: c.lr, warmupSteps: c.lrWarmupSteps, totalSteps: c.steps });
-    const lossOptions = { clipEps: c.clipEps, lossAgg: c.lossAgg, klCoef: c.klCoef };
+    const lossOptions = { clipEps: c.clipEps, lossAgg: c.lossAgg, ...this.recipe.policyLoss?.(c), klCoef: c.klCoef };
     const stats: { prompt: number; values: tf.Tensor }[] = []; // one kept [N_PROMPT_STATS] per micro-batch
     const losses: number[] = [];
     const gradNorms: number[] = [];
