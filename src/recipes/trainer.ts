@@ -45,7 +45,7 @@ import * as tf from '../model/qwen3/tf';
 import { POLICY_KINDS, type TokenTag } from '../core/types';
 import { createRng, rngFromState, type Rng } from '../core/rng';
 import { klK3 } from '../core/losses';
-import { MAX_PREFIX_LEVEL, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES } from '../core/schedules';
+import { MAX_PREFIX_LEVEL, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, toAlgorithmStep } from '../core/schedules';
 import { RolloutEnv, type RenderChat } from '../envs/rollout';
 import type { ToolExecutor } from '../envs/sandbox/types';
 import type { Task } from '../envs/types';
@@ -486,7 +486,7 @@ export class Trainer {
       if (route.sftWeight > 0) {
         let row: SftRow | null = null;
         if (route.sftMask === 'component' && trace) {
-          const built = buildComponentSftRow(this.encodePrompt(group), trace, this.tokenizer, this.stepIndex, c.pact);
+          const built = buildComponentSftRow(this.encodePrompt(group), trace, this.tokenizer, toAlgorithmStep(this.stepIndex), c.pact);
           lambdaA.push(built.lambdaA);
           prefixLevel.push(built.prefixLevel);
           row = built;
@@ -650,7 +650,7 @@ export class Trainer {
     });
     const gates = a.plans.flatMap((p) => (p.route.gate === undefined ? [] : [p.route.gate]));
     const seconds = (performance.now() - a.started) / 1000;
-    const schedule = this.describeSchedule(a.s);
+    const schedule = this.describeSchedule(toAlgorithmStep(a.s));
     const metrics: StepMetrics = {
       step: a.s + 1,
       recipe: this.recipe.name,
@@ -688,7 +688,7 @@ export class Trainer {
     return metrics;
   }
 
-  /** λa(s) and the prefix level of PACT's schedules at step s (NaN for recipes without traces). */
+  /** λa(s) and the prefix level of PACT's schedules at step s = 1…T (NaN for recipes without traces). */
   private describeSchedule(step: number): { lambdaA: number; prefixLevel: number } {
     if (!this.recipe.needsTraces) return { lambdaA: Number.NaN, prefixLevel: Number.NaN };
     const p = this.config.pact;
