@@ -19,7 +19,9 @@
  * | max prompt tokens  | 7000                     | 1024 (generated prompts: 400–800 tokens)  |
  * | max response tokens| 23000                    | 1024 (per rollout, all turns, observations included: the expert's episodes of the default task mix take 150–340 tokens for single-hop, 290–500 multi-hop, 410–630 parallel single-hop and 650–990 parallel multi-hop with the warm start's vocabulary, 12 test tasks each; a cut episode earns no answer reward) |
  * | steps              | 24 (3 epochs)            | 24                                       |
- * | annealHorizon S    | the whole run            | = steps                                  |
+ * | annealHorizon S    | the whole run            | = steps (s = 1…T: λa_end at the last step) |
+ * | pact.klContext     | not said                 | 'prompt': k3 estimates KL(π‖π_ref) only for tokens sampled from π, and τ was sampled under x; it anchors the inference-time policy. Under c^h ('trace') it measured 6–60× larger (docs/results.md). Costs one more forward/backward over the L^h rollouts |
+ * | pact.prefixReveal  | not said (Eq. sft-loss conditions on h*_<n; App. C "reveals") | 'mask': Eq. sft-loss as written, the whole h* as context; 'remove' is App. C's reading, unrevealed reasoning out of the context |
  * | search hits / call | top 5, ≤ 768 tokens/turn | top 3, short descriptions (SEARCH_PRESENTATION) |
  * | gspo clip (GSPO)   | 3e-4 / 4e-4 (GSPO §5.1)  | 3e-4 / 4e-4, on the sequence ratio, seq-mean aggregation |
  *
@@ -58,6 +60,17 @@ export const pactOptionsSchema = z.object({
   toolCallSchedule: z.enum(TOOL_CALL_SCHEDULES).default('scale'),
   /** App. D "Full Token A": anneal reasoning + tool calls together by token count. */
   fullTokenAnneal: z.boolean().default(false),
+  /**
+   * Where the k3 KL to π_ref is read for L^h prompts: 'prompt' on the rollouts as sampled,
+   * π(τ | x), 'trace' under c^h with the ratio (the paper does not say; table above).
+   */
+  klContext: z.enum(['prompt', 'trace']).default('prompt'),
+  /**
+   * App. C's prefix levels "reveal" reasoning: 'mask' keeps all of h* in the SFT context and
+   * masks the unrevealed reasoning out of the loss (Eq. sft-loss conditions on h*_<n);
+   * 'remove' leaves unrevealed reasoning out of the SFT context too (table above).
+   */
+  prefixReveal: z.enum(['mask', 'remove']).default('mask'),
   /** Table 3: which components of h* enter the privileged context c^h. */
   traceComponents: z
     .object({ reasoning: z.boolean().default(true), toolCalls: z.boolean().default(true), toolResponses: z.boolean().default(true) })

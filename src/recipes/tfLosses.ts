@@ -20,6 +20,8 @@
  *   where clamped).
  * - `computeComponentSftLoss`: PACT Eq. (sft-loss) per row, −Σ m·logp / Σ m, plus Z = Σ m
  *   (a row with Z = 0 gives loss 0; the caller skips it, as the paper does).
+ * - `computeKlPenaltyTerms`: the k3 penalty alone, on rows other than the ratio's (L^h
+ *   prompts whose KL is read under x).
  */
 import * as tf from '../model/qwen3/tf';
 import { KL_K3_MAX, KL_LOG_RATIO_BOUND } from '../core/losses';
@@ -196,6 +198,26 @@ export interface PromptLossTerms {
   entropySum: tf.Scalar;
   clipSum: tf.Scalar;
   tokenCount: tf.Scalar;
+}
+
+/**
+ * The k3 KL penalty on its own rows (PACT's L^h prompts with pact.klContext 'prompt': the
+ * rollouts as sampled, (x; τ), while the ratio is read under c^h): total =
+ * rlWeight·klCoef·token-mean(k3) (the chunk's share under `totals`), klSum = Σ k3·mask;
+ * every other term 0 (the RL rows count the tokens).
+ * @param logp [B, T] the model's log-probs of the rows; refLogp, mask [B, T]
+ */
+export function computeKlPenaltyTerms(
+  logp: tf.Tensor2D,
+  refLogp: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  o: Pick<PromptLossOptions, 'klCoef' | 'rlWeight'>,
+  totals?: AggregationTotals,
+): PromptLossTerms {
+  const zero = tf.scalar(0);
+  const kl = computeKlK3(logp, refLogp); // [B, T]
+  const total = tf.mul(aggregateLossTf(kl, mask, 'token-mean', undefined, totals), o.klCoef * o.rlWeight) as tf.Scalar;
+  return { total, rlLoss: zero, sftLoss: zero, klSum: tf.sum(applyMask(kl, mask)), entropySum: zero, clipSum: zero, tokenCount: zero };
 }
 
 /**
