@@ -7,7 +7,8 @@ import { resolveConfig } from './config';
 import { getRecipe } from './registry';
 import { createHandSearchGroup, createTinySearchSetup, FINITE_STEP_METRICS, runOneStep } from './searchTestKit';
 import { computeAggregationTotals, computePromptLossTerms, type PromptLossOptions } from './tfLosses';
-import type { Recipe, TrainConfig } from './types';
+import type { TrainConfig } from './config';
+import type { Recipe } from './types';
 import './index';
 
 beforeAll(useCpuBackend);

@@ -75,7 +75,7 @@ describe("the KL penalty of an L^h prompt (pact.klContext, default 'prompt')", (
     const logp = readRowLogprobs(model, episode.ids);
     let sum = 0;
     mask.forEach((m, j) => (sum += m * klK3(logp[j], refLogprobs[j])));
-    const n = mask.reduce((a, b) => a + b, 0);
+    const n = mask.reduce((a: number, b) => a + b, 0);
     expect(n).toBeGreaterThan(10);
     expect(klSum).toBeCloseTo(sum, 3);
     expect(total).toBeCloseTo((0.5 * sum) / n, 5);
