@@ -1,28 +1,18 @@
 /**
- * ToolSearcher's rewards and credit (ToolSearcher §3.3–3.4, App. D; the formulas below
- * are this project's reading, the paper's extracted text leaves them out):
- *
- * - Outcome reward R_k = F1(selected, gold) + formatBonus · 1[format ok]; A^out_k its
- *   group z-score over all K rollouts.
- * - Event-level search modelling (ESM, §3.4.1): gold tool g is credited to the turn that
- *   first returned it (D_{k,t}, from the search env's firstFoundTurns).
- * - Trajectory-aligned credit allocation (TCA, §3.4.2), "removing rewards for selection
- *   events associated with unfinished tool searches and rewards for search events that
- *   are mastered", both halves:
- *     search events: f_{k,g} ∈ {0,1} z-scored across the group (unbiased std), so a tool
- *     every rollout found (mastered) earns 0; search turn t gets max_{g ∈ D_{k,t}} z_{k,g}
- *     (0 when it found none; never negative);
- *     selection events: the final turn of a rollout whose search did not find every gold
- *     tool gets 0; the others get their outcome z-scored over the finished-search
- *     rollouts only (the removed rewards leave the group statistics too).
- * - Ablations (Table 5): without ESM the search turns get A^out_k (outcome credit) and
- *   the selection turn keeps TCA's; without TCA search turns get the raw |D_{k,t}|/|G|
- *   and the selection turn A^out_k. Search-R1 (A^out_k on every turn) is neither.
- * - Category-constrained discrimination (§3.3): constrained search for the first
- *   round(fraction · steps) steps (30% of 56 = 17 in the paper), then global.
- * "Final turn" = the last assistant turn (the `<tool_list>` turn, or the last search turn
- * when the turn limit ended the episode). The paper's gradient coefficients (App. F) are
- * not in our text.
+ * ToolSearcher's rewards and credit (§3.3–3.4, App. D; the paper's text leaves the formulas
+ * out, these are this project's reading):
+ * - outcome R_k = F1(selected, gold) + formatBonus·1[format ok]; A^out_k its group z-score;
+ * - ESM (§3.4.1): gold tool g is credited to the turn that first returned it (D_{k,t});
+ * - TCA (§3.4.2), "removing rewards for selection events associated with unfinished tool
+ *   searches and rewards for search events that are mastered": search turn t gets
+ *   max_{g ∈ D_{k,t}} z_{k,g}, f_{k,g} ∈ {0,1} z-scored over the group (a tool all found is
+ *   mastered: 0), 0 when it found none; the selection (final) turn gets 0 after a search
+ *   that missed a gold tool, else R_k z-scored over the finished searches only;
+ * - ablations (Table 5): without ESM search turns get A^out_k, the selection keeps TCA's;
+ *   without TCA search turns get |D_{k,t}|/|G|, the selection A^out_k (Search-R1: A^out_k
+ *   everywhere); CCTD: category-constrained search for the first round(fraction·steps) steps.
+ * "Final turn" = the last assistant turn (`<tool_list>`, or the last search at the turn
+ * limit). The paper's gradient coefficients (App. F) are not in our text.
  */
 import { computeGroupStats } from './advantages';
 import { selectionMetrics } from './metrics';
