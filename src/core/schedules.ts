@@ -5,8 +5,8 @@
  *   ("Scale A"; the paper anneals 0.8 → 0.2).
  * - `reasoningPrefixLevel`: segment-level annealing L4 → L3 → … → L0 over the horizon
  *   ("Seg A"). Simplification (the paper gives no step mapping): steps 1…S are cut into
- *   equal stages, one per level (step s in stage ⌊5(s − 1)/S⌋), so step 1 is at L4 and,
- *   for S ≥ 5, step S at L0; L_end holds after S.
+ *   near-equal stages, one per level (step s in stage min(⌊5(s − 1)/(S − 1)⌋, 4)), so step
+ *   1 is at L4 and step S at L0 (S = 1: L0); L_end holds after S.
  * - `tokenKeepFraction`: 1 − min(s/S, 1), the share of tokens kept by the token-count
  *   variants ("Token A", "Full Token A").
  * Steps are numbered s = 1…T as in PACT Algorithm 1, as the gates (gates.ts) number them
@@ -69,7 +69,8 @@ export function reasoningPrefixLevel(step: number, { horizon, startLevel = MAX_P
   }
   if (endLevel > startLevel) throw new Error(`reasoningPrefixLevel: endLevel ${endLevel} is above startLevel ${startLevel}`);
   const nStages = startLevel - endLevel + 1;
-  const stage = Math.min(Math.max(0, Math.floor((nStages * (step - 1)) / horizon)), nStages - 1);
+  if (horizon <= 1) return step >= 1 ? endLevel : startLevel;
+  const stage = Math.min(Math.max(0, Math.floor((nStages * (step - 1)) / (horizon - 1))), nStages - 1);
   return startLevel - stage;
 }
 

@@ -58,7 +58,7 @@ const SMALL_TRACE: ExpertTrace = {
   ],
 };
 
-// S = 10, λa 0.8 → 0.2: at s = 5, λa = 0.8 − 0.6·(5/10) = 0.5 and the level is L4 − floor(5·4/10) = L2.
+// S = 10, λa 0.8 → 0.2: at s = 5, λa = 0.8 − 0.6·(5/10) = 0.5 and the level is L4 − floor(5·4/9) = L2.
 const OPTIONS = { horizon: 10, toolCallStart: 0.8, toolCallEnd: 0.2 };
 const PACT = { kind: 'component', reasoning: 'segment', toolCall: 'scale' } as const;
 
