@@ -173,7 +173,8 @@ export function formatTraceForConsole(trace: ExpertTrace, options: { maxChunkCha
   };
   const lines = [`trace ${trace.taskId} (${trace.source}, ${trace.verified ? 'verified' : 'unverified'})`];
   trace.turns.forEach((turn, t) => {
-    lines.push(`  turn ${t}  L0..L4 = [${turn.prefixChunkCounts.join(', ')}]${isToolCallingTurn(turn) ? '' : '  (answer turn, not in h*)'}`);
+    lines.push(`  turn ${t}  L0..L4 = [${turn.prefixChunkCounts.join(', ')}]`);
+    if (!isToolCallingTurn(turn)) lines.push('    (the answer turn: not part of h*)');
     for (const chunk of turn.chunks) lines.push(`    ${chunk.id} ${chunk.type}${chunk.keepForPrefix ? '' : ' [hidden]'}: ${clip(chunk.text)}`);
     turn.calls.forEach((call, c) => {
       lines.push(`    call ${formatToolCallJson(call)}`);
