@@ -61,7 +61,7 @@ describe('turnAdvantages', () => {
   const group = [[1, 0], [0, 1, 1]];
 
   it("combines (A^g + A^ℓ)/2 with 'mean' (MatchTIR code)", () => {
-    const a = turnAdvantages(group, { gamma: 0.5 });
+    const a = turnAdvantages(group, { gamma: 0.5, combine: 'mean' });
     expect(a[0][0]).toBeCloseTo(0, 5); // (−1/√2 + 1/√2)/2
     expect(a[0][1]).toBeCloseTo(-R2, 5); // (−1/√2 − 1/√2)/2
     expect(a[1][0]).toBeCloseTo(0, 5);
@@ -69,8 +69,9 @@ describe('turnAdvantages', () => {
     expect(a[1][2]).toBeCloseTo((R2 + 1) / 2, 5); // ≈ 0.853553
   });
 
-  it("combines A^g + A^ℓ with 'sum' (PACT App. B)", () => {
+  it("combines A^g + A^ℓ with 'sum' (PACT App. B), the default", () => {
     const a = turnAdvantages(group, { gamma: 0.5, combine: 'sum' });
+    expect(turnAdvantages(group, { gamma: 0.5 })).toEqual(a);
     expect(a[0][1]).toBeCloseTo(-Math.SQRT2, 5);
     expect(a[1][1]).toBeCloseTo(Math.SQRT2, 5);
     expect(a[1][2]).toBeCloseTo(R2 + 1, 5);
@@ -84,14 +85,14 @@ describe('turnAdvantages', () => {
   it('handles a group of one: every z-score uses mean 0, std 1', () => {
     // γ = 0.9: returns [1 + 0.9·0, 0] = [1, 0]; A^ℓ = [1, 0]/(1+ε); A^g = 1/(1+ε)
     // mean: [(1 + 1)/2, (1 + 0)/2] = [1, 0.5]
-    const a = turnAdvantages([[1, 0]]);
+    const a = turnAdvantages([[1, 0]], { combine: 'mean' });
     expect(a[0][0]).toBeCloseTo(1, 5);
     expect(a[0][1]).toBeCloseTo(0.5, 5);
   });
 
   it('handles a rollout with no turns (it still counts in the global group)', () => {
     // R = [0, 1] → A^g = [−1/√2, 1/√2]; turn 0 only in rollout 1 → A^ℓ = 1/(1+ε)
-    const a = turnAdvantages([[], [1]]);
+    const a = turnAdvantages([[], [1]], { combine: 'mean' });
     expect(a[0]).toEqual([]);
     expect(a[1][0]).toBeCloseTo((R2 + 1) / 2, 5);
     expect(turnAdvantages([])).toEqual([]);
@@ -118,13 +119,19 @@ describe('ADVANTAGE_ESTIMATORS', () => {
     expect(ADVANTAGE_ESTIMATORS.get('drgrpo')(group)).toEqual([[-0.5, -0.5], [0.5, 0.5, 0.5]]);
   });
 
+  it('turn-grpo z-scores each turn index across the rollouts that reached it, no trajectory term', () => {
+    // turn 0: [1, 0] → ±1/√2; turn 1: [0, 1] → ∓1/√2; turn 2: [1] alone → 1/(1 + ε)
+    const a = ADVANTAGE_ESTIMATORS.get('turn-grpo')(group);
+    expect(a.map((row) => row.map((x) => +x.toFixed(5)))).toEqual([[+R2.toFixed(5), -R2.toFixed(5)], [-R2.toFixed(5), +R2.toFixed(5), 1]]);
+  });
+
   it('matchtir-mean / matchtir-sum agree with turnAdvantages', () => {
-    expect(ADVANTAGE_ESTIMATORS.get('matchtir-mean')(group, { gamma: 0.5 })).toEqual(turnAdvantages(group, { gamma: 0.5 }));
+    expect(ADVANTAGE_ESTIMATORS.get('matchtir-mean')(group, { gamma: 0.5 })).toEqual(turnAdvantages(group, { gamma: 0.5, combine: 'mean' }));
     expect(ADVANTAGE_ESTIMATORS.get('matchtir-sum')(group)).toEqual(turnAdvantages(group, { combine: 'sum' }));
   });
 
   it('fails on an unknown name, listing the valid ones', () => {
-    expect(ADVANTAGE_ESTIMATORS.names()).toEqual(['grpo', 'drgrpo', 'matchtir-mean', 'matchtir-sum']);
-    expect(() => ADVANTAGE_ESTIMATORS.get('ppo')).toThrow(/unknown advantage estimator "ppo"; valid: grpo, drgrpo, matchtir-mean, matchtir-sum/);
+    expect(ADVANTAGE_ESTIMATORS.names()).toEqual(['grpo', 'drgrpo', 'turn-grpo', 'matchtir-mean', 'matchtir-sum']);
+    expect(() => ADVANTAGE_ESTIMATORS.get('ppo')).toThrow(/unknown advantage estimator "ppo"; valid: grpo, drgrpo, turn-grpo, matchtir-mean, matchtir-sum/);
   });
 });

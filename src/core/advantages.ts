@@ -7,8 +7,10 @@
  * - `turnAdvantages`: MatchTIR's dual-level advantage. Discounted return per turn
  *   R^ℓ_{k,t} = r_{k,t} + γ R^ℓ_{k,t+1}, z-scored across the rollouts that have a turn t
  *   (A^ℓ); trajectory advantage A^g = groupAdvantages(Σ_t r_{k,t}); final
- *   A_{k,t} = (A^g + A^ℓ)/2 ('mean', MatchTIR's released code) or A^g + A^ℓ ('sum',
- *   PACT App. B as written).
+ *   A_{k,t} = A^g + A^ℓ ('sum', PACT App. B as written; the default) or (A^g + A^ℓ)/2
+ *   ('mean', MatchTIR's released code: quchangle1/MatchTIR,
+ *   Code/verl/trainer/ppo/core_algos.py, compute_grpo_outcome_advantage,
+ *   `fused_adv = (group_adv[i] + step_adv) / 2`).
  *
  * Estimators are registered by name in ADVANTAGE_ESTIMATORS (STYLE habit 4); each maps
  * one prompt's group of rollouts, given as turn rewards [K][T_k], to one advantage
@@ -62,12 +64,27 @@ export function discountedReturns(rewards: readonly number[], gamma: number): nu
   return returns;
 }
 
+/**
+ * Per turn index t, values[k][t] z-scored across the rollouts that have a turn t (a group
+ * of one: mean 0, std 1): [K][T_k] → [K][T_k].
+ */
+export function zScoreByTurn(values: readonly (readonly number[])[], eps = 1e-6): number[][] {
+  const maxTurns = Math.max(0, ...values.map((r) => r.length));
+  const out = values.map((r) => new Array<number>(r.length));
+  for (let t = 0; t < maxTurns; t++) {
+    const rollouts = values.flatMap((r, k) => (t < r.length ? [k] : []));
+    const { mean, std } = computeGroupStats(rollouts.map((k) => values[k][t]));
+    for (const k of rollouts) out[k][t] = (values[k][t] - mean) / (std + eps);
+  }
+  return out;
+}
+
 export type AdvantageCombine = 'mean' | 'sum';
 
 export interface TurnAdvantageOptions {
   /** γ for the discounted turn return. */
   gamma?: number;
-  /** 'mean': (A^g + A^ℓ)/2 (MatchTIR code); 'sum': A^g + A^ℓ (PACT App. B). */
+  /** 'sum' (default): A^g + A^ℓ (PACT App. B); 'mean': (A^g + A^ℓ)/2 (MatchTIR code). */
   combine?: AdvantageCombine;
   eps?: number;
 }
@@ -75,7 +92,7 @@ export interface TurnAdvantageOptions {
 /** MatchTIR dual-level advantages for one prompt's group: [K][T_k] rewards → [K][T_k]. */
 export function turnAdvantages(
   turnRewardsPerRollout: readonly (readonly number[])[],
-  { gamma = 0.9, combine = 'mean', eps = 1e-6 }: TurnAdvantageOptions = {},
+  { gamma = 0.9, combine = 'sum', eps = 1e-6 }: TurnAdvantageOptions = {},
 ): number[][] {
   if (!Array.isArray(turnRewardsPerRollout)) throw new Error('turnAdvantages: turnRewardsPerRollout must be an array of arrays');
   turnRewardsPerRollout.forEach((r, k) => checkFiniteArray(r, `turnAdvantages: turnRewardsPerRollout[${k}]`));
@@ -87,13 +104,7 @@ export function turnAdvantages(
     turnRewardsPerRollout.map((r) => r.reduce((s: number, x: number) => s + x, 0)),
     { eps },
   ); // [K]
-  const maxTurns = Math.max(0, ...returns.map((r) => r.length));
-  const turnAdv = returns.map((r) => new Array<number>(r.length)); // [K][T_k]
-  for (let t = 0; t < maxTurns; t++) {
-    const rollouts = returns.flatMap((r, k) => (t < r.length ? [k] : []));
-    const { mean, std } = computeGroupStats(rollouts.map((k) => returns[k][t]));
-    for (const k of rollouts) turnAdv[k][t] = (returns[k][t] - mean) / (std + eps);
-  }
+  const turnAdv = zScoreByTurn(returns, eps); // [K][T_k]
   const weight = combine === 'mean' ? 0.5 : 1;
   return turnAdv.map((row, k) => row.map((a) => weight * (globalAdv[k] + a)));
 }
@@ -124,6 +135,14 @@ export const ADVANTAGE_ESTIMATORS = createRegistry<AdvantageEstimator>('advantag
 ADVANTAGE_ESTIMATORS.register('grpo', broadcastOutcome(true));
 /** Dr.GRPO: the trajectory reward minus the group mean, no std scaling. */
 ADVANTAGE_ESTIMATORS.register('drgrpo', broadcastOutcome(false));
+/**
+ * Per-turn GRPO: r_{k,t} z-scored across the rollouts that have a turn t (a group of one:
+ * mean 0, std 1), no trajectory term; FTRL's per-turn samples (ftrl recipe).
+ */
+ADVANTAGE_ESTIMATORS.register('turn-grpo', (group, options = {}) => {
+  group.forEach((r, k) => checkFiniteArray(r, `turn-grpo: turnRewardsPerRollout[${k}]`));
+  return zScoreByTurn(group, options.eps);
+});
 /** MatchTIR released code: (A^g + A^ℓ)/2. */
 ADVANTAGE_ESTIMATORS.register('matchtir-mean', (group, o = {}) => turnAdvantages(group, { ...o, combine: 'mean' }));
 /** PACT App. B as written: A^g + A^ℓ. */

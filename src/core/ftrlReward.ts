@@ -1,44 +1,40 @@
 /**
- * FTRL's reward (Ye et al. 2025, "Feedback-Driven Tool-Use Improvements in Large Language
- * Models via Automated Build Environments", §3 "verifiable reward"; PACT cites it as
- * `ye2025ftrl`): the reward of a rollout is its Solve-F1, the harmonic mean of tool-use
- * precision q/p and task completeness q/n, where n = number of sub-questions (expected
- * answers in `unsolved_set`), p = number of tool calls, q = sub-questions solved.
- * A call solves a sub-question when it calls a tool named in `unsolved_set` and its
- * output passes FTRL's `answer_verify` against one remaining expected answer of that
- * tool (removed once solved) — the same walk as core/metrics `ftrlSolveMetrics`.
- *
- * Per-step form: Solve-F1 = 2q/(p + n) = Σ_calls 2·credit_c/(p + n), so each call that
- * solves a remaining sub-question earns 2/(p + n) and a turn's reward is the sum over its
- * calls; the turn rewards add up to Solve-F1 exactly (outcome-equivalent under GRPO).
- *
- * Source/simplifications: the texts in this project give FTRL's metrics (PACT App. A)
- * but not its reward formula; that the reward is Solve-F1 is taken from the FTRL paper as
- * recalled (its reward "jointly considers the precision of tool use and the completeness of
- * the task"). Edge case p + n = 0 (no calls, nothing to solve): reward 1, put on the last turn.
+ * FTRL's per-turn reward (Ye et al. 2025) as released: `compute_solve_f1` in
+ * bytedance/FTRL, Code/verl/utils/reward_score/tool.py (named by its training command;
+ * MatchTIR ships the same function). One assistant turn is scored given the expected
+ * answers still unsolved before it and the share solved (data_sample.py's state):
+ *   - parsed calls: 2·solved/(calls + 1), solved = calls whose output verifies a remaining
+ *     expected answer of their tool (answer_verify, each answer once);
+ *   - else, on the turn's text: empty → −0.5; `<tool_call>`, `</tool_call>` or
+ *     `<tool_parsed_response>` in it (malformed call) → −0.3; holds the reference answer
+ *     (lower-cased, commas removed) → 1/(1 + unsolved); all solved → 0.5; else 0.
+ * A rollout's turns are scored in order against the state its earlier turns left.
+ * Departures: solve_rate is 1 when there is nothing to solve (FTRL's divides by zero);
+ * a trailing `<|im_end|>` / `<|endoftext|>` is stripped, as FTRL does.
  */
 import { answerVerify, ftrlSolveMetrics, type CallOutput, type SolveMetrics } from './metrics';
 
-/**
- * Per call, 1 when it solved a remaining sub-question, else 0 (ftrlSolveMetrics' walk).
- * @param calls the policy's calls in order
- * @param unsolvedSet tool name → expected answers (not modified)
- */
-export function computeFtrlCallCredits(calls: readonly CallOutput[], unsolvedSet: Readonly<Record<string, readonly string[]>>): number[] {
-  if (!Array.isArray(calls)) throw new Error('computeFtrlCallCredits: calls must be an array');
+type UnsolvedSet = Readonly<Record<string, readonly string[]>>;
+
+function copyUnsolvedSet(unsolvedSet: UnsolvedSet, where: string): Map<string, string[]> {
   if (unsolvedSet === null || typeof unsolvedSet !== 'object' || Array.isArray(unsolvedSet)) {
-    throw new Error('computeFtrlCallCredits: unsolvedSet must be an object {toolName: [answers]}');
+    throw new Error(`${where}: unsolvedSet must be an object {toolName: [answers]}`);
   }
   const remaining = new Map<string, string[]>();
   for (const [name, answers] of Object.entries(unsolvedSet)) {
     if (!Array.isArray(answers) || !answers.every((a) => typeof a === 'string')) {
-      throw new Error(`computeFtrlCallCredits: unsolvedSet["${name}"] must be an array of strings`);
+      throw new Error(`${where}: unsolvedSet["${name}"] must be an array of strings`);
     }
     remaining.set(name, [...answers]);
   }
+  return remaining;
+}
+
+/** Per call, 1 when it solved a remaining expected answer (removed from `remaining`), else 0. */
+function creditCalls(calls: readonly CallOutput[], remaining: Map<string, string[]>, where: string): number[] {
   return calls.map((call, i) => {
     if (!call || typeof call.name !== 'string' || typeof call.output !== 'string') {
-      throw new Error(`computeFtrlCallCredits: calls[${i}] must be {name: string, output: string}`);
+      throw new Error(`${where}: calls[${i}] must be {name: string, output: string}`);
     }
     const answers = remaining.get(call.name);
     if (!answers) return 0;
@@ -49,37 +45,83 @@ export function computeFtrlCallCredits(calls: readonly CallOutput[], unsolvedSet
   });
 }
 
+/**
+ * Per call, 1 when it solved a remaining sub-question, else 0 (ftrlSolveMetrics' walk).
+ * @param calls the policy's calls in order
+ * @param unsolvedSet tool name → expected answers (not modified)
+ */
+export function computeFtrlCallCredits(calls: readonly CallOutput[], unsolvedSet: UnsolvedSet): number[] {
+  if (!Array.isArray(calls)) throw new Error('computeFtrlCallCredits: calls must be an array');
+  return creditCalls(calls, copyUnsolvedSet(unsolvedSet, 'computeFtrlCallCredits'), 'computeFtrlCallCredits');
+}
+
+/** One assistant turn as compute_solve_f1 reads it. */
+export interface FtrlTurn {
+  /** The assistant's text of the turn, verbatim. */
+  text: string;
+  /** Its parsed calls, each with the tool's output; empty when no call parsed. */
+  calls: readonly CallOutput[];
+}
+
+function normalizeAnswerText(text: string): string {
+  return text.toLowerCase().replaceAll(',', '').trim();
+}
+
+/**
+ * compute_solve_f1 of one turn (FTRL tool.py).
+ * @param solved per call of the turn, 1 when it solved a remaining expected answer
+ * @param unsolvedBefore expected answers still unsolved before the turn
+ * @param solveRate share of expected answers solved before the turn
+ * @param answer the reference answer
+ */
+export function computeSolveF1TurnReward(turn: FtrlTurn, solved: readonly number[], unsolvedBefore: number, solveRate: number, answer: string): number {
+  if (turn.calls.length > 0) return (2 * solved.reduce((s, x) => s + x, 0)) / (turn.calls.length + 1);
+  const content = turn.text.trim().replace(/(?:<\|endoftext\|>|<\|im_end\|>)$/, '').trim();
+  if (content === '') return -0.5;
+  if (content.includes('<tool_call>') || content.includes('</tool_call>') || content.includes('<tool_parsed_response>')) return -0.3;
+  if (normalizeAnswerText(content).includes(normalizeAnswerText(answer))) return 1 / (1 + unsolvedBefore);
+  if (solveRate === 1) return 0.5;
+  return 0;
+}
+
 export interface FtrlReward {
-  /** Solve-F1 of the rollout: the outcome reward. */
+  /** Σ_t r_t: the rollout's total (the `reward` metric). */
   reward: number;
-  /** Per turn, Σ over its calls of 2·credit/(p + n); sums to `reward`. */
+  /** r_t per turn, compute_solve_f1 against the state the earlier turns left. */
   turnRewards: number[];
   /** Per turn, per call: 1 when the call solved a sub-question. */
   callCredits: number[][];
+  /** Solve-P/R/F1 over all the rollout's calls (PACT App. A). */
   metrics: SolveMetrics;
 }
 
 /**
- * FTRL's per-step solve reward of one rollout.
- * @param turnCalls [T][calls of turn t], every executed call with its output, in order
- * @param unsolvedSet the task's `unsolved_set`
+ * FTRL's per-turn rewards of one rollout.
+ * @param turns every assistant turn in order
+ * @param unsolvedSet the task's `unsolved_set` (not modified)
+ * @param answer the task's reference answer
  */
-export function ftrlReward(turnCalls: readonly (readonly CallOutput[])[], unsolvedSet: Readonly<Record<string, readonly string[]>>): FtrlReward {
-  if (!Array.isArray(turnCalls) || !turnCalls.every((t) => Array.isArray(t))) {
-    throw new Error('ftrlReward: turnCalls must be an array (turns) of arrays (calls)');
+export function ftrlReward(turns: readonly FtrlTurn[], unsolvedSet: UnsolvedSet, answer: string): FtrlReward {
+  if (!Array.isArray(turns) || !turns.every((t) => t && typeof t.text === 'string' && Array.isArray(t.calls))) {
+    throw new Error('ftrlReward: turns must be an array of {text: string, calls: [{name, output}]}');
   }
-  const flat = turnCalls.flat();
-  const credits = computeFtrlCallCredits(flat, unsolvedSet);
-  const metrics = ftrlSolveMetrics(flat, unsolvedSet);
-  const nExpected = Object.values(unsolvedSet).reduce((s, a) => s + a.length, 0);
-  const denominator = flat.length + nExpected;
+  if (typeof answer !== 'string') throw new Error('ftrlReward: answer must be a string');
+  const remaining = copyUnsolvedSet(unsolvedSet, 'ftrlReward');
+  const countRemaining = () => [...remaining.values()].reduce((s, a) => s + a.length, 0);
+  const nExpected = countRemaining();
+  const turnRewards: number[] = [];
   const callCredits: number[][] = [];
-  let offset = 0;
-  for (const t of turnCalls) {
-    callCredits.push(credits.slice(offset, offset + t.length));
-    offset += t.length;
+  for (const [t, turn] of turns.entries()) {
+    const unsolvedBefore = countRemaining();
+    const solveRate = nExpected === 0 ? 1 : 1 - unsolvedBefore / nExpected;
+    const solved = creditCalls(turn.calls, remaining, `ftrlReward: turns[${t}]`);
+    callCredits.push(solved);
+    turnRewards.push(computeSolveF1TurnReward(turn, solved, unsolvedBefore, solveRate, answer));
   }
-  const turnRewards = callCredits.map((c) => (denominator === 0 ? 0 : c.reduce((s, x) => s + (2 * x) / denominator, 0)));
-  if (denominator === 0 && turnRewards.length > 0) turnRewards[turnRewards.length - 1] = metrics.solveF1;
-  return { reward: metrics.solveF1, turnRewards, callCredits, metrics };
+  return {
+    reward: turnRewards.reduce((s, x) => s + x, 0),
+    turnRewards,
+    callCredits,
+    metrics: ftrlSolveMetrics(turns.flatMap((t) => t.calls), unsolvedSet),
+  };
 }

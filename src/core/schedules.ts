@@ -4,10 +4,13 @@
  * - `toolCallScale`: PACT Eq. (tool-call-annealing), λa(s) = start − (start − end)·min(s/S, 1)
  *   ("Scale A"; the paper anneals 0.8 → 0.2).
  * - `reasoningPrefixLevel`: segment-level annealing L4 → L3 → … → L0 over the horizon
- *   ("Seg A"). Simplification (the paper gives no step mapping): the horizon is cut
- *   into equal stages, one per level, and L_end holds from the last stage on.
+ *   ("Seg A"). Simplification (the paper gives no step mapping): steps 1…S are cut into
+ *   near-equal stages, one per level (step s in stage min(⌊5(s − 1)/(S − 1)⌋, 4)), so step
+ *   1 is at L4 and step S at L0 (S = 1: L0); L_end holds after S.
  * - `tokenKeepFraction`: 1 − min(s/S, 1), the share of tokens kept by the token-count
  *   variants ("Token A", "Full Token A").
+ * Steps are numbered s = 1…T as in PACT Algorithm 1, as the gates (gates.ts) number them
+ * (`toAlgorithmStep`), so the last step s = S = T reaches λa_end; s = 0 is the start.
  *
  * The named schedules compared in the paper are registered in REASONING_SCHEDULES and
  * TOOL_CALL_SCHEDULES; each returns what to supervise at step s, which
@@ -17,6 +20,12 @@ import { createRegistry } from './registry';
 
 /** Prefix levels L0..L4 as numbers (src/traces names them `PrefixLevel`). */
 export const MAX_PREFIX_LEVEL = 4;
+
+/** Algorithm 1's s = 1…T of the training step with 0-based index `stepIndex` (the schedules and the gates read s). */
+export function toAlgorithmStep(stepIndex: number): number {
+  if (!Number.isInteger(stepIndex) || stepIndex < 0) throw new Error(`toAlgorithmStep: stepIndex must be an integer ≥ 0, got ${stepIndex}`);
+  return stepIndex + 1;
+}
 
 function checkStepHorizon(step: number, horizon: number, where: string): void {
   if (!Number.isFinite(step) || step < 0) throw new Error(`${where}: step must be a finite number ≥ 0, got ${step}`);
@@ -50,7 +59,7 @@ export interface PrefixLevelOptions {
   endLevel?: number;
 }
 
-/** The active reasoning-prefix level at step s, walking startLevel → endLevel in equal stages. */
+/** The active reasoning-prefix level at step s = 1…T, walking startLevel → endLevel in equal stages (s = 0: startLevel). */
 export function reasoningPrefixLevel(step: number, { horizon, startLevel = MAX_PREFIX_LEVEL, endLevel = 0 }: PrefixLevelOptions): number {
   checkStepHorizon(step, horizon, 'reasoningPrefixLevel');
   for (const [name, level] of [['startLevel', startLevel], ['endLevel', endLevel]] as const) {
@@ -60,7 +69,8 @@ export function reasoningPrefixLevel(step: number, { horizon, startLevel = MAX_P
   }
   if (endLevel > startLevel) throw new Error(`reasoningPrefixLevel: endLevel ${endLevel} is above startLevel ${startLevel}`);
   const nStages = startLevel - endLevel + 1;
-  const stage = Math.min(Math.floor((nStages * step) / horizon), nStages - 1);
+  if (horizon <= 1) return step >= 1 ? endLevel : startLevel;
+  const stage = Math.min(Math.max(0, Math.floor((nStages * (step - 1)) / (horizon - 1))), nStages - 1);
   return startLevel - stage;
 }
 

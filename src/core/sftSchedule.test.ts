@@ -17,9 +17,9 @@ const counts = [[0, 1, 1, 2, 2]];
 const o = { horizon: 10 };
 
 describe('buildSftMaskAtStep', () => {
-  it("PACT's seg+scale: L4 and λa 0.8 at s = 0, L1 and λa 0.8 − 0.6·0.6 = 0.44 at s = 6", () => {
+  it("PACT's seg+scale: L4 and λa 0.8 at s = 0, L2 and λa 0.8 − 0.6·0.6 = 0.44 at s = 6", () => {
     expect(buildSftMaskAtStep(tags, counts, 0, 'seg+scale', o)).toEqual([0, 1, 1, 1, 0.8, 0.8, 0]);
-    // s = 6: floor(5·6/10) = 3 → L1 → chunk 0 only
+    // s = 6: floor(5·5/9) = 2 → L2 → chunk 0 only
     const m = buildSftMaskAtStep(tags, counts, 6, 'seg+scale', o);
     expect(m.slice(0, 4)).toEqual([0, 1, 1, 0]);
     expect(m[4]).toBeCloseTo(0.44, 12);

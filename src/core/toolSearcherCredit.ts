@@ -1,34 +1,18 @@
 /**
- * ToolSearcher's rewards and credit (ToolSearcher §3.3–3.4, App. D; issue 5 spells out the
- * formulas the paper's extracted text leaves out):
- *
- * - Outcome reward R_k = F1(selected tools, gold tools) + formatBonus · 1[format ok]
- *   (`toolSelectionReward`; set F1 from core/metrics `selectionMetrics`).
- * - Event-level search modelling (§3.4.1): a search event matters when it discovers a
- *   previously unsearched gold tool; each gold tool g is credited to the turn at which it
- *   first appeared in a search result (`groupDiscoveriesByTurn`, from the search env's
- *   firstFoundTurns).
- * - Trajectory-aligned credit allocation (§3.4.2): per gold tool g, the found indicator
- *   f_{k,g} ∈ {0,1} is z-scored across the K rollouts of the group,
- *   z_{k,g} = (f_{k,g} − mean_k f_g) / (std_k f_g + ε) (unbiased std, as groupAdvantages);
- *   a tool every rollout found is "mastered" (z = 0: no reward). A search turn t of
- *   rollout k gets A_{k,t} = max_{g ∈ D_{k,t}} z_{k,g} over the tools D_{k,t} it
- *   discovered first, and 0 when it discovered none (never negative: a found tool has
- *   f = 1 ≥ mean, so every z it can receive is ≥ 0). The final turn gets the GRPO
- *   group-normalised outcome advantage A^out_k = (R_k − mean R) / (std R + ε).
- * - Category-constrained tool discrimination (§3.3, App. D): constrained search for the
- *   first round(fraction · steps) steps (30% of 56 = 17 in the paper), then global.
- *
- * Ablation toggles (ToolSearcher Table 5):
- * - without event-level search modelling: every turn gets A^out_k (outcome-only credit);
- * - without trajectory-aligned credit (event level kept): a search turn gets the raw,
- *   un-aligned event reward |D_{k,t}| / |G| — discoveries earn credit even when every
- *   rollout made them (mastered events are not removed); the final turn keeps A^out_k.
- *
- * Simplifications: the paper's gradient coefficients (App. F) are not in our text; the
- * formulas above are issue 5's. "Final turn" = the last assistant turn of the rollout
- * (the `<tool_list>` turn, or the last search turn when the turn limit ended the episode),
- * so a rollout that never selects still receives its (low) outcome advantage.
+ * ToolSearcher's rewards and credit (§3.3–3.4, App. D; the paper's text leaves the formulas
+ * out, these are this project's reading):
+ * - outcome R_k = F1(selected, gold) + formatBonus·1[format ok]; A^out_k its group z-score;
+ * - ESM (§3.4.1): gold tool g is credited to the turn that first returned it (D_{k,t});
+ * - TCA (§3.4.2), "removing rewards for selection events associated with unfinished tool
+ *   searches and rewards for search events that are mastered": search turn t gets
+ *   max_{g ∈ D_{k,t}} z_{k,g}, f_{k,g} ∈ {0,1} z-scored over the group (a tool all found is
+ *   mastered: 0), 0 when it found none; the selection (final) turn gets 0 after a search
+ *   that missed a gold tool, else R_k z-scored over the finished searches only;
+ * - ablations (Table 5): without ESM search turns get A^out_k, the selection keeps TCA's;
+ *   without TCA search turns get |D_{k,t}|/|G|, the selection A^out_k (Search-R1: A^out_k
+ *   everywhere); CCTD: category-constrained search for the first round(fraction·steps) steps.
+ * "Final turn" = the last assistant turn (`<tool_list>`, or the last search at the turn
+ * limit). The paper's gradient coefficients (App. F) are not in our text.
  */
 import { computeGroupStats } from './advantages';
 import { selectionMetrics } from './metrics';
@@ -97,6 +81,10 @@ export interface ToolSearcherCredit {
   turnAdvantages: number[][];
   /** A^out_k, [K]. */
   outcomeAdvantages: number[];
+  /** TCA's selection credit: 0 for an unfinished search, else R_k z-scored over the finished ones, [K]. */
+  selectionAdvantages: number[];
+  /** Whether rollout k's searches found every gold tool, [K]. */
+  isSearchFinished: boolean[];
   /** z_{k,g} per gold id, [K] each. */
   toolScores: Record<string, number[]>;
   /** D_{k,t}, [K][T_k][ids]. */
@@ -124,11 +112,16 @@ export function toolSearcherAdvantages(
       throw new Error(`toolSearcherAdvantages: group[${k}]: ${(error as Error).message}`);
     }
   });
-  const outcomeAdvantages = (() => {
-    if (group.length === 0) return [];
-    const { mean, std } = computeGroupStats(group.map((r) => r.outcomeReward));
-    return group.map((r) => (r.outcomeReward - mean) / (std + eps));
-  })();
+  const zScore = (rewards: readonly number[]): number[] => {
+    if (rewards.length === 0) return [];
+    const { mean, std } = computeGroupStats(rewards);
+    return rewards.map((r) => (r - mean) / (std + eps));
+  };
+  const outcomeAdvantages = zScore(group.map((r) => r.outcomeReward));
+  const isSearchFinished = group.map((r) => gold.every((g) => (r.firstFoundTurns?.[g] ?? null) !== null));
+  const finished = group.flatMap((_, k) => (isSearchFinished[k] ? [k] : []));
+  const finishedAdvantages = zScore(finished.map((k) => group[k].outcomeReward));
+  const selectionAdvantages = group.map((_, k) => (isSearchFinished[k] ? finishedAdvantages[finished.indexOf(k)] : 0));
   const toolScores: Record<string, number[]> = {};
   for (const g of gold) {
     const found = group.map((r) => (r.firstFoundTurns?.[g] ?? null) === null ? 0 : 1);
@@ -141,13 +134,14 @@ export function toolSearcherAdvantages(
   }
   const turnAdvantages = group.map((r, k) =>
     discoveries[k].map((found, t) => {
-      if (t === r.nTurns - 1 || !isEventLevelSearch) return outcomeAdvantages[k];
+      if (t === r.nTurns - 1) return isTrajectoryAligned ? selectionAdvantages[k] : outcomeAdvantages[k];
+      if (!isEventLevelSearch) return outcomeAdvantages[k];
       if (found.length === 0) return 0;
       if (!isTrajectoryAligned) return found.length / gold.length;
       return Math.max(0, ...found.map((g) => toolScores[g][k]));
     }),
   );
-  return { turnAdvantages, outcomeAdvantages, toolScores, discoveries };
+  return { turnAdvantages, outcomeAdvantages, selectionAdvantages, isSearchFinished, toolScores, discoveries };
 }
 
 /**

@@ -12,14 +12,18 @@
  * | lr                 | 1e-6                     | 1e-4 (a 2M-parameter model from a short warm start moves little at 1e-6; at 2e-4 PACT's k3 KL jumped to ≈ 100 within 3 steps, docs/results.md; 1e-4 is what table1 ran every method at) |
  * | klCoef             | 0.001 (k3)               | 0.001                                    |
  * | betaSft β_SFT      | 0.1                      | 0.1                                      |
+ * | advantageCombine   | A^g + A^ℓ (App. B)       | 'sum' (the paper; 'mean' halves the RL term against β_SFT·L_SFT and the KL, as MatchTIR's code does) |
  * | λa start → end     | 0.8 → 0.2                | 0.8 → 0.2                                |
  * | anchorProb q       | 0.4                      | 0.4                                      |
  * | temperature        | 1.0                      | 1.0                                      |
  * | max prompt tokens  | 7000                     | 1024 (generated prompts: 400–800 tokens)  |
  * | max response tokens| 23000                    | 1024 (per rollout, all turns, observations included: the expert's episodes of the default task mix take 150–340 tokens for single-hop, 290–500 multi-hop, 410–630 parallel single-hop and 650–990 parallel multi-hop with the warm start's vocabulary, 12 test tasks each; a cut episode earns no answer reward) |
  * | steps              | 24 (3 epochs)            | 24                                       |
- * | annealHorizon S    | the whole run            | = steps                                  |
+ * | annealHorizon S    | the whole run            | = steps (s = 1…T: λa_end at the last step) |
+ * | pact.klContext     | not said                 | 'prompt': k3 estimates KL(π‖π_ref) only for tokens sampled from π, and τ was sampled under x; it anchors the inference-time policy. Under c^h ('trace') it measured 6–60× larger (docs/results.md). Costs one more forward/backward over the L^h rollouts |
+ * | pact.prefixReveal  | not said (Eq. sft-loss conditions on h*_<n; App. C "reveals") | 'mask': Eq. sft-loss as written, the whole h* as context; 'remove' is App. C's reading, unrevealed reasoning out of the context |
  * | search hits / call | top 5, ≤ 768 tokens/turn | top 3, short descriptions (SEARCH_PRESENTATION) |
+ * | gspo clip (GSPO)   | 3e-4 / 4e-4 (GSPO §5.1)  | 3e-4 / 4e-4, on the sequence ratio, seq-mean aggregation |
  *
  * Errors name the field: `config.pact.anchorProb: must be ≤ 1 (got 1.5)`. Every size has a
  * maximum (CONFIG_MAXIMA), and a config nested deeper than MAX_CONFIG_DEPTH or holding a
@@ -27,6 +31,7 @@
  */
 import { z } from 'zod';
 import { findJsonHazard, limitText } from '../core/untrustedJson';
+import { GSPO_CLIP } from '../core/gspo';
 import type { FormatLimits } from '../envs/toolRepo/toolDoc';
 import { LORA_TARGETS, type LoraTarget } from '../model/qwen3/train/loraNames';
 
@@ -97,6 +102,17 @@ export const pactOptionsSchema = z.object({
   toolCallSchedule: z.enum(TOOL_CALL_SCHEDULES).default('scale'),
   /** App. D "Full Token A": anneal reasoning + tool calls together by token count. */
   fullTokenAnneal: z.boolean().default(false),
+  /**
+   * Where the k3 KL to π_ref is read for L^h prompts: 'prompt' on the rollouts as sampled,
+   * π(τ | x), 'trace' under c^h with the ratio (the paper does not say; table above).
+   */
+  klContext: z.enum(['prompt', 'trace']).default('prompt'),
+  /**
+   * App. C's prefix levels "reveal" reasoning: 'mask' keeps all of h* in the SFT context and
+   * masks the unrevealed reasoning out of the loss (Eq. sft-loss conditions on h*_<n);
+   * 'remove' leaves unrevealed reasoning out of the SFT context too (table above).
+   */
+  prefixReveal: z.enum(['mask', 'remove']).default('mask'),
   /** Table 3: which components of h* enter the privileged context c^h. */
   traceComponents: z
     .object({ reasoning: z.boolean().default(true), toolCalls: z.boolean().default(true), toolResponses: z.boolean().default(true) })
@@ -210,9 +226,13 @@ export const trainConfigSchema = z
     clipEps: z.number().positive().max(1).default(0.2),
     klCoef: z.number().min(0).default(0.001),
     lossAgg: z.enum(AGG_MODES).default('token-mean'),
-    /** MatchTIR: discount of turn returns, and how global and turn advantages combine. */
+    /**
+     * MatchTIR credit (pact, matchtir, sft_then_matchtir): discount of turn returns, and how
+     * A^g and A^ℓ combine: 'sum' = A^g + A^ℓ (PACT App. B), 'mean' = (A^g + A^ℓ)/2 (MatchTIR's
+     * released code, compute_grpo_outcome_advantage in Code/verl/trainer/ppo/core_algos.py).
+     */
     gamma: z.number().min(0).max(1).default(0.9),
-    advantageCombine: z.enum(['mean', 'sum']).default('mean'),
+    advantageCombine: z.enum(['mean', 'sum']).default('sum'),
     matching: z.enum(['hungarian', 'greedy']).default('hungarian'),
     unmatchedPenalty: z.number().min(0).default(0),
     evalEvery: z.number().int().min(0).max(M.steps).default(4),
@@ -227,6 +247,11 @@ export const trainConfigSchema = z
     checkpointEvery: z.number().int().min(0).max(M.steps).default(4),
     pact: pactOptionsSchema.default(pactOptionsSchema.parse({})),
     toolsearcher: toolSearcherOptionsSchema.default(toolSearcherOptionsSchema.parse({})),
+    /** GSPO (Zheng et al. 2025 §5.1): clip range of the length-normalised sequence ratio, [1 − clipLow, 1 + clipHigh]. */
+    gspo: z
+      .object({ clipLow: z.number().positive().max(1).default(GSPO_CLIP.clipLow), clipHigh: z.number().positive().max(1).default(GSPO_CLIP.clipHigh) })
+      .strict()
+      .default({ clipLow: GSPO_CLIP.clipLow, clipHigh: GSPO_CLIP.clipHigh }),
     /** CHORD: global weight μ of the SFT term mixed with on-policy RL. */
     chordMu: prob.default(0.1),
     /** SFT→MatchTIR: steps of SFT before switching to MatchTIR. */

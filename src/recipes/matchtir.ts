@@ -2,7 +2,8 @@
  * `matchtir`: MatchTIR hard credit assignment (Qu et al. 2026; PACT App. B), prompt-only:
  * turn rewards from a bipartite matching of all predicted calls against the gold calls
  * (answer F1 on the answer turn), dual-level advantages (discounted turn returns z-scored
- * per turn + group-normalised trajectory reward, combined by config.advantageCombine),
+ * per turn + group-normalised trajectory reward, combined by config.advantageCombine:
+ * A^g + A^ℓ by default, as PACT App. B; 'mean' halves it as MatchTIR's code does),
  * broadcast to the policy tokens of each turn; clipped surrogate L^x_RL (PACT Eq.
  * prompt-only-rl-loss) + k3 KL. This is PACT with q = 1 (every prompt anchored).
  */

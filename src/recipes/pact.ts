@@ -13,6 +13,7 @@
  * Simplification: a prompt without an expert trace is always anchored (z_i = 1).
  */
 import { sampleStepGates } from '../core/gates';
+import { toAlgorithmStep } from '../core/schedules';
 import { registerRecipe } from './registry';
 import { evaluateToolUseRollout, scoreMatchTir } from './toolUseScoring';
 import type { PromptRoute, Recipe } from './types';
@@ -31,9 +32,9 @@ export const PACT_RECIPE: Recipe = {
   scoreGroup: (group, ctx) => scoreMatchTir(group, ctx.config),
   routePrompts: (groups, ctx) => {
     const p = ctx.config.pact;
-    // The gate stream of step s = ctx.step + 1 (Algorithm 1 numbers steps from 1): the
-    // same draws the UI's anchoring-gates panel previews for this seed and q.
-    const gates = sampleStepGates(ctx.config.seed, ctx.step + 1, groups.length, p.anchorProb);
+    // The gate stream of step s = 1…T (Algorithm 1's numbering, as the SFT schedules read
+    // it): the same draws the UI's anchoring-gates panel previews for this seed and q.
+    const gates = sampleStepGates(ctx.config.seed, toAlgorithmStep(ctx.step), groups.length, p.anchorProb);
     return groups.map((g, i): PromptRoute => {
       const hasTrace = g.prompt.kind === 'tool-use' && g.prompt.trace !== undefined;
       const z = hasTrace ? gates[i] : 1;

@@ -9,7 +9,9 @@ import { createRng } from '../core/rng';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
 import { renderTraceMessages } from '../traces/render';
 import type { ExpertTrace } from '../traces/types';
-import { ASSISTANT_HEADER, buildComponentSftRow, buildFullSftRow, buildPrivilegedContext, encodeTrace, type SftScheduleConfig, type TaggedIds } from './privilegedContext';
+import { renderPrivilegedTrace } from '../traces/render';
+import { resolveConfig } from './config';
+import { ASSISTANT_HEADER, buildComponentSftRow, buildFullSftRow, buildPrivilegedContext, encodeTaggedSpans, encodeTrace, type SftScheduleConfig, type TaggedIds } from './privilegedContext';
 import { collectToolUseRollouts } from './rollouts';
 import { createTinySetup, type TinySetup } from './testKit';
 import { createToolUsePrompts } from './trainer';
@@ -92,6 +94,33 @@ describe('component-aware SFT target (PACT Eq. sft-mask)', () => {
       const isSafe = t.kind === 'reasoning' && t.segment! < trace.turns[t.turn].prefixChunkCounts[4];
       expect(start.mask[n]).toBe(isSafe || t.kind === 'tool_call' ? 1 : 0);
     });
+  });
+
+  it("prefixReveal 'remove' leaves unrevealed reasoning out of the row: x then h* without the chunks the level hides", () => {
+    for (const [step, level] of [[1, 4], [7, 1], [10, 0]] as const) {
+      const masked = buildComponentSftRow(prompt, trace, setup.tokenizer, step, SCHEDULE);
+      const removed = buildComponentSftRow(prompt, trace, setup.tokenizer, step, { ...SCHEDULE, prefixReveal: 'remove' });
+      expect([masked.prefixLevel, removed.prefixLevel]).toEqual([level, level]);
+      // An independent reading: the spans of h* without the reasoning chunks level L does not reveal
+      // (each kept chunk with its own text, paragraph break included), encoded span by span.
+      const revealed = renderPrivilegedTrace(trace).spans.filter((sp) => sp.tag.kind !== 'reasoning' || sp.tag.segment! < trace.turns[sp.tag.turn].prefixChunkCounts[level]);
+      const atLevel = encodeTaggedSpans(revealed, setup.tokenizer);
+      expect(removed.ids).toEqual([...prompt.ids, ...atLevel.ids]);
+      expect(removed.tags).toEqual([...prompt.tags, ...atLevel.tags]);
+      // 'mask' keeps every reasoning token of h* (the unrevealed ones at weight 0) ...
+      expect(masked.ids).toEqual([...prompt.ids, ...encodeTrace(trace, setup.tokenizer).ids]);
+      // ... and both supervise the same tokens with the same weights.
+      expect(removed.ids.filter((_, n) => removed.mask[n] > 0)).toEqual(masked.ids.filter((_, n) => masked.mask[n] > 0));
+      expect(removed.mask.filter((m) => m > 0)).toEqual(masked.mask.filter((m) => m > 0));
+      expect(removed.tags.every((t, n) => t.kind !== 'reasoning' || removed.mask[n] === 1)).toBe(true);
+    }
+    // At L1 'remove' drops tokens 'mask' keeps.
+    expect(buildComponentSftRow(prompt, trace, setup.tokenizer, 7, { ...SCHEDULE, prefixReveal: 'remove' }).ids.length).toBeLessThan(buildComponentSftRow(prompt, trace, setup.tokenizer, 7, SCHEDULE).ids.length);
+  });
+
+  it("the config's default reading is 'mask'", () => {
+    expect(resolveConfig({}).pact.prefixReveal).toBe('mask');
+    expect(resolveConfig({ pact: { prefixReveal: 'remove' } }).pact.prefixReveal).toBe('remove');
   });
 
   it('plain SFT weighs every policy-written token 1 and the context 0', () => {

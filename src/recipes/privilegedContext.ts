@@ -14,7 +14,8 @@
  * - `buildComponentSftRow`: the SFT target (x; h*) and its mask m_{i,n}(s) of PACT Eq.
  *   (sft-mask) from the configured reasoning / tool-call schedules (core
  *   REASONING_SCHEDULES / TOOL_CALL_SCHEDULES → buildComponentMask, or buildFullTokenMask
- *   for App. D "Full Token A"). Masks come from the token tags only (STYLE habit 6).
+ *   for App. D "Full Token A"), unrevealed reasoning masked or removed (prefixReveal).
+ *   Masks come from the token tags only (STYLE habit 6).
  * - `buildFullSftRow`: plain SFT on a whole expert episode (mask 1 on every policy-kind
  *   token, final answer included): the `sft` and `chord` targets.
  */
@@ -108,6 +109,11 @@ export interface SftRow extends TaggedIds {
 }
 
 export interface SftScheduleConfig {
+  /**
+   * What the prefix levels "reveal" (PACT App. C): 'mask' (default) keeps the whole h* as
+   * context and masks unrevealed reasoning out of the loss; 'remove' leaves it out of the row.
+   */
+  prefixReveal?: 'mask' | 'remove';
   reasoningSchedule: string;
   toolCallSchedule: string;
   fullTokenAnneal: boolean;
@@ -152,8 +158,10 @@ export function buildSftMaskAtStep(
 
 /**
  * The component-aware SFT target (x; h*) with m_{i,n}(s) (PACT Eq. sft-mask, sft-loss).
- * The target is the full trace; the mask selects the active reasoning prefix R_i(s)
- * (weight 1) and complete tool-call spans A_i (weight λa(s)).
+ * The mask selects the active reasoning prefix R_i(s) (weight 1) and complete tool-call
+ * spans A_i (weight λa(s)). prefixReveal 'mask': the row holds all of h*; 'remove': the
+ * reasoning tokens the mask leaves out (unrevealed, leaks) are not in the row either, so
+ * both readings supervise the same tokens and differ only in the context.
  */
 export function buildComponentSftRow(
   prompt: TaggedIds,
@@ -166,7 +174,10 @@ export function buildComponentSftRow(
   const ids = [...prompt.ids, ...h.ids];
   const tags = [...prompt.tags, ...h.tags];
   const { mask, lambdaA, prefixLevel } = buildSftMaskAtStep(tags, trace, step, schedule);
-  return { ids, tags, mask, lambdaA, prefixLevel };
+  if ((schedule.prefixReveal ?? 'mask') === 'mask') return { ids, tags, mask, lambdaA, prefixLevel };
+  const isKept = tags.map((t, n) => n < prompt.ids.length || t.kind !== 'reasoning' || mask[n] > 0);
+  const keep = <T>(values: readonly T[]) => values.filter((_, n) => isKept[n]);
+  return { ids: keep(ids), tags: keep(tags), mask: keep(mask), lambdaA, prefixLevel };
 }
 
 /** Plain SFT on an expert episode (ids + tags in rollout form): weight 1 on every policy-kind token. */

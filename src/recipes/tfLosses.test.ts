@@ -184,6 +184,19 @@ describe('one PACT prompt loss vs a plain-array computation with src/core', () =
     });
   }
 
+  it('asymmetric clip ranges [1 − ε_low, 1 + ε_high] match the core reference, loss and clip count', async () => {
+    for (const [low, high] of [[0.1, 0.3], [0.3, 0.05]] as const) {
+      const terms = computePromptLossTerms(
+        { logp: t2(LOGP_NEW), oldLogp: t2(LOGP_OLD), advantages: t2(ADV), mask: t2(MASK), level: 'token' },
+        null,
+        { clipEps: low, clipEpsHigh: high, lossAgg: 'token-mean', klCoef: 0, rlWeight: 1, sftWeight: 0 },
+      );
+      const options = { clipLow: low, clipHigh: high };
+      expect((await read(terms.rlLoss))[0]).toBeCloseTo(aggregateLoss(clippedSurrogateMatrix(LOGP_NEW, LOGP_OLD, ADV, options), MASK, 'token-mean'), 5);
+      expect((await read(terms.clipSum))[0]).toBeCloseTo(6 * clipFraction(LOGP_NEW, LOGP_OLD, ADV, MASK, options), 5);
+    }
+  });
+
   it('an anchored prompt (z = 1, L^x only) has no SFT term', async () => {
     const terms = computePromptLossTerms(
       { logp: t2(LOGP_NEW), oldLogp: t2(LOGP_OLD), refLogp: t2(REF), advantages: t2(ADV), mask: t2(MASK), level: 'token' },

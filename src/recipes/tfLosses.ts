@@ -4,9 +4,9 @@
  * the same numbers). All inputs are per-token matrices [B, T] aligned position by
  * position; masks are float weights derived from token tags (0 = not in the loss).
  *
- * - `computeClippedSurrogate`: −min(r·A, clip(r, 1−ε, 1+ε)·A), r = exp(logpNew − logpOld)
- *   (PACT Eq. prompt-only-rl-loss / trace-rl-loss; which context produced the log-probs
- *   is the caller's business).
+ * - `computeClippedSurrogate`: −min(r·A, clip(r, 1−ε_low, 1+ε_high)·A), r = exp(logpNew −
+ *   logpOld) (PACT Eq. prompt-only-rl-loss / trace-rl-loss with ε_low = ε_high = ε; which
+ *   context produced the log-probs is the caller's business).
  * - `computeSequenceLogRatio`: GSPO's sequence-level log ratio, the masked mean of
  *   logpNew − logpOld per row, broadcast back to [B, T] (Zheng et al. 2025, Eq. 7).
  * - `computeClipIndicator`: 1 where the clipped branch was taken (verl's pg_clipfrac).
@@ -20,6 +20,8 @@
  *   where clamped).
  * - `computeComponentSftLoss`: PACT Eq. (sft-loss) per row, −Σ m·logp / Σ m, plus Z = Σ m
  *   (a row with Z = 0 gives loss 0; the caller skips it, as the paper does).
+ * - `computeKlPenaltyTerms`: the k3 penalty alone, on rows other than the ratio's (L^h
+ *   prompts whose KL is read under x).
  */
 import * as tf from '../model/qwen3/tf';
 import { KL_K3_MAX, KL_LOG_RATIO_BOUND } from '../core/losses';
@@ -176,7 +178,10 @@ export interface PromptRlInputs {
 }
 
 export interface PromptLossOptions {
+  /** ε_low: ratios below 1 − clipEps are clipped. */
   clipEps: number;
+  /** ε_high: ratios above 1 + clipEpsHigh are clipped; default clipEps (GSPO: 4e-4 against ε_low 3e-4). */
+  clipEpsHigh?: number;
   lossAgg: TfAggregationMode | string;
   klCoef: number;
   rlWeight: number;
@@ -193,6 +198,26 @@ export interface PromptLossTerms {
   entropySum: tf.Scalar;
   clipSum: tf.Scalar;
   tokenCount: tf.Scalar;
+}
+
+/**
+ * The k3 KL penalty on its own rows (PACT's L^h prompts with pact.klContext 'prompt': the
+ * rollouts as sampled, (x; τ), while the ratio is read under c^h): total =
+ * rlWeight·klCoef·token-mean(k3) (the chunk's share under `totals`), klSum = Σ k3·mask;
+ * every other term 0 (the RL rows count the tokens).
+ * @param logp [B, T] the model's log-probs of the rows; refLogp, mask [B, T]
+ */
+export function computeKlPenaltyTerms(
+  logp: tf.Tensor2D,
+  refLogp: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  o: Pick<PromptLossOptions, 'klCoef' | 'rlWeight'>,
+  totals?: AggregationTotals,
+): PromptLossTerms {
+  const zero = tf.scalar(0);
+  const kl = computeKlK3(logp, refLogp); // [B, T]
+  const total = tf.mul(aggregateLossTf(kl, mask, 'token-mean', undefined, totals), o.klCoef * o.rlWeight) as tf.Scalar;
+  return { total, rlLoss: zero, sftLoss: zero, klSum: tf.sum(applyMask(kl, mask)), entropySum: zero, clipSum: zero, tokenCount: zero };
 }
 
 /**
@@ -213,7 +238,8 @@ export function computePromptLossTerms(
   const terms: PromptLossTerms = { total, rlLoss: zero, sftLoss: zero, klSum: zero, entropySum: zero, clipSum: zero, tokenCount: zero };
   if (rl) {
     const logRatio = rl.level === 'sequence' ? computeSequenceLogRatio(rl.logp, rl.oldLogp, rl.mask) : (tf.sub(rl.logp, rl.oldLogp) as tf.Tensor2D); // [K, T]
-    terms.rlLoss = aggregateLossTf(computeClippedSurrogateFromLogRatio(logRatio, rl.advantages, o.clipEps), rl.mask, o.lossAgg, undefined, rl.totals);
+    const clipHigh = o.clipEpsHigh ?? o.clipEps;
+    terms.rlLoss = aggregateLossTf(computeClippedSurrogateFromLogRatio(logRatio, rl.advantages, o.clipEps, clipHigh), rl.mask, o.lossAgg, undefined, rl.totals);
     let term: tf.Scalar = terms.rlLoss;
     if (rl.refLogp && o.klCoef > 0) {
       const kl = computeKlK3(rl.logp, rl.refLogp); // [K, T]
@@ -222,7 +248,7 @@ export function computePromptLossTerms(
     }
     total = tf.add(total, tf.mul(term, o.rlWeight));
     if (rl.entropy) terms.entropySum = tf.sum(applyMask(rl.entropy, rl.mask));
-    terms.clipSum = tf.sum(applyMask(computeClipIndicator(logRatio, rl.advantages, o.clipEps), rl.mask));
+    terms.clipSum = tf.sum(applyMask(computeClipIndicator(logRatio, rl.advantages, o.clipEps, clipHigh), rl.mask));
     terms.tokenCount = tf.sum(rl.mask);
   }
   if (sft) {

@@ -21,10 +21,11 @@ const ctx = { step: 0, config, rng: undefined as never };
 describe('toolsearcher scoring', () => {
   it('feeds the trainer the core ToolSearcher advantages of a hand-built group', () => {
     const score = getRecipe('toolsearcher').scoreGroup(group, ctx);
-    // f = [1,1,0] → z = [0.57735, 0.57735, −1.15470]; R = [1.1, 0.1, 0.1]: mean 0.4333,
-    // std = sqrt((0.4444 + 0.1111 + 0.1111)/2) = 0.57735 → A_out = [1.15470, −0.57735, −0.57735]
+    // f = [1,1,0] → z = [0.57735, 0.57735, −1.15470]: search turn 0 of rollouts 0 and 1 gets 0.57735.
+    // Selection (TCA): rollouts 0 and 1 finished their search, R = [1.1, 0.1] → ±1/√2;
+    // rollout 2 never found the gold tool → 0 (its A_out would be −0.57735).
     const s = Math.sqrt(1 / 3);
-    const expected = [[s, 2 * s], [s, -s], [-s]];
+    const expected = [[s, Math.SQRT1_2], [s, -Math.SQRT1_2], [0]];
     expect(score.rewards.map((r) => +r.toFixed(9))).toEqual([1.1, 0.1, 0.1]);
     score.turnAdvantages.forEach((row, k) => {
       expect(row).toHaveLength(expected[k].length);
@@ -44,11 +45,36 @@ describe('toolsearcher scoring', () => {
 
   it('follows the ablation toggles', () => {
     const noEvent = scoreToolSearcher(group, { ...config.toolsearcher, eventLevelSearch: false });
-    expect(noEvent.turnAdvantages[0][0]).toBeCloseTo(noEvent.turnAdvantages[0][1], 12); // A_out on every turn
+    expect(noEvent.turnAdvantages[0][0]).toBeCloseTo(2 * Math.sqrt(1 / 3), 5); // A_out on the search turn
+    expect(noEvent.turnAdvantages[0][1]).toBeCloseTo(Math.SQRT1_2, 5); // TCA's selection credit
     const noAlign = scoreToolSearcher(group, { ...config.toolsearcher, trajectoryAlignedCredit: false });
     expect(noAlign.turnAdvantages[1][0]).toBe(1); // 1 of 1 gold tool discovered at turn 0
     const bonus = scoreToolSearcher(group, { ...config.toolsearcher, formatBonus: 0 });
     expect(bonus.rewards).toEqual([1, 0, 0]);
+  });
+
+  it('holds "without ESM", "without TCA", Search-R1 and ToolSearcher apart on a hand-built group', () => {
+    const s = Math.sqrt(1 / 3);
+    const r = Math.SQRT1_2;
+    // A_out = [2s, −s, −s]; search turn 0: z = [s, s, ·], |D|/|G| = [1, 1, ·]; TCA selection = [r, −r, 0]
+    const expected: Record<string, number[][]> = {
+      search_r1: [[2 * s, 2 * s], [-s, -s], [-s]],
+      'without ESM': [[2 * s, r], [-s, -r], [0]],
+      'without TCA': [[1, 2 * s], [1, -s], [-s]],
+      toolsearcher: [[s, r], [s, -r], [0]],
+    };
+    const scores: Record<string, number[][]> = {
+      search_r1: getRecipe('search_r1').scoreGroup(group, ctx).turnAdvantages,
+      'without ESM': getRecipe('toolsearcher').scoreGroup(group, { ...ctx, config: { ...config, toolsearcher: { ...config.toolsearcher, eventLevelSearch: false } } }).turnAdvantages,
+      'without TCA': getRecipe('toolsearcher').scoreGroup(group, { ...ctx, config: { ...config, toolsearcher: { ...config.toolsearcher, trajectoryAlignedCredit: false } } }).turnAdvantages,
+      toolsearcher: getRecipe('toolsearcher').scoreGroup(group, ctx).turnAdvantages,
+    };
+    for (const [name, rows] of Object.entries(scores)) {
+      expect(rows.map((row) => row.length), name).toEqual(expected[name].map((row) => row.length));
+      rows.forEach((row, k) => row.forEach((a, t) => expect(a, `${name}, rollout ${k}, turn ${t}`).toBeCloseTo(expected[name][k][t], 5)));
+    }
+    const names = Object.keys(scores);
+    for (const a of names) for (const b of names) if (a < b) expect(scores[a], `${a} vs ${b}`).not.toEqual(scores[b]);
   });
 
   it('constrains search for the first 30% of steps only when enabled', () => {
@@ -61,7 +87,10 @@ describe('toolsearcher scoring', () => {
 
 describe('toolsearcher training step', () => {
   it('runs one step on a tiny model with finite metrics and category-constrained rollouts', async () => {
-    const { metrics, evaluation, trainer } = await runOneStep('toolsearcher');
+    // Seed 3 draws a one-gold-tool query first: the scripted search finds it, so TCA keeps the
+    // selection's reward (with two gold tools both rollouts' searches stay unfinished and
+    // every advantage is 0: no gradient).
+    const { metrics, evaluation, trainer } = await runOneStep('toolsearcher', { seed: 3 });
     for (const key of FINITE_STEP_METRICS) expect(Number.isFinite(metrics[key]), key).toBe(true);
     expect(metrics.grad_norm).toBeGreaterThan(0);
     for (const g of trainer.lastGroups) for (const r of g.rollouts) expect((r.meta?.search as SearchRolloutInfo).isCategoryConstrained).toBe(true);

@@ -5,8 +5,9 @@
  *   (config.toolsearcher.formatBonus; format = isSearchFormatOk);
  * - event-level search modelling + trajectory-aligned credit allocation: per-turn
  *   advantages from core `toolSearcherAdvantages` (a search turn gets the largest group
- *   z-score of the gold tools it found first, 0 when it found none; the final turn gets the
- *   GRPO-normalised outcome advantage), broadcast by the trainer to the turn's policy tokens;
+ *   z-score of the gold tools it found first, 0 when it found none; the selection turn gets
+ *   0 after a search that missed a gold tool, else its outcome z-scored over the finished
+ *   searches), broadcast by the trainer to the turn's policy tokens;
  * - category-constrained tool discrimination for the first
  *   round(categoryConstrainedFraction · steps) steps, then global search (evaluation is
  *   always global);

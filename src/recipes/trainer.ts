@@ -37,15 +37,17 @@
  * trained policy, loadable as any Qwen3 folder), `referenceWeights` the base and
  * `adapterWeights` A and B, so a resume restores base and adapters exactly.
  *
+ * KL to π_ref on L^h prompts (pact.klContext): 'prompt' reads it on the rollouts as sampled,
+ * (x; τ), as extra micro-batches of those rows; 'trace' in the ratio's context c^h.
+ *
  * Simplifications: one learning rate per training step (warm-up/cosine count training
- * steps); metrics are read back once per step; the KL to π_ref is taken in the same context
- * as the ratio (x or c^h).
+ * steps); metrics are read back once per step.
  */
 import * as tf from '../model/qwen3/tf';
 import { POLICY_KINDS, type TokenTag } from '../core/types';
 import { createRng, rngFromState, type Rng } from '../core/rng';
 import { klK3 } from '../core/losses';
-import { MAX_PREFIX_LEVEL, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES } from '../core/schedules';
+import { MAX_PREFIX_LEVEL, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, toAlgorithmStep } from '../core/schedules';
 import { RolloutEnv, type RenderChat } from '../envs/rollout';
 import type { ToolExecutor } from '../envs/sandbox/types';
 import type { Task } from '../envs/types';
@@ -68,7 +70,7 @@ import {
   type SftRow,
   type TaggedIds,
 } from './privilegedContext';
-import { computeAggregationTotals, computePromptLossTerms, type PromptLossOptions, type PromptLossTerms, type PromptRlInputs } from './tfLosses';
+import { computeAggregationTotals, computeKlPenaltyTerms, computePromptLossTerms, type PromptLossOptions, type PromptLossTerms, type PromptRlInputs } from './tfLosses';
 import { evaluateToolUseRollout } from './toolUseScoring';
 import { encodeEpisode, replayExpertEpisode } from './policyVocab';
 import type {
@@ -122,14 +124,20 @@ export interface PromptPlan {
     /** L^h rows only, when klCoef > 0: π_ref's log-probs under x, aligned like promptOnlyLogprobs (kl_prompt_only). */
     promptOnlyRefLogprobs?: number[][]; // [K][N_k − 1]
   };
+  /** L^h prompts with pact.klContext 'prompt' and klCoef > 0: the KL penalty's rows, the rollouts as sampled (x; τ). */
+  kl?: {
+    ids: number[][]; // [K][M_k]
+    mask: number[][]; // [K][M_k − 1] policy tokens of the response
+    refLogprobs?: number[][]; // [K][M_k − 1] π_ref under x
+  };
   sft?: { ids: number[]; mask: number[] }; // mask [N − 1]
 }
 
 /** Per-prompt numbers a micro-batch reports (summed over a prompt's micro-batches): RL loss, SFT loss, KL·mask, entropy·mask, clip·mask, mask count. */
 const N_PROMPT_STATS = 6;
 
-/** One gradient micro-batch: RL rows [start, end) of prompt `prompt`, or its SFT row. */
-export type MicroBatch = { prompt: number; part: 'rl'; start: number; end: number } | { prompt: number; part: 'sft' };
+/** One gradient micro-batch: RL (or KL-penalty) rows [start, end) of prompt `prompt`, or its SFT row. */
+export type MicroBatch = { prompt: number; part: 'rl' | 'kl'; start: number; end: number } | { prompt: number; part: 'sft' };
 
 /** Splits a prompt's rows into consecutive chunks [start, end). */
 export type RowChunker = (rows: readonly (readonly number[])[]) => [number, number][];
@@ -144,13 +152,16 @@ export function chunkRowsBy(rowsPerChunk: number): RowChunker {
   };
 }
 
-/** The micro-batches of some prompts: each prompt's RL rows in chunks (≤ rowsPerMicro rows, or as `chunker` splits them), then its SFT row. */
+/**
+ * The micro-batches of some prompts: each prompt's RL rows, then its KL-penalty rows, in
+ * chunks (≤ rowsPerMicro rows, or as `chunker` splits them), then its SFT row.
+ */
 export function splitMicroBatches(plans: readonly PromptPlan[], promptIndices: readonly number[], rowsPerMicro: number | RowChunker): MicroBatch[] {
   const chunk = typeof rowsPerMicro === 'number' ? chunkRowsBy(rowsPerMicro) : rowsPerMicro;
   const out: MicroBatch[] = [];
   for (const prompt of promptIndices) {
-    const rows = plans[prompt].rl?.ids ?? [];
-    for (const [start, end] of chunk(rows)) out.push({ prompt, part: 'rl', start, end });
+    for (const [start, end] of chunk(plans[prompt].rl?.ids ?? [])) out.push({ prompt, part: 'rl', start, end });
+    for (const [start, end] of chunk(plans[prompt].kl?.ids ?? [])) out.push({ prompt, part: 'kl', start, end });
     if (plans[prompt].sft) out.push({ prompt, part: 'sft' });
   }
   return out;
@@ -168,6 +179,16 @@ export function buildMicroBatchLoss(model: Qwen3Model, plan: PromptPlan, mb: Mic
     const { inputIds, attentionMask } = packTokenRows([plan.sft.ids]); // [1, N]
     const out = model.computeTokenLogprobs(inputIds, attentionMask); // [1, N−1]
     return computePromptLossTerms(null, { logp: out.logprobs, mask: tf.tensor2d([plan.sft.mask], [1, plan.sft.mask.length]) }, options);
+  }
+  if (mb.part === 'kl') {
+    const kl = plan.kl;
+    if (!kl?.refLogprobs) throw new Error(`buildMicroBatchLoss: prompt ${mb.prompt} has no KL rows with π_ref log-probs`);
+    const rows = kl.ids.slice(mb.start, mb.end);
+    const T = Math.max(...rows.map((r) => r.length));
+    const { inputIds, attentionMask } = packTokenRows(rows, { length: T }); // [B, T]
+    const logp = model.computeTokenLogprobs(inputIds, attentionMask).logprobs; // [B, T−1]
+    const mat = (values: number[][]) => tf.tensor2d(padRows(values.slice(mb.start, mb.end), T - 1), [rows.length, T - 1]);
+    return computeKlPenaltyTerms(logp, mat(kl.refLogprobs), mat(kl.mask), options, computeAggregationTotals(kl.mask));
   }
   const rl = plan.rl;
   if (!rl) throw new Error(`buildMicroBatchLoss: prompt ${mb.prompt} has no RL rows`);
@@ -492,6 +513,11 @@ export class Trainer {
           if (context) {
             (rl.promptOnlyLogprobs ??= []).push(behaviour);
             (rl.promptOnlyRows ??= []).push({ ids: rollout.ids, offset });
+            if (c.klCoef > 0 && c.pact.klContext === 'prompt') {
+              plan.kl ??= { ids: [], mask: [] };
+              plan.kl.ids.push(rollout.ids);
+              plan.kl.mask.push(shiftToColumns(rollout.tags.map((t, n) => (n >= rollout.promptLength && POLICY_KINDS.has(t.kind) ? 1 : 0))));
+            }
           }
           rl.oldLogprobs.push(context ? behaviour.map(() => 0) : behaviour); // L^h: read under c^h in step()
         });
@@ -500,7 +526,7 @@ export class Trainer {
       if (route.sftWeight > 0) {
         let row: SftRow | null = null;
         if (route.sftMask === 'component' && trace) {
-          const built = buildComponentSftRow(this.encodePrompt(group), trace, this.tokenizer, this.stepIndex, c.pact);
+          const built = buildComponentSftRow(this.encodePrompt(group), trace, this.tokenizer, toAlgorithmStep(this.stepIndex), c.pact);
           lambdaA.push(built.lambdaA);
           prefixLevel.push(built.prefixLevel);
           row = built;
@@ -572,12 +598,14 @@ export class Trainer {
       for (const plan of plans) {
         if (!plan.rl) continue;
         if (plan.route.rl === 'h') plan.rl.oldLogprobs = await this.readLogprobs(old.params, plan.rl.ids, old.lora);
-        if (c.klCoef > 0) plan.rl.refLogprobs = await this.readLogprobs(this.refParams, plan.rl.ids, undefined);
+        // π_ref where the KL penalty reads it: the RL rows, or (L^h, klContext 'prompt') the rollouts under x.
+        if (c.klCoef > 0 && !plan.kl) plan.rl.refLogprobs = await this.readLogprobs(this.refParams, plan.rl.ids, undefined);
         const promptOnlyRows = plan.rl.promptOnlyRows;
         if (c.klCoef > 0 && promptOnlyRows) {
           // kl_prompt_only: π_ref under x as well, read on the rollouts as they were sampled.
           const refX = await this.readLogprobs(this.refParams, promptOnlyRows.map((r) => r.ids), undefined);
           plan.rl.promptOnlyRefLogprobs = plan.rl.mask.map((row, k) => row.map((_, j) => refX[k][j + promptOnlyRows[k].offset] ?? 0));
+          if (plan.kl) plan.kl.refLogprobs = refX;
         }
       }
     } finally {
@@ -591,7 +619,7 @@ export class Trainer {
 
     // Line 17: PPO mini-batches, one optimiser step each.
     const lr = computeLearningRate(s, { kind: c.lrSchedule, lrPeak: c.lr, warmupSteps: c.lrWarmupSteps, totalSteps: c.steps });
-    const lossOptions = { clipEps: c.clipEps, lossAgg: c.lossAgg, klCoef: c.klCoef };
+    const lossOptions = { clipEps: c.clipEps, lossAgg: c.lossAgg, ...this.recipe.policyLoss?.(c), klCoef: c.klCoef };
     const stats: { prompt: number; values: tf.Tensor }[] = []; // one kept [N_PROMPT_STATS] per micro-batch
     const losses: number[] = [];
     const gradNorms: number[] = [];
@@ -674,7 +702,7 @@ export class Trainer {
     });
     const gates = a.plans.flatMap((p) => (p.route.gate === undefined ? [] : [p.route.gate]));
     const seconds = (performance.now() - a.started) / 1000;
-    const schedule = this.describeSchedule(a.s);
+    const schedule = this.describeSchedule(toAlgorithmStep(a.s));
     const metrics: StepMetrics = {
       step: a.s + 1,
       recipe: this.recipe.name,
@@ -712,7 +740,7 @@ export class Trainer {
     return metrics;
   }
 
-  /** λa(s) and the prefix level of PACT's schedules at step s (NaN for recipes without traces). */
+  /** λa(s) and the prefix level of PACT's schedules at step s = 1…T (NaN for recipes without traces). */
   private describeSchedule(step: number): { lambdaA: number; prefixLevel: number } {
     if (!this.recipe.needsTraces) return { lambdaA: Number.NaN, prefixLevel: Number.NaN };
     const p = this.config.pact;

@@ -165,6 +165,11 @@ export interface Recipe {
   routePrompts(groups: readonly RolloutGroup[], ctx: RecipeContext): PromptRoute[];
   /** Policy-ratio level: 'token' (PPO/GRPO, default) or 'sequence' (GSPO). */
   ratioLevel?: 'token' | 'sequence';
+  /**
+   * The recipe's own clip range and loss aggregation (GSPO: ε 3e-4 / 4e-4 on the sequence
+   * ratio, aggregated per sequence); default config.clipEps on both sides and config.lossAgg.
+   */
+  policyLoss?(config: TrainConfig): { clipEps: number; clipEpsHigh: number; lossAgg: string };
   /** Own rollout collection; default: prompt-only tool-use rollouts (rollouts.ts). */
   collectRollouts?(request: CollectRequest): Promise<RolloutGroup[]>;
   /**

@@ -12,8 +12,10 @@
  *     text after x as the privileged context.
  *
  * Conventions (documented departures):
- *   - The final answer y is never part of h*: the privileged text stops after the last
- *     turn's reasoning (`…</think>\n\n<|im_end|>\n`).
+ *   - The final answer y is never part of h* (PACT §3.1): h* holds the tool-calling turns
+ *     (u*_t, a*_t, o*_t) only, so the privileged text stops after the last observation;
+ *     the answer turn (no call, its reasoning states y) is left out whole. The plain-SFT
+ *     episode (renderTraceMessages with includeFinalAnswer) keeps it.
  *   - Spans inside turn t carry turn = t, including the `<|im_start|>assistant\n`
  *     header of turns t ≥ 1 (kind `prompt`: template scaffolding the policy does not
  *     write) — TokenTag's "prompt uses -1" is kept for the task prompt x only.
@@ -58,6 +60,11 @@ export interface TraceMessage {
 
 export type RenderLevel = PrefixLevel | 'full';
 
+/** True for a turn of h* (it calls a tool); a turn without calls is the final-answer turn, not part of h*. */
+export function isToolCallingTurn(turn: TraceTurn): boolean {
+  return turn.calls.length > 0;
+}
+
 function selectReasoning(turn: TraceTurn, level: RenderLevel): string {
   if (level === 'full') return turn.reasoning;
   if (!PREFIX_LEVELS.includes(level)) throw new Error(`render: level must be 0..4 or 'full', got ${String(level)}`);
@@ -67,7 +74,8 @@ function selectReasoning(turn: TraceTurn, level: RenderLevel): string {
 /**
  * The trace as Qwen3 chat messages (assistant content holds `<think>` and the tool
  * calls as text; the template renders it exactly as with structured `tool_calls`).
- * The last turn carries `<answer>finalAnswer</answer>` when includeFinalAnswer.
+ * includeFinalAnswer (default): the whole expert episode, the last turn carrying
+ * `<answer>finalAnswer</answer>`; false: h* only, the tool-calling turns.
  */
 export function renderTraceMessages(
   trace: ExpertTrace,
@@ -76,6 +84,7 @@ export function renderTraceMessages(
   const { includeFinalAnswer = true, level = 'full' } = options;
   const messages: TraceMessage[] = [];
   trace.turns.forEach((turn, t) => {
+    if (!includeFinalAnswer && !isToolCallingTurn(turn)) return;
     let content = `<think>\n${selectReasoning(turn, level)}\n</think>\n\n`;
     content += turn.calls.map((c) => formatToolCallBlock(c)).join('\n');
     const isLast = t === trace.turns.length - 1;
@@ -103,8 +112,9 @@ export interface PrivilegedRendering {
 }
 
 /**
- * h* as tagged text, ready to append to the prompt x. Reasoning chunks become one span
- * each (segment = chunk index); at a prefix level only the revealed chunks appear.
+ * h* as tagged text, ready to append to the prompt x: the tool-calling turns only (no
+ * answer turn), each span tagged with its index in trace.turns. Reasoning chunks become
+ * one span each (segment = chunk index); at a prefix level only the revealed chunks appear.
  */
 export function renderPrivilegedTrace(trace: ExpertTrace, options: { level?: RenderLevel } = {}): PrivilegedRendering {
   const { level = 'full' } = options;
@@ -122,8 +132,11 @@ export function renderPrivilegedTrace(trace: ExpertTrace, options: { level?: Ren
     }
     text += piece;
   };
+  let isFirst = true;
   trace.turns.forEach((turn, t) => {
-    if (t > 0) push('<|im_start|>assistant\n', { kind: 'prompt', turn: t });
+    if (!isToolCallingTurn(turn)) return;
+    if (!isFirst) push('<|im_start|>assistant\n', { kind: 'prompt', turn: t });
+    isFirst = false;
     push('<think>\n', { kind: 'control', turn: t });
     const revealed = selectReasoning(turn, level);
     // Walk the chunks over the revealed text so each span keeps its chunk index.
@@ -161,6 +174,7 @@ export function formatTraceForConsole(trace: ExpertTrace, options: { maxChunkCha
   const lines = [`trace ${trace.taskId} (${trace.source}, ${trace.verified ? 'verified' : 'unverified'})`];
   trace.turns.forEach((turn, t) => {
     lines.push(`  turn ${t}  L0..L4 = [${turn.prefixChunkCounts.join(', ')}]`);
+    if (!isToolCallingTurn(turn)) lines.push('    (the answer turn: not part of h*)');
     for (const chunk of turn.chunks) lines.push(`    ${chunk.id} ${chunk.type}${chunk.keepForPrefix ? '' : ' [hidden]'}: ${clip(chunk.text)}`);
     turn.calls.forEach((call, c) => {
       lines.push(`    call ${formatToolCallJson(call)}`);

@@ -89,8 +89,9 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
       'weighted by λa(s), which falls linearly from λa^start to λa^end over the annealing horizon S: a larger early weight ' +
       'encourages valid tool calls, a smaller later weight lets rewards guide exploration. The active reasoning prefix R_i(s) ' +
       'shrinks by semantic segment, L4 → L3 → … → L0 (L4: the strongest safe prefix before explicit tool-call leakage; L0: no ' +
-      'reasoning). Tool observations are never supervised. The paper gives no step per level; here S is cut into five equal ' +
-      'stages. "Fix" keeps supervision constant, "Token A" anneals by raw token count (App. D).',
+      'reasoning). Tool observations are never supervised. The paper gives no step per level; here steps 1…S are cut into ' +
+      'five near-equal stages, L4 at the first step and L0 at the last. "Fix" keeps supervision constant, "Token A" anneals ' +
+      'by raw token count (App. D).',
   },
   'anchoring-gates': {
     id: 'anchoring-gates',

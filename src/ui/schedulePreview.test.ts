@@ -7,7 +7,7 @@ describe('computeSupervisionAt (core schedules by the config\'s names)', () => {
   it('λa(5) = 0.8 − 0.6·min(5/10, 1) = 0.5 and the prefix level is L2 at step 5 of S = 10', () => {
     const p = computeSupervisionAt(5, paper);
     expect(readToolCallValue(p.toolCall)).toBeCloseTo(0.5, 12);
-    // 5 stages (L4…L0) over S = 10: stage = floor(5·5/10) = 2 → L4 − 2 = L2
+    // 5 stages (L4…L0) over steps 1…10: stage = floor(5·4/9) = 2 → L4 − 2 = L2
     expect(p.reasoning).toEqual({ kind: 'prefix-level', level: 2 });
   });
 

@@ -39,7 +39,7 @@ const turn0Chunks = [
   chunk('C3', 'required_arg_grounding', 'country is Nordia.\n\n'), // country · ␣ · is · ␣ · Nordia. · ↵↵ = 6 tokens
   chunk('C4', 'explicit_call_preview', 'Call get_capital now.', false), // 5 tokens, a leak: never supervised
 ];
-const turn1Chunks = [chunk('C1', 'final_answer_grounding', 'The answer is Varno.')]; // The ␣ answer ␣ is ␣ Varno. = 7 tokens
+const turn1Chunks = [chunk('C1', 'final_answer_grounding', 'The answer is Varno.')]; // the answer turn: not part of h*
 
 const SMALL_TRACE: ExpertTrace = {
   taskId: 'fx-small',
@@ -58,7 +58,7 @@ const SMALL_TRACE: ExpertTrace = {
   ],
 };
 
-// S = 10, λa 0.8 → 0.2: at s = 5, λa = 0.8 − 0.6·(5/10) = 0.5 and the level is L4 − floor(5·5/10) = L2.
+// S = 10, λa 0.8 → 0.2: at s = 5, λa = 0.8 − 0.6·(5/10) = 0.5 and the level is L4 − floor(5·4/9) = L2.
 const OPTIONS = { horizon: 10, toolCallStart: 0.8, toolCallEnd: 0.2 };
 const PACT = { kind: 'component', reasoning: 'segment', toolCall: 'scale' } as const;
 
@@ -68,26 +68,27 @@ describe('tokenizePrivilegedTrace', () => {
   it('keeps every token of h* with its span tag, in order', () => {
     expect(tokens.texts.join('')).toBe(renderPrivilegedTrace(SMALL_TRACE).text);
     const count = (kind: string, turn?: number) => tokens.tags.filter((t) => t.kind === kind && (turn === undefined || t.turn === turn)).length;
-    // reasoning: 6 + 4 + 6 + 5 (turn 0) and 7 (turn 1)
+    // reasoning: 6 + 4 + 6 + 5 (turn 0); the answer turn (turn 1, no call) is not in h*
     expect(count('reasoning', 0)).toBe(21);
-    expect(count('reasoning', 1)).toBe(7);
+    expect(tokens.tags.filter((t) => t.turn === 1)).toEqual([]);
+    expect(tokens.texts.join('')).not.toContain('Varno.');
     // <tool_call> ↵ {"name": ␣ "get_capital", ␣ "arguments": ␣ {"country": ␣ "Nordia"}} ↵ </tool_call> = 13
     expect(count('tool_call')).toBe(13);
     // the leak's 5 tokens are flagged
     expect(tokens.isLeak.filter(Boolean).length).toBe(5);
   });
 
-  it('with λa(s) = 0.5 and level L2: Z = 10 + 7 + 13·0.5 = 23.5', () => {
+  it('with λa(s) = 0.5 and level L2: Z = 10 + 13·0.5 = 16.5', () => {
     const at = computeMaskAtStep(tokens, 5, PACT, OPTIONS);
     expect(at.designName).toBe('seg+scale');
     expect(at.reasoning).toEqual({ kind: 'prefix-level', level: 2 });
     expect(at.toolCall).toEqual({ kind: 'scale', scale: 0.5 });
     const summary = summarizeMask(tokens.tags, at.mask);
-    // L2 reveals C1, C2 of turn 0 (6 + 4 tokens) and C1 of turn 1 (7 tokens), weight 1 each;
+    // L2 reveals C1, C2 of turn 0 (6 + 4 tokens), weight 1 each;
     // the tool-call span: 13 tokens × 0.5 = 6.5; observations, control and template: 0.
-    expect(summary.z).toBeCloseTo(23.5, 12);
+    expect(summary.z).toBeCloseTo(16.5, 12);
     const reasoning = summary.byKind.find((k) => k.kind === 'reasoning')!;
-    expect(reasoning).toEqual({ kind: 'reasoning', tokens: 28, supervised: 17, weight: 17 });
+    expect(reasoning).toEqual({ kind: 'reasoning', tokens: 21, supervised: 10, weight: 10 });
     const toolCall = summary.byKind.find((k) => k.kind === 'tool_call')!;
     expect(toolCall.supervised).toBe(13);
     expect(toolCall.weight).toBeCloseTo(6.5, 12);
@@ -96,9 +97,9 @@ describe('tokenizePrivilegedTrace', () => {
     expect(at.mask.filter((m, n) => tokens.isLeak[n] && m > 0)).toEqual([]);
   });
 
-  it('at s = 0 (L4, λa = 0.8): Z = 16 + 7 + 13·0.8 = 33.4; past S (L0, λa = 0.2): Z = 13·0.2 = 2.6', () => {
-    // L4 reveals C1..C3 of turn 0 (6 + 4 + 6 = 16) and C1 of turn 1 (7)
-    expect(summarizeMask(tokens.tags, computeMaskAtStep(tokens, 0, PACT, OPTIONS).mask).z).toBeCloseTo(33.4, 12);
+  it('at s = 0 (L4, λa = 0.8): Z = 16 + 13·0.8 = 26.4; past S (L0, λa = 0.2): Z = 13·0.2 = 2.6', () => {
+    // L4 reveals C1..C3 of turn 0 (6 + 4 + 6 = 16)
+    expect(summarizeMask(tokens.tags, computeMaskAtStep(tokens, 0, PACT, OPTIONS).mask).z).toBeCloseTo(26.4, 12);
     expect(summarizeMask(tokens.tags, computeMaskAtStep(tokens, 12, PACT, OPTIONS).mask).z).toBeCloseTo(2.6, 12);
   });
 
@@ -106,15 +107,15 @@ describe('tokenizePrivilegedTrace', () => {
     const choice = { kind: 'component', reasoning: 'fixed', toolCall: 'fixed' } as const;
     expect(findSftDesignName(choice)).toBeNull();
     const at = computeMaskAtStep(tokens, 9, choice, OPTIONS);
-    expect(summarizeMask(tokens.tags, at.mask).z).toBeCloseTo(16 + 7 + 13 * 0.8, 12);
+    expect(summarizeMask(tokens.tags, at.mask).z).toBeCloseTo(16 + 13 * 0.8, 12);
   });
 
   it('Full Token A at s = 5 keeps floor(0.5·N) of each turn\'s safe reasoning + call tokens', () => {
     const at = computeMaskAtStep(tokens, 5, { kind: 'full-token' }, OPTIONS);
     expect(at.designName).toBe('full-token');
     expect(at.fullTokenFraction).toBe(0.5);
-    // turn 0: 16 safe reasoning + 13 call tokens = 29 → floor(14.5) = 14; turn 1: 7 → floor(3.5) = 3
-    expect(summarizeMask(tokens.tags, at.mask).z).toBe(17);
+    // turn 0: 16 safe reasoning + 13 call tokens = 29 → floor(14.5) = 14
+    expect(summarizeMask(tokens.tags, at.mask).z).toBe(14);
     expect(at.mask).toEqual(buildSftMaskAtStep(tokens.tags, tokens.prefixChunkCounts, 5, 'full-token', OPTIONS));
   });
 
