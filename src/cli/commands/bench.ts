@@ -20,13 +20,14 @@ import type { Qwen3Config } from '../../model/qwen3/config';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
 import { runKernelCases, measureMatmulRate, BENCH_LORA, type KernelCaseResult, type KernelCaseSpec } from './benchKernels';
 import { runStepBench, type StepBenchResult } from './benchStep';
-import { prepareTfjs } from './score';
+import { prepareTfjs, resolveThreads } from './score';
 
 export { BENCH_LORA, countTrainFlops } from './benchKernels';
 
 const USAGE = `usage: pact bench [--step FILE[,FILE…]] [--run NAME] [--steps N] [--graph]
                   [--presets qwen3-nano[,qwen3-micro]] [--backends wasm[,cpu]] [--iters 1]
-                  [--no-kernels] [--no-steps] [--torch-threads 1] [--no-torch] [--out bench/results.json]
+                  [--no-kernels] [--no-steps] [--threads 1] [--torch-threads N] [--no-torch]
+                  [--out bench/results.json]
 
 Whole training steps of experiment files at their own shape (default
 experiments/pact-nano-short.json and experiments/table1.json, run "pact", one step), split by
@@ -35,7 +36,8 @@ phase, with tokens/s and peak memory; decode with the KV cache (batch 8, 576 new
 PyTorch eager on the same shapes and thread count when python3 has torch.
   --graph        also run each step on the tfjs graph (engine off): the path before the engine
                  (steps only: the graph's 8 × 1,536 training case does not fit the wasm heap)
-  --steps N      steps per file (the first includes uploading the weights)`;
+  --steps N      steps per file (the first includes uploading the weights)
+  --threads N    CPU-engine threads (default 1: one core); PyTorch gets the same unless --torch-threads`;
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -54,6 +56,8 @@ export interface TorchReal {
 
 export interface BenchReport {
   date: string;
+  /** CPU-engine threads. */
+  threads?: number;
   node: string;
   cpu: string;
   cores: number;
@@ -99,7 +103,7 @@ function ratio(ours: number, ref: number | undefined, torch: TorchReal | undefin
 export function formatBenchReport(report: BenchReport): string[] {
   const out: string[] = [];
   const t = report.torch;
-  out.push(`pact bench, ${report.date}: ${report.cpu}, ${report.cores} cores, Node ${report.node}`);
+  out.push(`pact bench, ${report.date}: ${report.cpu}, ${report.cores} cores, Node ${report.node}, engine threads ${report.threads ?? 1}`);
   if (t) out.push(`PyTorch ${t.torch}, ${t.threads} thread(s), BLAS ${t.blas.kind}${t.blas.library ? ` (${t.blas.library})` : ''}${t.blas.is_reference ? ` — a reference BLAS (${t.blas.why ?? ''}): no ratios` : ''}`);
   else out.push(`PyTorch not run: ${report.torchSkipped}`);
   out.push('', 'Dense 1024³ float32 matmul, GFLOP/s:');
@@ -148,7 +152,7 @@ registerCommand({
   usage: USAGE,
   async run(args: string[], io: CliIO): Promise<number> {
     const { flags, positional } = parseFlags(args, {
-      values: ['step', 'run', 'steps', 'presets', 'backends', 'iters', 'out', 'torch-threads'],
+      values: ['step', 'run', 'steps', 'presets', 'backends', 'iters', 'out', 'torch-threads', 'threads'],
       booleans: ['no-torch', 'graph', 'no-kernels', 'no-steps'],
     });
     if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
@@ -160,7 +164,8 @@ registerCommand({
     };
     const iters = int('iters', '1');
     const steps = int('steps', '1');
-    const threads = int('torch-threads', '1');
+    const engineThreads = resolveThreads(str('threads', '') || undefined, 1);
+    const threads = int('torch-threads', String(engineThreads));
     const backends = str('backends', 'wasm').split(',').map((b) => b.trim());
     const files = flags['no-steps'] === true ? [] : str('step', 'experiments/pact-nano-short.json,experiments/table1.json').split(',').map((f) => f.trim());
     const { getQwen3Preset } = await import('../../model/qwen3/config');
@@ -168,9 +173,9 @@ registerCommand({
     if (flags['no-kernels'] !== true) for (const name of str('presets', 'qwen3-nano').split(',')) presets[name.trim()] = getQwen3Preset(name.trim());
     const specs: KernelCaseSpec[] = Object.entries(presets).map(([name, config]) => ({ name, config, decode: REAL_SHAPES.decode, train: { ...REAL_SHAPES.train, iters } }));
 
-    const report: BenchReport = { date: new Date().toISOString(), node: process.version, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, matmul: {}, kernels: [], steps: [] };
+    const report: BenchReport = { date: new Date().toISOString(), threads: engineThreads, node: process.version, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, matmul: {}, kernels: [], steps: [] };
     for (const backend of backends) {
-      const sel = await prepareTfjs(backend);
+      const sel = await prepareTfjs(backend, { threads: engineThreads });
       const { setEngineEnabled } = await import('../../model/qwen3/engineBridge'); // after prepareTfjs: it loads tfjs
       if (sel.backend !== backend) {
         io.err(`backend ${backend} unavailable (${sel.reason ?? 'fell back to ' + sel.backend}); skipped`);

@@ -28,7 +28,16 @@ let isHookRegistered = false;
  * Registers src/model/qwen3/nodeResolveHook.mjs (tfjs-core's ESM sources under plain Node;
  * not needed under vitest, which resolves them itself) and selects the backend.
  */
-export async function prepareTfjs(backend: string): Promise<{ backend: string; reason?: string }> {
+/** Engine threads for the CLI: --threads N, else $PACT_THREADS, else `fallback`. */
+export function resolveThreads(flag: string | undefined, fallback: number): number {
+  const text = flag ?? process.env.PACT_THREADS;
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new Error(`--threads must be an integer in 1…256, got "${text}"`);
+  return n;
+}
+
+export async function prepareTfjs(backend: string, options: { threads?: number } = {}): Promise<{ backend: string; reason?: string; threads?: number }> {
   if (backend !== 'cpu' && backend !== 'wasm') throw new Error(`--backend must be cpu or wasm, got "${backend}"`);
   if (!isHookRegistered && process.env.VITEST === undefined) {
     register(new URL('../../model/qwen3/nodeResolveHook.mjs', import.meta.url));
@@ -37,7 +46,13 @@ export async function prepareTfjs(backend: string): Promise<{ backend: string; r
   const { selectBackend } = await import('../../model/backend');
   const { getNodeWasmPaths } = await import('../../model/qwen3/node');
   const sel = await selectBackend(backend, { wasmPaths: getNodeWasmPaths() });
-  return { backend: sel.backend, reason: sel.reason };
+  let threads: number | undefined;
+  if (options.threads !== undefined && options.threads > 1) {
+    // The CPU engine's threads (src/model/engine/threads.ts); the numbers do not depend on them.
+    const { configureEngineThreads } = await import('../../model/engine/runtime');
+    threads = (await configureEngineThreads(options.threads)).threads;
+  }
+  return { backend: sel.backend, reason: sel.reason, threads };
 }
 
 export interface LoadedModelFolder {

@@ -32,7 +32,8 @@ import { expandExperiment, type ExperimentRun } from '../../recipes/experiment';
 import { isFtrlEvalFile } from '../../experiments/ftrlEvalConfig';
 import type { EvalMetrics, StepMetrics } from '../../recipes/types';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
-import { prepareTfjs } from './score';
+import { availableParallelism } from 'node:os';
+import { prepareTfjs, resolveThreads } from './score';
 
 /** The tfjs-dependent modules, imported after prepareTfjs registered Node's resolve hook. */
 async function importTrainingModules() {
@@ -54,6 +55,8 @@ Trains every run of an experiment file (base config + runs × seeds; "recipe": "
 to every registered recipe).
   --steps N        override the number of steps of every run
   --backend B      tfjs backend: wasm (default) or cpu
+  --threads N      CPU-engine threads (default: $PACT_THREADS, else every core up to 8); the
+                   numbers do not depend on it
   --out DIR        output folder (default runs/); runs go to DIR/<experiment>/<run id>/
   --run ID         only the runs whose id or name equals ID (repeat with commas)
   --eval-every N   override evalEvery (0 = no held-out evaluation)
@@ -146,9 +149,10 @@ function findNonFinite(last: StepMetrics | undefined, steps: number): string[] {
 }
 
 /** Selects the tfjs backend (saying so when it falls back) and imports the training modules. */
-async function prepareTraining(backend: string, io: CliIO): Promise<{ m: TrainingModules; backend: string }> {
-  const selection = await prepareTfjs(backend);
+async function prepareTraining(backend: string, io: CliIO, threads = 1): Promise<{ m: TrainingModules; backend: string }> {
+  const selection = await prepareTfjs(backend, { threads });
   if (selection.backend !== backend) io.err(`backend ${backend} unavailable (${selection.reason}); using ${selection.backend}`);
+  if (selection.threads !== undefined && selection.threads < threads) io.err(`engine threads: ${selection.threads} of ${threads}`);
   return { m: await importTrainingModules(), backend: selection.backend };
 }
 
@@ -263,8 +267,8 @@ async function findResumeCheckpoint(
 }
 
 /** `pact train --resume DIR`: the run of a checkpoint folder, continued in its parent folder. */
-async function resumeRun(resumeDir: string, options: { backend: string; overrides: Record<string, unknown>; publicDir: string }, io: CliIO): Promise<number> {
-  const { m, backend } = await prepareTraining(options.backend, io);
+async function resumeRun(resumeDir: string, options: { backend: string; overrides: Record<string, unknown>; publicDir: string; threads: number }, io: CliIO): Promise<number> {
+  const { m, backend } = await prepareTraining(options.backend, io, options.threads);
   const { checkpointDir, folder, skipped } = await findResumeCheckpoint(m, resumeDir);
   for (const s of skipped) io.err(`warning: skipped ${s}`);
   for (const w of folder.warnings) io.err(`warning: ${path.basename(checkpointDir)}: ${w}`);
@@ -300,10 +304,11 @@ registerCommand({
   summary: 'train the runs of an experiment file (metrics JSONL + safetensors checkpoints)',
   usage: USAGE,
   async run(args: string[], io: CliIO): Promise<number> {
-    const { flags, positional } = parseFlags(args, { values: ['config', 'steps', 'backend', 'out', 'run', 'eval-every', 'public', 'tasks', 'resume'] });
+    const { flags, positional } = parseFlags(args, { values: ['config', 'steps', 'backend', 'out', 'run', 'eval-every', 'public', 'tasks', 'resume', 'threads'] });
     if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
     const str = (name: string): string | undefined => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
     const backend = str('backend') ?? 'wasm';
+    const threads = resolveThreads(str('threads'), Math.min(8, availableParallelism()));
     const overrides: Record<string, unknown> = {};
     if (str('steps') !== undefined) overrides.steps = parsePositiveInt('steps', str('steps')!, 0); // 0 = evaluate only
     if (str('eval-every') !== undefined) overrides.evalEvery = parsePositiveInt('eval-every', str('eval-every')!, 0);
@@ -311,7 +316,7 @@ registerCommand({
     if (resumeDir !== undefined) {
       const clash = ['config', 'run', 'out', 'tasks'].filter((f) => flags[f] !== undefined);
       if (clash.length > 0) throw new Error(`--resume continues the run its checkpoint belongs to, with the config it saved; drop ${clash.map((f) => `--${f}`).join(', ')}`);
-      return resumeRun(resumeDir, { backend, overrides, publicDir: str('public') ?? 'public' }, io);
+      return resumeRun(resumeDir, { backend, overrides, publicDir: str('public') ?? 'public', threads }, io);
     }
     const configPath = str('config');
     if (!configPath) throw new Error('--config is required (an experiments/NAME.json file), or --resume a checkpoint folder');
@@ -329,7 +334,7 @@ registerCommand({
       return runFtrlEvalConfig(configPath, json, { tasks: str('tasks'), outDir: str('out'), publicDir: str('public'), backend }, io);
     }
     if (str('tasks') !== undefined) throw new Error(`--tasks is for evaluation files ("kind": "ftrl-eval"); ${configPath} is a training file`);
-    const { m, backend: selected } = await prepareTraining(backend, io);
+    const { m, backend: selected } = await prepareTraining(backend, io, threads);
     const experiment = expandExperiment(json, { defaultName: path.basename(configPath, '.json'), recipeNames: m.listRecipes(), overrides });
     const only = str('run')?.split(',');
     const runs = only ? experiment.runs.filter((r) => only.includes(r.id) || only.includes(r.name)) : experiment.runs;

@@ -17,8 +17,11 @@
 import type { Qwen3Config } from '../qwen3/config';
 import { getEngineRuntime, type EngineRuntime } from './runtime';
 import { WeightCache, type EngineParams, type EngineTensor } from './weights';
+import type { KernelCall } from './threads';
 
 const F = 4;
+/** Products smaller than this run on the calling thread (a dispatch costs tens of µs). */
+const PARALLEL_FLOPS = 4e6;
 
 /** Names of one layer's tensors. */
 function layerNames(i: number) {
@@ -236,20 +239,68 @@ export class Qwen3Engine {
     return P.get(this.config.tie_word_embeddings ? EMBED : LM_HEAD);
   }
 
+  // ------------------------------------------------------------------ threads
+
+  /** C (+)= A·B (kernels.gemm), split over the runtime's threads by rows, or by columns for few rows. */
+  private mm(a: number, lda: number, b: number, ldb: number, c: number, ldc: number, M: number, N: number, K: number, acc: number): void {
+    const T = this.rt.threads;
+    if (T === 1 || 2 * M * N * K < PARALLEL_FLOPS) {
+      this.k.gemm(a, lda, b, ldb, c, ldc, M, N, K, acc);
+      return;
+    }
+    const tasks: KernelCall[][] = [];
+    if (M >= 8 * T) {
+      const step = Math.ceil(M / (2 * T) / 4) * 4;
+      for (let i0 = 0; i0 < M; i0 += step) tasks.push([['gemm', a + i0 * lda * F, lda, b, ldb, c + i0 * ldc * F, ldc, Math.min(step, M - i0), N, K, acc]]);
+    } else {
+      const step = Math.max(8, Math.ceil(N / (2 * T) / 8) * 8);
+      for (let j0 = 0; j0 < N; j0 += step) tasks.push([['gemm', a, lda, b + j0 * F, ldb, c + j0 * F, ldc, M, Math.min(step, N - j0), K, acc]]);
+    }
+    this.rt.parallel(tasks);
+  }
+
+  /** C (+)= Aᵀ·B (kernels.gemmTN, A stored [K, M]), split over the threads by rows of C. */
+  private mmTN(a: number, lda: number, b: number, ldb: number, c: number, ldc: number, M: number, N: number, K: number, acc: number): void {
+    const T = this.rt.threads;
+    if (T === 1 || 2 * M * N * K < PARALLEL_FLOPS || M < 8) {
+      this.k.gemmTN(a, lda, b, ldb, c, ldc, M, N, K, acc);
+      return;
+    }
+    const step = Math.ceil(M / (2 * T) / 4) * 4;
+    const tasks: KernelCall[][] = [];
+    for (let i0 = 0; i0 < M; i0 += step) tasks.push([['gemmTN', a + i0 * F, lda, b, ldb, c + i0 * ldc * F, ldc, Math.min(step, M - i0), N, K, acc]]);
+    this.rt.parallel(tasks);
+  }
+
+  /** Scratch buffers for `n` attention calls that may run at once (one each). */
+  private allocWork(n: number): number[] {
+    const floats = this.k.attnScratchFloats(this.D);
+    return Array.from({ length: n }, () => this.rt.alloc(floats));
+  }
+
+  /** Runs a rows-wise kernel (lmHeadRows, lmHeadGradRows) over `rows` rows in slices, one task each. */
+  private sliceRows(rows: number, slice: (r0: number, count: number) => KernelCall): void {
+    const T = this.rt.threads;
+    const step = T === 1 ? rows : Math.max(1, Math.ceil(rows / (2 * T)));
+    const tasks: KernelCall[][] = [];
+    for (let r0 = 0; r0 < rows; r0 += step) tasks.push([slice(r0, Math.min(step, rows - r0))]);
+    this.rt.parallel(tasks);
+  }
+
   // ------------------------------------------------------------------ building blocks
 
   /** y (+)= x Wᵀ (+ s·(x Aᵀ) Bᵀ) for x [N, in]; returns the LoRA activation s·(x Aᵀ) to keep, if any. */
   private linear(P: EngineParams, name: string, x: number, N: number, y: number, acc: number, keep: boolean): number | undefined {
     const w = P.get(name);
     const [outDim, inDim] = w.shape;
-    this.k.gemm(x, inDim, this.weights.ptrT(w), outDim, y, outDim, N, outDim, inDim, acc);
+    this.mm(x, inDim, this.weights.ptrT(w), outDim, y, outDim, N, outDim, inDim, acc);
     const ad = P.lora?.get(name);
     if (!ad) return undefined;
     const r = ad.A.shape[0];
     const t = this.rt.alloc(N * r);
-    this.k.gemm(x, inDim, this.weights.ptrT(ad.A), r, t, r, N, r, inDim, 0); // [N, r]
+    this.mm(x, inDim, this.weights.ptrT(ad.A), r, t, r, N, r, inDim, 0); // [N, r]
     this.k.axpy(t, t, N * r, ad.scale, 0);
-    this.k.gemm(t, r, this.weights.ptrT(ad.B), outDim, y, outDim, N, outDim, r, 1);
+    this.mm(t, r, this.weights.ptrT(ad.B), outDim, y, outDim, N, outDim, r, 1);
     if (keep) return t;
     this.rt.release(t);
     return undefined;
@@ -261,21 +312,21 @@ export class Qwen3Engine {
   ): void {
     const w = P.get(name);
     const [outDim, inDim] = w.shape;
-    this.k.gemm(dy, outDim, this.weights.ptr(w), inDim, dx, inDim, N, inDim, outDim, accDx);
+    this.mm(dy, outDim, this.weights.ptr(w), inDim, dx, inDim, N, inDim, outDim, accDx);
     const gW = grads.get(name, outDim * inDim);
-    if (gW) this.k.gemmTN(dy, outDim, x, inDim, gW, inDim, outDim, inDim, N, 1);
+    if (gW) this.mmTN(dy, outDim, x, inDim, gW, inDim, outDim, inDim, N, 1);
     const ad = P.lora?.get(name);
     if (!ad) return;
     if (loraT === undefined) throw new Error(`engine: no LoRA activation kept for ${name}`);
     const r = ad.A.shape[0];
     const gB = grads.get(loraGradName(name, 'B'), outDim * r);
-    if (gB) this.k.gemmTN(dy, outDim, loraT, r, gB, r, outDim, r, N, 1);
+    if (gB) this.mmTN(dy, outDim, loraT, r, gB, r, outDim, r, N, 1);
     const dt = this.rt.alloc(N * r);
-    this.k.gemm(dy, outDim, this.weights.ptr(ad.B), r, dt, r, N, r, outDim, 0);
+    this.mm(dy, outDim, this.weights.ptr(ad.B), r, dt, r, N, r, outDim, 0);
     this.k.axpy(dt, dt, N * r, ad.scale, 0);
     const gA = grads.get(loraGradName(name, 'A'), r * inDim);
-    if (gA) this.k.gemmTN(dt, r, x, inDim, gA, inDim, r, inDim, N, 1);
-    this.k.gemm(dt, r, this.weights.ptr(ad.A), inDim, dx, inDim, N, inDim, r, 1);
+    if (gA) this.mmTN(dt, r, x, inDim, gA, inDim, r, inDim, N, 1);
+    this.mm(dt, r, this.weights.ptr(ad.A), inDim, dx, inDim, N, inDim, r, 1);
     this.rt.release(dt);
   }
 
@@ -445,16 +496,22 @@ export class Qwen3Engine {
       k.rope(a.q, QD, N, nH, D, pos, this.cos, this.sin, 1);
       k.rope(a.k, KD, N, nKv, D, pos, this.cos, this.sin, 1);
       this.toPlanes(a.k, N, a.kt, N, 0);
-      for (const s of segments) {
-        const keys = this.gatherKeys(a, plan, s, false);
-        for (let h = 0; h < nH; h++) {
-          const g = Math.floor(h / group);
-          k.attnFwd(
-            a.q + (s.off * QD + h * D) * F, QD, keys.kt + g * D * keys.ldkt * F, keys.ldkt, keys.v + g * D * F, KD,
-            a.o + (s.off * QD + h * D) * F, QD, a.lse + (h * N + s.off) * F, 1, s.len, keys.Tk - s.len, 1, keys.Tk, D, this.scale, this.work,
-          );
-        }
-        for (const p of keys.temps) rt.release(p);
+      {
+        const views = segments.map((s) => this.gatherKeys(a, plan, s, false));
+        const work = this.allocWork(segments.length * nH);
+        const tasks: KernelCall[][] = [];
+        segments.forEach((s, si) => {
+          const keys = views[si];
+          for (let h = 0; h < nH; h++) {
+            const g = Math.floor(h / group);
+            tasks.push([[
+              'attnFwd', a.q + (s.off * QD + h * D) * F, QD, keys.kt + g * D * keys.ldkt * F, keys.ldkt, keys.v + g * D * F, KD,
+              a.o + (s.off * QD + h * D) * F, QD, a.lse + (h * N + s.off) * F, 1, s.len, keys.Tk - s.len, 1, keys.Tk, D, this.scale, work[si * nH + h],
+            ]]);
+          }
+        });
+        rt.parallel(tasks);
+        for (const p of [...work, ...views.flatMap((v) => v.temps)]) rt.release(p);
       }
       keepLora(n.o, this.linear(P, n.o, a.o, N, a.hmid, 0, keep));
       k.axpy(x, a.hmid, N * H, 1, 1);
@@ -513,8 +570,8 @@ export class Qwen3Engine {
       for (let j0 = 0; j0 < head.hidden.length; j0 += C) {
         const c = Math.min(C, head.hidden.length - j0);
         this.gatherHead(head, j0, c, xnF, h, t);
-        k.gemm(h, H, headT, V, z, V, c, V, H, 0);
-        k.lmHeadRows(z, c, V, t, stats);
+        this.mm(h, H, headT, V, z, V, c, V, H, 0);
+        this.sliceRows(c, (r0, n) => ['lmHeadRows', z + r0 * V * F, n, V, t + r0 * F, stats + r0 * 3 * F]);
         onChunk(j0, c, stats);
       }
     } finally {
@@ -575,11 +632,11 @@ export class Qwen3Engine {
           f32[(gl >> 2) + r] = sl;
           f32[(ge >> 2) + r] = se;
         }
-        k.gemm(hc, H, headT, V, z, V, c, V, H, 0);
-        k.lmHeadGradRows(z, c, V, tc, ctx.headLse + j0 * F, gl, ge);
-        k.gemm(z, V, headPtr, H, dh, H, c, H, V, 0);
+        this.mm(hc, H, headT, V, z, V, c, V, H, 0);
+        this.sliceRows(c, (r0, n) => ['lmHeadGradRows', z + r0 * V * F, n, V, tc + r0 * F, ctx.headLse + (j0 + r0) * F, gl + r0 * F, ge + r0 * F]);
+        this.mm(z, V, headPtr, H, dh, H, c, H, V, 0);
         for (let r = 0; r < c; r++) k.axpy(dh + r * H * F, dxnF + head.hidden[j0 + r] * H * F, H, 1, 1);
-        if (gHead) k.gemmTN(z, V, hc, H, gHead, H, V, H, c, 1);
+        if (gHead) this.mmTN(z, V, hc, H, gHead, H, V, H, c, 1);
       }
       for (const p of [z, hc, dh, tc, gl, ge]) rt.release(p);
       const dx = rt.alloc(N * H);
@@ -609,33 +666,48 @@ export class Qwen3Engine {
         const dq = rt.allocZeroed(N * QD);
         const dk = rt.allocZeroed(N * KD);
         const dv = rt.allocZeroed(N * KD);
-        for (const s of segments) {
-          const keys = this.gatherKeys(a, plan, s, true);
-          const vt = rt.alloc(KD * keys.Tk);
-          this.toPlanes(keys.v, keys.Tk, vt, keys.Tk, 0);
-          // A segment with a parent writes its keys' gradients to a buffer of its own first.
-          const dkS = s.parent < 0 ? dk + s.off * KD * F : rt.allocZeroed(KD * keys.Tk);
-          const dvS = s.parent < 0 ? dv + s.off * KD * F : rt.allocZeroed(KD * keys.Tk);
-          for (let h = 0; h < nH; h++) {
-            const g = Math.floor(h / group);
-            k.attnBwd(
-              a.q + (s.off * QD + h * D) * F, QD, keys.k + g * D * F, KD, keys.kt + g * D * keys.ldkt * F, keys.ldkt, vt + g * D * keys.Tk * F, keys.Tk,
-              a.o + (s.off * QD + h * D) * F, QD, dO + (s.off * QD + h * D) * F, QD, a.lse + (h * N + s.off) * F, 1,
-              dq + (s.off * QD + h * D) * F, QD, dkS + g * D * F, KD, dvS + g * D * F, KD,
-              s.len, keys.Tk - s.len, keys.Tk, D, this.scale, this.work,
-            );
+        {
+          const prepared = segments.map((s) => {
+            const keys = this.gatherKeys(a, plan, s, true);
+            const vt = rt.alloc(KD * keys.Tk);
+            this.toPlanes(keys.v, keys.Tk, vt, keys.Tk, 0);
+            // A segment with a parent writes its keys' gradients to a buffer of its own first.
+            const dkS = s.parent < 0 ? dk + s.off * KD * F : rt.allocZeroed(KD * keys.Tk);
+            const dvS = s.parent < 0 ? dv + s.off * KD * F : rt.allocZeroed(KD * keys.Tk);
+            return { s, keys, vt, dkS, dvS };
+          });
+          const work = this.allocWork(segments.length * nKv);
+          const tasks: KernelCall[][] = [];
+          prepared.forEach(({ s, keys, vt, dkS, dvS }, si) => {
+            for (let g = 0; g < nKv; g++) {
+              // The heads of one KV head add into its dk, dv: one task, in order.
+              const calls: KernelCall[] = [];
+              for (let h = g * group; h < (g + 1) * group; h++) {
+                calls.push([
+                  'attnBwd', a.q + (s.off * QD + h * D) * F, QD, keys.k + g * D * F, KD, keys.kt + g * D * keys.ldkt * F, keys.ldkt, vt + g * D * keys.Tk * F, keys.Tk,
+                  a.o + (s.off * QD + h * D) * F, QD, dO + (s.off * QD + h * D) * F, QD, a.lse + (h * N + s.off) * F, 1,
+                  dq + (s.off * QD + h * D) * F, QD, dkS + g * D * F, KD, dvS + g * D * F, KD,
+                  s.len, keys.Tk - s.len, keys.Tk, D, this.scale, work[si * nKv + g],
+                ]);
+              }
+              tasks.push(calls);
+            }
+          });
+          rt.parallel(tasks);
+          for (const { s, keys, vt, dkS, dvS } of prepared) {
+            if (s.parent >= 0) {
+              const p = segments[s.parent];
+              k.axpy(dkS, dk + p.off * KD * F, p.len * KD, 1, 1);
+              k.axpy(dvS, dv + p.off * KD * F, p.len * KD, 1, 1);
+              k.axpy(dkS + p.len * KD * F, dk + s.off * KD * F, s.len * KD, 1, 1);
+              k.axpy(dvS + p.len * KD * F, dv + s.off * KD * F, s.len * KD, 1, 1);
+              rt.release(dkS);
+              rt.release(dvS);
+            }
+            rt.release(vt);
+            for (const t of keys.temps) rt.release(t);
           }
-          if (s.parent >= 0) {
-            const p = segments[s.parent];
-            k.axpy(dkS, dk + p.off * KD * F, p.len * KD, 1, 1);
-            k.axpy(dvS, dv + p.off * KD * F, p.len * KD, 1, 1);
-            k.axpy(dkS + p.len * KD * F, dk + s.off * KD * F, s.len * KD, 1, 1);
-            k.axpy(dvS + p.len * KD * F, dv + s.off * KD * F, s.len * KD, 1, 1);
-            rt.release(dkS);
-            rt.release(dvS);
-          }
-          rt.release(vt);
-          for (const t of keys.temps) rt.release(t);
+          for (const w of work) rt.release(w);
         }
         rt.release(dO);
         k.rope(dq, QD, N, nH, D, ctx.pos, this.cos, this.sin, -1);
@@ -792,7 +864,6 @@ export class Qwen3Engine {
       const qn = tmp(N * QD);
       const kn = tmp(N * KD);
       const o = tmp(N * QD);
-      const lse = tmp(Math.max(nH, ...counts));
       const g = tmp(N * I);
       const u = tmp(N * I);
       const h2 = tmp(N * H);
@@ -807,6 +878,7 @@ export class Qwen3Engine {
         k.rmsnormFwd(kb, D, this.weights.ptr(P.get(n.kNorm)), kn, D, rstd, N * nKv, D, this.config.rms_norm_eps);
         k.rope(qn, QD, N, nH, D, pos, this.cos, this.sin, 1);
         k.rope(kn, KD, N, nKv, D, pos, this.cos, this.sin, 1);
+        const tasks: KernelCall[][] = [];
         items.forEach((it, j) => {
           const s = it.slot;
           const start = s.tokens.length;
@@ -816,21 +888,33 @@ export class Qwen3Engine {
           if (c === 1) {
             // One token: the `group` query heads of a KV head are adjacent rows at one position.
             for (let gh = 0; gh < nKv; gh++) {
-              k.attnFwd(
-                qn + (offsets[j] * QD + gh * group * D) * F, D, s.kt[i] + gh * D * s.cap * F, s.cap, s.v[i] + gh * D * F, KD,
-                o + (offsets[j] * QD + gh * group * D) * F, D, lse, 1, group, start, 0, start + 1, D, this.scale, this.work,
-              );
+              tasks.push([[
+                'attnFwd', qn + (offsets[j] * QD + gh * group * D) * F, D, s.kt[i] + gh * D * s.cap * F, s.cap, s.v[i] + gh * D * F, KD,
+                o + (offsets[j] * QD + gh * group * D) * F, D, 0, 0, group, start, 0, start + 1, D, this.scale, 0,
+              ]]);
             }
             return;
           }
           for (let h = 0; h < nH; h++) {
             const gh = Math.floor(h / group);
-            k.attnFwd(
-              qn + (offsets[j] * QD + h * D) * F, QD, s.kt[i] + gh * D * s.cap * F, s.cap, s.v[i] + gh * D * F, KD,
-              o + (offsets[j] * QD + h * D) * F, QD, lse, 1, c, start, 1, start + c, D, this.scale, this.work,
-            );
+            tasks.push([[
+              'attnFwd', qn + (offsets[j] * QD + h * D) * F, QD, s.kt[i] + gh * D * s.cap * F, s.cap, s.v[i] + gh * D * F, KD,
+              o + (offsets[j] * QD + h * D) * F, QD, 0, 0, c, start, 1, start + c, D, this.scale, 0,
+            ]]);
           }
         });
+        // Each call gets its own scratch and log-sum-exp rows (slots 8 and the last).
+        const work = this.allocWork(tasks.length);
+        const lseRows = Math.max(nH, ...counts);
+        const lseAll = rt.alloc(tasks.length * lseRows);
+        tasks.forEach(([call], t) => {
+          call[9] = lseAll + t * lseRows * F;
+          call[10] = 1;
+          call[call.length - 1] = work[t];
+        });
+        rt.parallel(tasks);
+        for (const w of work) rt.release(w);
+        rt.release(lseAll);
         this.linear(P, n.o, o, N, h2, 0, false);
         k.axpy(x, h2, N * H, 1, 1);
         this.rmsnorm(P, n.postNorm, h2, N, H, xn, rstd);
@@ -846,7 +930,7 @@ export class Qwen3Engine {
       items.forEach((_, j) => rt.f32.copyWithin((last >> 2) + j * H, (x >> 2) + (offsets[j] + counts[j] - 1) * H, (x >> 2) + (offsets[j] + counts[j]) * H));
       this.rmsnorm(P, FINAL_NORM, last, items.length, H, xn, rstd);
       const z = tmp(items.length * V);
-      k.gemm(xn, H, this.weights.ptrT(this.head(P)), V, z, V, items.length, V, H, 0);
+      this.mm(xn, H, this.weights.ptrT(this.head(P)), V, z, V, items.length, V, H, 0);
       return rt.read(z, items.length * V);
     } finally {
       for (const p of temps) rt.release(p);

@@ -1,0 +1,60 @@
+// The engine on 1 and on 3 threads (worker_threads on a shared memory) gives the same bits:
+// log-probs, entropies and gradients of rows that share a prefix and rows that do not, and
+// the logits of a prefill and of decode steps. Tasks write disjoint memory, so the split
+// never changes an operation's order.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import * as tf from '../qwen3/tf';
+import { selectBackend } from '../backend';
+import { Qwen3Model, type Qwen3Config } from '../qwen3';
+import { toEngineParams } from '../qwen3/engineBridge';
+import { Qwen3Engine } from './qwen3Engine';
+import { EngineRuntime } from './runtime';
+
+const CONFIG: Qwen3Config = {
+  vocab_size: 301, hidden_size: 64, intermediate_size: 96, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,
+  head_dim: 16, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true, max_position_embeddings: 1024, initializer_range: 0.1,
+};
+
+const ids = (n: number, seed: number) => Array.from({ length: n }, (_, i) => (i * 37 + seed * 101) % CONFIG.vocab_size);
+
+let model: Qwen3Model;
+let single: Qwen3Engine;
+let threaded: Qwen3Engine;
+let threadedRt: EngineRuntime;
+
+beforeAll(async () => {
+  await selectBackend('cpu');
+  model = Qwen3Model.fromConfig(CONFIG, 4);
+  single = new Qwen3Engine(CONFIG, new EngineRuntime(16 << 20));
+  threadedRt = new EngineRuntime(16 << 20, true);
+  await threadedRt.startThreads(3);
+  expect(threadedRt.threads).toBe(3);
+  threaded = new Qwen3Engine(CONFIG, threadedRt);
+});
+afterAll(() => model.dispose());
+
+function run(engine: Qwen3Engine, rows: number[][]) {
+  const P = toEngineParams(model.params);
+  const f = engine.forward(P, rows, { withEntropy: true, keep: true });
+  const g = f.logprobs.map((r) => r.map((_, i) => Math.sin(i)));
+  const grads = engine.backward(f.ctx!, g, f.entropy!.map((r) => r.map(() => 0.1)), new Set(model.params.keys()));
+  const slot = engine.createSlot(64);
+  const prefill = engine.extend(P, [{ slot, tokens: rows[0].slice(0, 200) }]);
+  const decode = [1, 2, 3].map((t) => engine.extend(P, [{ slot, tokens: [t] }]));
+  engine.freeSlot(slot);
+  return { f, grads, prefill, decode };
+}
+
+it('gives the same bits on 1 and on 3 threads', () => {
+  const prefix = ids(300, 1);
+  const rows = [[...prefix, ...ids(250, 2)], [...prefix, ...ids(90, 3)], [...prefix, ...ids(400, 4)]];
+  for (const batch of [rows, [ids(333, 5), ids(200, 6)]]) {
+    const a = run(single, batch);
+    const b = run(threaded, batch);
+    a.f.logprobs.forEach((r, i) => expect(Array.from(b.f.logprobs[i])).toEqual(Array.from(r)));
+    a.f.entropy!.forEach((r, i) => expect(Array.from(b.f.entropy![i])).toEqual(Array.from(r)));
+    for (const [name, g] of a.grads) expect(Array.from(b.grads.get(name)!), name).toEqual(Array.from(g));
+    expect(Array.from(b.prefill)).toEqual(Array.from(a.prefill));
+    a.decode.forEach((z, t) => expect(Array.from(b.decode[t])).toEqual(Array.from(z)));
+  }
+}, 120_000);
