@@ -231,7 +231,7 @@ export class PyodideExecutor {
  * error observation.
  */
 export function callTaskTool(executor: PyodideExecutor, task: Task, call: ToolCall | { name: string; arguments: string }, options: { timeoutMs?: number } = {}): Promise<PythonToolResult> {
-  const impl = task.implementations[call.name];
+  const impl = Object.hasOwn(task.implementations, call.name) ? task.implementations[call.name] : undefined; // a tool named "constructor" is not Object's
   if (!impl || impl.language !== 'python') {
     const reason = impl ? `tool ${call.name} is not implemented in Python` : `no tool named ${call.name} in task ${task.id}`;
     return Promise.resolve({ observation: formatToolError(call.name, reason), isError: true, isTimeout: false, elapsedMs: 0 });
