@@ -54,6 +54,8 @@ export interface GenerateOptions {
   /** Fixed KV-cache length; default roundUp(promptSlots + maxNewTokens, promptBucket). */
   cacheLength?: number;
   lora?: LoraMap;
+  /** Called after each sampled token of the batch: the tokens generated so far over all rows, and the rows still running. */
+  onToken?: (generated: number, activeRows: number) => void;
 }
 
 export type FinishReason = 'stop' | 'length';
@@ -236,6 +238,10 @@ async function runGenerationLoop(source: LogitSource, B: number, V: number, maxS
           row.stop = stop;
           isDone[b] = true;
         }
+      }
+      if (opts.onToken) {
+        const active = isDone.filter((d) => !d).length;
+        opts.onToken(rows.reduce((sum, r) => sum + r.tokens.length, 0), active);
       }
       if (step === maxSteps - 1 || isDone.every(Boolean)) break;
       values = await source.next(fed, step, isDone.map((d) => !d));
