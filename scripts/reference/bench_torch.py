@@ -10,9 +10,12 @@ with a KV cache, since that file computes in float64 for fixtures.
 
 Threads: torch.set_num_threads(N) and, where PyTorch's BLAS is OpenBLAS (Debian links torch
 to the system libblas.so.3), openblas_set_num_threads(N), which torch does not set itself.
+--torch-threads K sets torch's intra-op threads apart: on the 2 busy cores of the development
+machine, 2 intra-op threads ran a training step several times slower than 1 (OpenMP's spinning
+threads starved each other), while OpenBLAS's 2 threads helped.
 
-Mode 1, `npm run bench` (no arguments): a JSON spec on stdin
-  {"threads": 1, "cases": [{"name": "qwen3-nano", "config": {...HF config...},
+Mode 1, `npm run bench` (no arguments): a JSON spec on stdin ("device" optional, default cpu)
+  {"threads": 1, "device": "cpu", "cases": [{"name": "qwen3-nano", "config": {...HF config...},
      "train": {"batch": B, "seq": T, "iters": n}, "gen": {"batch": B, "prompt": P, "new": N, "iters": n}}]}
 Output: one JSON object on stdout
   {"torch": version, "threads": t, "blas": BLAS, "results": [{"name", "train_tokens_per_s",
@@ -23,7 +26,7 @@ of the mean next-token loss + torch.optim.AdamW step (same as trainStep: clip to
 Mode 2, the real shapes (`--real`):
   bench_torch.py --real --config NAME=CONFIG [--config NAME=CONFIG ...] [--threads N]
       [--cases gemm,decode,train] [--device cpu|cuda] [--decode 8x1024+576] [--train 8x1536]
-      [--gemm-n 1024] [--iters 1]
+      [--gemm-n 1024] [--iters 1] [--torch-threads K]
 CONFIG is a Hugging Face config.json file or its JSON text inline. Cases, each for every
 --config (gemm once):
   gemm    a dense n×n×n float32 matmul (torch.mm), best of 5 after a warm-up: GFLOP/s.
@@ -35,7 +38,7 @@ CONFIG is a Hugging Face config.json file or its JSON text inline. Cases, each f
           positions, backward, clip to norm 1, AdamW; one warm-up step, then the mean of
           --iters; achieved GFLOP/s from the matmul FLOP count below, and as a fraction of gemm.
 Output: one JSON object on stdout
-  {"mode": "real", "torch", "python", "device", "threads", "blas": BLAS,
+  {"mode": "real", "torch", "python", "device", "threads", "torch_threads", "blas": BLAS,
    "gemm": {"n", "gflops", "gflops_median", "seconds_best"},
    "decode": [{"name", "batch", "context", "new_tokens", "prefill_s", "decode_s",
       "decode_tokens_per_s", "ms_per_step", "ms_per_step_first", "ms_per_step_last", "tokens_per_s"}],
@@ -160,22 +163,25 @@ class Qwen3(nn.Module):
         return x @ w.t()
 
 
-def time_mean(fn, iters):
+def time_mean(fn, iters, device=torch.device("cpu")):
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     fn()  # warm-up
+    sync()
     t0 = time.perf_counter()
     for _ in range(iters):
         fn()
+    sync()
     return (time.perf_counter() - t0) / iters
 
 
-def bench_case(case):
+def bench_case(case, device=torch.device("cpu")):
     c = case["config"]
     torch.manual_seed(0)
-    model = Qwen3(c)
+    model = Qwen3(c).to(device)
     V = c["vocab_size"]
     out = {"name": case["name"]}
     tr = case["train"]
-    ids = torch.randint(0, V, (tr["batch"], tr["seq"]))
+    ids = torch.randint(0, V, (tr["batch"], tr["seq"]), device=device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
 
     def train_step():
@@ -186,9 +192,9 @@ def bench_case(case):
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
 
-    out["train_tokens_per_s"] = tr["batch"] * tr["seq"] / time_mean(train_step, tr["iters"])
+    out["train_tokens_per_s"] = tr["batch"] * tr["seq"] / time_mean(train_step, tr["iters"], device)
     g = case["gen"]
-    prompt = torch.randint(0, V, (g["batch"], g["prompt"]))
+    prompt = torch.randint(0, V, (g["batch"], g["prompt"]), device=device)
 
     @torch.no_grad()
     def gen_cache():
@@ -207,8 +213,8 @@ def bench_case(case):
             seq = torch.cat((seq, nxt), dim=1)
 
     new_tokens = g["batch"] * g["new"]
-    out["gen_cache_tokens_per_s"] = new_tokens / time_mean(gen_cache, g["iters"])
-    out["gen_nocache_tokens_per_s"] = new_tokens / time_mean(gen_nocache, g["iters"])
+    out["gen_cache_tokens_per_s"] = new_tokens / time_mean(gen_cache, g["iters"], device)
+    out["gen_nocache_tokens_per_s"] = new_tokens / time_mean(gen_nocache, g["iters"], device)
     return out
 
 
@@ -240,12 +246,16 @@ def openblas_libraries():
     return out
 
 
-def set_threads(threads):
-    """torch's intra-op threads, and OpenBLAS's own pool where torch's BLAS is OpenBLAS."""
-    torch.set_num_threads(threads)
+def set_threads(threads, blas_threads=None):
+    """torch's intra-op threads, and OpenBLAS's own pool (default: the same count) where torch's
+    BLAS is OpenBLAS; None leaves a setting as it is."""
+    if threads is not None:
+        torch.set_num_threads(threads)
     torch.mm(torch.ones(2, 2), torch.ones(2, 2))  # loads the BLAS library, so it can be found
-    for _, lib in openblas_libraries():
-        lib.openblas_set_num_threads(threads)
+    blas_threads = threads if blas_threads is None else blas_threads
+    if blas_threads is not None:
+        for _, lib in openblas_libraries():
+            lib.openblas_set_num_threads(blas_threads)
 
 
 def time_gemm(n, device, repeats=5):
@@ -424,6 +434,7 @@ def main_real(argv):
     ap.add_argument("--real", action="store_true")
     ap.add_argument("--config", action="append", default=[], help="NAME=FILE.json or NAME={...}")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--torch-threads", type=int, default=None, help="torch's intra-op threads alone (default --threads)")
     ap.add_argument("--cases", default="gemm,decode,train")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--decode", default="8x1024+576")
@@ -443,12 +454,13 @@ def main_real(argv):
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise SystemExit("--device cuda: torch.cuda.is_available() is False")
-    set_threads(args.threads)
+    set_threads(args.torch_threads or args.threads, args.threads)
     gemm = time_gemm(args.gemm_n, device)
     out = {
         "mode": "real", "torch": torch.__version__, "python": platform.python_version(),
         "device": f"cuda ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else "cpu",
-        "threads": args.threads, "blas": describe_blas(device, gemm["gflops"]), "gemm": gemm, "decode": [], "train": [],
+        "threads": args.threads, "torch_threads": torch.get_num_threads(),
+        "blas": describe_blas(device, gemm["gflops"]), "gemm": gemm, "decode": [], "train": [],
     }
     if device.type == "cuda":
         out["cuda_allow_tf32"] = torch.backends.cuda.matmul.allow_tf32
@@ -469,10 +481,11 @@ def main():
         return main_real(sys.argv[1:])
     spec = json.load(sys.stdin)
     threads = int(spec.get("threads", 1))
+    device = torch.device(spec.get("device", "cpu"))
     set_threads(threads)
-    results = [bench_case(case) for case in spec["cases"]]
-    blas = describe_blas(torch.device("cpu"), time_gemm(1024, torch.device("cpu"))["gflops"])
-    json.dump({"torch": torch.__version__, "threads": threads, "blas": blas, "results": results}, sys.stdout)
+    results = [bench_case(case, device) for case in spec["cases"]]
+    blas = describe_blas(device, time_gemm(1024, device)["gflops"])
+    json.dump({"torch": torch.__version__, "threads": threads, "device": str(device), "blas": blas, "results": results}, sys.stdout)
     sys.stdout.write("\n")
 
 
