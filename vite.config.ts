@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { PYODIDE_ASSET_DIR, PYODIDE_ASSET_FILES } from './src/envs/ftrl/pyodideAssets.js';
+import { crossOriginIsolation } from './scripts/crossOriginIsolation.js';
 
 const PYODIDE_PACKAGE_DIR = fileURLToPath(new URL('./node_modules/pyodide/', import.meta.url));
 const MIME: Record<string, string> = { '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.zip': 'application/zip', '.json': 'application/json' };
@@ -32,10 +33,9 @@ function servePyodideFiles(): Plugin {
   };
 }
 
-// No COOP/COEP headers on purpose: cross-origin isolation makes tfjs-wasm pick its
-// threaded build, which hangs after a Vite build (see ../shared/RECIPE.md).
 export default defineConfig({
-  plugins: [svelte(), servePyodideFiles()],
+  // crossOriginIsolation: COOP/COEP, so tfjs-wasm runs its threaded SIMD build on every core.
+  plugins: [svelte(), servePyodideFiles(), crossOriginIsolation()],
   worker: { format: 'es' },
   optimizeDeps: {
     // pyodide.mjs imports its runtime from its indexURL at run time; pre-bundling would break that.

@@ -14,14 +14,16 @@ const SIMD_PROBE = new Uint8Array([
 ]);
 
 function probeWasm(): DeviceReport['wasm'] {
-  if (typeof WebAssembly !== 'object') return { available: false, simd: false };
+  if (typeof WebAssembly !== 'object') return { available: false, simd: false, threads: false };
   let simd = false;
   try {
     simd = WebAssembly.validate(SIMD_PROBE);
   } catch {
     simd = false;
   }
-  return { available: true, simd };
+  // tfjs-wasm's threaded build needs shared memory, which only a cross-origin isolated page has.
+  const threads = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+  return { available: true, simd, threads };
 }
 
 export async function probeDevice(): Promise<DeviceReport> {

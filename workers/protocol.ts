@@ -34,7 +34,11 @@ export interface DeviceReport {
     maxStorageBufferBindingSize: number;
     maxComputeWorkgroupStorageSize: number;
   };
-  wasm: { available: boolean; simd: boolean };
+  /**
+   * `threads`: this worker is cross-origin isolated (SharedArrayBuffer available), so
+   * tfjs-wasm runs its threaded SIMD build on every core; otherwise it runs one thread.
+   */
+  wasm: { available: boolean; simd: boolean; threads: boolean };
   hardwareConcurrency: number;
 }
 
@@ -156,7 +160,8 @@ export type WorkerInbound = WorkerRequest | ToolSandboxSetup;
 export type WorkerResponse =
   | { id: number; type: 'device'; report: DeviceReport }
   | { id: number; type: 'numerics'; report: NumericsReport }
-  | { id: number; type: 'started'; run: RunRecord; backend: BackendName; fallbackReason?: string; nParams: number }
+  /** `wasmThreads`: on wasm, the threads tfjs-wasm computes with. */
+  | { id: number; type: 'started'; run: RunRecord; backend: BackendName; fallbackReason?: string; nParams: number; wasmThreads?: number }
   | { id: number; type: 'ftrl-eval'; report: FtrlEvalReport }
   | { id: number; type: 'ok' }
   | { id: number; type: 'error'; message: string };

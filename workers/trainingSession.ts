@@ -25,6 +25,8 @@ export interface StartedRun {
   backend: BackendName;
   fallbackReason?: string;
   nParams: number;
+  /** On wasm: the threads tfjs-wasm computes with. */
+  wasmThreads?: number;
 }
 
 function newRunId(config: TrainConfig): string {
@@ -107,7 +109,13 @@ export class TrainingSession {
     this.isPauseRequested = false;
     this.isStopRequested = false;
     this.run = await store.updateRun(this.run.id, { status: 'running', error: undefined });
-    const started: StartedRun = { run: this.run, backend: selection.backend, fallbackReason: selection.reason, nParams: assets.policy.model.countParams() };
+    const started: StartedRun = {
+      run: this.run,
+      backend: selection.backend,
+      fallbackReason: selection.reason,
+      nParams: assets.policy.model.countParams(),
+      ...(selection.wasmThreads !== undefined ? { wasmThreads: selection.wasmThreads } : {}),
+    };
     void this.loop();
     return started;
   }

@@ -21,10 +21,22 @@ _init_weights).
 Rows (warmStart.ts packSftRows), little-endian: u32 n, n × u32 lengths, then each row's
 tokens as u16 `id | trained << 15` (trained = the token is a target).
 
+The step is computed lean, to the same loss and gradient as the reference forward on the
+batch padded to its longest row (pretrainTorch.test.ts checks both): the drawn rows are
+sorted by length and cut into micro-batches of at most --micro-tokens padded tokens (each
+padded to its own longest row; gradients accumulate, each micro-batch's summed loss divided
+by the whole batch's target count); attention is causal only (rows are right-padded, so no
+real query sees a padding key; SDPA with is_causal where torch has it, else causal blocks of
+256 queries that skip the keys above the diagonal); the LM head and the cross-entropy run on
+the target positions only. Timings (wall and process CPU seconds, real tokens/s) are logged.
+
 Usage:
   python3 scripts/reference/pretrain_torch.py --data DIR --out DIR [--steps 4000] [--batch 64]
       [--lr 2e-3] [--warmup 100] [--min-lr-ratio 0.2] [--weight-decay 0.01] [--clip 1]
       [--seed 1] [--save 250,500,...] [--time-limit SECONDS] [--device cuda|cpu] [--log-every 50]
+      [--threads N] [--blas-threads N] [--micro-tokens N]
+On CPU keep torch at 1 thread and give the cores to OpenBLAS (its default: all of them): on
+the 2 busy development cores that ran 2.3× the 1-thread speed, and 2 torch threads 2 to 10× slower.
 Writes OUT/model-step{N}.safetensors at each --save step (and at the last step or when
 the time limit ends training), and OUT/train_log.json (options, losses, timings).
 
@@ -44,8 +56,10 @@ import time
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_torch  # noqa: E402
 import qwen3_reference as ref  # noqa: E402
 
 ref.DTYPE = torch.float32
@@ -75,6 +89,109 @@ def make_batch(rows, picks, device):
         attn[b, : len(x)] = 1
         target[b, : len(x) - 1] = m[1:]
     return (torch.from_numpy(ids).to(device), torch.from_numpy(attn).to(device), torch.from_numpy(target).to(device))
+
+
+def plan_micro_batches(lengths, max_tokens):
+    """Indices into `lengths`, sorted by length and cut into groups whose padded size
+    (rows × longest row) stays within max_tokens (a longer row goes alone)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups, group = [], []
+    for i in order:  # ascending: the row added is the group's longest
+        if group and (len(group) + 1) * lengths[i] > max_tokens:
+            groups.append(group)
+            group = []
+        group.append(i)
+    if group:
+        groups.append(group)
+    return groups
+
+
+def causal_attention(q, k, v, scaling, block=256):
+    """Causal softmax(q kᵀ · scaling) v for q [b, nh, T, d] and k, v [b, nkv, T, d] (query heads
+    g·rep … g·rep + rep − 1 share key head g, as repeat_kv pairs them) → [b, nh, T, d].
+    torch ≥ 2.0: SDPA with is_causal (its default scale is d^-1/2 = scaling). Else, without
+    copying k and v per query head: the rep query heads of a group stacked along the query
+    axis, in blocks of `block` positions against the keys up to the block's end (the keys
+    above the diagonal never computed beyond the block), the scale folded into q."""
+    b, nh, T, d = q.shape
+    nkv = k.shape[1]
+    rep = nh // nkv
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, ref.repeat_kv(k, rep), ref.repeat_kv(v, rep), is_causal=True)
+    q = (q * scaling).reshape(b, nkv, rep, T, d)
+    k, v = k.contiguous(), v.contiguous()
+    out = []
+    for start in range(0, T, block):
+        end = min(T, start + block)
+        n = end - start
+        qb = q[:, :, :, start:end].reshape(b, nkv, rep * n, d)  # row r·n + i: head g·rep + r, position start + i
+        scores = torch.matmul(qb, k[:, :, :end].transpose(2, 3))  # [b, nkv, rep·n, end]
+        above = torch.ones(n, end, dtype=torch.bool, device=q.device).triu(start + 1).repeat(rep, 1)  # key > query
+        probs = torch.softmax(scores.masked_fill(above, float("-inf")), dim=-1)
+        out.append(torch.matmul(probs, v[:, :, :end]).view(b, nkv, rep, n, d))
+    return torch.cat(out, dim=3).reshape(b, nh, T, d)
+
+
+def lean_hidden_states(model, ids):
+    """The reference model's final hidden states [b, T, H] for right-padded ids [b, T], with its
+    own modules and weights but causal-only attention (positions 0..T−1, as the reference gives
+    a right-padded row's real tokens)."""
+    m = model.model
+    b, T = ids.shape
+    h = m.embed_tokens(ids)
+    cos, sin = m.rotary_emb(h, torch.arange(T, device=ids.device)[None])  # [1, T, d]
+    for layer in m.layers:
+        attn = layer.self_attn
+        x = layer.input_layernorm(h)
+        shape = (b, T, -1, attn.head_dim)
+        q = attn.q_norm(attn.q_proj(x).view(shape)).transpose(1, 2)  # [b, nh, T, d]
+        k = attn.k_norm(attn.k_proj(x).view(shape)).transpose(1, 2)  # [b, nkv, T, d]
+        v = attn.v_proj(x).view(shape).transpose(1, 2)
+        q, k = ref.apply_rotary_pos_emb(q, k, cos, sin)
+        o = causal_attention(q, k, v, attn.scaling)  # [b, nh, T, d]
+        h = h + attn.o_proj(o.transpose(1, 2).reshape(b, T, -1))
+        h = h + layer.mlp(layer.post_attention_layernorm(h))
+    return m.norm(h)
+
+
+def make_lean_batch(rows, picks, device):
+    """Right-padded ids [b, T] and the target flags [b, T−1] (target t predicts ids[t+1])."""
+    T = max(len(rows[i][0]) for i in picks)
+    ids = np.zeros((len(picks), T), dtype=np.int64)
+    target = np.zeros((len(picks), T - 1), dtype=bool)
+    for b, i in enumerate(picks):
+        x, m = rows[i]
+        ids[b, : len(x)] = x
+        target[b, : len(x) - 1] = m[1:] > 0
+    return torch.from_numpy(ids).to(device), torch.from_numpy(target).to(device)
+
+
+def lean_batch_loss(model, rows, picks, device, max_tokens, use_bf16=False):
+    """Accumulates into .grad the gradient of the batch's mean next-token loss over its target
+    tokens (the header's objective) and returns that loss, micro-batch by micro-batch."""
+    n_targets = max(1, int(sum(rows[i][1][1:].sum() for i in picks)))
+    total = 0.0
+    for group in plan_micro_batches([len(rows[i][0]) for i in picks], max_tokens):
+        ids, target = make_lean_batch(rows, [picks[g] for g in group], device)
+        if not bool(target.any()):
+            continue
+        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
+            hidden = lean_hidden_states(model, ids)[:, :-1][target]  # [n, H]: target positions only
+            logits = model.lm_head(hidden)  # [n, V]
+        loss_sum = F.cross_entropy(logits.float(), ids[:, 1:][target], reduction="sum")
+        (loss_sum / n_targets).backward()
+        total += float(loss_sum)
+    return total / n_targets
+
+
+def reference_batch_loss(model, rows, picks, device):
+    """The same loss through the reference forward on the batch padded to its longest row
+    (additive causal + padding mask, full logits): what lean_batch_loss must equal."""
+    ids, attn, target = make_batch(rows, picks, device)
+    logits = model(ids, attn, ref.position_ids_from_mask(attn))
+    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+    token_logp = logp.gather(-1, ids[:, 1:, None])[..., 0]
+    return -(token_logp * target).sum() / target.sum().clamp(min=1)
 
 
 def learning_rate(step, peak, warmup, total, min_ratio):
@@ -167,6 +284,10 @@ def main():
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--assemble", type=int, default=None)
     ap.add_argument("--log-every", type=int, default=50)
+    ap.add_argument("--threads", type=int, default=None, help="torch's intra-op CPU threads; default: torch's")
+    ap.add_argument("--blas-threads", type=int, default=None, help="OpenBLAS's own pool; default: --threads if given, else OpenBLAS's (all cores)")
+    ap.add_argument("--micro-tokens", type=int, default=None,
+                    help="padded tokens per micro-batch; default 2048 on CPU (measured best: cache-sized), 32768 on CUDA")
     args = ap.parse_args()
     if args.assemble is not None:
         return assemble(args)
@@ -185,6 +306,10 @@ def main():
     save_steps = sorted({int(s) for s in args.save.split(",") if s.strip()} | {args.steps})
     os.makedirs(args.out, exist_ok=True)
     device = torch.device(args.device)
+    if args.micro_tokens is None:
+        args.micro_tokens = 32768 if device.type == "cuda" else 2048
+    if args.threads or args.blas_threads:
+        bench_torch.set_threads(args.threads, args.blas_threads)
     if device.type == "cuda":
         torch.set_default_device(device)  # the reference builds its causal mask with torch.ones
         torch.backends.cuda.matmul.allow_tf32 = True
@@ -204,32 +329,40 @@ def main():
     options = {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in vars(args).items()}  # valid JSON
     log = {"options": options, "data": meta, "rows": len(rows), "torch": torch.__version__,
            "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-           "losses": [], "saved": []}
+           "threads": torch.get_num_threads(), "losses": [], "saved": []}
+    if device.type == "cpu":  # which BLAS the CPU figures were measured on (bench_torch.py's verdict)
+        blas = bench_torch.describe_blas(device, bench_torch.time_gemm(1024, device)["gflops"])
+        log["blas"] = {k: blas[k] for k in ("kind", "library", "openblas_threads", "gemm_gflops", "is_reference", "why")}
+        print(f"BLAS: {blas['kind']} ({blas['library'] or blas['why']}), 1024³ gemm {blas['gemm_gflops']:.0f} GFLOP/s, "
+              f"{log['threads']} torch thread(s)", flush=True)
     use_bf16 = device.type == "cuda"
     window = []
+    window_tokens, window_wall, window_cpu = 0, time.perf_counter(), time.process_time()
     step = 0
     for step in range(args.steps):
         picks = pick_rng.integers(0, len(rows), size=args.batch)
-        ids, attn, target = make_batch(rows, picks, device)
         lr = learning_rate(step, args.lr, args.warmup, args.steps, args.min_lr_ratio)
         for g in opt.param_groups:
             g["lr"] = lr
-        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
-            logits = model(ids, attn, ref.position_ids_from_mask(attn))
-        logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-        token_logp = logp.gather(-1, ids[:, 1:, None])[..., 0]
-        loss = -(token_logp * target).sum() / target.sum().clamp(min=1)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        loss = lean_batch_loss(model, rows, picks, device, args.micro_tokens, use_bf16)
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
         opt.step()
-        window.append(float(loss))
+        window.append(loss)
+        window_tokens += int(sum(len(rows[i][0]) for i in picks))
         if (step + 1) % args.log_every == 0 or step == 0:
             mean = sum(window) / len(window)
             window = []
             elapsed = time.time() - t_start
-            log["losses"].append({"step": step + 1, "loss": mean, "grad_norm": float(grad_norm), "lr": lr, "seconds": elapsed})
-            print(f"step {step + 1}/{args.steps}  loss {mean:.4f}  grad_norm {float(grad_norm):.3f}  lr {lr:.2e}  {elapsed:.0f} s", flush=True)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            wall, cpu = time.perf_counter() - window_wall, time.process_time() - window_cpu
+            tokens_per_s = window_tokens / wall
+            log["losses"].append({"step": step + 1, "loss": mean, "grad_norm": float(grad_norm), "lr": lr, "seconds": elapsed,
+                                  "tokens_per_s": tokens_per_s, "cpu_seconds": cpu, "wall_seconds": wall, "tokens": window_tokens})
+            print(f"step {step + 1}/{args.steps}  loss {mean:.4f}  grad_norm {float(grad_norm):.3f}  lr {lr:.2e}  {elapsed:.0f} s"
+                  f"  {tokens_per_s:.0f} tokens/s ({window_tokens} row tokens, {cpu:.0f} CPU s)", flush=True)
+            window_tokens, window_wall, window_cpu = 0, time.perf_counter(), time.process_time()
         out_of_time = time.time() - t_start > args.time_limit
         if (step + 1) in save_steps or out_of_time or step + 1 == args.steps:
             path = os.path.join(args.out, f"model-step{step + 1}.safetensors")

@@ -7,7 +7,8 @@
  *
  * Runs unchanged in Node, the page and a module worker: no Node imports here. In Node,
  * pass `wasmPaths` (see src/model/qwen3/node.ts `getNodeWasmPaths`); in the browser pass
- * the three .wasm URLs imported with `?url`.
+ * the three .wasm URLs imported with `?url`. In a cross-origin isolated page tfjs-wasm runs
+ * its threaded SIMD build; `wasmThreads` sets how many threads it uses.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
@@ -51,11 +52,23 @@ export interface BackendSelection {
   /** WebGPU adapter description (vendor, architecture, …) when the backend is webgpu. */
   adapterInfo?: Record<string, unknown>;
   limits?: BackendLimits;
+  /**
+   * wasm: the threads tfjs-wasm computes with (1 unless its threaded build runs, which needs
+   * a cross-origin isolated page; never in Node).
+   */
+  wasmThreads?: number;
 }
 
 export interface SelectBackendOptions {
   /** Folder URL/path prefix, or a map file name → URL, for tfjs-backend-wasm's .wasm files. */
   wasmPaths?: string | Record<string, string>;
+  /**
+   * Threads for tfjs-wasm's threaded build (tf.wasm.setThreadsCount), read when the wasm
+   * backend first starts in this process. tfjs caps it at 8 and at half the logical cores
+   * (the app's builds lift the halving: scripts/crossOriginIsolation.ts). Without
+   * cross-origin isolation (or in Node) tfjs runs one thread whatever this says.
+   */
+  wasmThreads?: number;
 }
 
 interface GpuLike {
@@ -109,8 +122,9 @@ async function tryBackend(name: BackendName, opts: SelectBackendOptions, isSoftw
       if (opts.wasmPaths !== undefined) {
         wasm.setWasmPaths(opts.wasmPaths as string);
       }
+      if (opts.wasmThreads !== undefined) wasm.setThreadsCount(Math.max(1, Math.floor(opts.wasmThreads)));
       if (!(await tf.setBackend('wasm'))) return 'tf.setBackend("wasm") failed (were the .wasm files found? pass wasmPaths)';
-      return { backend: 'wasm' };
+      return { backend: 'wasm', wasmThreads: wasm.getThreadsCount() };
     }
     await import('@tensorflow/tfjs-backend-cpu');
     if (!(await tf.setBackend('cpu'))) return 'tf.setBackend("cpu") failed';

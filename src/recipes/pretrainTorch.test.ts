@@ -69,4 +69,39 @@ describe.skipIf(!torch.python)(`pretrain_torch.py ${torch.python ? `(${torch.pyt
     // The step changed the weights: the step-2 loss is not the step-1 loss.
     expect(Math.abs(log.losses[1].loss - log.losses[0].loss)).toBeGreaterThan(1e-3);
   }, 120_000);
+
+  it('computes a batch of unequal rows lean (sorted micro-batches, causal-only attention, LM head on targets) to the reference forward\'s loss and gradient', () => {
+    // Rows of 2 to 300 tokens (300 > one attention block of 256), one drawn twice, micro-batches
+    // of at most 40 padded tokens (several groups, the 300-token row alone); the reference pads
+    // the whole batch to 300 and masks causal + padding additively over full logits.
+    const check = `
+import sys, json, numpy as np, torch
+sys.path.insert(0, ${JSON.stringify(path.dirname(SCRIPT))})
+import pretrain_torch as pt
+cfg = ${JSON.stringify(TINY).replace(/true/g, 'True').replace(/false/g, 'False')}
+rng = np.random.default_rng(3)
+rows = [(rng.integers(0, cfg["vocab_size"], size=L).astype(np.int64), (rng.random(L) < 0.6).astype(np.float32))
+        for L in [5, 9, 17, 300, 33, 2, 64, 8]]
+picks = np.array([0, 3, 1, 3, 2, 4, 6, 7, 5])
+model = pt.ref.Qwen3ForCausalLM(cfg)
+pt.init_weights(model, 0.2, torch.Generator().manual_seed(3))
+cpu = torch.device("cpu")
+ref_loss = pt.reference_batch_loss(model, rows, picks, cpu)
+ref_loss.backward()
+g_ref = {n: p.grad.clone() for n, p in model.named_parameters()}
+model.zero_grad(set_to_none=True)
+lean = pt.lean_batch_loss(model, rows, picks, cpu, max_tokens=40)
+groups = pt.plan_micro_batches([len(rows[i][0]) for i in picks], 40)
+grad_err = max(float((p.grad - g_ref[n]).abs().max() / g_ref[n].abs().max()) for n, p in model.named_parameters())
+print(json.dumps({"ref": float(ref_loss), "lean": lean, "grad_err": grad_err, "groups": [[int(picks[g]) for g in grp] for grp in groups]}))
+`;
+    const r = spawnSync(torch.python!, ['-c', check], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { ref: number; lean: number; grad_err: number; groups: number[][] };
+    expect(out.groups.length).toBeGreaterThan(2);
+    expect(out.groups.flat().sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 3, 4, 5, 6, 7]);
+    expect(out.groups).toContainEqual([3]); // 300 tokens: alone
+    expect(Math.abs(out.lean - out.ref)).toBeLessThan(1e-5);
+    expect(out.grad_err).toBeLessThan(1e-4);
+  }, 120_000);
 });

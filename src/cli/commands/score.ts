@@ -10,7 +10,9 @@
  * hook, backend selection and folder + tokenizer loading. The model code is imported
  * dynamically so that `pact --help` and the other commands never load tfjs.
  */
+import { existsSync } from 'node:fs';
 import { register } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type { Tensor2D } from '@tensorflow/tfjs-core';
 import type { Qwen3Model } from '../../model/qwen3/index';
 import type { TextTokenizer } from '../../model/tokenizer/types';
@@ -26,7 +28,8 @@ let isHookRegistered = false;
 
 /**
  * Registers src/model/qwen3/nodeResolveHook.mjs (tfjs-core's ESM sources under plain Node;
- * not needed under vitest, which resolves them itself) and selects the backend.
+ * not needed under vitest, which resolves them itself, nor in a bundled CLI, which has no
+ * such file) and selects the backend. webgpu: Dawn's binding first (../webgpuNode.ts).
  */
 /** Engine threads for the CLI: --threads N, else $PACT_THREADS, else `fallback`. */
 export function resolveThreads(flag: string | undefined, fallback: number): number {
@@ -38,10 +41,16 @@ export function resolveThreads(flag: string | undefined, fallback: number): numb
 }
 
 export async function prepareTfjs(backend: string, options: { threads?: number } = {}): Promise<{ backend: string; reason?: string; threads?: number }> {
-  if (backend !== 'cpu' && backend !== 'wasm') throw new Error(`--backend must be cpu or wasm, got "${backend}"`);
-  if (!isHookRegistered && process.env.VITEST === undefined) {
-    register(new URL('../../model/qwen3/nodeResolveHook.mjs', import.meta.url));
+  if (backend !== 'cpu' && backend !== 'wasm' && backend !== 'webgpu') throw new Error(`--backend must be cpu, wasm or webgpu, got "${backend}"`);
+  const hook = new URL('../../model/qwen3/nodeResolveHook.mjs', import.meta.url);
+  if (!isHookRegistered && process.env.VITEST === undefined && existsSync(fileURLToPath(hook))) {
+    register(hook);
     isHookRegistered = true;
+  }
+  if (backend === 'webgpu') {
+    const { installNodeWebGpu } = await import('../webgpuNode');
+    const why = await installNodeWebGpu();
+    if (why) return { backend: 'none', reason: why };
   }
   const { selectBackend } = await import('../../model/backend');
   const { getNodeWasmPaths } = await import('../../model/qwen3/node');

@@ -255,6 +255,6 @@ export async function configureEngineThreads(threads: number): Promise<{ threads
   if (!canShareMemory()) return { threads: 1, reason: 'SharedArrayBuffer is unavailable (the page is not cross-origin isolated)' };
   if (current && !current.isShared) return { threads: 1, reason: 'the engine was already in use on unshared memory' };
   current ??= new EngineRuntime(64 << 20, true);
-  await current.startThreads(threads);
+  if (current.threads !== threads) await current.startThreads(threads);
   return { threads: current.threads };
 }

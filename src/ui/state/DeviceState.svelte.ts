@@ -25,7 +25,7 @@ export class DeviceState {
       return `WebGPU: ${name}${a.isFallbackAdapter ? ' (a software fallback adapter: correct but slower than wasm, so the auto backend trains on wasm)' : ''}`;
     }
     return r.backend === 'wasm'
-      ? `WebAssembly${r.wasm.simd ? ' (SIMD)' : ''} on ${r.hardwareConcurrency} CPU thread(s): no WebGPU`
+      ? `WebAssembly${r.wasm.simd ? ' (SIMD)' : ''} on ${r.wasm.threads ? `${r.hardwareConcurrency} CPU thread(s)` : `1 of ${r.hardwareConcurrency} CPU thread(s) (this page is not cross-origin isolated)`}: no WebGPU`
       : 'Plain JavaScript (cpu): no WebGPU, no WebAssembly';
   });
 

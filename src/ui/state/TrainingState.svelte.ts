@@ -34,6 +34,8 @@ export class TrainingState {
   backend = $state<BackendName | null>(null);
   fallbackReason = $state<string | null>(null);
   nParams = $state(0);
+  /** On wasm: the threads tfjs-wasm computes with (null on other backends or before a run). */
+  wasmThreads = $state<number | null>(null);
   phase = $state<ControlPhase>('idle');
   runPhase = $state<RunPhase | null>(null);
   step = $state(0);
@@ -118,6 +120,7 @@ export class TrainingState {
       this.backend = res.backend;
       this.fallbackReason = res.fallbackReason ?? null;
       this.nParams = res.nParams;
+      this.wasmThreads = res.wasmThreads ?? null;
       if (this.phase === 'starting') this.phase = 'running';
       this.options.onRunChanged?.();
     } catch (e) {

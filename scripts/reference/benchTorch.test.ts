@@ -1,0 +1,115 @@
+/**
+ * scripts/reference/bench_torch.py's real-shape mode (`--real`), on a tiny config: the JSON
+ * that `pact bench` reads, the training FLOP count against the header's formula worked by
+ * hand, the thread count reaching OpenBLAS's own pool, the BLAS verdict on faked libraries,
+ * and the preallocated-cache decode against full recomputation. Runs where a python3 with
+ * torch is installed (Debian's python3-torch); skipped with the reason otherwise.
+ */
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { findTorchPython } from '../../src/cli/commands/bench';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SCRIPT = path.join(HERE, 'bench_torch.py');
+const TINY = {
+  vocab_size: 64,
+  hidden_size: 32,
+  intermediate_size: 64,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 8,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  tie_word_embeddings: true,
+};
+const torch = findTorchPython();
+
+function runPython(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(torch.python!, args, { encoding: 'utf8', cwd: HERE, env: { ...process.env, ...env }, timeout: 120_000 });
+  expect(r.status, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+describe.skipIf(!torch.python)(`bench_torch.py --real ${torch.python ? `(${torch.python})` : `(skipped: ${torch.reason})`}`, () => {
+  it('reports gemm, decode and train for each config, with the BLAS and the threads it ran on', () => {
+    const out = JSON.parse(
+      runPython([SCRIPT, '--real', '--config', `tiny=${JSON.stringify(TINY)}`, '--threads', '2', '--decode', '2x16+8', '--train', '2x32', '--gemm-n', '256'], {
+        OPENBLAS_NUM_THREADS: '1', // the script must override it with --threads
+      }),
+    );
+    expect([out.mode, out.device, out.threads]).toEqual(['real', 'cpu', 2]);
+    expect(out.gemm.n).toBe(256);
+    expect(out.gemm.gflops).toBeGreaterThan(0);
+    expect(out.blas.gemm_gflops).toBe(out.gemm.gflops);
+    expect(typeof out.blas.is_reference).toBe('boolean');
+    if (out.blas.kind === 'openblas') expect(out.blas.openblas_threads).toBe(2);
+
+    const [dec] = out.decode;
+    expect([dec.name, dec.batch, dec.context, dec.new_tokens]).toEqual(['tiny', 2, 16, 8]);
+    expect(dec.decode_tokens_per_s).toBeCloseTo((2 * 7) / dec.decode_s, 6); // 7 steps after the prefill's token
+    expect(dec.tokens_per_s).toBeCloseTo((2 * 8) / (dec.prefill_s + dec.decode_s), 6);
+
+    const [train] = out.train;
+    // Header formula by hand, H 32, I 64, L 2, d 8, nh 4, nkv 2, V 64, T 32:
+    // per token 2·(2·32·8·8 + 2·4·8·32 + 6·32·64 + 4·4·8·32) + 2·32·64 = 2·22 528 + 4 096 = 49 152;
+    // 3 (forward + backward) · B·T = 3·64 → 9 437 184.
+    expect(train.flops).toBe(9_437_184);
+    expect(train.params).toBe(64 * 32 + 2 * (3 * 32 * 64 + 32 * 32 + 2 * 32 * 16 + 32 * 32 + 2 * 32 + 2 * 8) + 32);
+    expect(train.tokens_per_s).toBeCloseTo(64 / train.step_s, 6);
+    expect(train.gflops).toBeCloseTo(train.flops / train.step_s / 1e9, 6);
+    expect(train.fraction_of_gemm).toBeCloseTo(train.gflops / out.gemm.gflops, 6);
+    expect(Math.abs(train.loss - Math.log(64))).toBeLessThan(0.2); // N(0, 0.02²) weights: near uniform
+  }, 120_000);
+
+  it('calls a reference BLAS a reference BLAS, and an unknown one by its gemm rate', () => {
+    const verdicts = JSON.parse(
+      runPython([
+        '-c',
+        `
+import json, torch, bench_torch as b
+cpu = torch.device("cpu")
+b.openblas_libraries = lambda: []
+out = {}
+for name, loaded, gflops in [("reference", ["/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"], 90.0),
+                             ("unknown_slow", ["/opt/x/libfoo_blas.so"], 5.0),
+                             ("unknown_fast", ["/opt/x/libfoo_blas.so"], 90.0)]:
+    b.loaded_blas_libraries = lambda loaded=loaded: loaded
+    v = b.describe_blas(cpu, gflops)
+    out[name] = [v["kind"], v["is_reference"]]
+print(json.dumps(out))
+`,
+      ]),
+    );
+    expect(verdicts).toEqual({ reference: ['reference', true], unknown_slow: ['unknown', true], unknown_fast: ['unknown', false] });
+  }, 60_000);
+
+  it('decodes with the preallocated cache to the logits of full recomputation', () => {
+    const maxErr = Number(
+      runPython([
+        '-c',
+        `
+import torch, bench_torch as b
+c = ${JSON.stringify(TINY).replace(/true/g, 'True')}
+torch.manual_seed(0)
+m = b.Qwen3(c).eval()
+B, P, N = 3, 10, 12
+cache = [{"cap": P + N, "len": 0, "k": torch.zeros(B, 2, P + N, 8), "v": torch.zeros(B, 2, P + N, 8)} for _ in m.layers]
+seq = torch.randint(0, 64, (B, P))
+err = 0.0
+with torch.no_grad():
+    logits = m(seq, 0, cache)[:, -1]
+    for s in range(N):
+        err = max(err, float((logits - m(seq)[:, -1]).abs().max()))
+        nxt = logits.argmax(-1, keepdim=True)
+        seq = torch.cat((seq, nxt), 1)
+        logits = m(nxt, P + s, cache)[:, -1]
+print(err)
+`,
+      ]),
+    );
+    expect(maxErr).toBeLessThan(1e-5);
+  }, 60_000);
+});
