@@ -7,6 +7,7 @@ import { probeDevice } from './deviceProbe';
 import { checkNumerics } from './numericsCheck';
 import { FtrlEvalSession } from './ftrlEvalSession';
 import { TrainingSession } from './trainingSession';
+import { createBrowserSessionDeps } from './browserSession';
 import type { WorkerRequest, WorkerResponse } from './protocol';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
@@ -15,7 +16,7 @@ function reply(msg: WorkerResponse): void {
   scope.postMessage(msg);
 }
 
-const session = new TrainingSession((event) => scope.postMessage(event));
+const session = new TrainingSession((event) => scope.postMessage(event), createBrowserSessionDeps());
 // FTRL evaluation (issue 7 "ftrl-eval"): one at a time, never beside a training run (one tfjs backend).
 const ftrlEval = new FtrlEvalSession((event) => scope.postMessage(event));
 
@@ -65,6 +66,9 @@ async function handle(req: WorkerRequest): Promise<void> {
     }
   }
 }
+
+// Anything that escapes a handler still reaches the console with its stack.
+scope.addEventListener('unhandledrejection', (ev) => console.error('PACT Lab trainer worker: unhandled rejection', ev.reason));
 
 scope.onmessage = (ev: MessageEvent<WorkerRequest>) => {
   const req = ev.data;
