@@ -7,7 +7,7 @@ describe('timings measured from a run', () => {
   it('reads the shape of a config and the mean step time and rollout length of its rows', () => {
     expect(shapeOfConfig(demoConfig)).toEqual({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792 });
     expect(shapeOfConfig({ batchPrompts: 2 })).toBeNull();
-    const rows = [
+    const rows: { values: Record<string, number> }[] = [
       { values: { seconds: 170, 'completions/mean_length': 240 } },
       { values: { seconds: 180, 'completions/mean_length': 260 } },
       { values: { 'eval/solve_f1': 0.5 } }, // an evaluation-only row counts for neither
