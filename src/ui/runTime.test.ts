@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeStepProgress, estimateRunTime, estimateSecondsLeft, formatDuration, measureTiming, shapeOfConfig, type StepTiming } from './runTime';
+import { describeRunEstimate, describeStepProgress, estimateRunTime, estimateSecondsLeft, formatDuration, measureTiming, shapeOfConfig, type StepTiming } from './runTime';
 
 const demoConfig = { model: { preset: 'qwen3-nano' }, batchPrompts: 2, rolloutsPerPrompt: 4, maxTurns: 4, maxResponseTokens: 448 };
 
@@ -71,5 +71,17 @@ describe('time left and progress in words', () => {
     expect(describeStepProgress({ phase: 'rollouts', done: 3, total: 8, tokens: 1412, turn: 2 })).toBe('rollouts 3 of 8 · turn 2 · 1,412 tokens generated');
     expect(describeStepProgress({ phase: 'logprobs', done: 1, total: 4 })).toBe('log-probs (π_old, π_ref) 1 of 4');
     expect(describeStepProgress({ phase: 'eval', done: 0, total: 2 })).toBe('held-out evaluation 0 of 2');
+  });
+});
+
+describe('describeRunEstimate', () => {
+  it('says the estimate with what it rests on, or that there is none yet', () => {
+    const timing: StepTiming = { preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792, backend: 'wasm', secondsPerStep: 175, tokensPerRollout: 250, source: 'the recorded demo run' };
+    const est = estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792 }, 24, 'webgpu', [timing]);
+    // 24 × 175 s = 4200 s = 70 min
+    expect(describeRunEstimate(est, 24)).toBe(
+      'about 1 h 10 min for 24 steps (about 3 min a step, scaled from the recorded demo run, measured with WebAssembly; held-out evaluations add to it)',
+    );
+    expect(describeRunEstimate(null, 24)).toBe('not known yet: no run of this model was measured here; the first step of yours gives a measured figure');
   });
 });

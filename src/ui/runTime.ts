@@ -95,6 +95,19 @@ export function estimateSecondsLeft(a: { completedSteps: number; totalSteps: num
   return current + perStep * (remaining - 1);
 }
 
+/** The backends in words. */
+export const BACKEND_WORDS: Readonly<Record<string, string>> = { webgpu: 'WebGPU', wasm: 'WebAssembly', cpu: 'plain JavaScript' };
+
+/**
+ * The estimate in one sentence, with what it rests on: "about 1 h 10 min for 24 steps (about
+ * 3 min a step, scaled from the recorded demo run; evaluations add to it)".
+ */
+export function describeRunEstimate(est: RunTimeEstimate | null, steps: number): string {
+  if (!est) return 'not known yet: no run of this model was measured here; the first step of yours gives a measured figure';
+  const measured = est.isOtherBackend ? `, measured with ${BACKEND_WORDS[est.timing.backend] ?? est.timing.backend}` : '';
+  return `about ${formatDuration(est.seconds)} for ${steps} step${steps === 1 ? '' : 's'} (about ${formatDuration(est.secondsPerStep)} a step, scaled from ${est.timing.source}${measured}; held-out evaluations add to it)`;
+}
+
 /** 42 → "42 s", 150 → "3 min", 4000 → "1 h 7 min". */
 export function formatDuration(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return '—';
