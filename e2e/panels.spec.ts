@@ -206,6 +206,8 @@ test('screenshots: wide and narrow', async ({ page }) => {
   expect(overflow).toBeLessThanOrEqual(390);
   await page.screenshot({ path: 'e2e/screenshots/panels-390.png', fullPage: true });
   await page.screenshot({ path: 'e2e/screenshots/panels-390-top.png' });
+  // On a phone the panels are folded to bars: open these three.
+  for (const fold of ['setup', 'schedule', 'gates']) await page.getByTestId(`fold-${fold}`).click();
   for (const id of ['run-setup', 'mask-schedule', 'anchoring-gates']) {
     await page.getByTestId(id).screenshot({ path: `e2e/screenshots/${id}-390.png` });
   }

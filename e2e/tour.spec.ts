@@ -48,7 +48,7 @@ async function expectStep(page: Page, i: number) {
       const isOnScreen = t.y >= 0 && t.y + t.height <= view.height + 1;
       const isCardOnScreen = c.x >= 0 && c.y >= 0 && c.x + c.width <= view.width + 1 && c.y + c.height <= view.height + 1;
       return { isOnScreen, isCardOnScreen, overlaps: overlaps(t, c) };
-    })
+    }, { message: `step ${i + 1} (${step.id}): target and card on screen, apart` })
     .toEqual({ isOnScreen: true, isCardOnScreen: true, overlaps: false });
   await expect(card).toBeFocused();
 }
@@ -88,7 +88,7 @@ async function walk(page: Page, size: string) {
 test('tour at 1280×800: every step on screen and uncovered, going down the page; Esc closes', async ({ page }) => {
   await page.emulateMedia({ reducedMotion: 'reduce' });
   await page.goto('/');
-  await expect(page.getByTestId('device-line')).not.toContainText('Checking');
+  await expect(page.getByTestId('device-line')).not.toContainText('Checking', { timeout: 60_000 });
   await expect(page.getByTestId('tour-card')).toHaveCount(0);
   await walk(page, '1280');
   await page.keyboard.press('Escape');
@@ -104,7 +104,7 @@ test('tour at 390 px: folded panels open as it reaches them, the card fits besid
   await page.setViewportSize({ width: 390, height: 844 });
   await page.emulateMedia({ reducedMotion: 'reduce' });
   await page.goto('/');
-  await expect(page.getByTestId('fold-device')).toContainText(/WASM|WEBGPU|CPU/);
+  await expect(page.getByTestId('fold-device')).toContainText(/WASM|WEBGPU|CPU/, { timeout: 60_000 });
   // Keyboard only: Tab from the skip link reaches the tour button.
   await page.keyboard.press('Tab');
   await page.keyboard.press('Tab');

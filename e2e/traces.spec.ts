@@ -97,6 +97,7 @@ test('prefix levels: each turn reveals prefixChunkCounts[L] chunks, exactly reve
 test('prefix levels at 390 px', async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 800 });
   await page.goto('/');
+  await page.getByTestId('fold-prefix').click(); // folded to a bar on a phone
   const panel = page.getByTestId('prefix-levels');
   await panel.scrollIntoViewIfNeeded();
   await expect(panel.getByTestId('prefix-turn').first()).toBeVisible();

@@ -1,7 +1,7 @@
 /**
  * What a TrainingSession needs from the browser worker: IndexedDB, the tfjs backend, the
- * run's assets and Trainer (runAssets.ts over the browser platform), the run locks, and the
- * memory readings: tfjs's count of live tensors, the wasm backend's WebAssembly memory, and
+ * run's assets and Trainer (runAssets.ts over the browser platform, its policy read around each
+ * generation), the run locks, and the memory readings: tfjs's count of live tensors, the wasm backend's WebAssembly memory, and
  * the process's memory where the browser offers it (measureUserAgentSpecificMemory under
  * cross-origin isolation, else Chromium's performance.memory).
  */
@@ -9,6 +9,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '../src/recipes';
 import { createRunTrainer, prepareRunAssetsWith } from '../src/recipes/runAssets';
 import { buildRolloutViews } from '../src/recipes/rolloutViews';
+import type { PolicySampler } from '../src/recipes/types';
 import { PactStore } from '../src/storage';
 import { buildCheckpointRecord } from './checkpointRecord';
 import { toMemoryUsage, type MemoryUsage, type ProcessMemory } from './protocol';
@@ -64,10 +65,29 @@ export function readWorkerMemory(): MemoryUsage | undefined {
   }
 }
 
+/** A macrotask turn: the worker's timer and incoming messages (Pause, Stop) run in it. */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/**
+ * The policy with a memory reading before and after each generation, and one turn of the
+ * event loop after it (a step otherwise gives the worker's timer and messages no turn).
+ */
+function readAroundGeneration(policy: PolicySampler, onInStep: () => void): PolicySampler {
+  return {
+    async generate(prompts, opts) {
+      onInStep();
+      const rows = await policy.generate(prompts, opts);
+      onInStep();
+      await yieldToEventLoop();
+      return rows;
+    },
+  };
+}
+
 export function createBrowserSessionDeps(): SessionDeps {
   return {
     openStore: () => PactStore.open(),
-    async loadRun(config, { resume, modelFiles, onProgress }): Promise<LoadedRun> {
+    async loadRun(config, { resume, modelFiles, onProgress, onInStep }): Promise<LoadedRun> {
       const selection = await activateBackend(config.backend ?? 'webgpu');
       // A checkpoint that carries its model shape rebuilds the policy itself (a folder or an
       // imported run resumes without its files); older records reload the run's model.init.
@@ -78,7 +98,7 @@ export function createBrowserSessionDeps(): SessionDeps {
         (assets.executor as { dispose?: () => void }).dispose?.();
       };
       try {
-        const trainer = createRunTrainer(config, assets, { onProgress });
+        const trainer = createRunTrainer(config, assets, { onProgress, wrapPolicy: (policy) => readAroundGeneration(policy, onInStep) });
         if (resume) trainer.importState(resume.state);
         return {
           trainer,

@@ -26,6 +26,7 @@ async function handle(req: WorkerRequest): Promise<void> {
       reply({ id: req.id, type: 'device', report: await probeDevice() });
       return;
     case 'check-numerics':
+      if (session.isActive) throw new Error('a training run is in progress: stop it before checking numerics (both need the model backend)');
       reply({ id: req.id, type: 'numerics', report: await checkNumerics(req.backend) });
       return;
     case 'start': {

@@ -228,6 +228,27 @@ describe('TrainingSession', () => {
     expect((await store.getRun(run.id))?.status).toBe('finished');
   });
 
+  it('reads memory from inside a step through the loader\'s hook (around generation), posting at most once a second', async () => {
+    const session = new TrainingSession((e) => events.push(e), makeDeps());
+    inside = () => {
+      memoryBytes = 4000;
+      clock += 400; // 0.4 s after the step's first reading: folded into the peak only
+      loads[0].opts.onInStep();
+      memoryBytes = 2000;
+      clock += 700; // 1.1 s after it: posted
+      loads[0].opts.onInStep();
+    };
+    await session.start({ steps: 1, evalEvery: 0 });
+    trainer!.gateOf(1).open();
+    await until(() => !session.isActive, 'the end');
+    const iMetrics = events.findIndex((e) => e.type === 'metrics');
+    const readings = events.slice(0, iMetrics).flatMap((e) => (e.type === 'memory' ? [[e.memory.numBytes, e.memory.peakBytes, e.memory.sampledAt]] : []));
+    expect(readings).toEqual([
+      [1000, 1000, 1_000_000],
+      [2000, 4000, 1_001_100],
+    ]);
+  });
+
   it('throttles in-step progress to one event per 200 ms, but never drops the end of a phase', async () => {
     const session = new TrainingSession((e) => events.push(e), makeDeps());
     await session.start({ steps: 1, evalEvery: 0 });

@@ -6,7 +6,7 @@
  * start, every `checkpointEvery` steps, and when the run pauses, stops or ends. Pause takes
  * effect between steps; `step` runs exactly one step while paused. While a run is loaded it
  * holds the run's lock (runLock.ts), forwards the trainer's in-step progress, and samples
- * memory on a timer and at each progress report. A failure is logged with its stack, the
+ * memory on a timer, at each progress report and around each generation (the loader's hook). A failure is logged with its stack, the
  * config and the step, stored with the run, and sent to the page.
  * What touches tfjs, the browser or the model comes in `SessionDeps` (browserSession.ts).
  */
@@ -41,6 +41,8 @@ export interface LoadRunOptions {
   modelFiles?: File[];
   /** The trainer's in-step progress hook (TrainerInit.onProgress). */
   onProgress: (p: StepProgress) => void;
+  /** Called from inside a step where the loader can (around each generation): a memory reading is due. */
+  onInStep: () => void;
 }
 
 export interface SessionDeps {
@@ -132,12 +134,22 @@ export class TrainingSession {
     this.post({ type: 'memory', runId: this.run.id, memory });
   }
 
+  /**
+   * A memory reading from inside a step: posted when a second has passed since the last one,
+   * else folded into the step's peak. Timers alone cannot do it: a step on wasm runs kernel
+   * after kernel with only microtask awaits, so the worker's timer fires between steps.
+   */
+  private sampleInStep(): void {
+    if (!this.run || !this.loaded) return;
+    if (this.deps.now() - this.lastMemoryPostAt >= MEMORY_SAMPLE_MS) this.postMemory();
+    else this.sampleMemory();
+  }
+
   /** The trainer's in-step hook: forwarded to the page (throttled), and a memory sample. */
   private onStepProgress(p: StepProgress): void {
     if (!this.run || !this.loaded) return;
     const now = this.deps.now();
-    if (now - this.lastMemoryPostAt >= MEMORY_SAMPLE_MS) this.postMemory();
-    else this.sampleMemory();
+    this.sampleInStep();
     const isNews = this.lastProgress?.phase !== p.phase || p.done >= p.total || p.done === 0;
     if (!isNews && this.lastProgress && now - this.lastProgress.at < PROGRESS_THROTTLE_MS) return;
     this.lastProgress = { phase: p.phase, at: now };
@@ -177,7 +189,12 @@ export class TrainingSession {
       } else {
         config = resolveConfig(input);
       }
-      loaded = await this.deps.loadRun(config, { resume, modelFiles: opts.modelFiles, onProgress: (p) => this.onStepProgress(p) });
+      loaded = await this.deps.loadRun(config, {
+        resume,
+        modelFiles: opts.modelFiles,
+        onProgress: (p) => this.onStepProgress(p),
+        onInStep: () => this.sampleInStep(),
+      });
       if (!run) {
         run = await store.createRun({ id: newRunId(config), name: config.name, recipe: config.recipe, config: config as unknown as Record<string, unknown> });
         release = await this.deps.holdLock(run.id);

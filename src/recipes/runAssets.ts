@@ -38,7 +38,7 @@ import { bindRenderChat, buildPolicyVocab, generateExpertTasks } from './policyV
 import { getRecipe } from './registry';
 import { splitToolSearchPrompts } from './searchRollouts';
 import { createToolUsePrompts, Trainer } from './trainer';
-import type { PromptItem, StepProgress } from './types';
+import type { PolicySampler, PromptItem, StepProgress } from './types';
 import { loadWarmStart, type ReadWarmStartFile } from './warmStart';
 
 /** What a platform provides to load a run. */
@@ -239,6 +239,8 @@ export async function prepareRunAssetsWith(
 /** Hooks a run's driver passes to its Trainer (the worker forwards `onProgress` to the page). */
 export interface RunTrainerHooks {
   onProgress?: (p: StepProgress) => void;
+  /** Wraps the sampling policy (the worker reads memory around each generation). */
+  wrapPolicy?: (policy: PolicySampler) => PolicySampler;
 }
 
 /** The Trainer of a run over its loaded assets (pact train, the worker and record-demo share it). */

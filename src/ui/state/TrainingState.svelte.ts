@@ -93,8 +93,8 @@ export class TrainingState {
   );
   /** Where the shown run stands, worded as the Runs panel words it (runStatus.ts). */
   displayStatus = $derived.by<RunDisplayStatus | null>(() => {
-    if (this.runId === null) return null;
     if (this.phase === 'starting') return 'starting';
+    if (this.runId === null) return null;
     const record = this.run ?? { id: this.runId, status: 'running' as const };
     return computeRunStatus(record, this.liveRun, this.liveElsewhere);
   });
