@@ -28,15 +28,19 @@ describe('timings measured from a run', () => {
 describe('estimateRunTime', () => {
   const demo: StepTiming = { preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792, backend: 'wasm', secondsPerStep: 160, tokensPerRollout: 250, source: 'demo' };
 
-  it('scales seconds per step by rollouts per step and by the tokens a rollout can write', () => {
+  it('scales seconds per step by the rollouts per step; a lower token cap makes it an upper bound', () => {
     // same shape: 24 steps × 160 s = 3840 s
-    expect(estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792 }, 24, 'wasm', [demo])).toMatchObject({ seconds: 3840, secondsPerStep: 160, isOtherBackend: false });
-    // twice the rollouts, capped at 25 tokens each: 160 × 2 × 25/250 = 32 s a step
-    const small = estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 16, tokenCap: 25 }, 3, 'wasm', [demo])!;
-    expect(small.secondsPerStep).toBeCloseTo(32, 10);
-    expect(small.seconds).toBeCloseTo(96, 10);
-    // a cap above the measured mean does not make rollouts longer
-    expect(estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 9999 }, 1, 'wasm', [demo])!.secondsPerStep).toBe(160);
+    expect(estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792 }, 24, 'wasm', [demo])).toEqual({
+      seconds: 3840,
+      secondsPerStep: 160,
+      timing: demo,
+      isOtherBackend: false,
+      isUpperBound: false,
+    });
+    // twice the rollouts: 320 s a step; capped at 25 tokens (< 250 measured): an upper bound
+    expect(estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 16, tokenCap: 25 }, 3, 'wasm', [demo])).toMatchObject({ seconds: 960, secondsPerStep: 320, isUpperBound: true });
+    // half the rollouts
+    expect(estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 4, tokenCap: 9999 }, 1, 'wasm', [demo])!.secondsPerStep).toBe(80);
   });
 
   it('needs the same preset, prefers the same backend, and says when it had to use another', () => {
@@ -82,6 +86,9 @@ describe('describeRunEstimate', () => {
     expect(describeRunEstimate(est, 24)).toBe(
       'about 1 h 10 min for 24 steps (about 3 min a step, scaled from the recorded demo run, measured with WebAssembly; held-out evaluations add to it)',
     );
+    const capped = estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 4, tokenCap: 24 }, 3, 'wasm', [timing]);
+    // 3 × 175 / 2 = 262.5 s
+    expect(describeRunEstimate(capped, 3)).toBe('at most about 4 min for 3 steps (at most about 1 min a step, scaled from the recorded demo run; held-out evaluations add to it)');
     expect(describeRunEstimate(null, 24)).toBe('not known yet: no run of this model was measured here; the first step of yours gives a measured figure');
   });
 });

@@ -1,8 +1,7 @@
 /**
  * How long a run takes: before it starts, scaled from a run measured earlier (one saved in
- * this browser, or the recorded demo run) by the rollouts per step and the tokens a rollout
- * can generate; while it trains, from its own measured step times; and the in-step progress
- * (StepProgress) in words.
+ * this browser, or the recorded demo run) by the rollouts per step; while it trains, from its
+ * own measured step times; and the in-step progress (StepProgress) in words.
  */
 import type { StepProgress } from '../recipes/types';
 
@@ -32,6 +31,8 @@ export interface RunTimeEstimate {
   timing: StepTiming;
   /** True when the timing was measured on another backend than this device's. */
   isOtherBackend: boolean;
+  /** True when this shape caps rollouts below the measured mean length: the estimate is then an upper bound. */
+  isUpperBound: boolean;
 }
 
 /** Shape of a resolved config (its plain-object form, as stored with a run). */
@@ -67,17 +68,23 @@ export function measureTiming(
 /**
  * `steps` steps of `shape` on `backend`, from the best matching timing: same preset required,
  * same backend preferred, then the first given (callers list this browser's runs first).
- * Seconds per step scale with the rollouts per step and with the tokens a rollout generates,
- * taken as the measured mean capped by this shape's token cap (the policy writes as much as
- * it did, unless the cap is lower). Held-out evaluations are not counted.
+ * Seconds per step scale with the rollouts per step. Not with the tokens a rollout may write:
+ * a step's time goes mostly to rows of prompt plus rollout (reading π_old and π_ref, the
+ * update), so a lower token cap saves less than its share; the estimate is then called an
+ * upper bound. Held-out evaluations are not counted.
  */
 export function estimateRunTime(shape: RunShape, steps: number, backend: string, timings: readonly StepTiming[]): RunTimeEstimate | null {
   const usable = timings.filter((t) => t.preset === shape.preset && t.secondsPerStep > 0 && t.tokensPerRollout > 0);
   const timing = usable.find((t) => t.backend === backend) ?? usable[0];
   if (!timing) return null;
-  const tokens = Math.min(shape.tokenCap, timing.tokensPerRollout);
-  const secondsPerStep = timing.secondsPerStep * (shape.rolloutsPerStep / timing.rolloutsPerStep) * (tokens / timing.tokensPerRollout);
-  return { seconds: secondsPerStep * steps, secondsPerStep, timing, isOtherBackend: timing.backend !== backend };
+  const secondsPerStep = timing.secondsPerStep * (shape.rolloutsPerStep / timing.rolloutsPerStep);
+  return {
+    seconds: secondsPerStep * steps,
+    secondsPerStep,
+    timing,
+    isOtherBackend: timing.backend !== backend,
+    isUpperBound: shape.tokenCap < timing.tokensPerRollout,
+  };
 }
 
 /**
@@ -105,7 +112,8 @@ export const BACKEND_WORDS: Readonly<Record<string, string>> = { webgpu: 'WebGPU
 export function describeRunEstimate(est: RunTimeEstimate | null, steps: number): string {
   if (!est) return 'not known yet: no run of this model was measured here; the first step of yours gives a measured figure';
   const measured = est.isOtherBackend ? `, measured with ${BACKEND_WORDS[est.timing.backend] ?? est.timing.backend}` : '';
-  return `about ${formatDuration(est.seconds)} for ${steps} step${steps === 1 ? '' : 's'} (about ${formatDuration(est.secondsPerStep)} a step, scaled from ${est.timing.source}${measured}; held-out evaluations add to it)`;
+  const bound = est.isUpperBound ? 'at most ' : '';
+  return `${bound}about ${formatDuration(est.seconds)} for ${steps} step${steps === 1 ? '' : 's'} (${bound}about ${formatDuration(est.secondsPerStep)} a step, scaled from ${est.timing.source}${measured}; held-out evaluations add to it)`;
 }
 
 /** 42 → "42 s", 150 → "3 min", 4000 → "1 h 7 min". */
