@@ -4,7 +4,7 @@
  * the first step, see that step's point on the reward chart, reload while step 2 trains (the
  * worker dies with the page: the run reads "interrupted" and Resume continues from the checkpoint
  * written after step 1), resume, and stop. The status line (home card) and the Runs panel say
- * the same word at every stage, and IndexedDB agrees.
+ * the same word at every stage, and IndexedDB agrees. Then it renames the run.
  *
  * The setup is the defaults made small enough to train here in about a minute a step (the tiny
  * run of tinyRun.ts: one turn of at most 24 tokens, K = 2, two prompts a step, wasm), with
@@ -93,7 +93,7 @@ async function newcomerPath(page: Page, size: string) {
   // It is checkpointed after that first step (checkpointEvery is 4).
   await expect.poll(async () => (await readPageDb(page)).runs[0].lastCheckpointId, { timeout: 60_000 }).toBe(`${runId}@1`);
   await expect(home.getByTestId('run-eta')).toContainText(/About \d+ (s|min|h)( \d+ min)? left \(from 1 measured step/);
-  await page.getByTestId('live-charts').scrollIntoViewIfNeeded();
+  await page.getByTestId('chart-reward').scrollIntoViewIfNeeded();
   await shot('4-first-point');
 
   // ---- reload while step 2 trains: the worker is gone, so the run is interrupted -------------
@@ -128,6 +128,15 @@ async function newcomerPath(page: Page, size: string) {
   await expect(home.getByTestId('home-train')).toHaveText(/Train a new run with this setup/);
   await page.evaluate(() => window.scrollTo(0, 0));
   await shot('7-stopped');
+
+  // ---- name it: the Runs panel renames, the status line follows ------------------------------
+  const row = page.locator(`tr[data-run-id="${runId}"]`);
+  await row.getByTestId('rename-run').click();
+  await row.getByTestId('rename-input').fill('my first PACT run');
+  await row.getByTestId('rename-save').click();
+  await expect(row.getByTestId('run-name')).toHaveText('my first PACT run');
+  await expect(home.getByTestId('run-status')).toContainText('my first PACT run');
+  expect((await readPageDb(page)).runs.find((r) => r.id === runId)?.name).toBe('my first PACT run');
   expect(consoleErrors, consoleErrors.join('\n')).toEqual([]);
 }
 
