@@ -72,6 +72,8 @@ export class TrainingState {
   /** Runs whose lock is held in some tab (workers/runLock.ts), null when the browser cannot tell. */
   liveElsewhere = $state.raw<ReadonlySet<string> | null>(null);
   stepProgress = $state.raw<StepProgressView | null>(null);
+  /** When the page learned the current step began (ms since the epoch), for the time left. */
+  stepStartedAt = $state<number | null>(null);
   /** The failure of the current run, with its stack, step and config. */
   failure = $state.raw<RunFailureReport | null>(null);
 
@@ -279,6 +281,7 @@ export class TrainingState {
     this.isDetached = false;
     this.pendingControl = null;
     this.stepProgress = null;
+    this.stepStartedAt = null;
     this.failure = null;
     this.runId = null;
     this.run = null;
@@ -322,6 +325,8 @@ export class TrainingState {
     switch (e.type) {
       case 'progress': {
         const changed = e.state !== this.phase;
+        // The worker sends 'rollouts' once, as a step begins.
+        if (e.phase === 'rollouts') this.stepStartedAt = Date.now();
         this.step = e.step;
         this.totalSteps = e.totalSteps;
         this.runPhase = e.phase;

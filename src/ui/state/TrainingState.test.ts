@@ -157,6 +157,11 @@ describe('TrainingState', () => {
     flushSync();
     expect(t.stepProgress).toBeNull(); // that step is done
     expect(t.stepSeconds).toEqual([12]);
+    // A step's start is when the worker says its rollouts begin (the time left counts from it).
+    expect(t.stepStartedAt).toBeNull();
+    const before = Date.now();
+    w.push({ type: 'progress', runId: 'run-1', step: 1, totalSteps: 4, phase: 'rollouts', state: 'running' });
+    expect(t.stepStartedAt).toBeGreaterThanOrEqual(before);
   });
 
   it('logs a failed run with its stack, step and config, and keeps the report for the page', async () => {
