@@ -187,6 +187,7 @@ test('token masks: Z(s) shown equals Σ m from the core over the same tokens, an
 test('token masks at 390 px', async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 800 });
   await page.goto('/');
+  await page.getByTestId('fold-tokens').click(); // folded to a bar on a phone
   const panel = page.getByTestId('token-masks');
   await panel.scrollIntoViewIfNeeded();
   await expect(panel.getByTestId('mask-z')).toBeVisible({ timeout: 60_000 });
