@@ -49,7 +49,8 @@ test('prefix levels: each turn reveals prefixChunkCounts[L] chunks, exactly reve
   // Task #3 of seed 1: a parallel multi-hop task with an explicit call preview (a leak).
   const { trace, taskId } = await buildTrace(1, 3);
   await panel.locator('#prefix-trace-select').selectOption('3');
-  await expect(panel.locator('.trace-id')).toHaveText(taskId);
+  // Built in the page; the Token masks panel just above loads the tokenizer at the same time.
+  await expect(panel.locator('.trace-id')).toHaveText(taskId, { timeout: 60_000 });
   await expect(panel.getByTestId('prefix-trace-verified')).toHaveText(trace.verified ? '✓ verified' : '✗ not verified');
   const turns = panel.getByTestId('prefix-turn');
   await expect(turns).toHaveCount(trace.turns.length);
