@@ -48,15 +48,21 @@ test('without WebGPU the page says it falls back to wasm and why', async ({ base
   }
 });
 
-test('narrow screen: panels stack and stay readable', async ({ page }) => {
+test('narrow screen: the home card first, then the panels stacked as bars that open', async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto('/');
   await expect(page.getByTestId('device-line')).not.toHaveAttribute('data-backend', '');
-  const device = await page.locator('.device').boundingBox();
-  const method = await page.locator('.method').boundingBox();
-  expect(device && method).toBeTruthy();
-  // Stacked: the method panel starts below the device panel, at the same left edge.
-  expect(method!.y).toBeGreaterThan(device!.y + device!.height - 1);
-  expect(Math.abs(method!.x - device!.x)).toBeLessThan(2);
+  const home = (await page.getByTestId('home').boundingBox())!;
+  const device = (await page.locator('[data-fold="device"]').boundingBox())!;
+  const method = (await page.locator('[data-fold="method"]').boundingBox())!;
+  // Stacked: the device bar under the home card, the method bar further down, at the same left edge.
+  expect(device.y).toBeGreaterThan(home.y + home.height - 1);
+  expect(method.y).toBeGreaterThan(device.y + device.height - 1);
+  expect(Math.abs(method.x - device.x)).toBeLessThan(2);
+  // Folded, a panel is one bar; opened, it shows.
+  await expect(page.locator('.method')).toBeHidden();
+  await page.getByTestId('fold-method').click();
+  await expect(page.locator('.method')).toBeVisible();
+  await expect(page.getByTestId('fold-method')).toHaveAttribute('aria-expanded', 'true');
   await page.screenshot({ path: 'e2e/screenshots/home-narrow.png', fullPage: true });
 });

@@ -49,7 +49,8 @@ test('prefix levels: each turn reveals prefixChunkCounts[L] chunks, exactly reve
   // Task #3 of seed 1: a parallel multi-hop task with an explicit call preview (a leak).
   const { trace, taskId } = await buildTrace(1, 3);
   await panel.locator('#prefix-trace-select').selectOption('3');
-  await expect(panel.locator('.trace-id')).toHaveText(taskId);
+  // Built in the page; the Token masks panel just above loads the tokenizer at the same time.
+  await expect(panel.locator('.trace-id')).toHaveText(taskId, { timeout: 60_000 });
   await expect(panel.getByTestId('prefix-trace-verified')).toHaveText(trace.verified ? '✓ verified' : '✗ not verified');
   const turns = panel.getByTestId('prefix-turn');
   await expect(turns).toHaveCount(trace.turns.length);
@@ -97,6 +98,7 @@ test('prefix levels: each turn reveals prefixChunkCounts[L] chunks, exactly reve
 test('prefix levels at 390 px', async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 800 });
   await page.goto('/');
+  await page.getByTestId('fold-prefix').click(); // folded to a bar on a phone
   const panel = page.getByTestId('prefix-levels');
   await panel.scrollIntoViewIfNeeded();
   await expect(panel.getByTestId('prefix-turn').first()).toBeVisible();
@@ -186,6 +188,7 @@ test('token masks: Z(s) shown equals Σ m from the core over the same tokens, an
 test('token masks at 390 px', async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 800 });
   await page.goto('/');
+  await page.getByTestId('fold-tokens').click(); // folded to a bar on a phone
   const panel = page.getByTestId('token-masks');
   await panel.scrollIntoViewIfNeeded();
   await expect(panel.getByTestId('mask-z')).toBeVisible({ timeout: 60_000 });

@@ -13,6 +13,7 @@ export class TrainerClient {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly listeners = new Set<(e: WorkerEvent) => void>();
+  private readonly crashListeners = new Set<(message: string) => void>();
 
   constructor(worker?: Worker) {
     this.worker =
@@ -36,6 +37,7 @@ export class TrainerClient {
       const err = new Error(`trainer worker failed: ${ev.message || 'could not start the worker script'}`);
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
+      for (const l of this.crashListeners) l(err.message);
     };
   }
 
@@ -51,6 +53,12 @@ export class TrainerClient {
   subscribe(listener: (e: WorkerEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Called when the worker itself fails (an error its script did not catch); returns the unsubscribe function. */
+  onCrash(listener: (message: string) => void): () => void {
+    this.crashListeners.add(listener);
+    return () => this.crashListeners.delete(listener);
   }
 
   terminate(): void {

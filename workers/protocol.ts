@@ -5,12 +5,12 @@
  * worker pushes while a run goes on (no id), and exhaustive `switch`es on both sides.
  */
 import type { TrainConfigInput } from '../src/recipes/config';
-import type { StepMetrics, EvalMetrics } from '../src/recipes/types';
+import type { StepMetrics, EvalMetrics, StepProgress } from '../src/recipes/types';
 import type { RunRecord } from '../src/storage/schema';
 import type { RolloutGroupView, RolloutView } from '../src/recipes/rolloutViews';
 import type { FtrlEvalSettings, FtrlEvalSummary } from '../src/recipes/ftrlEval';
 
-export type { FtrlEvalSettings, FtrlEvalSummary };
+export type { FtrlEvalSettings, FtrlEvalSummary, StepProgress };
 
 export type { RolloutGroupView, RolloutView };
 
@@ -58,8 +58,19 @@ export interface NumericsReport {
   }[];
 }
 
+/** The memory of the worker's JavaScript process, where the browser offers a reading. */
+export interface ProcessMemory {
+  bytes: number;
+  /**
+   * `measureUserAgentSpecificMemory`: the whole page with its workers (only under cross-origin
+   * isolation); `performance.memory`: the worker's JavaScript heap (Chromium only, coarse).
+   */
+  source: 'measureUserAgentSpecificMemory' | 'performance.memory';
+}
+
 /**
- * The trainer's tfjs memory in use (`tf.memory()` in the worker), pushed with each progress
+ * The trainer's tfjs memory in use (`tf.memory()` in the worker), sampled on a timer and at
+ * each progress report from inside a step (the `memory` event), and sent with each progress
  * event. `numBytesInGPU` / `numBytesInGPUAllocated` exist only on the WebGPU backend.
  */
 export interface MemoryUsage {
@@ -74,6 +85,13 @@ export interface MemoryUsage {
   numBytesInGPUAllocated?: number;
   /** tfjs's own caveat (e.g. strings of unknown size), when it gives one. */
   unreliableReason?: string;
+  /** When it was read (ms since the epoch). */
+  sampledAt?: number;
+  /** The most `numBytes` seen since the current step began (every sample, timer and progress). */
+  peakBytes?: number;
+  /** wasm backend: the size of its WebAssembly memory (it grows and is never given back). */
+  wasmHeapBytes?: number;
+  process?: ProcessMemory;
 }
 
 /** Picks the fields of `tf.memory()` the page shows (plain numbers only, so it clones). */
@@ -89,6 +107,21 @@ export function toMemoryUsage(backend: string, info: Record<string, unknown>): M
     usage.unreliableReason = reasons.length > 0 ? reasons.join('; ') : 'tfjs marks the count as unreliable';
   }
   return usage;
+}
+
+/** What a failed run leaves for its report: logged to the console, sent to the page, copyable there. */
+export interface RunFailureReport {
+  runId: string;
+  runName: string;
+  message: string;
+  stack?: string;
+  /** The step that was running (completed steps + 1), or the step evaluated when an evaluation failed. */
+  step: number;
+  /** The resolved training config. */
+  config: Record<string, unknown>;
+  backend?: string;
+  /** ms since the epoch. */
+  at: number;
 }
 
 /** Where a run is. */
@@ -160,8 +193,8 @@ export type WorkerInbound = WorkerRequest | ToolSandboxSetup;
 export type WorkerResponse =
   | { id: number; type: 'device'; report: DeviceReport }
   | { id: number; type: 'numerics'; report: NumericsReport }
-  /** `wasmThreads`: on wasm, the threads tfjs-wasm computes with. */
-  | { id: number; type: 'started'; run: RunRecord; backend: BackendName; fallbackReason?: string; nParams: number; wasmThreads?: number }
+  /** `wasmThreads`: on wasm, the threads tfjs-wasm computes with; `engineThreads`: the CPU engine's (wasm, cpu). */
+  | { id: number; type: 'started'; run: RunRecord; backend: BackendName; fallbackReason?: string; nParams: number; wasmThreads?: number; engineThreads?: number }
   | { id: number; type: 'ftrl-eval'; report: FtrlEvalReport }
   | { id: number; type: 'ok' }
   | { id: number; type: 'error'; message: string };
@@ -172,7 +205,14 @@ export type WorkerEvent =
   | { type: 'metrics'; runId: string; metrics: StepMetrics }
   | { type: 'eval'; runId: string; metrics: EvalMetrics }
   | { type: 'rollouts'; runId: string; groups: RolloutGroupView[] }
-  | { type: 'run-error'; runId: string; message: string }
+  /**
+   * Inside a step: its phase, units done of total, tokens and turn (StepProgress, from the
+   * trainer's onProgress hook); `step` is the step it belongs to, `elapsedMs` the time since it began.
+   */
+  | { type: 'step-progress'; runId: string; step: number; progress: StepProgress; elapsedMs: number }
+  /** A memory reading taken while the run is loaded (about once a second, and from inside a step). */
+  | { type: 'memory'; runId: string; memory: MemoryUsage }
+  | { type: 'run-error'; runId: string; message: string; failure: RunFailureReport }
   /** An FTRL evaluation's progress; `requestId` is the `eval-ftrl` request's id. */
   | { type: 'ftrl-eval-progress'; requestId: number; phase: FtrlEvalPhase; message: string; done: number; total: number };
 

@@ -8,6 +8,7 @@ import { checkNumerics } from './numericsCheck';
 import { FtrlEvalSession } from './ftrlEvalSession';
 import { TrainingSession } from './trainingSession';
 import { setToolSandboxPort } from '../src/envs/sandbox/browserSandbox';
+import { createBrowserSessionDeps } from './browserSession';
 import type { WorkerInbound, WorkerRequest, WorkerResponse } from './protocol';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
@@ -16,7 +17,7 @@ function reply(msg: WorkerResponse): void {
   scope.postMessage(msg);
 }
 
-const session = new TrainingSession((event) => scope.postMessage(event));
+const session = new TrainingSession((event) => scope.postMessage(event), createBrowserSessionDeps());
 // FTRL evaluation (issue 7 "ftrl-eval"): one at a time, never beside a training run (one tfjs backend).
 const ftrlEval = new FtrlEvalSession((event) => scope.postMessage(event));
 
@@ -26,6 +27,7 @@ async function handle(req: WorkerRequest): Promise<void> {
       reply({ id: req.id, type: 'device', report: await probeDevice() });
       return;
     case 'check-numerics':
+      if (session.isActive) throw new Error('a training run is in progress: stop it before checking numerics (both need the model backend)');
       reply({ id: req.id, type: 'numerics', report: await checkNumerics(req.backend) });
       return;
     case 'start': {
@@ -66,6 +68,9 @@ async function handle(req: WorkerRequest): Promise<void> {
     }
   }
 }
+
+// Anything that escapes a handler still reaches the console with its stack.
+scope.addEventListener('unhandledrejection', (ev) => console.error('PACT Lab trainer worker: unhandled rejection', ev.reason));
 
 scope.onmessage = (ev: MessageEvent<WorkerInbound>) => {
   if (ev.data.type === 'tool-sandbox') {

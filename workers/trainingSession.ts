@@ -1,24 +1,67 @@
 /**
- * One training run inside the worker: loads the run's assets, drives `Trainer.step()`
- * (PACT Algorithm 1 or the chosen recipe), and after each step stores the metrics in
- * IndexedDB and pushes them to the page with the rollout views; evaluates every
- * `evalEvery` steps; writes a checkpoint (one IndexedDB transaction, older ones pruned
- * after it commits) every `checkpointEvery` steps and when the run pauses, stops or ends.
- * Pause takes effect between steps; `step` runs exactly one step while paused.
+ * One training run inside the worker: drives `Trainer.step()` (PACT Algorithm 1 or the
+ * chosen recipe), and after each step stores the metrics in IndexedDB and pushes them to the
+ * page with the rollout views; evaluates every `evalEvery` steps; writes a checkpoint (one
+ * IndexedDB transaction, older ones pruned after it commits) after the first step of each
+ * start, every `checkpointEvery` steps, and when the run pauses, stops or ends. Pause takes
+ * effect between steps; `step` runs exactly one step while paused. While a run is loaded it
+ * holds the run's lock (runLock.ts), forwards the trainer's in-step progress, and samples
+ * memory on a timer, at each progress report and around each generation (the loader's hook). A failure is logged with its stack, the
+ * config and the step, stored with the run, and sent to the page.
+ * What touches tfjs, the browser or the model comes in `SessionDeps` (browserSession.ts).
  */
-import * as tf from '@tensorflow/tfjs-core';
 import { checkResumableState } from '../src/recipes/checkpoint';
 import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../src/recipes/config';
-import '../src/recipes';
-import { createRunTrainer, prepareRunAssetsWith, type RunAssets } from '../src/recipes/runAssets';
-import { buildRolloutViews } from '../src/recipes/rolloutViews';
 import type { Trainer } from '../src/recipes/trainer';
-import { PactStore } from '../src/storage';
-import type { RunRecord } from '../src/storage/schema';
-import { buildCheckpointRecord, readCheckpointRecord } from './checkpointRecord';
-import { toMemoryUsage, type BackendName, type MemoryUsage, type RunPhase, type RunState, type WorkerEvent } from './protocol';
-import { createBrowserPlatform } from './runPlatform';
-import { activateBackend } from './tfBrowser';
+import type { StepProgress } from '../src/recipes/types';
+import type { PactStore } from '../src/storage/db';
+import type { CheckpointRecord, RunRecord } from '../src/storage/schema';
+import { readCheckpointRecord } from './checkpointRecord';
+import type { BackendName, MemoryUsage, RolloutGroupView, RunFailureReport, RunPhase, RunState, WorkerEvent } from './protocol';
+
+/** The trainer as the session drives it. */
+export type SessionTrainer = Pick<Trainer, 'completedSteps' | 'config' | 'step' | 'evaluate' | 'dispose'>;
+
+/** A run's model, tasks and trainer, loaded on a backend. */
+export interface LoadedRun {
+  trainer: SessionTrainer;
+  backend: BackendName;
+  fallbackReason?: string;
+  nParams: number;
+  /** On wasm: the threads tfjs-wasm computes with; on wasm and cpu, the CPU engine's. */
+  wasmThreads?: number;
+  engineThreads?: number;
+  /** The rollout groups of the step just taken, as the inspector shows them. */
+  viewRollouts(step: number): RolloutGroupView[];
+  /** A checkpoint record of the trainer's state now. */
+  buildCheckpoint(runId: string): Promise<CheckpointRecord>;
+  dispose(): void;
+}
+
+export interface LoadRunOptions {
+  /** A checkpoint to continue from (already read). */
+  resume?: ReturnType<typeof readCheckpointRecord>;
+  /** The files of a Qwen3 folder the user picked. */
+  modelFiles?: File[];
+  /** The trainer's in-step progress hook (TrainerInit.onProgress). */
+  onProgress: (p: StepProgress) => void;
+  /** Called from inside a step where the loader can (around each generation): a memory reading is due. */
+  onInStep: () => void;
+}
+
+export interface SessionDeps {
+  openStore(): Promise<PactStore>;
+  loadRun(config: TrainConfig, opts: LoadRunOptions): Promise<LoadedRun>;
+  /** tfjs memory now (and the process's where the browser offers it); undefined before a backend. */
+  readMemory(): MemoryUsage | undefined;
+  /** Takes the run's lock (throws when another tab holds it); resolves with its release. */
+  holdLock(runId: string): Promise<() => void>;
+  /** Calls `tick` every `ms` milliseconds until the returned function is called. */
+  every(ms: number, tick: () => void): () => void;
+  /** ms since the epoch. */
+  now(): number;
+  logError(...args: unknown[]): void;
+}
 
 export interface StartedRun {
   run: RunRecord;
@@ -27,7 +70,14 @@ export interface StartedRun {
   nParams: number;
   /** On wasm: the threads tfjs-wasm computes with. */
   wasmThreads?: number;
+  /** On wasm and cpu: the threads the CPU engine (the model's own kernels) computes with. */
+  engineThreads?: number;
 }
+
+/** How often memory is sampled while a run is loaded. */
+export const MEMORY_SAMPLE_MS = 1000;
+/** At most one step-progress event per this many ms (a phase change or a finished phase always goes). */
+export const PROGRESS_THROTTLE_MS = 200;
 
 function newRunId(config: TrainConfig): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
@@ -41,105 +91,177 @@ function numericValues(m: Record<string, unknown>): Record<string, number> {
   return out;
 }
 
-/** tfjs memory in use now (numBytes, numTensors; on WebGPU also the GPU buffer bytes). */
-function readMemory(): MemoryUsage | undefined {
-  try {
-    return toMemoryUsage(tf.getBackend() ?? 'none', tf.memory() as unknown as Record<string, unknown>);
-  } catch {
-    return undefined; // no backend yet: nothing to report
-  }
-}
-
 export class TrainingSession {
-  private trainer: Trainer | null = null;
-  private assets: RunAssets | null = null;
+  private loaded: LoadedRun | null = null;
   private store: PactStore | null = null;
   private run: RunRecord | null = null;
   private totalSteps = 0;
   private state: RunState = 'stopped';
+  private isStarting = false;
   private isPauseRequested = false;
   private isStopRequested = false;
   private pendingSingleSteps = 0;
   private wake: (() => void) | null = null;
+  private releaseLock: (() => void) | null = null;
+  private stopSampling: (() => void) | null = null;
+  /** The step being worked on (for progress and failure reports). */
+  private activeStep = 0;
+  private stepStartedAt = 0;
+  private peakBytes = 0;
+  private lastMemoryPostAt = 0;
+  private lastProgress: { phase: StepProgress['phase']; at: number } | null = null;
 
-  constructor(private readonly post: (e: WorkerEvent) => void) {}
+  constructor(
+    private readonly post: (e: WorkerEvent) => void,
+    private readonly deps: SessionDeps,
+  ) {}
 
   get isActive(): boolean {
-    return this.trainer !== null;
+    return this.loaded !== null || this.isStarting;
   }
 
   private progress(phase: RunPhase, message?: string): void {
     if (!this.run) return;
-    this.post({ type: 'progress', runId: this.run.id, step: this.trainer?.completedSteps ?? 0, totalSteps: this.totalSteps, phase, state: this.state, message, memory: readMemory() });
+    const step = this.loaded?.trainer.completedSteps ?? 0;
+    this.post({ type: 'progress', runId: this.run.id, step, totalSteps: this.totalSteps, phase, state: this.state, message, memory: this.sampleMemory() });
   }
 
-  /** Loads everything and starts the loop (not awaited): the reply goes out at once. */
+  /** Reads memory now and folds it into the step's peak. */
+  private sampleMemory(): MemoryUsage | undefined {
+    const m = this.deps.readMemory();
+    if (!m) return undefined;
+    this.peakBytes = Math.max(this.peakBytes, m.numBytes);
+    return { ...m, peakBytes: this.peakBytes, sampledAt: this.deps.now() };
+  }
+
+  private postMemory(): void {
+    if (!this.run || !this.loaded) return;
+    const memory = this.sampleMemory();
+    if (!memory) return;
+    this.lastMemoryPostAt = this.deps.now();
+    this.post({ type: 'memory', runId: this.run.id, memory });
+  }
+
+  /**
+   * A memory reading from inside a step: posted when a second has passed since the last one,
+   * else folded into the step's peak. Timers alone cannot do it: a step on wasm runs kernel
+   * after kernel with only microtask awaits, so the worker's timer fires between steps.
+   */
+  private sampleInStep(): void {
+    if (!this.run || !this.loaded) return;
+    if (this.deps.now() - this.lastMemoryPostAt >= MEMORY_SAMPLE_MS) this.postMemory();
+    else this.sampleMemory();
+  }
+
+  /** The trainer's in-step hook: forwarded to the page (throttled), and a memory sample. */
+  private onStepProgress(p: StepProgress): void {
+    if (!this.run || !this.loaded) return;
+    const now = this.deps.now();
+    this.sampleInStep();
+    const isNews = this.lastProgress?.phase !== p.phase || p.done >= p.total || p.done === 0;
+    if (!isNews && this.lastProgress && now - this.lastProgress.at < PROGRESS_THROTTLE_MS) return;
+    this.lastProgress = { phase: p.phase, at: now };
+    this.post({ type: 'step-progress', runId: this.run.id, step: this.activeStep, progress: { ...p }, elapsedMs: now - this.stepStartedAt });
+  }
+
+  private beginActivity(step: number): void {
+    this.activeStep = step;
+    this.stepStartedAt = this.deps.now();
+    this.lastProgress = null;
+    this.peakBytes = this.deps.readMemory()?.numBytes ?? 0;
+  }
+
+  /**
+   * Loads everything and starts the loop (not awaited): the reply goes out at once. A run to
+   * resume continues from its last checkpoint, or, with none saved yet, starts again from step 0
+   * with its stored config (nothing of it was kept to continue from).
+   */
   async start(input: TrainConfigInput, opts: { resumeRunId?: string; maxSteps?: number; modelFiles?: File[] } = {}): Promise<StartedRun> {
-    if (this.trainer) throw new Error('a run is already in progress: stop it before starting another');
-    this.store ??= await PactStore.open();
-    const store = this.store;
-    let config: TrainConfig;
-    let resume: ReturnType<typeof readCheckpointRecord> | null = null;
-    if (opts.resumeRunId) {
-      const run = await store.getRun(opts.resumeRunId);
-      if (!run) throw new Error(`no saved run "${opts.resumeRunId}" to resume`);
-      const ckpt = await store.loadLatestCheckpoint(run.id);
-      if (!ckpt) throw new Error(`run "${run.id}" has no checkpoint to resume from`);
-      resume = readCheckpointRecord(ckpt);
-      config = resolveConfig(resume.state.config);
-      checkResumableState({ ...resume.state, config });
-      this.run = run;
-    } else {
-      config = resolveConfig(input);
+    if (this.isActive) throw new Error('a run is already in progress: stop it before starting another');
+    this.isStarting = true;
+    let release: (() => void) | null = null;
+    let loaded: LoadedRun | null = null;
+    try {
+      this.store ??= await this.deps.openStore();
+      const store = this.store;
+      let config: TrainConfig;
+      let resume: ReturnType<typeof readCheckpointRecord> | undefined;
+      let run: RunRecord | null = null;
+      if (opts.resumeRunId) {
+        run = (await store.getRun(opts.resumeRunId)) ?? null;
+        if (!run) throw new Error(`no saved run "${opts.resumeRunId}" to resume`);
+        release = await this.deps.holdLock(run.id);
+        const ckpt = await store.loadLatestCheckpoint(run.id);
+        resume = ckpt ? readCheckpointRecord(ckpt) : undefined;
+        config = resolveConfig(resume ? resume.state.config : run.config);
+        if (resume) checkResumableState({ ...resume.state, config });
+      } else {
+        config = resolveConfig(input);
+      }
+      loaded = await this.deps.loadRun(config, {
+        resume,
+        modelFiles: opts.modelFiles,
+        onProgress: (p) => this.onStepProgress(p),
+        onInStep: () => this.sampleInStep(),
+      });
+      if (!run) {
+        run = await store.createRun({ id: newRunId(config), name: config.name, recipe: config.recipe, config: config as unknown as Record<string, unknown> });
+        release = await this.deps.holdLock(run.id);
+      }
+      // The lock is held before the run is marked running: a `running` run without one is dead.
+      this.run = await store.updateRun(run.id, { status: 'running', error: undefined, failure: undefined, backend: loaded.backend });
+      this.loaded = loaded;
+      this.releaseLock = release;
+      this.totalSteps = Math.min(config.steps, opts.maxSteps ?? config.steps);
+      this.state = 'running';
+      this.isPauseRequested = false;
+      this.isStopRequested = false;
+      this.pendingSingleSteps = 0;
+      this.lastMemoryPostAt = 0;
+      this.stopSampling = this.deps.every(MEMORY_SAMPLE_MS, () => this.postMemory());
+      const started: StartedRun = {
+        run: this.run,
+        backend: loaded.backend,
+        fallbackReason: loaded.fallbackReason,
+        nParams: loaded.nParams,
+        ...(loaded.wasmThreads !== undefined ? { wasmThreads: loaded.wasmThreads } : {}),
+        ...(loaded.engineThreads !== undefined ? { engineThreads: loaded.engineThreads } : {}),
+      };
+      void this.loop();
+      return started;
+    } catch (e) {
+      if (!this.loaded) {
+        loaded?.dispose();
+        release?.();
+        this.run = null;
+      }
+      this.deps.logError('PACT Lab: the run could not start:', e, { config: input, resumeRunId: opts.resumeRunId });
+      throw e;
+    } finally {
+      this.isStarting = false;
     }
-    const selection = await activateBackend(config.backend ?? 'auto');
-    // A checkpoint that carries its model shape rebuilds the policy itself (a folder or an
-    // imported run resumes without its files); older records reload the run's model.init.
-    const checkpointPolicy = resume?.modelConfig ? { modelConfig: resume.modelConfig, mapping: resume.mapping } : undefined;
-    const assets = await prepareRunAssetsWith(createBrowserPlatform({ modelFiles: opts.modelFiles }), config, { checkpointPolicy });
-    const trainer = createRunTrainer(config, assets);
-    if (resume) trainer.importState(resume.state);
-    if (!this.run) {
-      this.run = await store.createRun({ id: newRunId(config), name: config.name, recipe: config.recipe, config: config as unknown as Record<string, unknown> });
-    }
-    this.trainer = trainer;
-    this.assets = assets;
-    this.totalSteps = Math.min(config.steps, opts.maxSteps ?? config.steps);
-    this.state = 'running';
-    this.isPauseRequested = false;
-    this.isStopRequested = false;
-    this.run = await store.updateRun(this.run.id, { status: 'running', error: undefined });
-    const started: StartedRun = {
-      run: this.run,
-      backend: selection.backend,
-      fallbackReason: selection.reason,
-      nParams: assets.policy.model.countParams(),
-      ...(selection.wasmThreads !== undefined ? { wasmThreads: selection.wasmThreads } : {}),
-    };
-    void this.loop();
-    return started;
   }
 
   pause(): void {
-    if (!this.trainer) throw new Error('no run to pause');
+    if (!this.loaded) throw new Error('no run to pause');
     this.isPauseRequested = true;
   }
 
   resume(): void {
-    if (!this.trainer) throw new Error('no run to resume');
+    if (!this.loaded) throw new Error('no run to resume');
     this.isPauseRequested = false;
     this.wake?.();
   }
 
   stepOnce(): void {
-    if (!this.trainer) throw new Error('no run to step');
+    if (!this.loaded) throw new Error('no run to step');
     if (!this.isPauseRequested) throw new Error('single steps are for a paused run: pause it first');
     this.pendingSingleSteps++;
     this.wake?.();
   }
 
   stop(): void {
-    if (!this.trainer) throw new Error('no run to stop');
+    if (!this.loaded) throw new Error('no run to stop');
     this.isStopRequested = true;
     this.wake?.();
   }
@@ -156,31 +278,39 @@ export class TrainingSession {
       await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = null;
     }
-    if (this.pendingSingleSteps > 0) this.pendingSingleSteps--;
-    else this.state = 'running';
+    if (this.pendingSingleSteps > 0) {
+      this.pendingSingleSteps--;
+    } else if (this.state === 'paused' && !this.isStopRequested) {
+      this.state = 'running';
+      await this.setStatus('running');
+    }
   }
 
-  private async setStatus(status: RunRecord['status'], error?: string): Promise<void> {
-    if (this.store && this.run) this.run = await this.store.updateRun(this.run.id, { status, error });
+  private async setStatus(status: RunRecord['status'], patch: Partial<RunRecord> = {}): Promise<void> {
+    if (this.store && this.run) this.run = await this.store.updateRun(this.run.id, { status, ...patch });
   }
 
   private async checkpoint(): Promise<void> {
-    const { trainer, store, run, assets } = this;
-    if (!trainer || !store || !run || !assets) return;
-    if (trainer.completedSteps === 0) return;
-    if ((await store.getRun(run.id))?.lastCheckpointId === `${run.id}@${trainer.completedSteps}`) return;
+    const { loaded, store, run } = this;
+    if (!loaded || !store || !run) return;
+    const step = loaded.trainer.completedSteps;
+    if (step === 0) return;
+    if ((await store.getRun(run.id))?.lastCheckpointId === `${run.id}@${step}`) return;
+    this.activeStep = step;
     this.progress('checkpoint');
-    await store.saveCheckpoint(buildCheckpointRecord(run.id, await trainer.exportState(), assets.policy.mapping, assets.policy.model.config), { keepLast: 2 });
+    await store.saveCheckpoint(await loaded.buildCheckpoint(run.id), { keepLast: 2 });
   }
 
   private async loop(): Promise<void> {
-    const trainer = this.trainer!;
+    const { trainer } = this.loaded!;
     const store = this.store!;
     const runId = this.run!.id;
     const c = trainer.config;
+    let isFirstStep = true;
     try {
       if ((this.totalSteps === 0 || c.evalAtStart) && trainer.completedSteps === 0) {
         // steps = 0 (evaluate only) or evalAtStart: the held-out evaluation of the starting policy.
+        this.beginActivity(0);
         this.progress('eval');
         const evalMetrics = await trainer.evaluate();
         this.post({ type: 'eval', runId, metrics: evalMetrics });
@@ -189,49 +319,76 @@ export class TrainingSession {
       while (trainer.completedSteps < this.totalSteps && !this.isStopRequested) {
         await this.waitWhilePaused();
         if (this.isStopRequested) break;
+        this.beginActivity(trainer.completedSteps + 1);
         this.progress('rollouts');
         const metrics = await trainer.step();
-        metrics['memory/bytes'] = tf.memory().numBytes;
+        const memory = this.sampleMemory();
+        if (memory) {
+          metrics['memory/bytes'] = memory.numBytes;
+          metrics['memory/peak_bytes'] = this.peakBytes;
+        }
         const values = numericValues(metrics);
         this.post({ type: 'metrics', runId, metrics });
-        this.post({
-          type: 'rollouts',
-          runId,
-          groups: buildRolloutViews(metrics.step, trainer.lastGroups, trainer.lastScores, trainer.lastRoutes, c, trainer.tokenizer),
-        });
+        this.post({ type: 'rollouts', runId, groups: this.loaded!.viewRollouts(metrics.step) });
         const s = trainer.completedSteps;
         if (c.evalEvery > 0 && (s % c.evalEvery === 0 || s === this.totalSteps)) {
+          this.activeStep = s;
           this.progress('eval');
           const evalMetrics = await trainer.evaluate();
           Object.assign(values, numericValues(evalMetrics));
           this.post({ type: 'eval', runId, metrics: evalMetrics });
         }
         await store.appendMetrics(runId, [{ step: metrics.step, values }]);
-        if (c.checkpointEvery > 0 && s % c.checkpointEvery === 0) await this.checkpoint();
-        if (this.state === 'paused') this.progress('idle'); // a single step while paused
+        // After the first step of every start, so a reload soon after Train loses at most that step.
+        if (isFirstStep || (c.checkpointEvery > 0 && s % c.checkpointEvery === 0)) await this.checkpoint();
+        isFirstStep = false;
+        if (this.state === 'paused') {
+          await this.checkpoint(); // a single step while paused: saved as the pause was
+          this.progress('idle');
+        }
       }
       await this.checkpoint();
       this.state = trainer.completedSteps >= this.totalSteps ? 'finished' : 'stopped';
-      await this.setStatus(this.state === 'finished' ? 'finished' : 'paused');
+      await this.setStatus(this.state === 'finished' ? 'finished' : 'stopped');
       this.progress('idle');
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      this.state = 'failed';
-      await this.setStatus('failed', message).catch(() => undefined);
-      this.post({ type: 'run-error', runId, message });
-      this.progress('idle', message);
+      await this.fail(e, c);
     } finally {
       this.dispose();
     }
   }
 
+  /** Logs the failure (stack, config, step), stores it with the run and tells the page. */
+  private async fail(e: unknown, config: TrainConfig): Promise<void> {
+    const run = this.run!;
+    const error = e instanceof Error ? e : new Error(String(e));
+    const failure: RunFailureReport = {
+      runId: run.id,
+      runName: run.name,
+      message: error.message,
+      stack: error.stack,
+      step: this.activeStep,
+      config: config as unknown as Record<string, unknown>,
+      backend: this.loaded?.backend,
+      at: this.deps.now(),
+    };
+    this.deps.logError(`PACT Lab: run "${run.name}" (${run.id}) failed at step ${failure.step} on ${failure.backend ?? 'an unknown backend'}: ${error.message}`, error, { config });
+    this.state = 'failed';
+    await this.setStatus('failed', { error: error.message, failure: { step: failure.step, stack: failure.stack, at: failure.at } }).catch(() => undefined);
+    this.post({ type: 'run-error', runId: run.id, message: error.message, failure });
+    this.progress('idle', error.message);
+  }
+
   private dispose(): void {
-    const { trainer, assets } = this;
-    this.trainer = null;
-    this.assets = null;
-    trainer?.dispose();
-    assets?.policy.model.dispose();
-    const ex = assets?.executor as { dispose?: () => void } | undefined;
-    ex?.dispose?.();
+    const { loaded } = this;
+    this.loaded = null;
+    this.stopSampling?.();
+    this.stopSampling = null;
+    try {
+      loaded?.dispose();
+    } finally {
+      this.releaseLock?.();
+      this.releaseLock = null;
+    }
   }
 }

@@ -40,7 +40,7 @@ import { bindRenderChat, buildPolicyVocab, generateExpertTasks } from './policyV
 import { getRecipe } from './registry';
 import { splitToolSearchPrompts } from './searchRollouts';
 import { createToolUsePrompts, Trainer } from './trainer';
-import type { PromptItem } from './types';
+import type { PolicySampler, PromptItem, StepProgress } from './types';
 import { loadWarmStart, type ReadWarmStartFile } from './warmStart';
 
 /** What a platform provides to load a run. */
@@ -247,9 +247,17 @@ export async function prepareRunAssetsWith(
   return { policy, renderChat: bindRenderChat(source), executor, trainPrompts, testPrompts };
 }
 
+/** Hooks a run's driver passes to its Trainer (the worker forwards `onProgress` to the page). */
+export interface RunTrainerHooks {
+  onProgress?: (p: StepProgress) => void;
+  /** Wraps the sampling policy (the worker reads memory around each generation). */
+  wrapPolicy?: (policy: PolicySampler) => PolicySampler;
+}
+
 /** The Trainer of a run over its loaded assets (pact train, the worker and record-demo share it). */
-export function createRunTrainer(config: TrainConfig, assets: RunAssets): Trainer {
+export function createRunTrainer(config: TrainConfig, assets: RunAssets, hooks: RunTrainerHooks = {}): Trainer {
   return new Trainer({
+    ...hooks,
     config,
     model: assets.policy.model,
     tokenizer: assets.policy.tokenizer,

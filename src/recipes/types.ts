@@ -228,6 +228,13 @@ export function isMachineMetric(key: string): boolean {
   return key === 'seconds' || key === 'tokens/s' || key.startsWith('time/') || key.startsWith('memory/');
 }
 
+/**
+ * Where a training step is while it runs (`TrainerInit.onProgress`): the phase of Algorithm 1
+ * (rollouts, the π_old/π_ref log-prob reads, the PPO update, the held-out evaluation), how many
+ * of its units are done out of `total`, and for rollouts the tokens generated so far and the turn.
+ */
+export interface StepProgress { phase: 'rollouts' | 'logprobs' | 'update' | 'eval'; done: number; total: number; tokens?: number; turn?: number }
+
 /** Held-out evaluation (issue 5): tool-use Solve-R/P/F1 and answer correctness. */
 export interface EvalMetrics {
   step: number;

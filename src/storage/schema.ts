@@ -11,7 +11,21 @@ import type { DBSchema } from 'idb';
 export const DB_NAME = 'pact-lab';
 export const DB_VERSION = 1;
 
-export type RunStatus = 'created' | 'running' | 'paused' | 'finished' | 'failed';
+/**
+ * Where a saved run stands. `running` is written only while a trainer worker holds the run
+ * (workers/runLock.ts); a `running` run whose worker is gone (the tab was reloaded or closed)
+ * is rewritten to `interrupted` by the page that finds it. `stopped`: the user pressed Stop.
+ */
+export type RunStatus = 'created' | 'running' | 'paused' | 'stopped' | 'interrupted' | 'finished' | 'failed';
+
+/** What a failed run left for its report (the message is `RunRecord.error`). */
+export interface RunFailure {
+  /** The step that was running when it failed (completed steps + 1; 0 for a failed start-of-run evaluation). */
+  step: number;
+  stack?: string;
+  /** When it failed (ms since the epoch). */
+  at: number;
+}
 
 export interface RunRecord {
   id: string;
@@ -27,6 +41,10 @@ export interface RunRecord {
   /** Id of the newest committed checkpoint, if any. */
   lastCheckpointId?: string;
   error?: string;
+  /** Stack and step of the failure, when `status` is `failed`. */
+  failure?: RunFailure;
+  /** The backend the run last trained on (webgpu, wasm, cpu). */
+  backend?: string;
 }
 
 export interface MetricRow {

@@ -17,6 +17,12 @@ describe('recorded demo run', () => {
     expect(parseDemoRun(good).metrics[0].reward).toBe(0.5);
   });
 
+  it('keeps the backend it was recorded on (its step times are measured there), when the file says', () => {
+    expect(parseDemoRun({ ...good, recordedWith: { backend: 'wasm', date: 'x' } }).recordedWith).toEqual({ backend: 'wasm' });
+    expect(parseDemoRun(good).recordedWith).toBeUndefined();
+    expect(parseDemoRun({ ...good, recordedWith: { backend: 3 } }).recordedWith).toBeUndefined();
+  });
+
   it('names the field that is wrong', () => {
     expect(() => parseDemoRun({ ...good, metrics: [{ step: 'x' }] })).toThrow('metrics[0].step must be a number');
     expect(() => parseDemoRun({ ...good, config: 3 })).toThrow('config must be an object');

@@ -14,6 +14,8 @@ export const DEMO_RUN_LABEL = 'recorded demo run';
 
 export interface DemoRun {
   config: Record<string, unknown>;
+  /** How it was recorded (the backend its step times were measured on), when the file says. */
+  recordedWith?: { backend?: string };
   metrics: StepMetrics[];
   evals: EvalMetrics[];
   rollouts: RolloutGroupView[];
@@ -52,7 +54,8 @@ export function parseDemoRun(json: unknown): DemoRun {
       if (!Array.isArray(r.calls)) throw new Error(`rollouts[${i}].rollouts[${k}].calls must be an array`);
     });
   });
-  return { config: json.config, metrics: json.metrics as StepMetrics[], evals: evals as EvalMetrics[], rollouts: rollouts as RolloutGroupView[] };
+  const recordedWith = isObject(json.recordedWith) && typeof json.recordedWith.backend === 'string' ? { recordedWith: { backend: json.recordedWith.backend } } : {};
+  return { config: json.config, ...recordedWith, metrics: json.metrics as StepMetrics[], evals: evals as EvalMetrics[], rollouts: rollouts as RolloutGroupView[] };
 }
 
 /**

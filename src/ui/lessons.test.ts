@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { GUIDED_TOUR, PANEL_LESSONS } from './lessons';
+import { GUIDED_TOUR, PANEL_LESSONS, RUN_TIME_SLOT } from './lessons';
 
 // The lessons must use the paper's own words (issue 6, "Teaching"): each phrase below is
 // quoted in a lesson and must appear in PACT's text (LaTeX markup removed).
@@ -56,7 +56,7 @@ describe.skipIf(!hasPaper)('panel lessons quote PACT', () => {
 
 describe.skipIf(!hasPaper)('the guided tour quotes PACT', () => {
   const paper = hasPaper ? normalize(readFileSync(PAPER, 'utf8')) : '';
-  for (const step of GUIDED_TOUR) {
+  for (const step of GUIDED_TOUR.filter((s) => s.kind === 'method')) {
     it(`${step.id}: every quoted phrase is in the step's text and in the paper`, () => {
       expect(step.quotes.length).toBeGreaterThanOrEqual(3);
       const body = normalize(step.body);
@@ -80,19 +80,52 @@ describe('the guided tour', () => {
     if (section) sectionOwner.set(section[1], { component: file.replace(/\.svelte$/, ''), heading: heading?.[1].trim() ?? '' });
   }
 
-  it('walks the method in the issue\'s order: prompt-only rollout → trace-conditioned ratio → component-aware SFT → anchoring', () => {
+  it('walks the work first (what it is, setup, Train, charts, inspector, runs), then the method in the paper\'s order', () => {
     expect(GUIDED_TOUR.map((s) => s.id)).toEqual([
+      'what-this-is',
+      'run-setup',
+      'train',
+      'live-charts',
       'prompt-only-rollout',
+      'runs',
       'trace-conditioned-ratio',
-      'component-aware-sft',
       'reasoning-prefix-levels',
+      'component-aware-sft',
       'prompt-only-anchoring',
     ]);
+    expect(GUIDED_TOUR.map((s) => s.kind)).toEqual(['work', 'work', 'work', 'work', 'method', 'work', 'method', 'method', 'method', 'method']);
     expect(new Set(GUIDED_TOUR.map((s) => s.id)).size).toBe(GUIDED_TOUR.length);
   });
 
-  it('points each step at the panel that shows it', () => {
-    expect(GUIDED_TOUR.map((s) => s.panel)).toEqual(['rollout-inspector', 'token-masks', 'mask-schedule', 'prefix-levels', 'anchoring-gates']);
+  it('points each step at the panel that shows it, and at the thing inside it the step explains', () => {
+    expect(GUIDED_TOUR.map((s) => s.panel)).toEqual([
+      'home',
+      'run-setup',
+      'run-setup',
+      'live-charts',
+      'rollout-inspector',
+      'runs-panel',
+      'token-masks',
+      'prefix-levels',
+      'mask-schedule',
+      'anchoring-gates',
+    ]);
+    const byId = Object.fromEntries(GUIDED_TOUR.map((s) => [s.id, s]));
+    expect(byId.train.targets).toEqual(['.controls']);
+    expect(byId['prompt-only-anchoring'].targets[0]).toBe('[data-testid="gate-grid"]');
+    expect(byId['component-aware-sft'].targets[0]).toBe('[data-testid="chart-lambda"]');
+  });
+
+  it('the first step says how long a run takes here, through the run-time slot', () => {
+    expect(GUIDED_TOUR[0].look).toContain(RUN_TIME_SLOT);
+    expect(GUIDED_TOUR.slice(1).every((s) => !s.look.includes(RUN_TIME_SLOT))).toBe(true);
+  });
+
+  it('goes down the page: the panels stand in App.svelte in the tour\'s order, so it never jumps back up', () => {
+    const order = [...new Set(GUIDED_TOUR.map((s) => sectionOwner.get(s.panel)?.component))];
+    const positions = order.map((c) => app.indexOf(`<${c} `));
+    expect(positions.every((p) => p >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
   });
 
   for (const step of GUIDED_TOUR) {
@@ -106,6 +139,7 @@ describe('the guided tour', () => {
 
   it('uses the paper\'s symbols in the equations', () => {
     const byId = Object.fromEntries(GUIDED_TOUR.map((s) => [s.id, s]));
+    for (const s of GUIDED_TOUR.filter((x) => x.kind === 'method')) expect(s.equation && s.equationRef, s.id).toBeTruthy();
     expect(byId['prompt-only-rollout'].equation).toContain('π_old(· | x_i)');
     expect(byId['trace-conditioned-ratio'].equation).toContain('c^h_i = [x_i; h*_i]');
     expect(byId['component-aware-sft'].equation).toContain('λa(s) = λa^start − Δλa·min(s/S, 1)');

@@ -177,43 +177,116 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
     id: 'runs',
     title: 'Runs saved in this browser',
     equation: 'checkpoint = (θ, AdamW moments, RNG state, data cursor, step, config)',
-    equationRef: 'issue 5 "Checkpoints and resume"',
+    equationRef: 'what a checkpoint holds: TrainerState, src/recipes/types.ts',
     body:
-      'Every run the trainer starts is saved in this browser\'s IndexedDB with its metric log and its latest checkpoints. ' +
-      'A checkpoint holds everything needed to continue bit for bit, so Resume continues from the last checkpoint with the ' +
-      'same random streams. Tick a run to overlay its curves on the Live charts. Nothing leaves this machine unless you export it.',
+      'Every run the trainer starts is saved in this browser\'s IndexedDB with its metric log and its latest checkpoints, ' +
+      'written after its first step, every few steps, and when it pauses or stops. A checkpoint holds everything needed to ' +
+      'continue bit for bit, so Resume continues from the last checkpoint with the same random streams. A run whose tab ' +
+      'was reloaded or closed while it trained is marked interrupted (a run lives only as long as its page). Tick a run to ' +
+      'overlay its curves on the Live charts. Nothing leaves this machine unless you export it.',
   },
 };
 
 /**
- * One step of the guided tour (issue 6, "Teaching"): a newcomer goes from the prompt-only
- * rollout to the trace-conditioned ratio, to component-aware SFT, to anchoring, each step
- * shown on the panel that draws it. `panel` is that panel's `data-testid`; `quotes` are the
- * paper's own phrases the text uses (lessons.test.ts checks each is in the text and in PACT).
+ * One step of the guided tour: first the work (what the app is and how long a run takes here,
+ * the setup, Train, the live charts, the rollout inspector, the saved runs), then the method,
+ * each step on the panel that shows it, in the order the panels stand on the page (the tour
+ * only moves down). `panel` is that panel's `data-testid`; `targets` are selectors inside it
+ * for the thing the step explains (the first one present is pointed at, and the card is placed
+ * off it); `quotes` are the paper's own phrases a method step uses (lessons.test.ts checks each
+ * is in the text and in PACT). In `look`, "{runTime}" is replaced by the estimate for this device.
  */
 export interface TourStep {
   id: string;
+  /** 'work': how to use the app; 'method': one idea of PACT, in the paper's words. */
+  kind: 'work' | 'method';
   title: string;
-  /** `data-testid` of the panel the step scrolls to and highlights. */
+  /** `data-testid` of the panel the step scrolls to. */
   panel: string;
   /** The panel's heading, as the card names it. */
   panelName: string;
-  /** The paper's idea, in its words. */
+  /** Selectors inside the panel for what the step points at, best first; the panel itself when none is there. */
+  targets: readonly string[];
+  /** The step's idea (for method steps, the paper's, in its words). */
   body: string;
   /** What to look at in the panel. */
   look: string;
-  equation: string;
-  equationRef: string;
-  /** Exact phrases of pact.txt (LaTeX markup removed) that `body` quotes. */
+  equation?: string;
+  equationRef?: string;
+  /** Exact phrases of pact.txt (LaTeX markup removed) that `body` quotes (method steps). */
   quotes: readonly string[];
 }
 
+/** Where the run-time estimate goes in a step's `look`. */
+export const RUN_TIME_SLOT = '{runTime}';
+
 export const GUIDED_TOUR: readonly TourStep[] = [
   {
+    id: 'what-this-is',
+    kind: 'work',
+    title: 'What PACT Lab does',
+    panel: 'home',
+    panelName: 'Start here',
+    targets: [],
+    body:
+      'PACT Lab trains a small Qwen3 language model to use tools over several turns, here, in this tab: no server, nothing ' +
+      'downloaded while it runs. A run repeats one step: the policy answers a batch of generated tool-use tasks from the ' +
+      'prompt alone, each answer is scored against the task\'s reference tool calls, and the policy is updated. PACT\'s ' +
+      'update also reads an expert\'s worked trace of the task as privileged context, and imitates parts of it; the second ' +
+      'half of this tour shows how.',
+    look: 'How long a run of the current setup takes here: {runTime}. The Train button on this card starts it.',
+    quotes: [],
+  },
+  {
+    id: 'run-setup',
+    kind: 'work',
+    title: 'Choose what to train',
+    panel: 'run-setup',
+    panelName: 'Run setup',
+    targets: ['.setup-form > fieldset:first-of-type'],
+    body:
+      'A run is a recipe (PACT, or one of the baselines the papers compare it with), a model (the shipped qwen3-nano warm ' +
+      'start by default), a set of generated tool-use tasks, and the method\'s knobs. Every field shows its default and its ' +
+      'range, and is checked as you type; the whole setup travels in the page\'s link, so a run can be shared or repeated.',
+    look: 'The first group picks the recipe, the model and the tasks; the groups under it hold the optimiser and PACT\'s own knobs (q, β_SFT, λa).',
+    quotes: [],
+  },
+  {
+    id: 'train',
+    kind: 'work',
+    title: 'Train, pause, stop',
+    panel: 'run-setup',
+    panelName: 'Run setup',
+    targets: ['.controls'],
+    body:
+      'Train loads the model and the tasks in a background worker and starts the steps; the page stays usable. Pause and ' +
+      'Stop take effect when the current step ends. Each run is saved in this browser, with a checkpoint after its first ' +
+      'step and whenever it pauses or stops, so a reload or a closed tab loses at most the steps since then: Resume ' +
+      'continues it.',
+    look: 'The line under the buttons says where the run is: its step, its phase, and what Resume would do.',
+    quotes: [],
+  },
+  {
+    id: 'live-charts',
+    kind: 'work',
+    title: 'Watch it learn',
+    panel: 'live-charts',
+    panelName: 'Live charts',
+    targets: ['[data-testid="chart-reward"]', '[data-testid="charts-empty"]'],
+    body:
+      'Each step adds a point: the mean reward of the step\'s rollouts, the loss terms, the KL divergence from the starting ' +
+      'policy, the speed, and at each held-out evaluation the solve rate, precision and F1 on unseen tasks. Before your ' +
+      'first run the charts show a recorded demo run, labelled as such.',
+    look: 'The reward chart: its latest value and step are written under it; hover it, or focus it and use the arrow keys, to read any step.',
+    quotes: [],
+  },
+  {
     id: 'prompt-only-rollout',
+    kind: 'method',
     title: 'Prompt-only rollouts',
     panel: 'rollout-inspector',
     panelName: 'Rollout inspector',
+    targets: ['[data-testid="rollout-table"]', '[data-testid="inspector-empty"]'],
     body:
       'For each training prompt x_i, the old policy is conditioned only on the input prompt and receives no expert trace, ' +
       'sampling K complete tool-use rollouts. This prompt-only sampling rule separates trajectory exploration from expert ' +
@@ -231,10 +304,26 @@ export const GUIDED_TOUR: readonly TourStep[] = [
     ],
   },
   {
+    id: 'runs',
+    kind: 'work',
+    title: 'Your saved runs',
+    panel: 'runs-panel',
+    panelName: 'Runs',
+    targets: ['[data-testid="runs-table"]', '[data-testid="runs-empty"]'],
+    body:
+      'Every run is kept in this browser with its metrics and its latest checkpoints. Resume continues a run from its ' +
+      'checkpoint with the same random streams; a run can be renamed, overlaid on the charts, exported (metrics as CSV or ' +
+      'JSON, the checkpoint as one .tar that loads as a Hugging Face folder) and deleted. A run that failed keeps its report.',
+    look: 'Each row: the run\'s name, recipe, status (the same words as the status line), its step, and what Resume would do.',
+    quotes: [],
+  },
+  {
     id: 'trace-conditioned-ratio',
+    kind: 'method',
     title: 'Trace-conditioned ratio',
     panel: 'token-masks',
     panelName: 'Token masks',
+    targets: ['[data-testid="ratio-row"]', '[data-testid="mask-design"]'],
     body:
       'After rollout generation the expert trace becomes privileged context c^h_i = [x_i; h*_i]. The policy ratio of each ' +
       'token of the sampled rollout τ_{i,k} at the policy-generated token positions M_{i,k} is computed with c^h_i as context, ' +
@@ -253,10 +342,34 @@ export const GUIDED_TOUR: readonly TourStep[] = [
     ],
   },
   {
+    id: 'reasoning-prefix-levels',
+    kind: 'method',
+    title: 'Component-aware SFT: reasoning prefixes L4 → L0',
+    panel: 'prefix-levels',
+    panelName: 'Prefix levels L0–L4',
+    targets: ['[data-testid="level-picker"]'],
+    body:
+      'For reasoning, we supervise prefixes rather than full traces. Prefix levels are built over semantic reasoning segments: ' +
+      'token-level annealing may cut through a coherent reasoning unit, while segment-level annealing preserves semantic ' +
+      'units and reduces supervision from longer to shorter prefixes, L4 → L3 → … → L0. L0 reveals no reasoning, while L4 ' +
+      'reveals the strongest safe prefix before explicit tool-call leakage. The active prefix R_i(s) is the level of step s.',
+    look: 'Pick a level: the chunks it reveals are listed turn by turn, with the leakage spans marked and never revealed.',
+    equation: 'L0 ⊂ L1 ⊂ L2 ⊂ L3 ⊂ L4 per turn;  R_i(s) follows L4 → L3 → … → L0 over training',
+    equationRef: '§4.3 "Annealed Reasoning Supervision"; App. C',
+    quotes: [
+      'we supervise prefixes rather than full traces',
+      'Token-level annealing may cut through a coherent reasoning unit',
+      'segment-level annealing preserves semantic units',
+      'L0 reveals no reasoning, while L4 reveals the strongest safe prefix before explicit tool-call leakage',
+    ],
+  },
+  {
     id: 'component-aware-sft',
+    kind: 'method',
     title: 'Component-aware SFT: the tool-call scale λa',
     panel: 'mask-schedule',
     panelName: 'Mask schedule',
+    targets: ['[data-testid="chart-lambda"]', '[data-testid="marked-readout"]'],
     body:
       'An auxiliary SFT loss gives direct process supervision from the expert trace. Rather than imitating the full ' +
       'trajectory, we supervise only model-controllable components: reasoning tokens and tool-call tokens. Tool observations ' +
@@ -275,30 +388,12 @@ export const GUIDED_TOUR: readonly TourStep[] = [
     ],
   },
   {
-    id: 'reasoning-prefix-levels',
-    title: 'Component-aware SFT: reasoning prefixes L4 → L0',
-    panel: 'prefix-levels',
-    panelName: 'Prefix levels L0–L4',
-    body:
-      'For reasoning, we supervise prefixes rather than full traces. Prefix levels are built over semantic reasoning segments: ' +
-      'token-level annealing may cut through a coherent reasoning unit, while segment-level annealing preserves semantic ' +
-      'units and reduces supervision from longer to shorter prefixes, L4 → L3 → … → L0. L0 reveals no reasoning, while L4 ' +
-      'reveals the strongest safe prefix before explicit tool-call leakage. The active prefix R_i(s) is the level of step s.',
-    look: 'Pick a level: the chunks it reveals are listed turn by turn, with the leakage spans marked and never revealed.',
-    equation: 'L0 ⊂ L1 ⊂ L2 ⊂ L3 ⊂ L4 per turn;  R_i(s) follows L4 → L3 → … → L0 over training',
-    equationRef: '§4.3 "Annealed Reasoning Supervision"; App. C',
-    quotes: [
-      'we supervise prefixes rather than full traces',
-      'Token-level annealing may cut through a coherent reasoning unit',
-      'segment-level annealing preserves semantic units',
-      'L0 reveals no reasoning, while L4 reveals the strongest safe prefix before explicit tool-call leakage',
-    ],
-  },
-  {
     id: 'prompt-only-anchoring',
+    kind: 'method',
     title: 'Prompt-only anchoring',
     panel: 'anchoring-gates',
     panelName: 'Anchoring gates',
+    targets: ['[data-testid="gate-grid"]', '[data-testid="gate-fraction"]'],
     body:
       'To reduce over-reliance on this training-only context, each prompt x_i draws a prompt-level gate z_i ~ Bernoulli(q), ' +
       'where q is the anchoring probability (0.4 in the paper). If the prompt is routed to prompt-only anchoring (z_i = 1), ' +

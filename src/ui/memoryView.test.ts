@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toMemoryUsage } from '../../workers/protocol';
-import { describeMemory, formatBytes } from './memoryView';
+import { describeMemory, formatBytes, PROCESS_MEMORY_ABSENT } from './memoryView';
 
 describe('formatBytes', () => {
   it('uses binary units with three significant figures', () => {
@@ -23,7 +23,7 @@ describe('toMemoryUsage + describeMemory', () => {
     const m = toMemoryUsage('wasm', { numBytes: 3 * 2 ** 20 + 512 * 1024, numTensors: 1, numDataBuffers: 1, unreliable: false });
     expect(m).toEqual({ backend: 'wasm', numBytes: 3670016, numTensors: 1 });
     // 3.5 MiB = 3 MiB + 512 KiB
-    expect(describeMemory(m)).toEqual({ inUse: '3.50 MiB in 1 tensor (wasm)', gpu: null, caveat: null });
+    expect(describeMemory(m)).toEqual({ inUse: '3.50 MiB in 1 tensor (wasm)', gpu: null, caveat: null, peak: null, wasmHeap: null, process: PROCESS_MEMORY_ABSENT, sampledAt: null });
   });
 
   it('webgpu: the GPU buffer bytes in use and allocated', () => {
@@ -35,7 +35,7 @@ describe('toMemoryUsage + describeMemory', () => {
       numBytesInGPUFree: 6 * 2 ** 20,
     });
     expect(m).toEqual({ backend: 'webgpu', numBytes: 41943040, numTensors: 1234, numBytesInGPU: 18874368, numBytesInGPUAllocated: 25165824 });
-    expect(describeMemory(m)).toEqual({
+    expect(describeMemory(m)).toMatchObject({
       inUse: '40.0 MiB in 1,234 tensors (webgpu)',
       gpu: '18.0 MiB in use · 24.0 MiB allocated (pooled)',
       caveat: null,
@@ -47,5 +47,31 @@ describe('toMemoryUsage + describeMemory', () => {
     expect(m).toEqual({ backend: 'cpu', numBytes: 0, numTensors: 2, unreliableReason: 'string tensors' });
     expect(describeMemory(m).caveat).toBe('tfjs: string tensors');
     expect(toMemoryUsage('cpu', { numBytes: 8, numTensors: 2, unreliable: true }).unreliableReason).toBe('tfjs marks the count as unreliable');
+  });
+});
+
+describe('a live reading', () => {
+  it('words the step\'s peak, the WebAssembly memory, the process\'s memory and when it was read', () => {
+    const lines = describeMemory({
+      backend: 'wasm',
+      numBytes: 27.8 * 2 ** 20,
+      numTensors: 184,
+      peakBytes: 140 * 2 ** 20,
+      wasmHeapBytes: 2.4 * 2 ** 30,
+      process: { bytes: 96 * 2 ** 20, source: 'performance.memory' },
+      sampledAt: Date.UTC(2026, 0, 1, 14, 3, 5),
+    });
+    expect(lines).toEqual({
+      inUse: '27.8 MiB in 184 tensors (wasm)',
+      gpu: null,
+      caveat: null,
+      peak: 'peak 140 MiB in this step',
+      wasmHeap: '2.40 GiB of WebAssembly memory (grows as needed, never given back)',
+      process: "96.0 MiB: the trainer worker's JavaScript heap (performance.memory)",
+      sampledAt: 'read at 14:03:05 UTC',
+    });
+    expect(describeMemory({ backend: 'webgpu', numBytes: 0, numTensors: 0, process: { bytes: 2 ** 30, source: 'measureUserAgentSpecificMemory' } }).process).toBe(
+      '1.00 GiB: this page with its workers (measureUserAgentSpecificMemory)',
+    );
   });
 });

@@ -1,6 +1,8 @@
 /**
- * How the Device panel words the trainer's memory (workers/protocol.ts MemoryUsage):
- * binary units (1 KiB = 1024 B), since tfjs counts bytes of typed arrays and GPU buffers.
+ * How the Device panel words the trainer's memory (workers/protocol.ts MemoryUsage), read
+ * about once a second while a run is loaded: tfjs's live tensors, their peak in the current
+ * step, the wasm backend's WebAssembly memory, and the process's where the browser offers it.
+ * Binary units (1 KiB = 1024 B), since tfjs counts bytes of typed arrays and GPU buffers.
  */
 import type { MemoryUsage } from '../../workers/protocol';
 
@@ -28,7 +30,21 @@ export interface MemoryLines {
   gpu: string | null;
   /** tfjs's caveat, when it gives one. */
   caveat: string | null;
+  /** "peak 140 MiB in this step" */
+  peak: string | null;
+  /** "512 MiB of WebAssembly memory (grows as needed, never given back)" */
+  wasmHeap: string | null;
+  /** The process's memory in words, or why it cannot be read here. */
+  process: string;
+  /** "read at 14:03:05" */
+  sampledAt: string | null;
 }
+
+/** Why the process's memory is missing: what the browser would need to offer it. */
+export const PROCESS_MEMORY_ABSENT =
+  'not offered by this browser (measureUserAgentSpecificMemory needs cross-origin isolation, which this app leaves off; performance.memory is Chromium-only)';
+
+const timeFmt = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false, timeZone: 'UTC' });
 
 export function describeMemory(m: MemoryUsage): MemoryLines {
   const tensors = `${m.numTensors.toLocaleString('en-US')} tensor${m.numTensors === 1 ? '' : 's'}`;
@@ -37,9 +53,18 @@ export function describeMemory(m: MemoryUsage): MemoryLines {
     gpu = `${formatBytes(m.numBytesInGPU)} in use`;
     if (m.numBytesInGPUAllocated !== undefined) gpu += ` · ${formatBytes(m.numBytesInGPUAllocated)} allocated (pooled)`;
   }
+  const process = m.process
+    ? m.process.source === 'performance.memory'
+      ? `${formatBytes(m.process.bytes)}: the trainer worker's JavaScript heap (performance.memory)`
+      : `${formatBytes(m.process.bytes)}: this page with its workers (measureUserAgentSpecificMemory)`
+    : PROCESS_MEMORY_ABSENT;
   return {
     inUse: `${formatBytes(m.numBytes)} in ${tensors} (${m.backend})`,
     gpu,
     caveat: m.unreliableReason ? `tfjs: ${m.unreliableReason}` : null,
+    peak: m.peakBytes !== undefined ? `peak ${formatBytes(m.peakBytes)} in this step` : null,
+    wasmHeap: m.wasmHeapBytes !== undefined ? `${formatBytes(m.wasmHeapBytes)} of WebAssembly memory (grows as needed, never given back)` : null,
+    process,
+    sampledAt: m.sampledAt !== undefined ? `read at ${timeFmt.format(new Date(m.sampledAt))} UTC` : null,
   };
 }

@@ -1,15 +1,30 @@
 /**
  * The runs saved in IndexedDB (the same `pact-lab` database the trainer worker writes
  * through PactStore), as reactive state for the Runs panel and the chart overlays:
- * the list, the runs picked for overlay with their metric rows, deletion, the
- * metrics of a run as CSV or JSON, and checkpoint files (export of a run's last
- * checkpoint as one .tar, import of such a .tar or folder as a new run; checkpointFiles.ts).
+ * the list, which of them a worker is training now (their Web Locks, workers/runLock.ts; a
+ * saved `running` run nobody holds is rewritten `interrupted`), renaming, the runs picked for
+ * overlay with their metric rows, deletion, the metrics of a run as CSV or JSON, checkpoint
+ * files (export of a run's last checkpoint as one .tar, import of such a .tar or folder as a
+ * new run; checkpointFiles.ts), and the step timings of recent runs (runTime.ts estimates).
  */
+import { queryLiveRunIds } from '../../../workers/runLock';
 import { formatBytes, PactStore } from '../../storage/db';
 import type { RunRecord } from '../../storage/schema';
 import { buildCheckpointArchive, openCheckpointInput, prepareCheckpointImport, type CheckpointArchive } from '../checkpointFiles';
 import { formatMetricsCsv, toFileName, type MetricPoint, type RunMetrics } from '../metricSeries';
 import { RECIPE_NAMES } from '../recipeNames';
+import { measureTiming, type StepTiming } from '../runTime';
+
+export interface RunsOptions {
+  /** Runs whose lock is held in some tab; null when the browser cannot tell (no Web Locks). */
+  queryLive?: () => Promise<ReadonlySet<string> | null>;
+}
+
+/** The longest run name the panel accepts. */
+export const MAX_RUN_NAME = 80;
+
+/** How many of the newest runs with steps lend their timings to the estimates. */
+const TIMED_RUNS = 3;
 
 export type RunsStatus = 'closed' | 'loading' | 'ready' | 'error';
 
@@ -33,11 +48,23 @@ export class RunsState {
   /** The last checkpoint import's outcome: a sentence for the panel, or the error naming the bad file or field. */
   importMessage = $state<string | null>(null);
   importError = $state<string | null>(null);
+  /** Runs a worker holds now, in any tab (null: this browser cannot tell). */
+  liveElsewhere = $state.raw<ReadonlySet<string> | null>(null);
+  /** Measured step timings of the newest runs with steps, newest first (runTime.ts). */
+  timings = $state.raw<StepTiming[]>([]);
+  /** The last rename's error, naming the run. */
+  renameError = $state<string | null>(null);
 
   private store: PactStore | null = null;
   private opening: Promise<PactStore> | null = null;
+  private readonly queryLive: () => Promise<ReadonlySet<string> | null>;
 
-  constructor(private readonly dbName?: string) {}
+  constructor(
+    private readonly dbName?: string,
+    options: RunsOptions = {},
+  ) {
+    this.queryLive = options.queryLive ?? queryLiveRunIds;
+  }
 
   private openStore(): Promise<PactStore> {
     if (this.store) return Promise.resolve(this.store);
@@ -51,16 +78,56 @@ export class RunsState {
     if (this.status !== 'ready') this.status = 'loading';
     try {
       const store = await this.openStore();
-      this.runs = await store.listRuns();
+      let runs = await store.listRuns();
+      const live = await this.queryLive().catch(() => null);
+      // A run stored as running that no worker holds cannot be alive: its tab was reloaded or
+      // closed. Said once, in storage, so every page reads it the same way. (Without Web Locks
+      // nothing is rewritten: another tab might be training it.)
+      const dead = live ? runs.filter((r) => r.status === 'running' && !live.has(r.id)) : [];
+      if (dead.length > 0) {
+        for (const r of dead) await store.updateRun(r.id, { status: 'interrupted' });
+        runs = await store.listRuns();
+      }
+      this.runs = runs;
+      this.liveElsewhere = live;
       this.status = 'ready';
       this.error = null;
       // Re-read the overlaid runs: a picked run may have gained steps (or been deleted elsewhere).
       const known = new Set(this.runs.map((r) => r.id));
       this.picked = this.picked.filter((id) => known.has(id));
       await this.loadPicked();
+      this.timings = await this.measureTimings(store);
     } catch (e) {
       this.status = 'error';
       this.error = `Could not read the saved runs from this browser's storage (IndexedDB): ${e instanceof Error ? e.message : String(e)}`;
+    }
+  }
+
+  private async measureTimings(store: PactStore): Promise<StepTiming[]> {
+    const out: StepTiming[] = [];
+    for (const run of this.runs.filter((r) => r.lastStep > 0 && r.backend).slice(0, TIMED_RUNS)) {
+      const timing = measureTiming(run.config, await store.getMetrics(run.id), run.backend!, `your run “${run.name}” in this browser`);
+      if (timing) out.push(timing);
+    }
+    return out;
+  }
+
+  /** Renames a run (its id stays); an empty or over-long name is refused with a reason. */
+  async renameRun(id: string, name: string): Promise<boolean> {
+    this.renameError = null;
+    const trimmed = name.trim();
+    if (trimmed === '' || trimmed.length > MAX_RUN_NAME) {
+      this.renameError = `A run name needs 1 to ${MAX_RUN_NAME} characters (got ${trimmed.length}); “${id}” keeps its name.`;
+      return false;
+    }
+    try {
+      const store = await this.openStore();
+      await store.updateRun(id, { name: trimmed });
+      await this.refresh();
+      return true;
+    } catch (e) {
+      this.renameError = `Could not rename run “${id}”: ${e instanceof Error ? e.message : String(e)}`;
+      return false;
     }
   }
 

@@ -237,3 +237,53 @@ describe('prepareCheckpointImport', () => {
     expect(q.warning).toContain('starts from "runs/policy" (config.model.init), a Qwen3 folder whose files this page does not have');
   });
 });
+
+describe('RunsState: live runs, names and timings', () => {
+  it('rewrites a saved "running" run that no worker holds as interrupted; one held in some tab stays running', async () => {
+    await store.createRun({ id: 'dead', name: 'dead', recipe: 'pact', config: {}, status: 'running' });
+    await store.createRun({ id: 'alive', name: 'alive', recipe: 'pact', config: {}, status: 'running' });
+    const withLocks = new RunsState(dbName, { queryLive: async () => new Set(['alive']) });
+    await withLocks.refresh();
+    const statusOf = (id: string) => withLocks.runs.find((r) => r.id === id)?.status;
+    expect([statusOf('dead'), statusOf('alive')]).toEqual(['interrupted', 'running']);
+    expect((await store.getRun('dead'))?.status).toBe('interrupted'); // said once, in storage
+    expect([...withLocks.liveElsewhere!]).toEqual(['alive']);
+    withLocks.close();
+  });
+
+  it('without Web Locks it cannot tell, so it rewrites nothing', async () => {
+    await store.createRun({ id: 'maybe', name: 'maybe', recipe: 'pact', config: {}, status: 'running' });
+    const noLocks = new RunsState(dbName, { queryLive: async () => null });
+    await noLocks.refresh();
+    expect(noLocks.runs.find((r) => r.id === 'maybe')?.status).toBe('running');
+    expect(noLocks.liveElsewhere).toBeNull();
+    noLocks.close();
+  });
+
+  it('renames a run, keeping its id; refuses an empty or over-long name with a reason', async () => {
+    await runs.refresh();
+    expect(await runs.renameRun('a', '  lr 1e-4, seed 1  ')).toBe(true);
+    expect((await store.getRun('a'))?.name).toBe('lr 1e-4, seed 1');
+    expect(runs.runs.find((r) => r.id === 'a')?.name).toBe('lr 1e-4, seed 1');
+    expect(await runs.renameRun('a', '   ')).toBe(false);
+    expect(runs.renameError).toBe('A run name needs 1 to 80 characters (got 0); “a” keeps its name.');
+    expect(await runs.renameRun('a', 'x'.repeat(81))).toBe(false);
+    expect((await store.getRun('a'))?.name).toBe('lr 1e-4, seed 1');
+    expect(await runs.renameRun('nope', 'x')).toBe(false);
+    expect(runs.renameError).toContain('Could not rename run “nope”: no run with id "nope"');
+  });
+
+  it('measures the step time of recent runs that recorded their backend', async () => {
+    const config = { model: { preset: 'qwen3-nano' }, batchPrompts: 2, rolloutsPerPrompt: 2, maxTurns: 1, maxResponseTokens: 24 };
+    await store.createRun({ id: 't', name: 'timed', recipe: 'pact', config, backend: 'wasm' });
+    await store.appendMetrics('t', [
+      { step: 1, values: { seconds: 30, 'completions/mean_length': 20 } },
+      { step: 2, values: { seconds: 40, 'completions/mean_length': 24 } },
+    ]);
+    await runs.refresh();
+    // 'a' has steps but no backend recorded: it lends no timing
+    expect(runs.timings).toEqual([
+      { preset: 'qwen3-nano', rolloutsPerStep: 4, tokenCap: 24, backend: 'wasm', secondsPerStep: 35, tokensPerRollout: 22, source: 'your run “timed” in this browser' },
+    ]);
+  });
+});

@@ -1,18 +1,23 @@
 /**
  * The page's training run as reactive state: start / pause / resume / step / stop sent
- * to the trainer worker through TrainerClient, and the events it pushes (progress,
- * metrics, eval, rollouts, run-error) kept for the Live charts and Rollout inspector.
- * The setup in the URL is the source of a run's config. Errors are kept where they
- * happen: `startError` beside the Train button (naming the config field), `controlError`
- * for a pause/step/stop the worker refused, `runError` for a run that failed midway.
+ * to the trainer worker through TrainerClient, and the events it pushes (progress, in-step
+ * progress, memory readings, metrics, eval, rollouts, run-error) kept for the status line,
+ * the Device panel, the Live charts and the Rollout inspector. After a reload the worker holds
+ * nothing: the newest saved run is shown detached (`phase` 'saved'), and Resume (the Train
+ * button) continues it from its checkpoint. A Pause or Stop waits for the step to end: until
+ * the worker says so, the run is "pausing" / "stopping", not paused or stopped. Errors are kept
+ * where they happen: `startError` beside the Train button (naming the config field),
+ * `controlError` for a pause/step/stop the worker refused, `runError` with `failure` (stack,
+ * step, config; also logged to the console) for a run that failed midway.
  */
 import type { TrainerClient } from '../../../workers/client';
-import type { BackendName, MemoryUsage, RolloutGroupView, RunPhase, WorkerEvent } from '../../../workers/protocol';
+import type { BackendName, MemoryUsage, RolloutGroupView, RunFailureReport, RunPhase, WorkerEvent } from '../../../workers/protocol';
 import type { TrainConfigInput } from '../../recipes/config';
-import type { EvalMetrics, StepMetrics } from '../../recipes/types';
+import type { EvalMetrics, StepMetrics, StepProgress } from '../../recipes/types';
 import type { RunRecord } from '../../storage/schema';
 import { mergeMetricPoints, toMetricPoint, type MetricPoint } from '../metricSeries';
 import { toFolderInit } from '../modelFolder';
+import { computeRunStatus, failureOfRun, formatFailureReport, planResume, STATUS_WORDS, type LiveRun, type RunDisplayStatus } from '../runStatus';
 import { computeControls, wordStartError, type ControlPhase } from '../trainingControls';
 
 /** A Qwen3 folder the user picked (ModelFolderPicker), used as the run's policy. */
@@ -26,6 +31,16 @@ export interface TrainingOptions {
   loadStoredPoints?: (runId: string) => Promise<MetricPoint[]>;
   /** Called when a run starts, changes state or ends (the Runs panel refreshes). */
   onRunChanged?: () => void;
+  /** Where failures are logged (console.error by default). */
+  logError?: (...args: unknown[]) => void;
+}
+
+/** The latest in-step progress of the worker, with when the page received it. */
+export interface StepProgressView {
+  step: number;
+  progress: StepProgress;
+  elapsedMs: number;
+  receivedAt: number;
 }
 
 export class TrainingState {
@@ -36,6 +51,8 @@ export class TrainingState {
   nParams = $state(0);
   /** On wasm: the threads tfjs-wasm computes with (null on other backends or before a run). */
   wasmThreads = $state<number | null>(null);
+  /** Threads of the CPU engine (the model's kernels on wasm and cpu). */
+  engineThreads = $state<number | null>(null);
   phase = $state<ControlPhase>('idle');
   runPhase = $state<RunPhase | null>(null);
   step = $state(0);
@@ -52,6 +69,18 @@ export class TrainingState {
   /** The rollout groups of the latest step that sent them. */
   groups = $state.raw<RolloutGroupView[]>([]);
 
+  /** A Pause or Stop the worker accepted; it takes effect when the current step ends. */
+  pendingControl = $state<'pause' | 'stop' | null>(null);
+  /** The shown run is a saved one this page's worker does not hold (restored after a reload). */
+  isDetached = $state(false);
+  /** Runs whose lock is held in some tab (workers/runLock.ts), null when the browser cannot tell. */
+  liveElsewhere = $state.raw<ReadonlySet<string> | null>(null);
+  stepProgress = $state.raw<StepProgressView | null>(null);
+  /** When the page learned the current step began (ms since the epoch), for the time left. */
+  stepStartedAt = $state<number | null>(null);
+  /** The failure of the current run, with its stack, step and config. */
+  failure = $state.raw<RunFailureReport | null>(null);
+
   startError = $state<string | null>(null);
   controlError = $state<string | null>(null);
   runError = $state<string | null>(null);
@@ -61,8 +90,35 @@ export class TrainingState {
   points = $derived(mergeMetricPoints(this.priorPoints, this.metrics.map(toMetricPoint), this.evals.map(toMetricPoint)));
   latestMetrics = $derived<StepMetrics | null>(this.metrics.length > 0 ? this.metrics[this.metrics.length - 1] : null);
   hasRun = $derived(this.runId !== null);
+  /** Measured seconds of the run's steps so far (stored and live), oldest first. */
+  stepSeconds = $derived(this.points.flatMap((p) => (Number.isFinite(p.values.seconds) ? [p.values.seconds] : [])));
+
+  /** The run this page's worker holds (null when none, or when the shown run is detached). */
+  liveRun = $derived<LiveRun | null>(
+    this.runId !== null && !this.isDetached && this.phase !== 'idle' ? { runId: this.runId, phase: this.phase, pendingControl: this.pendingControl } : null,
+  );
+  /** Where the shown run stands, worded as the Runs panel words it (runStatus.ts). */
+  displayStatus = $derived.by<RunDisplayStatus | null>(() => {
+    if (this.phase === 'starting') return 'starting';
+    if (this.runId === null) return null;
+    const record = this.run ?? { id: this.runId, status: 'running' as const };
+    return computeRunStatus(record, this.liveRun, this.liveElsewhere);
+  });
+  /** What Resume does for a detached run (null for a live one). */
+  resumePlan = $derived(this.isDetached && this.run && this.displayStatus ? planResume(this.run, this.displayStatus, false) : null);
+  /** The one-line status (Run setup's progress line). */
+  statusText = $derived.by(() => {
+    if (this.phase === 'idle' || this.displayStatus === null) return 'No run yet: press Train to start one with this setup.';
+    if (this.displayStatus === 'starting') return 'Starting: loading the model and the tasks in the worker…';
+    const of = this.totalSteps > 0 ? ` of ${this.totalSteps}` : '';
+    const isLive = !this.isDetached && (this.phase === 'running' || this.phase === 'paused');
+    const phase = isLive && this.runPhase && this.runPhase !== 'idle' ? ` · ${this.runPhase}` : '';
+    const resume = this.resumePlan?.canResume ? ` · ${this.resumePlan.label} ${this.resumePlan.detail}` : '';
+    return `Step ${this.step}${of} · ${STATUS_WORDS[this.displayStatus]}${phase}${this.message ? ` · ${this.message}` : ''}${resume}`;
+  });
 
   private client: TrainerClient | null = null;
+  private hasRestored = false;
   private unsubscribe: (() => void) | null = null;
 
   constructor(private readonly options: TrainingOptions = {}) {}
@@ -70,7 +126,12 @@ export class TrainingState {
   attach(client: TrainerClient): void {
     this.detach();
     this.client = client;
-    this.unsubscribe = client.subscribe((e) => this.handleEvent(e));
+    const unsubscribe = client.subscribe((e) => this.handleEvent(e));
+    const unwatch = client.onCrash?.((message) => this.handleCrash(message));
+    this.unsubscribe = () => {
+      unsubscribe();
+      unwatch?.();
+    };
   }
 
   detach(): void {
@@ -79,7 +140,47 @@ export class TrainingState {
     this.client = null;
   }
 
-  controls = $derived(computeControls(this.phase, this.isBusy));
+  controls = $derived(
+    computeControls(this.phase, this.isBusy, { pendingControl: this.pendingControl, canResumeSaved: this.resumePlan?.canResume ?? false }),
+  );
+
+  /**
+   * After a reload: shows the newest saved run (detached; its stored rows on the charts) when
+   * the page has none yet, so the status line and charts do not fall back to "no run".
+   */
+  async restore(runs: readonly RunRecord[], liveElsewhere: ReadonlySet<string> | null): Promise<void> {
+    this.liveElsewhere = liveElsewhere;
+    if (this.hasRestored || this.runId !== null || this.phase !== 'idle') return;
+    this.hasRestored = true;
+    const run = runs[0];
+    if (!run) return;
+    const points = this.options.loadStoredPoints ? await this.options.loadStoredPoints(run.id) : [];
+    if (this.runId !== null || this.phase !== 'idle') return; // a start came in meanwhile
+    this.run = run;
+    this.runId = run.id;
+    this.isDetached = true;
+    this.phase = 'saved';
+    this.step = run.lastStep;
+    this.totalSteps = typeof run.config.steps === 'number' ? run.config.steps : 0;
+    this.priorPoints = points;
+    this.failure = failureOfRun(run);
+    this.runError = this.failure?.message ?? null;
+  }
+
+  /** Keeps a detached run's record in step with the saved list (rewritten, renamed or deleted). */
+  syncSaved(runs: readonly RunRecord[], liveElsewhere: ReadonlySet<string> | null): void {
+    this.liveElsewhere = liveElsewhere;
+    const id = this.runId;
+    if (id === null) return;
+    const record = runs.find((r) => r.id === id);
+    if (this.isDetached) {
+      if (!record) return this.clearRun();
+      this.run = record;
+      this.step = record.lastStep;
+    } else if (record && this.run) {
+      this.run = { ...this.run, name: record.name };
+    }
+  }
 
   /**
    * Starts a run with `config` (the setup's config input), or resumes a stored run.
@@ -121,6 +222,7 @@ export class TrainingState {
       this.fallbackReason = res.fallbackReason ?? null;
       this.nParams = res.nParams;
       this.wasmThreads = res.wasmThreads ?? null;
+      this.engineThreads = res.engineThreads ?? null;
       if (this.phase === 'starting') this.phase = 'running';
       this.options.onRunChanged?.();
     } catch (e) {
@@ -137,7 +239,9 @@ export class TrainingState {
     return this.send('pause');
   }
 
+  /** Resumes the paused run; for a detached saved run, starts it again from its checkpoint. */
   resume(): Promise<void> {
+    if (this.isDetached && this.run) return this.start(this.run.config as TrainConfigInput, { resumeRunId: this.run.id });
     return this.send('resume');
   }
 
@@ -152,7 +256,7 @@ export class TrainingState {
 
   /** Stops an active run, then clears the page's view of it (what was saved stays in the Runs panel). */
   async reset(): Promise<void> {
-    if (this.phase === 'running' || this.phase === 'paused') await this.stop();
+    if (!this.isDetached && (this.phase === 'running' || this.phase === 'paused')) await this.stop();
     this.clearRun();
     this.startError = null;
     this.controlError = null;
@@ -165,10 +269,13 @@ export class TrainingState {
     try {
       const res = await this.client.request({ type });
       if (res.type !== 'ok') throw new Error(`unexpected reply "${res.type}" to ${type}`);
-      // The worker's progress events carry the new state; these keep the buttons right meanwhile.
-      if (type === 'pause' && this.phase === 'running') this.phase = 'paused';
-      if (type === 'resume' && this.phase === 'paused') this.phase = 'running';
-      if (type === 'stop') this.phase = 'stopped';
+      // Pause and Stop take effect when the step ends: the worker's progress event says when.
+      if (type === 'pause' && this.phase === 'running') this.pendingControl = 'pause';
+      if (type === 'stop') this.pendingControl = 'stop';
+      if (type === 'resume') {
+        if (this.pendingControl === 'pause') this.pendingControl = null;
+        if (this.phase === 'paused') this.phase = 'running';
+      }
     } catch (e) {
       this.controlError = `${type[0].toUpperCase()}${type.slice(1)} failed: ${e instanceof Error ? e.message : String(e)}`;
     } finally {
@@ -177,6 +284,11 @@ export class TrainingState {
   }
 
   private clearRun(): void {
+    this.isDetached = false;
+    this.pendingControl = null;
+    this.stepProgress = null;
+    this.stepStartedAt = null;
+    this.failure = null;
     this.runId = null;
     this.run = null;
     this.phase = 'idle';
@@ -198,24 +310,49 @@ export class TrainingState {
     return runId === this.runId;
   }
 
+  /** The worker itself died (out of memory, a crash in its script): the run with it. */
+  private handleCrash(message: string): void {
+    if (this.isDetached || !['starting', 'running', 'paused'].includes(this.phase)) return;
+    this.runError = message;
+    this.phase = 'failed';
+    this.pendingControl = null;
+    this.log('PACT Lab: the trainer worker stopped:', message, { runId: this.runId, step: this.step, config: this.run?.config });
+    this.options.onRunChanged?.();
+  }
+
+  private log(...args: unknown[]): void {
+    (this.options.logError ?? ((...a: unknown[]) => console.error(...a)))(...args);
+  }
+
   handleEvent(e: WorkerEvent): void {
     if (e.type === 'ftrl-eval-progress') return; // an FTRL evaluation's, not a run's (FtrlEvalState)
+    if (this.isDetached) return; // the worker holds another run than the one shown
     if (!this.isOurs(e.runId)) return;
     switch (e.type) {
       case 'progress': {
         const changed = e.state !== this.phase;
+        // The worker sends 'rollouts' once, as a step begins.
+        if (e.phase === 'rollouts') this.stepStartedAt = Date.now();
         this.step = e.step;
         this.totalSteps = e.totalSteps;
         this.runPhase = e.phase;
         this.message = e.message ?? null;
         if (e.memory) this.memory = e.memory;
         this.phase = e.state;
+        if (e.state !== 'running') this.pendingControl = e.state === 'paused' && this.pendingControl === 'stop' ? 'stop' : null;
         // 'idle' comes after a pause's checkpoint is committed: the Runs list can offer it.
         if (changed || e.phase === 'idle') this.options.onRunChanged?.();
         return;
       }
       case 'metrics':
         this.metrics = [...this.metrics.filter((m) => m.step !== e.metrics.step), e.metrics];
+        this.stepProgress = null;
+        return;
+      case 'step-progress':
+        this.stepProgress = { step: e.step, progress: e.progress, elapsedMs: e.elapsedMs, receivedAt: Date.now() };
+        return;
+      case 'memory':
+        this.memory = e.memory;
         return;
       case 'eval':
         this.evals = [...this.evals.filter((m) => m.step !== e.metrics.step), e.metrics];
@@ -225,7 +362,10 @@ export class TrainingState {
         return;
       case 'run-error':
         this.runError = e.message;
+        this.failure = e.failure;
         this.phase = 'failed';
+        this.pendingControl = null;
+        this.log(`PACT Lab: run "${e.failure.runName}" failed at step ${e.failure.step}: ${e.message}\n${formatFailureReport(e.failure)}`);
         this.options.onRunChanged?.();
         return;
       default: {

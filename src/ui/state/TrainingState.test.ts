@@ -55,10 +55,16 @@ describe('TrainingState', () => {
     expect([t.step, t.totalSteps, t.runPhase]).toEqual([1, 2, 'rollouts']);
 
     await t.pause();
-    expect(t.phase).toBe('paused');
+    // Accepted, but the worker pauses only when the step ends: until it says so, "pausing".
+    expect([t.phase, t.displayStatus]).toEqual(['running', 'pausing']);
+    expect(t.statusText).toBe('Step 1 of 2 · pausing after this step · rollouts');
+    expect(t.controls).toMatchObject({ canPause: false, canStop: true, canStep: false });
+    w.push({ type: 'progress', runId: 'run-1', step: 1, totalSteps: 2, phase: 'idle', state: 'paused' });
+    expect([t.phase, t.displayStatus, t.pendingControl]).toEqual(['paused', 'paused', null]);
     expect(t.controls).toMatchObject({ canStep: true, isResume: true, canPause: false });
     await t.stepOnce();
     await t.resume();
+    expect(t.phase).toBe('running');
     expect(w.sent.map((r) => r.type)).toEqual(['start', 'pause', 'step', 'resume']);
     expect(t.memory).toBeNull();
     const memory = { backend: 'wasm', numBytes: 5 * 2 ** 20, numTensors: 80 };
@@ -68,7 +74,7 @@ describe('TrainingState', () => {
     w.push({ type: 'progress', runId: 'run-1', step: 2, totalSteps: 2, phase: 'idle', state: 'finished' });
     expect(t.memory).toEqual(memory); // a progress event without a reading keeps the last one
     expect(t.phase).toBe('finished');
-    expect(changes).toBe(2); // started, then finished (the running→running progress is no change)
+    expect(changes).toBe(3); // started, paused, then finished (running→running progress is no change)
   });
 
   it('a failed start names the config field, and a local setup error sends nothing', async () => {
@@ -85,7 +91,7 @@ describe('TrainingState', () => {
 
   it('a resumed run starts from its stored rows; a run error fails the run where it happened', async () => {
     const w = fakeClient(() => started());
-    const t = new TrainingState({ loadStoredPoints: async () => [{ step: 3, values: { reward: 0.7 } }] });
+    const t = new TrainingState({ loadStoredPoints: async () => [{ step: 3, values: { reward: 0.7 } }], logError: () => {} });
     t.attach(w.client);
     await t.start({ recipe: 'pact' }, { resumeRunId: 'run-1' });
     expect(w.sent[0]).toEqual({ type: 'start', config: { recipe: 'pact' }, resumeRunId: 'run-1' });
@@ -94,7 +100,7 @@ describe('TrainingState', () => {
     expect(t.points.map((p) => [p.step, p.values.reward])).toEqual([[3, 0.7], [4, 0.8]]);
     w.push({ type: 'progress', runId: 'run-1', step: 4, totalSteps: 9, phase: 'update', state: 'running', memory: { backend: 'cpu', numBytes: 64, numTensors: 2 } });
     expect(t.memory?.numBytes).toBe(64);
-    w.push({ type: 'run-error', runId: 'run-1', message: 'out of memory' });
+    w.push({ type: 'run-error', runId: 'run-1', message: 'out of memory', failure: { runId: 'run-1', runName: 'run', message: 'out of memory', step: 5, config: {}, at: 0 } });
     expect([t.phase, t.runError]).toEqual(['failed', 'out of memory']);
     await t.reset();
     expect([t.phase, t.runId, t.metrics.length, t.runError, t.memory]).toEqual(['idle', null, 0, null, null]);
@@ -121,5 +127,102 @@ describe('TrainingState', () => {
     await t.start({});
     await t.stepOnce();
     expect(t.controlError).toBe('Step failed: no run is paused');
+  });
+  it('a Stop is "stopping" until the worker has stopped; then the run reads "stopped", never "paused"', async () => {
+    const w = fakeClient((req) => (req.type === 'start' ? started() : { id: 2, type: 'ok' }));
+    const t = new TrainingState();
+    t.attach(w.client);
+    await t.start({});
+    await t.stop();
+    expect([t.phase, t.displayStatus]).toEqual(['running', 'stopping']);
+    expect(t.controls).toMatchObject({ canTrain: false, canPause: false, canStop: false, canReset: false });
+    w.push({ type: 'progress', runId: 'run-1', step: 3, totalSteps: 9, phase: 'checkpoint', state: 'running' });
+    expect(t.displayStatus).toBe('stopping'); // the checkpoint of the stop is still being written
+    w.push({ type: 'progress', runId: 'run-1', step: 3, totalSteps: 9, phase: 'idle', state: 'stopped' });
+    expect([t.phase, t.displayStatus, t.pendingControl, t.statusText]).toEqual(['stopped', 'stopped', null, 'Step 3 of 9 · stopped']);
+    expect(t.controls).toMatchObject({ canTrain: true, isResume: false });
+  });
+
+  it('keeps the in-step progress and the memory readings the worker sends during a step', async () => {
+    const w = fakeClient(() => started());
+    const t = new TrainingState();
+    t.attach(w.client);
+    await t.start({});
+    w.push({ type: 'step-progress', runId: 'run-1', step: 1, progress: { phase: 'rollouts', done: 3, total: 8, tokens: 412, turn: 2 }, elapsedMs: 5000 });
+    w.push({ type: 'memory', runId: 'run-1', memory: { backend: 'wasm', numBytes: 7, numTensors: 3, peakBytes: 9, sampledAt: 1 } });
+    w.push({ type: 'memory', runId: 'other', memory: { backend: 'wasm', numBytes: 99, numTensors: 3 } });
+    expect(t.stepProgress).toMatchObject({ step: 1, progress: { phase: 'rollouts', done: 3, total: 8, tokens: 412, turn: 2 }, elapsedMs: 5000 });
+    expect(t.memory).toEqual({ backend: 'wasm', numBytes: 7, numTensors: 3, peakBytes: 9, sampledAt: 1 });
+    w.push({ type: 'metrics', runId: 'run-1', metrics: { ...metrics(1, 0.5), seconds: 12 } as StepMetrics });
+    flushSync();
+    expect(t.stepProgress).toBeNull(); // that step is done
+    expect(t.stepSeconds).toEqual([12]);
+    // A step's start is when the worker says its rollouts begin (the time left counts from it).
+    expect(t.stepStartedAt).toBeNull();
+    const before = Date.now();
+    w.push({ type: 'progress', runId: 'run-1', step: 1, totalSteps: 4, phase: 'rollouts', state: 'running' });
+    expect(t.stepStartedAt).toBeGreaterThanOrEqual(before);
+  });
+
+  it('logs a failed run with its stack, step and config, and keeps the report for the page', async () => {
+    const w = fakeClient(() => started());
+    const logged: unknown[][] = [];
+    const t = new TrainingState({ logError: (...a) => logged.push(a) });
+    t.attach(w.client);
+    await t.start({});
+    const failure = {
+      runId: 'run-1',
+      runName: 'my run',
+      message: 'memory access out of bounds',
+      stack: 'RuntimeError: memory access out of bounds\n    at wasm-function[123]',
+      step: 4,
+      config: { recipe: 'pact', seed: 3 },
+      backend: 'wasm',
+      at: Date.UTC(2026, 0, 2, 3, 4, 5),
+    };
+    w.push({ type: 'run-error', runId: 'run-1', message: failure.message, failure });
+    expect([t.phase, t.runError, t.failure]).toEqual(['failed', failure.message, failure]);
+    expect(logged).toHaveLength(1);
+    const text = String(logged[0][0]);
+    expect(text).toContain('PACT Lab: run "my run" failed at step 4: memory access out of bounds');
+    expect(text).toContain('at wasm-function[123]');
+    expect(text).toContain('"seed": 3');
+    expect(text).toContain('time: 2026-01-02T03:04:05.000Z');
+  });
+
+  it('after a reload shows the newest saved run detached; an interrupted one resumes from its checkpoint', async () => {
+    const w = fakeClient(() => started());
+    const t = new TrainingState({ loadStoredPoints: async (id) => (id === 'run-1' ? [{ step: 1, values: { reward: 0.25 } }, { step: 3, values: { reward: 0.5 } }] : []) });
+    t.attach(w.client);
+    const saved: RunRecord = { ...RUN, status: 'running', lastStep: 3, lastCheckpointId: 'run-1@2', config: { recipe: 'pact', steps: 8 } };
+    await t.restore([saved, { ...RUN, id: 'older' }], new Set());
+    flushSync();
+    expect([t.runId, t.phase, t.isDetached, t.displayStatus, t.step, t.totalSteps]).toEqual(['run-1', 'saved', true, 'interrupted', 3, 8]);
+    expect(t.points.map((p) => p.step)).toEqual([1, 3]); // its stored rows on the charts, not the demo
+    expect(t.statusText).toBe('Step 3 of 8 · interrupted · Resume continues from its checkpoint at step 2 (step after it, 1 logged, will be trained again)');
+    expect(t.controls).toEqual({ canTrain: true, isResume: true, canPause: false, canStep: false, canStop: false, canReset: true });
+    // Events of whatever the worker runs are not this saved run's.
+    w.push({ type: 'progress', runId: 'run-1', step: 9, totalSteps: 9, phase: 'rollouts', state: 'running' });
+    expect(t.step).toBe(3);
+    await t.restore([], null); // only once per page
+    expect(t.runId).toBe('run-1');
+
+    await t.resume();
+    expect(w.sent).toEqual([{ type: 'start', config: { recipe: 'pact', steps: 8 }, resumeRunId: 'run-1' }]);
+    expect([t.isDetached, t.phase, t.displayStatus]).toEqual([false, 'running', 'running']);
+  });
+
+  it('a saved run another tab is training shows as such and cannot be resumed here', async () => {
+    const w = fakeClient(() => started());
+    const t = new TrainingState();
+    t.attach(w.client);
+    await t.restore([{ ...RUN, status: 'running', lastCheckpointId: 'run-1@1' }], new Set(['run-1']));
+    expect([t.displayStatus, t.controls.isResume, t.controls.canTrain]).toEqual(['elsewhere', false, true]);
+    expect(t.statusText).toBe('Step 0 · running in another tab');
+    // Stopped there: the next refresh brings the stored record, and this page can resume it.
+    t.syncSaved([{ ...RUN, status: 'stopped', lastStep: 1, lastCheckpointId: 'run-1@1' }], new Set());
+    expect([t.displayStatus, t.controls.isResume, t.step]).toEqual(['stopped', true, 1]);
+    t.syncSaved([], new Set()); // deleted
+    expect([t.runId, t.phase]).toEqual([null, 'idle']);
   });
 });

@@ -1,0 +1,152 @@
+/**
+ * A newcomer's first ten minutes, at 1280×800 and at 390 px: open the page, take the tour to
+ * the end, press the home card's Train, watch the status area and the live memory reading during
+ * the first step, see that step's point on the reward chart, reload while step 2 trains (the
+ * worker dies with the page: the run reads "interrupted" and Resume continues from the checkpoint
+ * written after step 1), resume, and stop. The status line (home card) and the Runs panel say
+ * the same word at every stage, and IndexedDB agrees. Then it renames the run.
+ *
+ * The setup is the defaults made small enough to train here in about a minute a step (the tiny
+ * run of tinyRun.ts: one turn of at most 24 tokens, K = 2, two prompts a step, wasm), with
+ * steps = 3 so that Stop lands mid-run.
+ */
+import { test, expect, type Page } from '@playwright/test';
+import { GUIDED_TOUR } from '../src/ui/lessons';
+import { readPageDb } from '../scripts/pageDb';
+import { tinyRunUrl } from './tinyRun';
+
+const RUN_FORM = { steps: '3', K: '2', batch: '2', miniBatch: '1', backend: 'wasm' };
+const STEP_MS = 360_000;
+
+/** The status word of the home card and of the run's Runs-panel row, and the stored status. */
+async function statuses(page: Page, runId: string) {
+  const home = await page.getByTestId('home-status-word').innerText();
+  const row = await page.locator(`tr[data-run-id="${runId}"]`).getByTestId('run-status-word').innerText();
+  const stored = (await readPageDb(page)).runs.find((r) => r.id === runId);
+  return { home, row, stored: stored?.status };
+}
+
+async function openFold(page: Page, id: string) {
+  const bar = page.getByTestId(`fold-${id}`);
+  if ((await bar.isVisible()) && (await bar.getAttribute('aria-expanded')) === 'false') await bar.click();
+}
+
+async function newcomerPath(page: Page, size: string) {
+  const shot = (name: string) => page.screenshot({ path: `e2e/screenshots/newcomer-${size}-${name}.png` });
+  const consoleErrors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+  });
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await page.goto(tinyRunUrl(RUN_FORM));
+
+  // ---- open: where to start, and how long it takes here ------------------------------------
+  const home = page.getByTestId('home');
+  await expect(home.getByRole('heading', { name: 'Start here' })).toBeVisible();
+  await expect(home.getByTestId('home-estimate')).toContainText('On this device (WebAssembly)', { timeout: 60_000 });
+  await expect(home.getByTestId('home-estimate')).toContainText(/about \d+ (s|min|h)/);
+  await expect(home.getByRole('button', { name: /Train with this setup/ })).toBeVisible();
+  await shot('1-open');
+
+  // ---- the tour, to the end ------------------------------------------------------------------
+  await page.getByRole('button', { name: 'Take the tour', exact: true }).click();
+  for (let i = 0; i < GUIDED_TOUR.length - 1; i++) {
+    await expect(page.getByTestId('tour-card')).toHaveAttribute('data-step', GUIDED_TOUR[i].id);
+    await page.getByTestId('tour-next').click();
+  }
+  await expect(page.getByTestId('tour-card')).toHaveAttribute('data-step', GUIDED_TOUR[GUIDED_TOUR.length - 1].id);
+  await shot('2-tour-end');
+  await page.getByTestId('tour-finish').click();
+  await expect(page.getByTestId('tour-card')).toHaveCount(0);
+
+  // ---- Train -----------------------------------------------------------------------------
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await home.getByTestId('home-train').click();
+  await expect(home.getByTestId('home-status-word')).toHaveText(/starting|running/);
+  await expect(home.getByTestId('run-status')).toHaveAttribute('data-status', 'running', { timeout: 180_000 });
+  const runId = (await readPageDb(page)).runs[0].id;
+  await openFold(page, 'runs');
+  await openFold(page, 'device');
+  expect(await statuses(page, runId)).toEqual({ home: 'running', row: 'running', stored: 'running' });
+  await expect(home.getByTestId('run-step-progress')).toContainText('Step 1');
+  await expect(home.getByTestId('run-eta')).toContainText('Time left: measured after the first step');
+
+  // Memory is read during the step, not once per step: two readings at different times before step 1 ends.
+  const seen = new Set<string>();
+  await expect
+    .poll(
+      async () => {
+        const time = page.getByTestId('device-memory-time');
+        if ((await time.count()) > 0 && (await home.getByTestId('run-status').innerText()).includes('step 0')) seen.add(await time.innerText());
+        return seen.size;
+      },
+      { timeout: STEP_MS, intervals: [500] },
+    )
+    .toBeGreaterThanOrEqual(2);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot('3-training');
+
+  // ---- the first real step's point on the reward chart ------------------------------------
+  const reward = page.getByTestId('chart-reward-latest');
+  await expect(reward).toContainText(/current run \(pact\): -?[\d.]+ at step 1/, { timeout: STEP_MS });
+  await expect(page.getByTestId('demo-badge')).toHaveCount(0);
+  // It is checkpointed after that first step (checkpointEvery is 4).
+  await expect.poll(async () => (await readPageDb(page)).runs[0].lastCheckpointId, { timeout: 60_000 }).toBe(`${runId}@1`);
+  await expect(home.getByTestId('run-eta')).toContainText(/About \d+ (s|min|h)( \d+ min)? left \(from 1 measured step/);
+  await page.getByTestId('chart-reward').scrollIntoViewIfNeeded();
+  await shot('4-first-point');
+
+  // ---- reload while step 2 trains: the worker is gone, so the run is interrupted -------------
+  expect((await readPageDb(page)).runs[0].lastStep).toBe(1);
+  await page.reload();
+  await expect(home.getByTestId('run-status')).toHaveAttribute('data-status', 'interrupted', { timeout: 60_000 });
+  await openFold(page, 'runs');
+  expect(await statuses(page, runId)).toEqual({ home: 'interrupted', row: 'interrupted', stored: 'interrupted' });
+  await expect(home.getByTestId('run-resume-plan')).toContainText('This run\'s tab was reloaded or closed while it trained');
+  await expect(home.getByTestId('run-resume-plan')).toContainText('Resume continues from its checkpoint at step 1');
+  await expect(page.locator(`tr[data-run-id="${runId}"]`).getByTestId('resume-plan')).toContainText('Resume: continues from its checkpoint at step 1');
+  // The charts keep the run's stored step, not the demo.
+  await expect(reward).toContainText(/current run \(pact\): -?[\d.]+ at step 1/);
+  await expect(page.getByTestId('demo-badge')).toHaveCount(0);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot('5-after-reload');
+
+  // ---- resume, then stop -------------------------------------------------------------------
+  await home.getByTestId('home-resume').click();
+  await expect(home.getByTestId('run-status')).toHaveAttribute('data-status', 'running', { timeout: 180_000 });
+  expect(await statuses(page, runId)).toEqual({ home: 'running', row: 'running', stored: 'running' });
+  await home.getByTestId('home-stop').click();
+  // Stop waits for the step to end: both say so, neither says "paused" or "stopped" yet.
+  await expect(home.getByTestId('home-status-word')).toHaveText('stopping after this step');
+  await expect(page.locator(`tr[data-run-id="${runId}"]`).getByTestId('run-status-word')).toHaveText('stopping after this step');
+  await shot('6-stopping');
+  await expect(home.getByTestId('run-status')).toHaveAttribute('data-status', 'stopped', { timeout: STEP_MS });
+  await expect.poll(async () => statuses(page, runId), { timeout: 30_000 }).toEqual({ home: 'stopped', row: 'stopped', stored: 'stopped' });
+  const run = (await readPageDb(page)).runs.find((r) => r.id === runId)!;
+  expect([run.lastStep, run.lastCheckpointId]).toEqual([2, `${runId}@2`]);
+  await expect(reward).toContainText(/current run \(pact\): -?[\d.]+ at step 2/);
+  await expect(home.getByTestId('home-train')).toHaveText(/Train a new run with this setup/);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot('7-stopped');
+
+  // ---- name it: the Runs panel renames, the status line follows ------------------------------
+  const row = page.locator(`tr[data-run-id="${runId}"]`);
+  await row.getByTestId('rename-run').click();
+  await row.getByTestId('rename-input').fill('my first PACT run');
+  await row.getByTestId('rename-save').click();
+  await expect(row.getByTestId('run-name')).toHaveText('my first PACT run');
+  await expect(home.getByTestId('run-status')).toContainText('my first PACT run');
+  expect((await readPageDb(page)).runs.find((r) => r.id === runId)?.name).toBe('my first PACT run');
+  expect(consoleErrors, consoleErrors.join('\n')).toEqual([]);
+}
+
+test('a newcomer at 1280×800: tour, Train, first point, reload, resume, stop', async ({ page }) => {
+  test.setTimeout(1_200_000);
+  await newcomerPath(page, '1280');
+});
+
+test('a newcomer at 390 px: the same path on a phone', async ({ page }) => {
+  test.setTimeout(1_200_000);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await newcomerPath(page, '390');
+});
