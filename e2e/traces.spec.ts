@@ -118,8 +118,9 @@ test('token masks: Z(s) shown equals Σ m from the core over the same tokens, an
   await page.waitForTimeout(500);
   expect(tokenizerRequests).toEqual([]);
 
-  // S = 10 through the shared run setup: at s = 5, λa = 0.8 − 0.6·0.5 = 0.5 and the level is L2.
-  await page.locator('#sched-horizon').fill('10');
+  // S = 10 in the run setup (the panel shows the masks of the run it would train; the mask-schedule
+  // panel's own S is teaching state and does not reach it): at s = 5, λa = 0.8 − 0.6·0.5 = 0.5, level L2.
+  await page.locator('#setup-horizon').fill('10');
   const panel = page.getByTestId('token-masks');
   await panel.scrollIntoViewIfNeeded();
   await expect(panel.getByTestId('tokenizer-loading').or(panel.getByTestId('mask-z'))).toBeVisible();
@@ -177,9 +178,9 @@ test('token masks: Z(s) shown equals Σ m from the core over the same tokens, an
   await panel.screenshot({ path: `${SHOTS}/token-masks.png` });
 
   // The design follows the setup: fixed reasoning (L4 throughout) + scale.
-  await page.locator('#sched-reasoning').selectOption('fixed');
+  await page.locator('#setup-reasoning').selectOption('fixed');
   await expect(panel.getByTestId('mask-z')).toHaveText(zAt(5, 'fixed+scale'));
-  await page.locator('#sched-reasoning').selectOption('segment');
+  await page.locator('#setup-reasoning').selectOption('segment');
   // Full Token A (App. D), compared on demand.
   await panel.getByLabel('compare with Full Token A').check();
   await expect(panel.getByTestId('mask-z')).toHaveText(zAt(5, 'full-token'));

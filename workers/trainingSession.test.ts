@@ -93,7 +93,8 @@ function makeDeps(): SessionDeps {
           weights: [],
           optimizer: { step: t.completedSteps, tensors: [] },
           rngState: {},
-          trainerState: { version: 1, dataCursor: t.completedSteps, recipe: config.recipe },
+          // the default config reads π_ref (klCoef > 0): its checkpoints carry π_ref's weights
+          trainerState: { version: 1, dataCursor: t.completedSteps, recipe: config.recipe, referenceWeights: [] },
           bytes: 0,
         }),
         dispose: () => t.dispose(),

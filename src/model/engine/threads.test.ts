@@ -58,3 +58,26 @@ it('gives the same bits on 1 and on 3 threads', () => {
     a.decode.forEach((z, t) => expect(Array.from(b.decode[t])).toEqual(Array.from(z)));
   }
 }, 120_000);
+
+// Four query heads per KV head: the backward's task for one KV head holds four attention calls
+// (4 × 29 numbers), more than an even share of the shared table (the browser's numerics check
+// once failed on it with "a task has too many calls").
+it('gives the same bits with four query heads per KV head', async () => {
+  const config: Qwen3Config = { ...CONFIG, num_attention_heads: 8, num_key_value_heads: 2, head_dim: 8 };
+  const m = Qwen3Model.fromConfig(config, 5);
+  const rt = new EngineRuntime(16 << 20, true);
+  await rt.startThreads(3);
+  try {
+    const P = toEngineParams(m.params);
+    const rows = [ids(120, 7), ids(64, 8)];
+    const results = [new Qwen3Engine(config, new EngineRuntime(16 << 20)), new Qwen3Engine(config, rt)].map((engine) => {
+      const f = engine.forward(P, rows, { withEntropy: true, keep: true });
+      const grads = engine.backward(f.ctx!, f.logprobs.map((r) => r.map((_, i) => Math.cos(i))), null, new Set(m.params.keys()));
+      return { lp: f.logprobs.map((r) => Array.from(r)), grads: [...grads].map(([n, g]) => [n, Array.from(g)]) };
+    });
+    expect(results[1]).toEqual(results[0]);
+    expect(results[0].grads.length).toBeGreaterThan(0);
+  } finally {
+    m.dispose();
+  }
+}, 120_000);

@@ -15,8 +15,11 @@ export type TaskKernel = (typeof TASK_KERNELS)[number];
 /** One kernel call: the kernel and its (i32 or f32) arguments. */
 export type KernelCall = [TaskKernel, ...number[]];
 
+// The shared table (float64): MAX_TASKS start offsets, then the tasks one after another, each
+// [calls, (kernel, nArgs, args…)…]. A batch holds as many tasks as fit; a task too long for the
+// whole table (none the engine builds) runs on the calling thread alone.
 const MAX_TASKS = 4096;
-const TASK_SLOTS = 96; // float64 slots per task: [calls, (kernel, nArgs, args…)…]
+const BODY_SLOTS = MAX_TASKS * 96;
 // Control words (Int32).
 const GEN = 0;
 const NEXT = 1;
@@ -40,7 +43,7 @@ const start = (data, post) => {
     if (Atomics.load(ctl, ${STOP})) break;
     const count = Atomics.load(ctl, ${COUNT});
     for (let t = Atomics.add(ctl, ${NEXT}, 1); t < count; t = Atomics.add(ctl, ${NEXT}, 1)) {
-      let p = t * ${TASK_SLOTS};
+      let p = tasks[t];
       const calls = tasks[p++];
       for (let c = 0; c < calls; c++) {
         const f = fns[tasks[p++]];
@@ -78,7 +81,7 @@ export class ThreadPool {
     exports: Record<string, unknown>,
   ) {
     this.ctl = new Int32Array(new SharedArrayBuffer(64));
-    this.tasks = new Float64Array(new SharedArrayBuffer(MAX_TASKS * TASK_SLOTS * 8));
+    this.tasks = new Float64Array(new SharedArrayBuffer((MAX_TASKS + BODY_SLOTS) * 8));
     this.fns = TASK_KERNELS.map((n) => exports[n] as (...args: number[]) => void);
   }
 
@@ -121,16 +124,36 @@ export class ThreadPool {
       for (const task of tasks) for (const [name, ...args] of task) this.fns[TASK_KERNELS.indexOf(name)](...args);
       return;
     }
-    for (let start = 0; start < tasks.length; start += MAX_TASKS) this.runBatch(tasks.slice(start, start + MAX_TASKS));
+    let batch: (readonly KernelCall[])[] = [];
+    let used = 0;
+    for (const task of tasks) {
+      const size = 1 + task.reduce((n, [, ...args]) => n + 2 + args.length, 0);
+      if (size > BODY_SLOTS) {
+        // Too long for the table: run what is queued, then this task here (same bits either way).
+        if (batch.length) this.runBatch(batch);
+        batch = [];
+        used = 0;
+        for (const [name, ...args] of task) this.fns[TASK_KERNELS.indexOf(name)](...args);
+        continue;
+      }
+      if (batch.length === MAX_TASKS || used + size > BODY_SLOTS) {
+        this.runBatch(batch);
+        batch = [];
+        used = 0;
+      }
+      batch.push(task);
+      used += size;
+    }
+    if (batch.length) this.runBatch(batch);
   }
 
   private runBatch(tasks: readonly (readonly KernelCall[])[]): void {
     const table = this.tasks;
+    let p = MAX_TASKS;
     tasks.forEach((task, t) => {
-      let p = t * TASK_SLOTS;
+      table[t] = p;
       table[p++] = task.length;
       for (const [name, ...args] of task) {
-        if (p + 2 + args.length > (t + 1) * TASK_SLOTS) throw new Error('engine threads: a task has too many calls');
         table[p++] = TASK_KERNELS.indexOf(name);
         table[p++] = args.length;
         for (const a of args) table[p++] = a;

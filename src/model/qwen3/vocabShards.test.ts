@@ -12,6 +12,7 @@ import { generateQwen3 } from './generate';
 import { packTokenRows } from './batch';
 import { readParamsToHost } from './vocabShards';
 import type { ParamMap } from './linear';
+import { getEngineEnabled, setEngineEnabled } from './engineBridge';
 
 // Embedding [96, 16] = 6144 bytes is the only tensor above the 2500-byte limit
 // (largest other: mlp [32, 16] = 2048 bytes). Rows per shard = ⌊2500 / (4·16)⌋ = 39
@@ -37,12 +38,18 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
       const config = { ...BASE, tie_word_embeddings: isTied };
       let plain: ParamMap;
       let sharded: ParamMap;
+      // Sharded weights run on the tfjs graph (the CPU engine serves unsharded models only), so
+      // both sides take that graph here: the comparison is sharded against unsharded, not
+      // engine against tfjs (the engine has its own tests against the PyTorch reference).
+      const wasEngineEnabled = getEngineEnabled();
       beforeAll(async () => {
+        setEngineEnabled(false);
         await selectBackend(backend, { wasmPaths: getNodeWasmPaths() });
         plain = initQwen3Params(config, 3);
         sharded = initQwen3Params(config, 3, { maxTensorBytes: LIMIT_BYTES });
       });
       afterAll(() => {
+        setEngineEnabled(wasEngineEnabled);
         disposeParams(plain);
         disposeParams(sharded);
       });
