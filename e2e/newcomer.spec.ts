@@ -6,16 +6,14 @@
  * written after step 1), resume, and stop. The status line (home card) and the Runs panel say
  * the same word at every stage, and IndexedDB agrees. Then it renames the run.
  *
- * The setup is the defaults made small enough to train here in about a minute a step (the tiny
- * run of tinyRun.ts: one turn of at most 24 tokens, K = 2, two prompts a step, wasm), with
- * steps = 3 so that Stop lands mid-run.
+ * The setup is the page's own default (the Quick size: 2 prompts × K 4, up to 4 turns and 576
+ * response tokens, on the backend the page picks; wasm here) with steps = 3 so that Stop lands
+ * mid-run: the first step a newcomer trains is the one this spec times out on.
  */
 import { test, expect, type Page } from '@playwright/test';
 import { GUIDED_TOUR } from '../src/ui/lessons';
 import { readPageDb } from '../scripts/pageDb';
-import { tinyRunUrl } from './tinyRun';
 
-const RUN_FORM = { steps: '3', K: '2', batch: '2', miniBatch: '1', backend: 'wasm' };
 const STEP_MS = 360_000;
 
 /** The status word of the home card and of the run's Runs-panel row, and the stored status. */
@@ -38,7 +36,7 @@ async function newcomerPath(page: Page, size: string) {
     if (m.type() === 'error') consoleErrors.push(m.text());
   });
   await page.emulateMedia({ reducedMotion: 'reduce' });
-  await page.goto(tinyRunUrl(RUN_FORM));
+  await page.goto('/?steps=3');
 
   // ---- open: where to start, and how long it takes here ------------------------------------
   const home = page.getByTestId('home');

@@ -20,7 +20,8 @@ async function main(): Promise<void> {
     return i >= 0 ? args[i + 1] : undefined;
   };
   const { prepareTfjs } = await import('../src/cli/commands/score');
-  await prepareTfjs('wasm');
+  // One thread: a browser with more cores trains faster than the estimate made from this.
+  const prepared = await prepareTfjs('wasm', { threads: 1 });
   await import('../src/recipes');
   const { resolveConfig } = await import('../src/recipes/config');
   const { expandExperiment } = await import('../src/recipes/experiment');
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
   const out = path.join(ROOT, 'public/demo/demo-run.json');
   await mkdir(path.dirname(out), { recursive: true });
   // NaN (an absent loss term) is not JSON: write null, which the charts skip.
-  const json = JSON.stringify({ config, recordedWith: { backend: 'wasm', policy: assets.policy.source, date: new Date().toISOString() }, metrics, evals, rollouts }, (_k, v) =>
+  const json = JSON.stringify({ config, recordedWith: { backend: 'wasm', threads: prepared.threads ?? 1, policy: path.relative(ROOT, assets.policy.source.replace(/^warm start \((.*)\)$/, '$1')) || assets.policy.source, date: new Date().toISOString() }, metrics, evals, rollouts }, (_k, v) =>
     typeof v === 'number' && !Number.isFinite(v) ? null : v,
   );
   await writeFile(out, json);

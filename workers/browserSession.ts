@@ -16,6 +16,7 @@ import { toMemoryUsage, type MemoryUsage, type ProcessMemory } from './protocol'
 import { holdRunLock } from './runLock';
 import { createBrowserPlatform } from './runPlatform';
 import { activateBackend } from './tfBrowser';
+import { peekEngineRuntime } from '../src/model/engine/runtime';
 import type { LoadedRun, SessionDeps } from './trainingSession';
 
 type PerformanceWithMemory = Performance & {
@@ -57,6 +58,8 @@ export function readWorkerMemory(): MemoryUsage | undefined {
     const usage = toMemoryUsage(tf.getBackend() ?? 'none', tf.memory() as unknown as Record<string, unknown>);
     const wasmHeapBytes = readWasmHeapBytes();
     if (wasmHeapBytes !== undefined) usage.wasmHeapBytes = wasmHeapBytes;
+    const rt = peekEngineRuntime();
+    if (rt) usage.engine = { bytes: rt.allocatedBytes, peakBytes: rt.peakAllocatedBytes, memoryBytes: rt.memoryBytes };
     const process = readProcessMemory();
     if (process) usage.process = process;
     return usage;
@@ -120,6 +123,7 @@ export function createBrowserSessionDeps(): SessionDeps {
       }
     },
     readMemory: readWorkerMemory,
+    resetMemoryPeak: () => peekEngineRuntime()?.resetPeak(),
     holdLock: holdRunLock,
     every: (ms, tick) => {
       const id = setInterval(tick, ms);

@@ -91,6 +91,12 @@ export interface MemoryUsage {
   peakBytes?: number;
   /** wasm backend: the size of its WebAssembly memory (it grows and is never given back). */
   wasmHeapBytes?: number;
+  /**
+   * The CPU engine (wasm/cpu backends: the model's forward, backward and decode run there, not
+   * in tfjs tensors): bytes in its buffers now, the most since the step began, and the size of
+   * its own WebAssembly memory (grows, never given back).
+   */
+  engine?: { bytes: number; peakBytes: number; memoryBytes: number };
   process?: ProcessMemory;
 }
 

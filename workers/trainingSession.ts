@@ -54,6 +54,8 @@ export interface SessionDeps {
   loadRun(config: TrainConfig, opts: LoadRunOptions): Promise<LoadedRun>;
   /** tfjs memory now (and the process's where the browser offers it); undefined before a backend. */
   readMemory(): MemoryUsage | undefined;
+  /** Starts a new step's peak where the platform keeps its own (the CPU engine's buffers). */
+  resetMemoryPeak?(): void;
   /** Takes the run's lock (throws when another tab holds it); resolves with its release. */
   holdLock(runId: string): Promise<() => void>;
   /** Calls `tick` every `ms` milliseconds until the returned function is called. */
@@ -168,6 +170,7 @@ export class TrainingSession {
     this.activeStep = step;
     this.stepStartedAt = this.deps.now();
     this.lastProgress = null;
+    this.deps.resetMemoryPeak?.();
     this.peakBytes = this.deps.readMemory()?.numBytes ?? 0;
   }
 
@@ -326,6 +329,7 @@ export class TrainingSession {
         if (memory) {
           metrics['memory/bytes'] = memory.numBytes;
           metrics['memory/peak_bytes'] = this.peakBytes;
+          if (memory.engine) metrics['memory/engine_peak_bytes'] = memory.engine.peakBytes;
         }
         const values = numericValues(metrics);
         this.post({ type: 'metrics', runId, metrics });

@@ -23,7 +23,7 @@ describe('toMemoryUsage + describeMemory', () => {
     const m = toMemoryUsage('wasm', { numBytes: 3 * 2 ** 20 + 512 * 1024, numTensors: 1, numDataBuffers: 1, unreliable: false });
     expect(m).toEqual({ backend: 'wasm', numBytes: 3670016, numTensors: 1 });
     // 3.5 MiB = 3 MiB + 512 KiB
-    expect(describeMemory(m)).toEqual({ inUse: '3.50 MiB in 1 tensor (wasm)', gpu: null, caveat: null, peak: null, wasmHeap: null, process: PROCESS_MEMORY_ABSENT, sampledAt: null });
+    expect(describeMemory(m)).toEqual({ inUse: '3.50 MiB in 1 tensor (wasm)', gpu: null, caveat: null, peak: null, wasmHeap: null, engine: null, process: PROCESS_MEMORY_ABSENT, sampledAt: null });
   });
 
   it('webgpu: the GPU buffer bytes in use and allocated', () => {
@@ -58,6 +58,7 @@ describe('a live reading', () => {
       numTensors: 184,
       peakBytes: 140 * 2 ** 20,
       wasmHeapBytes: 2.4 * 2 ** 30,
+      engine: { bytes: 3 * 2 ** 20, peakBytes: 243 * 2 ** 20, memoryBytes: 320 * 2 ** 20 },
       process: { bytes: 96 * 2 ** 20, source: 'performance.memory' },
       sampledAt: Date.UTC(2026, 0, 1, 14, 3, 5),
     });
@@ -67,6 +68,7 @@ describe('a live reading', () => {
       caveat: null,
       peak: 'peak 140 MiB in this step',
       wasmHeap: '2.40 GiB of WebAssembly memory (grows as needed, never given back)',
+      engine: '3.00 MiB in use · peak 243 MiB in this step · 320 MiB of its WebAssembly memory',
       process: "96.0 MiB: the trainer worker's JavaScript heap (performance.memory)",
       sampledAt: 'read at 14:03:05 UTC',
     });

@@ -34,6 +34,8 @@ export interface MemoryLines {
   peak: string | null;
   /** "512 MiB of WebAssembly memory (grows as needed, never given back)" */
   wasmHeap: string | null;
+  /** The CPU engine's buffers (where the model's activations live on wasm/cpu). */
+  engine: string | null;
   /** The process's memory in words, or why it cannot be read here. */
   process: string;
   /** "read at 14:03:05" */
@@ -42,7 +44,7 @@ export interface MemoryLines {
 
 /** Why the process's memory is missing: what the browser would need to offer it. */
 export const PROCESS_MEMORY_ABSENT =
-  'not offered by this browser (measureUserAgentSpecificMemory needs cross-origin isolation, which this app leaves off; performance.memory is Chromium-only)';
+  "not offered to the trainer's worker by this browser (measureUserAgentSpecificMemory needs cross-origin isolation and a browser that offers it to workers; performance.memory is Chromium-only)";
 
 const timeFmt = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false, timeZone: 'UTC' });
 
@@ -64,6 +66,9 @@ export function describeMemory(m: MemoryUsage): MemoryLines {
     caveat: m.unreliableReason ? `tfjs: ${m.unreliableReason}` : null,
     peak: m.peakBytes !== undefined ? `peak ${formatBytes(m.peakBytes)} in this step` : null,
     wasmHeap: m.wasmHeapBytes !== undefined ? `${formatBytes(m.wasmHeapBytes)} of WebAssembly memory (grows as needed, never given back)` : null,
+    engine: m.engine
+      ? `${formatBytes(m.engine.bytes)} in use · peak ${formatBytes(m.engine.peakBytes)} in this step · ${formatBytes(m.engine.memoryBytes)} of its WebAssembly memory`
+      : null,
     process,
     sampledAt: m.sampledAt !== undefined ? `read at ${timeFmt.format(new Date(m.sampledAt))} UTC` : null,
   };

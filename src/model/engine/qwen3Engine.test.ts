@@ -100,6 +100,16 @@ for (const backend of ['wasm', 'cpu'] as const) {
       });
     }
 
+    it('a row past max_position_embeddings (PACT\'s [x; h*; τ] can be) is read as the graph reads it, not refused', async () => {
+      const rows = [ids(CONFIG.max_position_embeddings + 40, 21), ids(30, 22)];
+      const vars = [...model.params.values()];
+      const viaEngine = await evaluate(model, rows, 'right', true, vars);
+      const viaGraph = await evaluate(model, rows, 'right', false, vars);
+      expect(maxRelErr(viaEngine.logp.flat(), viaGraph.logp.flat())).toBeLessThan(1e-5);
+      for (const [name, g] of viaGraph.grads) expect(maxRelErr(viaEngine.grads.get(name)!, g), name).toBeLessThan(1e-4);
+      releasePendingEngineContexts();
+    });
+
     it('rows that share a prefix (computed once) give the same log-probs and gradients as the graph', async () => {
       const prefix = ids(53, 11);
       const rows = [[...prefix, ...ids(40, 12)], [...prefix, ...ids(1, 13)], [...prefix, ...ids(75, 14)]];

@@ -178,8 +178,10 @@ export class Qwen3Engine {
   private readonly QD: number;
   private readonly KD: number;
   private readonly scale: number;
-  private readonly cos: number;
-  private readonly sin: number;
+  // RoPE angle tables [positions, D/2]; grown on demand past max_position_embeddings.
+  private cos = 0;
+  private sin = 0;
+  private ropePositions = 0;
   private readonly work: number;
   private readonly headChunk: number;
 
@@ -204,22 +206,36 @@ export class Qwen3Engine {
     this.scale = 1 / Math.sqrt(this.D);
     const paramBytes = 4 * countParams(c);
     this.weights = new WeightCache(rt, 6 * paramBytes + (64 << 20));
-    // RoPE angle tables [P, D/2] (as computeHostRopeTables: angle p·θ^(−2j/D) in double).
+    this.ensureRope(c.max_position_embeddings);
+    this.work = rt.alloc(rt.k.attnScratchFloats(this.D));
+    this.headChunk = Math.max(4, Math.floor((1 << 20) / this.V / 4) * 4);
+  }
+
+  /**
+   * RoPE tables for `positions` positions (as computeHostRopeTables: angle p·θ^(−2j/D) in
+   * double). Rows past max_position_embeddings (PACT's [x; h*; τ] rows can be) get positions
+   * the weights never saw, as on the tfjs graph, which computes RoPE for any position.
+   */
+  private ensureRope(positions: number): void {
+    if (positions <= this.ropePositions) return;
+    const P = Math.max(positions, 2 * this.ropePositions);
     const half = this.D / 2;
-    const P = c.max_position_embeddings;
     const cos = new Float32Array(P * half);
     const sin = new Float32Array(P * half);
     for (let p = 0; p < P; p++) {
       for (let j = 0; j < half; j++) {
-        const angle = p * (1 / Math.pow(c.rope_theta, (2 * j) / this.D));
+        const angle = p * (1 / Math.pow(this.config.rope_theta, (2 * j) / this.D));
         cos[p * half + j] = Math.cos(angle);
         sin[p * half + j] = Math.sin(angle);
       }
     }
-    this.cos = rt.allocFrom(cos);
-    this.sin = rt.allocFrom(sin);
-    this.work = rt.alloc(rt.k.attnScratchFloats(this.D));
-    this.headChunk = Math.max(4, Math.floor((1 << 20) / this.V / 4) * 4);
+    if (this.ropePositions > 0) {
+      this.rt.release(this.cos);
+      this.rt.release(this.sin);
+    }
+    this.cos = this.rt.allocFrom(cos);
+    this.sin = this.rt.allocFrom(sin);
+    this.ropePositions = P;
   }
 
   private get k() {
@@ -449,7 +465,7 @@ export class Qwen3Engine {
     const keep = opts.keep ?? false;
     rows.forEach((r, b) => {
       if (r.length < 1) throw new Error(`engine.forward: rows[${b}] is empty`);
-      if (r.length > this.config.max_position_embeddings) throw new Error(`engine.forward: rows[${b}] has ${r.length} tokens, over max_position_embeddings ${this.config.max_position_embeddings}`);
+      this.ensureRope(r.length);
       for (let t = 0; t < r.length; t++) {
         const id = r[t];
         if (!Number.isInteger(id) || id < 0 || id >= this.V) throw new Error(`engine.forward: rows[${b}][${t}] = ${id} is not a token id in [0, ${this.V})`);
@@ -830,7 +846,7 @@ export class Qwen3Engine {
     }
     for (const it of items) {
       const needed = it.slot.tokens.length + it.tokens.length;
-      if (needed > this.config.max_position_embeddings) throw new Error(`engine.extend: ${needed} positions are over max_position_embeddings ${this.config.max_position_embeddings}`);
+      this.ensureRope(needed);
       this.ensureCapacity(it.slot, needed);
     }
     const pinned = this.listTensors(P);

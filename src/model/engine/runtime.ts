@@ -233,6 +233,11 @@ export class EngineRuntime {
 
 let current: EngineRuntime | null = null;
 
+/** The runtime if the engine has started one (no allocation: for memory readings). */
+export function peekEngineRuntime(): EngineRuntime | null {
+  return current;
+}
+
 /** The process-wide (or worker-wide) runtime. */
 export function getEngineRuntime(): EngineRuntime {
   current ??= new EngineRuntime();

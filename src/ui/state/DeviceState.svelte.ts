@@ -15,6 +15,13 @@ export class DeviceState {
   checkingBackend = $state<BackendName | null>(null);
   private client: TrainerClient | null = null;
 
+  /** The backend a run left on 'auto' trains on here: the probe's, but wasm over a software WebGPU adapter (tfBrowser.activateBackend). */
+  autoBackend = $derived.by((): BackendName | null => {
+    const r = this.report;
+    if (!r) return null;
+    return r.backend === 'webgpu' && r.adapter?.isFallbackAdapter ? (r.wasm.available ? 'wasm' : 'cpu') : r.backend;
+  });
+
   /** One line a user can read at a glance (also what the e2e test reads). */
   summary = $derived.by(() => {
     const r = this.report;
