@@ -36,7 +36,10 @@ async function newcomerPath(page: Page, size: string) {
     if (m.type() === 'error') consoleErrors.push(m.text());
   });
   await page.emulateMedia({ reducedMotion: 'reduce' });
-  await page.goto('/?steps=3');
+  await page.goto('/');
+  await openFold(page, 'setup'); // a bar on a phone
+  await expect(page.getByTestId('run-sizes').getByRole('radio', { name: /^Quick/ })).toBeChecked();
+  await page.locator('#setup-steps').fill('3');
 
   // ---- open: where to start, and how long it takes here ------------------------------------
   const home = page.getByTestId('home');

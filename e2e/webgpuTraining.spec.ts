@@ -47,6 +47,8 @@ test('two PACT steps in the worker on WebGPU', async ({ page }) => {
   expect(rows.config.backend).toBe('webgpu');
   expect(rows.metrics.map((m) => m.step)).toEqual([1, 2]);
   for (const m of rows.metrics) {
+    // Where a SwiftShader step's minutes go (shader compiles for each new shape, mostly), for the CI log.
+    console.log(`webgpu step ${m.step}: ${['time/rollouts_s', 'time/logprobs_s', 'time/update_s', 'seconds'].map((k) => `${k} ${Number(m.values[k]).toFixed(1)}`).join(', ')}`);
     // q = 0: every prompt takes the trace-conditioned route, so L^h and L_SFT are finite and L^x absent.
     expect(m.values.gate_fraction).toBe(0);
     expect(Number.isFinite(m.values['loss/Lh'])).toBe(true);

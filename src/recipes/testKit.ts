@@ -21,7 +21,7 @@ import { getNodeWasmPaths } from '../model/qwen3/node';
 import { useCpuBackend } from '../model/qwen3/train/testBackend';
 import { resolveConfig, type TrainConfigInput } from './config';
 import { Trainer, createToolUsePrompts } from './trainer';
-import { isMachineMetric, type PolicySampler, type RolloutGroup, type StepMetrics } from './types';
+import { isMachineMetric, type PolicySampler, type RolloutGroup, type StepMetrics, type StepProgress } from './types';
 
 export interface TinySetup {
   tokenizer: PrunedTokenizer;
@@ -138,7 +138,11 @@ export function useWasmTinySetup(): () => TinySetup {
 }
 
 /** A Trainer over the tiny setup's tasks and a fresh model of `modelSeed` (default 7). */
-export function createTinyTrainer(setup: TinySetup, input: TrainConfigInput, opts: { modelSeed?: number; wrapPolicy?: (p: PolicySampler) => PolicySampler } = {}): Trainer {
+export function createTinyTrainer(
+  setup: TinySetup,
+  input: TrainConfigInput,
+  opts: { modelSeed?: number; wrapPolicy?: (p: PolicySampler) => PolicySampler; onProgress?: (p: StepProgress) => void } = {},
+): Trainer {
   return new Trainer({
     config: resolveConfig(input),
     model: setup.createModel(opts.modelSeed ?? 7),
@@ -148,6 +152,7 @@ export function createTinyTrainer(setup: TinySetup, input: TrainConfigInput, opt
     trainPrompts: createToolUsePrompts(setup.trainTasks),
     testPrompts: createToolUsePrompts(setup.testTasks),
     wrapPolicy: opts.wrapPolicy,
+    onProgress: opts.onProgress,
   });
 }
 

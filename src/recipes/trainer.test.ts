@@ -25,7 +25,7 @@ import { resolveConfig, type TrainConfigInput } from './config';
 import { listRecipes } from './registry';
 import { createTinyTrainer, meanPolicyTokenK3, readRowLogprobs, readerOfFiles, stripTiming, useWasmTinySetup, type TinySetup } from './testKit';
 import { Trainer, buildMicroBatchLoss, computePromptOnlyKl, computeTraceLogprobGap, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
-import type { PolicySampler, StepMetrics } from './types';
+import type { PolicySampler, StepMetrics, StepProgress } from './types';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
 import { POLICY_KINDS } from '../core/types';
 import './index';
@@ -47,7 +47,7 @@ const TINY: TrainConfigInput = {
   lr: 1e-2,
 };
 
-function createTrainer(input: TrainConfigInput, opts: { modelSeed?: number; wrapPolicy?: (p: PolicySampler) => PolicySampler } = {}): Trainer {
+function createTrainer(input: TrainConfigInput, opts: Parameters<typeof createTinyTrainer>[2] = {}): Trainer {
   return createTinyTrainer(setup, { ...TINY, ...input }, opts);
 }
 
@@ -107,6 +107,41 @@ describe('Trainer', () => {
         for (const gram of grams) expect(containsSubsequence(context, gram), `trace tokens in a rollout context: ${setup.tokenizer.decode(gram)}`).toBe(false);
       }
     }
+  }, 120_000);
+
+  it('reports progress inside a step: each rollout turn with the tokens so far, each log-prob read, each mini-batch', async () => {
+    const seen: StepProgress[] = [];
+    const calls: { contexts: number; tokens: number }[] = [];
+    const trainer = createTrainer(
+      { recipe: 'pact', pact: { anchorProb: 0 } },
+      {
+        onProgress: (p) => seen.push({ ...p }),
+        wrapPolicy: (p) => ({
+          generate: async (prompts, opts) => {
+            const rows = await p.generate(prompts, opts);
+            calls.push({ contexts: prompts.length, tokens: rows.reduce((n, r) => n + r.tokens.length, 0) });
+            return rows;
+          },
+        }),
+      },
+    );
+    await trainer.step();
+    trainer.model.dispose();
+    trainer.dispose();
+    const rollouts = seen.filter((p) => p.phase === 'rollouts');
+    // Start, one report per generate call (a turn of the episodes still running), end.
+    expect(rollouts.length).toBe(calls.length + 2);
+    expect(rollouts[0]).toEqual({ phase: 'rollouts', done: 0, total: 4, turn: 0, tokens: 0 });
+    let tokens = 0;
+    calls.forEach((c, t) => {
+      expect(rollouts[t + 1]).toEqual({ phase: 'rollouts', done: 4 - c.contexts, total: 4, turn: t + 1, tokens });
+      tokens += c.tokens;
+    });
+    expect(rollouts.at(-1)).toEqual({ phase: 'rollouts', done: 4, total: 4, turn: calls.length, tokens });
+    // q = 0: both prompts read π_old(c^h) (one report each), then one mini-batch per prompt.
+    expect(seen.filter((p) => p.phase === 'logprobs')).toEqual([0, 1].map((done) => ({ phase: 'logprobs', done, total: 2 })));
+    expect(seen.filter((p) => p.phase === 'update')).toEqual([0, 1].map((done) => ({ phase: 'update', done, total: 2 })));
+    expect(seen.map((p) => p.phase)).toEqual([...rollouts.map(() => 'rollouts'), 'logprobs', 'logprobs', 'update', 'update']);
   }, 120_000);
 
   it('resumes bit for bit: 4 steps = 2 steps → export → new Trainer → import → 2 steps', async () => {

@@ -83,6 +83,7 @@ import type {
   RecipeContext,
   RolloutGroup,
   StepMetrics,
+  StepProgress,
   TrainerState,
 } from './types';
 
@@ -100,6 +101,8 @@ export interface TrainerInit {
   recipe?: Recipe;
   /** Wraps the sampling policy (tests record every context passed to generate). */
   wrapPolicy?: (policy: PolicySampler) => PolicySampler;
+  /** Where a step (or an evaluation) is while it runs: each rollout turn, each log-prob read, each mini-batch. */
+  onProgress?: (p: StepProgress) => void;
 }
 
 /** Tool-use prompts from tasks (the task's expertTrace, when present, is the prompt's h*). */
@@ -343,6 +346,8 @@ export class Trainer {
   lastEvalGroups: RolloutGroup[] = [];
   private readonly init: TrainerInit;
   private readonly policy: PolicySampler;
+  /** The rollout collection under way (for onProgress), null between collections. */
+  private rolloutProgress: { phase: 'rollouts' | 'eval'; total: number; turn: number; tokens: number } | null = null;
   private readonly optimizer: AdamW;
   /** π_ref's weights: a frozen copy of the starting policy, or (LoRA) the frozen base itself. */
   private readonly refParams: ParamMap;
@@ -374,7 +379,21 @@ export class Trainer {
     const sampler: PolicySampler = {
       generate: (prompts, opts) => model.generate(prompts, { ...opts, padTokenId: 0 }),
     };
-    this.policy = init.wrapPolicy ? init.wrapPolicy(sampler) : sampler;
+    const wrapped = init.wrapPolicy ? init.wrapPolicy(sampler) : sampler;
+    // Rollout progress: every generate call is one turn of the episodes still running (rollouts.ts),
+    // so the rollouts not in it have ended.
+    this.policy = {
+      generate: async (contexts, opts) => {
+        const r = this.rolloutProgress;
+        if (r) {
+          r.turn += 1;
+          this.init.onProgress?.({ phase: r.phase, done: Math.max(0, r.total - contexts.length), total: r.total, turn: r.turn, tokens: r.tokens });
+        }
+        const rows = await wrapped.generate(contexts, opts);
+        if (r) for (const row of rows) r.tokens += row.tokens.length;
+        return rows;
+      },
+    };
     const loraConfig = config.model.lora;
     if (loraConfig) {
       if (model.lora) throw new Error('config.model.lora: the model already carries LoRA adapters; give the trainer a model without them');
@@ -423,6 +442,20 @@ export class Trainer {
   }
 
   private async collect(prompts: PromptItem[], rng: Rng, isGreedy: boolean, K: number, isEvaluation = false): Promise<RolloutGroup[]> {
+    const total = prompts.length * K;
+    const r = { phase: isEvaluation ? ('eval' as const) : ('rollouts' as const), total, turn: 0, tokens: 0 };
+    this.rolloutProgress = r;
+    this.init.onProgress?.({ phase: r.phase, done: 0, total, turn: 0, tokens: 0 });
+    try {
+      const groups = await this.collectGroups(prompts, rng, isGreedy, K, isEvaluation);
+      this.init.onProgress?.({ phase: r.phase, done: total, total, turn: r.turn, tokens: r.tokens });
+      return groups;
+    } finally {
+      this.rolloutProgress = null;
+    }
+  }
+
+  private async collectGroups(prompts: PromptItem[], rng: Rng, isGreedy: boolean, K: number, isEvaluation: boolean): Promise<RolloutGroup[]> {
     const c = this.config;
     if (this.recipe.collectRollouts) {
       return this.recipe.collectRollouts({
@@ -595,8 +628,11 @@ export class Trainer {
     // π_old = the pre-update weights: a copy of every weight, or (LoRA) of the adapters on the frozen base.
     const old = this.lora ? { params: this.model.params, lora: snapshotLora(this.lora) } : { params: snapshotParams(this.model.params), lora: undefined };
     try {
+      const nReads = plans.filter((p) => p.rl).length;
+      let nRead = 0;
       for (const plan of plans) {
         if (!plan.rl) continue;
+        this.init.onProgress?.({ phase: 'logprobs', done: nRead++, total: nReads });
         if (plan.route.rl === 'h') plan.rl.oldLogprobs = await this.readLogprobs(old.params, plan.rl.ids, old.lora);
         // π_ref where the KL penalty reads it: the RL rows, or (L^h, klContext 'prompt') the rollouts under x.
         if (c.klCoef > 0 && !plan.kl) plan.rl.refLogprobs = await this.readLogprobs(this.refParams, plan.rl.ids, undefined);
@@ -623,7 +659,9 @@ export class Trainer {
     const stats: { prompt: number; values: tf.Tensor }[] = []; // one kept [N_PROMPT_STATS] per micro-batch
     const losses: number[] = [];
     const gradNorms: number[] = [];
+    const nMiniBatches = Math.ceil(plans.length / c.miniBatchPrompts);
     for (let start = 0; start < plans.length; start += c.miniBatchPrompts) {
+      this.init.onProgress?.({ phase: 'update', done: start / c.miniBatchPrompts, total: nMiniBatches });
       const size = Math.min(c.miniBatchPrompts, plans.length - start);
       // Prompts with no loss term (no rollouts, Z = 0) add 0 to (1/|B|) Σ_i L_i: leave them out.
       const live = Array.from({ length: size }, (_, j) => start + j).filter((i) => plans[i].rl || plans[i].sft);
