@@ -109,7 +109,7 @@ export const TOOLSEARCHER_RECIPE: Recipe = {
   title: 'ToolSearcher',
   summary: 'ToolSearcher: selection F1 + format, event-level search credit, trajectory-aligned z-scores, category-constrained warm-up',
   objective: 'R = F1(selected, gold) + b·1[format];  a search turn\'s advantage from the gold tools it found first, the last turn\'s from R (group z-score)',
-  reference: 'ToolSearcher §3.3–3.4, App. D (issue 5)',
+  reference: 'ToolSearcher §3.3–3.4, App. D',
   knobs: ['rollouts'],
   env: 'tool-search',
   needsTraces: false,

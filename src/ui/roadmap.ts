@@ -19,7 +19,11 @@ export const PLANNED_PANELS: readonly PlannedPanel[] = [
   },
   {
     name: 'A warm start for the search recipes',
-    what: "the shipped warm start has never searched, so toolsearcher, search_r1, gspo and gdpo runs from it select no tools (F1 0); training one (npm run pretrain -- --search-tasks N) takes minutes on a GPU and about a day on 2 CPU cores",
+    what: "the shipped warm start has never searched, so toolsearcher, search_r1, gspo and gdpo runs from it select no tools (F1 0); training one (npm run pretrain -- --search-tasks N) takes minutes on a GPU and, estimated from the CPU engine's training rate, about 3 hours on 2 CPU cores (not yet run)",
     issue: 7,
+  },
+  {
+    name: 'A memory check before Train',
+    what: "the Device panel reads memory live during a step (tfjs tensors, the CPU engine's buffers, WebAssembly memory), but a setup is not yet checked against this device's memory before it starts; the Quick size peaks near 300 MiB of engine buffers, the paper size on a CPU has not been measured",
   },
 ];
