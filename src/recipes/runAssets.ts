@@ -42,6 +42,8 @@ import { splitToolSearchPrompts } from './searchRollouts';
 import { createToolUsePrompts, Trainer } from './trainer';
 import type { PolicySampler, PromptItem, StepProgress } from './types';
 import { loadWarmStart, type ReadWarmStartFile } from './warmStart';
+import { checkTrainingMemory } from './memoryEstimate';
+import * as tf from '../model/qwen3/tf';
 
 /** What a platform provides to load a run. */
 export interface RunPlatform {
@@ -120,7 +122,7 @@ registerPolicySource('warm-start', async (config, ctx) => {
 });
 
 /** A Hugging Face Qwen3 folder (config.model.init = its path). */
-async function loadFolderPolicy(dir: string, ctx: PolicySourceContext): Promise<Policy> {
+async function loadFolderPolicy(dir: string, ctx: PolicySourceContext, trainConfig?: TrainConfig): Promise<Policy> {
   if (!ctx.platform.openFolder) {
     throw new Error(`config.model.init: "${dir}" is not "scratch" or "warm-start", and this platform cannot open a folder by name`);
   }
@@ -131,6 +133,8 @@ async function loadFolderPolicy(dir: string, ctx: PolicySourceContext): Promise<
   } catch (e) {
     throw new Error(`Qwen3 folder "${dir}": ${(e as Error).message}`);
   }
+  // A run that cannot fit its backend is refused before the weights are uploaded.
+  if (trainConfig) checkTrainingMemory(folder.config, trainConfig, tf.getBackend());
   if (!folder.prunedVocab && folder.config.vocab_size < ctx.source.vocabSize) {
     throw new Error(
       `Qwen3 folder "${dir}": config.json field "vocab_size" is ${folder.config.vocab_size}, fewer than the ${ctx.source.vocabSize} tokens of Qwen3's tokenizer; a smaller vocabulary needs its pruned_vocab.json`,
@@ -209,6 +213,9 @@ export async function prepareRunAssetsWith(
   const ctx: PolicySourceContext = { source, executor, platform, log };
   const fromCheckpoint = options.checkpointPolicy;
   const load = POLICY_SOURCES.get(config.model.init);
+  // The shape is known before any weight is made (a folder's, once its config.json is read, below).
+  const knownShape = fromCheckpoint?.modelConfig ?? (load ? getQwen3Preset(config.model.preset) : undefined);
+  if (knownShape) checkTrainingMemory(knownShape, config, tf.getBackend());
   const policy: Policy = fromCheckpoint
     ? {
         model: Qwen3Model.fromConfig(fromCheckpoint.modelConfig, config.seed),
@@ -218,7 +225,7 @@ export async function prepareRunAssetsWith(
       }
     : load
       ? await load(config, ctx)
-      : await loadFolderPolicy(config.model.init, ctx);
+      : await loadFolderPolicy(config.model.init, ctx, config);
   let trainPrompts: PromptItem[];
   let testPrompts: PromptItem[];
   if (recipe.env === 'tool-use') {

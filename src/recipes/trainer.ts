@@ -44,6 +44,7 @@
  * steps); metrics are read back once per step.
  */
 import * as tf from '../model/qwen3/tf';
+import { checkTrainingMemory } from './memoryEstimate';
 import { POLICY_KINDS, type TokenTag } from '../core/types';
 import { createRng, rngFromState, type Rng } from '../core/rng';
 import { klK3 } from '../core/losses';
@@ -366,6 +367,7 @@ export class Trainer {
     const { config } = init;
     if (init.trainPrompts.length === 0) throw new Error('Trainer: trainPrompts is empty');
     checkContextWindow(config, init.model.config.max_position_embeddings);
+    checkTrainingMemory(init.model.config, config, tf.getBackend());
     this.init = init;
     this.config = config;
     this.model = init.model;

@@ -23,7 +23,7 @@ export const PLANNED_PANELS: readonly PlannedPanel[] = [
     issue: 7,
   },
   {
-    name: 'A memory check before Train',
-    what: "the Device panel reads memory live during a step (tfjs tensors, the CPU engine's buffers, WebAssembly memory), but a setup is not yet checked against this device's memory before it starts; the Quick size peaks near 300 MiB of engine buffers, the paper size on a CPU has not been measured",
+    name: 'A full memory check before Train',
+    what: "a run whose training state (weights, gradients, AdamW's moments, π_old, π_ref) cannot fit wasm's 4 GiB is refused before it starts, and the Device panel reads memory live during a step; activations and the KV cache are not estimated yet, so a run can still fail later. The Quick size peaks near 300 MiB of engine buffers; the paper size on a CPU has not been measured",
   },
 ];
