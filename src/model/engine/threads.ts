@@ -121,7 +121,7 @@ export class ThreadPool {
   run(tasks: readonly (readonly KernelCall[])[]): void {
     if (tasks.length === 0) return;
     if (tasks.length === 1 || this.readyCount === 0) {
-      for (const task of tasks) for (const [name, ...args] of task) this.fns[TASK_KERNELS.indexOf(name)](...args);
+      for (const task of tasks) this.runHere(task);
       return;
     }
     let batch: (readonly KernelCall[])[] = [];
@@ -133,7 +133,7 @@ export class ThreadPool {
         if (batch.length) this.runBatch(batch);
         batch = [];
         used = 0;
-        for (const [name, ...args] of task) this.fns[TASK_KERNELS.indexOf(name)](...args);
+        this.runHere(task);
         continue;
       }
       if (batch.length === MAX_TASKS || used + size > BODY_SLOTS) {
@@ -145,6 +145,11 @@ export class ThreadPool {
       used += size;
     }
     if (batch.length) this.runBatch(batch);
+  }
+
+  /** Runs one task's calls on the calling thread. */
+  private runHere(task: readonly KernelCall[]): void {
+    for (const [name, ...args] of task) this.fns[TASK_KERNELS.indexOf(name)](...args);
   }
 
   private runBatch(tasks: readonly (readonly KernelCall[])[]): void {
@@ -166,7 +171,7 @@ export class ThreadPool {
     Atomics.add(ctl, GEN, 1);
     Atomics.notify(ctl, GEN);
     for (let t = Atomics.add(ctl, NEXT, 1); t < tasks.length; t = Atomics.add(ctl, NEXT, 1)) {
-      for (const [name, ...args] of tasks[t]) this.fns[TASK_KERNELS.indexOf(name)](...args);
+      this.runHere(tasks[t]);
     }
     for (;;) {
       const finished = Atomics.load(ctl, FINISHED);
