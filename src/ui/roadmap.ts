@@ -23,7 +23,7 @@ export const PLANNED_PANELS: readonly PlannedPanel[] = [
     issue: 7,
   },
   {
-    name: 'A full memory check before Train',
-    what: "a run whose training state (weights, gradients, AdamW's moments, π_old, π_ref) cannot fit wasm's 4 GiB is refused before it starts, and the Device panel reads memory live during a step; activations and the KV cache are not estimated yet, so a run can still fail later. A Quick step peaks near 300 MiB of engine buffers, a paper-size step (measured in Node on 2 cores: 69 s) near 550 MiB",
+    name: 'A memory check on WebGPU',
+    what: "on wasm and the CPU engine a run whose step cannot fit (training state, the rollouts' KV cache, kept activations) is refused before it starts, with the estimate and the fields to change; on WebGPU the adapter's limits are not checked yet, so a run there can still fail mid-step. A Quick step peaks near 300 MiB of engine buffers, a paper-size step (measured in Node on 2 cores: 69 s) near 550 MiB",
   },
 ];

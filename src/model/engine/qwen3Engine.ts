@@ -204,8 +204,7 @@ export class Qwen3Engine {
     this.QD = this.nH * this.D;
     this.KD = this.nKv * this.D;
     this.scale = 1 / Math.sqrt(this.D);
-    const paramBytes = 4 * countParams(c);
-    this.weights = new WeightCache(rt, 6 * paramBytes + (64 << 20));
+    this.weights = new WeightCache(rt, engineWeightCacheBytes(c));
     this.ensureRope(c.max_position_embeddings);
     this.work = rt.alloc(rt.k.attnScratchFloats(this.D));
     this.headChunk = Math.max(4, Math.floor((1 << 20) / this.V / 4) * 4);
@@ -391,10 +390,7 @@ export class Qwen3Engine {
 
   /** Bytes of activations a forward with `keep` holds for rows of these lengths sharing `prefix` tokens. */
   activationBytes(lengths: readonly number[], prefix: number): number {
-    const N = lengths.reduce((s, L) => s + L - prefix, prefix);
-    const { H, QD, KD, I, nH, nKv } = this;
-    const perLayer = 4 * H + 3 * QD + 4 * KD + 3 * I + nH + nKv + 2;
-    return 4 * N * (perLayer * this.config.num_hidden_layers + 2 * H + 4);
+    return engineActivationBytes(this.config, lengths.reduce((s, L) => s + L - prefix, prefix));
   }
 
   /** LM-head positions: hidden row, target id, and the outputs (row, column) it feeds. */
@@ -802,7 +798,7 @@ export class Qwen3Engine {
 
   /** Bytes one slot of `capacity` positions holds. */
   slotBytes(capacity: number): number {
-    return 2 * this.KD * capacity * this.config.num_hidden_layers * F;
+    return engineSlotBytes(this.config, capacity);
   }
 
   /** Copies the first `length` cached positions of `src` into `dst` (dst.cap ≥ length). */
@@ -988,6 +984,25 @@ class GradBuffers {
     for (const b of this.buffers.values()) this.rt.release(b.ptr);
     this.buffers.clear();
   }
+}
+
+/** Bytes of kept activations of a forward over `tokens` packed positions (per layer: 4·H + 3·QD + 4·KD + 3·I + nH + nKv + 2 floats). */
+export function engineActivationBytes(c: Qwen3Config, tokens: number): number {
+  const H = c.hidden_size;
+  const QD = c.num_attention_heads * c.head_dim;
+  const KD = c.num_key_value_heads * c.head_dim;
+  const perLayer = 4 * H + 3 * QD + 4 * KD + 3 * c.intermediate_size + c.num_attention_heads + c.num_key_value_heads + 2;
+  return F * tokens * (perLayer * c.num_hidden_layers + 2 * H + 4);
+}
+
+/** Bytes of one KV-cache slot of `capacity` positions: keys and values, [nKv·D] per position and layer. */
+export function engineSlotBytes(c: Qwen3Config, capacity: number): number {
+  return 2 * c.num_key_value_heads * c.head_dim * capacity * c.num_hidden_layers * F;
+}
+
+/** Bytes of weights the engine keeps resident (a few versions, each with its transposes) before it evicts. */
+export function engineWeightCacheBytes(c: Qwen3Config): number {
+  return 6 * 4 * countParams(c) + (64 << 20);
 }
 
 function countParams(c: Qwen3Config): number {
