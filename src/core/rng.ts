@@ -138,3 +138,16 @@ export function rngFromState(state: RngState): Rng {
   }
   return new Sfc32Rng(state.key, words);
 }
+
+/**
+ * A seeded Fisher–Yates permutation of 0…n−1: for i = n−1 down to 1, swap i with
+ * j = rng.int(i + 1). Draws exactly n − 1 integers from `rng`, in that order.
+ */
+export function permutation(n: number, rng: Rng): number[] {
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order;
+}
