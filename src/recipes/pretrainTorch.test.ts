@@ -18,7 +18,7 @@ import type { HostTensor } from '../model/qwen3/model';
 import { formatQwen3ConfigJson, loadQwen3Folder } from '../model/weights/qwen3Folder';
 import { createTinyQwen3Config } from '../model/weights/testFolders';
 import { findTorchPython } from '../cli/commands/bench';
-import { computeSftLoss, packSftRows, type SftRow } from './warmStart';
+import { computeSftLoss, packSftRows, type SftTargetRow } from './warmStart';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SCRIPT = path.join(REPO, 'scripts/reference/pretrain_torch.py');
@@ -35,7 +35,7 @@ beforeAll(async () => {
 describe.skipIf(!torch.python)(`pretrain_torch.py ${torch.python ? `(${torch.python})` : `(skipped: ${torch.reason})`}`, () => {
   it('logs, for the weights it saved after one AdamW step, the loss that computeSftLoss gives them', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'pact-pretrain-torch-'));
-    const row: SftRow = { ids: [1, 4, 2, 9, 3, 12, 5, 7], targetMask: [0, 1, 1, 0, 1, 1, 1] };
+    const row: SftTargetRow = { ids: [1, 4, 2, 9, 3, 12, 5, 7], targetMask: [0, 1, 1, 0, 1, 1, 1] };
     writeFileSync(path.join(dir, 'config.json'), formatQwen3ConfigJson(TINY));
     writeFileSync(path.join(dir, 'rows.bin.gz'), gzipSync(packSftRows([row])));
     writeFileSync(path.join(dir, 'rows.json'), JSON.stringify({ preset: 'tiny', maxSeqLen: 64 }));

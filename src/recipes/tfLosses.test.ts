@@ -6,7 +6,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '../model/qwen3/tf';
 import { useCpuBackend } from '../model/qwen3/train/testBackend';
-import { aggregateLoss, clipFraction, clippedSurrogateMatrix, componentSftLoss, klK3 } from '../core/losses';
+import {
+  aggregateLoss,
+  clipFraction,
+  clippedSurrogateMatrix,
+  componentSftLoss,
+  klK3,
+  LOSS_AGGREGATIONS,
+} from '../core/losses';
 import {
   aggregateLossTf,
   computeClipIndicator,
@@ -14,8 +21,10 @@ import {
   computeAggregationTotals,
   computeComponentSftLoss,
   computeKlK3,
+  computeMaskedSftLoss,
   computePromptLossTerms,
   computeSequenceLogRatio,
+  TF_LOSS_AGGREGATIONS,
 } from './tfLosses';
 
 beforeAll(useCpuBackend);
@@ -59,7 +68,14 @@ describe('tfjs losses agree with src/core', () => {
     expect(got).toBeCloseTo(clipFraction(LOGP_NEW, LOGP_OLD, ADV, MASK, { clipLow: 0.2 }), 6);
   });
 
-  for (const mode of ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const) {
+  it('has a tfjs reduction for every registered aggregation mode, and no other', () => {
+    expect(Object.keys(TF_LOSS_AGGREGATIONS).sort()).toEqual(LOSS_AGGREGATIONS.names().sort());
+    expect(() => aggregateLossTf(t2([[1]]), t2([[1]]), 'toString')).toThrow(
+      `aggregateLossTf: unknown mode "toString"; valid: ${LOSS_AGGREGATIONS.names().join(', ')}`,
+    );
+  });
+
+  for (const mode of LOSS_AGGREGATIONS.names()) {
     it(`aggregation ${mode}`, async () => {
       const loss = [
         [0.5, 2.0, -1.0, Number.NaN], // the NaN is masked out and must not leak
@@ -71,9 +87,23 @@ describe('tfjs losses agree with src/core', () => {
       ];
       const got = (await read(aggregateLossTf(t2(loss), t2(mask), mode)))[0];
       expect(got).toBeCloseTo(aggregateLoss(loss, mask, mode), 6);
+      // With a token normaliser (read by 'seq-mean-token-sum-norm' only).
+      const normed = (await read(aggregateLossTf(t2(loss), t2(mask), mode, 3)))[0];
+      expect(normed).toBeCloseTo(aggregateLoss(loss, mask, mode, { tokenNormalizer: 3 }), 6);
     });
   }
-  for (const mode of ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const) {
+  it('seq-mean-token-sum-norm by hand: (0.5·1 + 2·0.5 − 1·1 + 0) / (2 rows · 3) = 0.083333', async () => {
+    const loss = [
+      [0.5, 2.0, -1.0, Number.NaN],
+      [3.0, 1.0, 0.25, 4.0],
+    ];
+    const mask = [
+      [1, 0.5, 1, 0],
+      [0, 0, 0, 0],
+    ];
+    expect((await read(aggregateLossTf(t2(loss), t2(mask), 'seq-mean-token-sum-norm', 3)))[0]).toBeCloseTo(0.5 / 6, 6);
+  });
+  for (const mode of LOSS_AGGREGATIONS.names()) {
     it(`aggregation ${mode} over row chunks with the whole batch's totals adds up to the whole`, async () => {
       const loss = [
         [0.5, 2.0, -1.0, 7.0],
@@ -137,6 +167,40 @@ describe('tfjs losses agree with src/core', () => {
     expect(componentSftLoss(logps[1], mask[1])).toBeNull();
     expect(Math.abs(losses[1])).toBe(0);
     expect(await read(z)).toEqual([expect.closeTo(1.8, 6), 0]);
+  });
+
+  it('batch-token-mean SFT loss: one division of all rows\' Σ m·logp by Σ m, = core token-mean of −logp', async () => {
+    const logps = [
+      [-0.5, -1.0, -2.0],
+      [-0.1, -0.2, Number.NEGATIVE_INFINITY], // masked: must not leak
+    ];
+    const mask = [
+      [1, 0.8, 0],
+      [0, 1, 0],
+    ];
+    const { loss, z } = computeMaskedSftLoss(t2(logps), t2(mask), 'batch-token-mean');
+    expect(loss.shape).toEqual([]);
+    // −(−0.5 − 0.8 − 0.2) / 2.8 = 0.535714 (the per-row mean would average 0.7222 and 0.2).
+    expect((await read(loss))[0]).toBeCloseTo(1.5 / 2.8, 6);
+    expect((await read(loss))[0]).toBeCloseTo(aggregateLoss(logps.map((r) => r.map((v) => -v)), mask, 'token-mean'), 6);
+    expect((await read(z))[0]).toBeCloseTo(2.8, 6);
+  });
+
+  it('batch-token-mean is −Σ m·logp / max(Σ m, 1) bit for bit (the gradient up to the sign of its zeros)', async () => {
+    const logps = t2([
+      [-0.53, -1.07, -2.9, -0.011],
+      [-0.13, -3.3, -0.77, -1.9],
+    ]);
+    const mask = t2([
+      [0, 1, 1, 0],
+      [1, 1, 0, 1],
+    ]);
+    const written = (x: tf.Tensor) => x.mul(mask).sum().neg().div(mask.sum().maximum(1)) as tf.Scalar;
+    const shared = (x: tf.Tensor) => computeMaskedSftLoss(x as tf.Tensor2D, mask, 'batch-token-mean').loss;
+    // Float32 bit patterns; +0 for the zero gradient of masked tokens, which the product with m writes as −0.
+    const bits = async (t: tf.Tensor) => Array.from(new Uint32Array(Float32Array.from(await t.data(), (v) => v + 0).buffer));
+    expect(await bits(shared(logps))).toEqual(await bits(written(logps)));
+    expect(await bits(tf.grad(shared)(logps))).toEqual(await bits(tf.grad(written)(logps)));
   });
 
   it('GSPO sequence log ratio = masked row mean of logpNew − logpOld', async () => {

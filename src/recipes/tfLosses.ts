@@ -1,34 +1,49 @@
 /**
- * The losses of PACT and its baselines in tfjs (STYLE habit 3: the plain-array
- * references are in src/core/losses.ts; tfLosses.test.ts checks these against them on
- * the same numbers). All inputs are per-token matrices [B, T] aligned position by
- * position; masks are float weights derived from token tags (0 = not in the loss).
+ * The losses of PACT and its baselines in tfjs. The plain-array references are in
+ * src/core/losses.ts; tfLosses.test.ts checks these against them on the same numbers. All
+ * inputs are per-token matrices [B, T] aligned position by position; masks are float
+ * weights derived from token tags (0 = not in the loss; masked NaN/inf never leak).
  *
- * - `computeClippedSurrogate`: −min(r·A, clip(r, 1−ε_low, 1+ε_high)·A), r = exp(logpNew −
- *   logpOld) (PACT Eq. prompt-only-rl-loss / trace-rl-loss with ε_low = ε_high = ε; which
- *   context produced the log-probs is the caller's business).
- * - `computeSequenceLogRatio`: GSPO's sequence-level log ratio, the masked mean of
- *   logpNew − logpOld per row, broadcast back to [B, T] (Zheng et al. 2025, Eq. 7).
- * - `computeClipIndicator`: 1 where the clipped branch was taken (verl's pg_clipfrac).
- * - `aggregateLossTf`: verl's agg_loss modes (token-mean, seq-mean-token-mean,
- *   seq-mean-token-sum, seq-mean-token-sum-norm); masked entries never leak NaN/inf.
- *   Given `AggregationTotals` of the whole prompt, the rows passed are a chunk of it and
- *   the result is the chunk's share (Σ numerators of the chunk / the prompt's normaliser),
- *   so the shares of a prompt's chunks (gradient micro-batches) add up to its loss.
- * - `computeKlK3`: exp(q − p) − (q − p) − 1 with p = logp, q = logpRef, clamped as verl's
- *   low_var_kl (src/core/losses.ts klK3): log ratio to ±20, estimate to ≤ 10 (zero gradient
- *   where clamped).
- * - `computeComponentSftLoss`: PACT Eq. (sft-loss) per row, −Σ m·logp / Σ m, plus Z = Σ m
- *   (a row with Z = 0 gives loss 0; the caller skips it, as the paper does).
- * - `computeKlPenaltyTerms`: the k3 penalty alone, on rows other than the ratio's (L^h
- *   prompts whose KL is read under x).
+ * - Clipped surrogate −min(r·A, clip(r, 1−ε_low, 1+ε_high)·A), r = exp(logpNew − logpOld):
+ *   PACT Eq. prompt-only-rl-loss / trace-rl-loss; GSPO passes its sequence log ratio
+ *   (Zheng et al. 2025, Eq. 7). `computeClipIndicator` marks where the clip won (pg_clipfrac).
+ * - `aggregateLossTf`: verl's agg_loss, one tfjs reduction per mode of core's
+ *   LOSS_AGGREGATIONS (TF_LOSS_AGGREGATIONS). Under `AggregationTotals` the rows are a chunk
+ *   of a prompt and the result is the chunk's additive share of the prompt's loss.
+ * - `computeKlK3`: exp(q − p) − (q − p) − 1, p = logp, q = logpRef, clamped as verl's low_var_kl.
+ * - `computeMaskedSftLoss`: −Σ m·logp / Σ m (PACT Eq. sft-loss), per row ('row-mean', the
+ *   trainer's L_SFT) or over the whole batch ('batch-token-mean', the warm start's SFT).
+ * - `computePromptLossTerms` / `computeKlPenaltyTerms`: one prompt's loss as the trainer builds it.
  */
 import * as tf from '../model/qwen3/tf';
-import { KL_K3_MAX, KL_LOG_RATIO_BOUND } from '../core/losses';
+import { KL_K3_MAX, KL_LOG_RATIO_BOUND, type AggregationMode } from '../core/losses';
 
 /** Zero wherever mask is 0 (even when x is NaN/inf there), x·mask elsewhere. [B, T] */
 function applyMask(x: tf.Tensor2D, mask: tf.Tensor2D): tf.Tensor2D {
   return tf.where(tf.greater(mask, 0), tf.mul(x, mask), tf.zerosLike(x)) as tf.Tensor2D;
+}
+
+/** r = exp(logRatio) and clip(r, 1 − ε_low, 1 + ε_high). [B, T] each */
+function computeClippedRatio(
+  logRatio: tf.Tensor2D,
+  clipEps: number,
+  clipEpsHigh: number,
+): { ratio: tf.Tensor2D; clipped: tf.Tensor2D } {
+  const ratio = tf.exp(logRatio) as tf.Tensor2D;
+  return { ratio, clipped: tf.clipByValue(ratio, 1 - clipEps, 1 + clipEpsHigh) as tf.Tensor2D };
+}
+
+/** Clipped surrogate [B, T] from a log ratio [B, T] (GSPO passes the sequence log ratio) and advantages [B, T]. */
+export function computeClippedSurrogateFromLogRatio(
+  logRatio: tf.Tensor2D,
+  advantages: tf.Tensor2D,
+  clipEps: number,
+  clipEpsHigh = clipEps,
+): tf.Tensor2D {
+  return tf.tidy(() => {
+    const { ratio, clipped } = computeClippedRatio(logRatio, clipEps, clipEpsHigh);
+    return tf.neg(tf.minimum(tf.mul(ratio, advantages), tf.mul(clipped, advantages))) as tf.Tensor2D;
+  });
 }
 
 /** Per-token clipped surrogate loss [B, T] from log-probs [B, T] and advantages [B, T]. */
@@ -40,27 +55,22 @@ export function computeClippedSurrogate(
   clipEpsHigh = clipEps,
 ): tf.Tensor2D {
   return tf.tidy(() => {
-    const ratio = tf.exp(tf.sub(logpNew, logpOld)); // [B, T]
-    const clipped = tf.clipByValue(ratio, 1 - clipEps, 1 + clipEpsHigh);
-    return tf.neg(tf.minimum(tf.mul(ratio, advantages), tf.mul(clipped, advantages))) as tf.Tensor2D;
-  });
-}
-
-/** Clipped surrogate from a log ratio [B, T] directly (GSPO passes the sequence log ratio). */
-export function computeClippedSurrogateFromLogRatio(logRatio: tf.Tensor2D, advantages: tf.Tensor2D, clipEps: number, clipEpsHigh = clipEps): tf.Tensor2D {
-  return tf.tidy(() => {
-    const ratio = tf.exp(logRatio);
-    const clipped = tf.clipByValue(ratio, 1 - clipEps, 1 + clipEpsHigh);
-    return tf.neg(tf.minimum(tf.mul(ratio, advantages), tf.mul(clipped, advantages))) as tf.Tensor2D;
+    const logRatio = tf.sub(logpNew, logpOld) as tf.Tensor2D; // [B, T]
+    return computeClippedSurrogateFromLogRatio(logRatio, advantages, clipEps, clipEpsHigh);
   });
 }
 
 /** 1 where the clipped term was the one the min picked, else 0. [B, T] */
-export function computeClipIndicator(logRatio: tf.Tensor2D, advantages: tf.Tensor2D, clipEps: number, clipEpsHigh = clipEps): tf.Tensor2D {
+export function computeClipIndicator(
+  logRatio: tf.Tensor2D,
+  advantages: tf.Tensor2D,
+  clipEps: number,
+  clipEpsHigh = clipEps,
+): tf.Tensor2D {
   return tf.tidy(() => {
-    const ratio = tf.exp(logRatio);
-    const clipped = tf.clipByValue(ratio, 1 - clipEps, 1 + clipEpsHigh);
-    return tf.cast(tf.greater(tf.neg(tf.mul(clipped, advantages)), tf.neg(tf.mul(ratio, advantages))), 'float32') as tf.Tensor2D;
+    const { ratio, clipped } = computeClippedRatio(logRatio, clipEps, clipEpsHigh);
+    const isClipped = tf.greater(tf.neg(tf.mul(clipped, advantages)), tf.neg(tf.mul(ratio, advantages)));
+    return tf.cast(isClipped, 'float32') as tf.Tensor2D;
   });
 }
 
@@ -82,7 +92,8 @@ export function computeKlK3(logp: tf.Tensor2D, logpRef: tf.Tensor2D): tf.Tensor2
   });
 }
 
-export type TfAggregationMode = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-sum-norm';
+/** The aggregation modes, by name: those of src/core's LOSS_AGGREGATIONS. */
+export type TfAggregationMode = AggregationMode;
 
 /** The normalisers of a whole prompt's [K, T] loss, for aggregating a chunk of its rows. */
 export interface AggregationTotals {
@@ -107,8 +118,60 @@ export function computeAggregationTotals(mask: readonly (readonly number[])[]): 
   };
 }
 
+/** What a reduction reads besides the masked loss: the options of aggregateLossTf. */
+interface TfAggregationInputs {
+  /** [B, T] of the loss matrix. */
+  shape: [number, number];
+  tokenNormalizer?: number;
+  totals?: AggregationTotals;
+}
+
+/** Reduces a masked loss matrix [B, T] (zero where mask is 0) with its mask [B, T] to a scalar. */
+type TfLossAggregation = (weighted: tf.Tensor2D, mask: tf.Tensor2D, o: TfAggregationInputs) => tf.Scalar;
+
+/** Per row: Σ_t m·ℓ and Σ_t m. [B] each */
+function sumRowsWeighted(weighted: tf.Tensor2D, mask: tf.Tensor2D): { rowLoss: tf.Tensor1D; rowMask: tf.Tensor1D } {
+  return { rowLoss: tf.sum(weighted, 1) as tf.Tensor1D, rowMask: tf.sum(mask, 1) as tf.Tensor1D };
+}
+
+/** Mean of rowValues [B] over the rows whose mask sums to > 0 (under `totals`: the prompt's live rows). */
+function meanOverLiveRows(rowValues: tf.Tensor1D, rowMask: tf.Tensor1D, totals?: AggregationTotals): tf.Scalar {
+  const isLive = tf.cast(tf.greater(rowMask, 0), 'float32'); // [B]
+  const liveCount = totals ? Math.max(totals.liveRows, 1) : tf.maximum(tf.sum(isLive), 1);
+  return tf.div(tf.sum(tf.mul(rowValues, isLive)), liveCount) as tf.Scalar;
+}
+
+/** The tfjs form of every mode of LOSS_AGGREGATIONS (src/core/losses.ts), same names. */
+export const TF_LOSS_AGGREGATIONS: Readonly<Record<TfAggregationMode, TfLossAggregation>> = {
+  /** Σ m·ℓ / Σ m over the whole batch (DAPO; verl's default). */
+  'token-mean': (weighted, mask, { totals }) => {
+    const maskSum = totals ? Math.max(totals.maskSum, 1e-12) : tf.maximum(tf.sum(mask), 1e-12);
+    return tf.div(tf.sum(weighted), maskSum) as tf.Scalar;
+  },
+  /** Mean over sequences of each sequence's token mean (original GRPO). */
+  'seq-mean-token-mean': (weighted, mask, { totals }) => {
+    const { rowLoss, rowMask } = sumRowsWeighted(weighted, mask);
+    const rowMean = tf.div(rowLoss, tf.maximum(rowMask, 1e-12)) as tf.Tensor1D; // [B]
+    return meanOverLiveRows(rowMean, rowMask, totals);
+  },
+  /** Mean over sequences of each sequence's token sum. */
+  'seq-mean-token-sum': (weighted, mask, { totals }) => {
+    const { rowLoss, rowMask } = sumRowsWeighted(weighted, mask);
+    return meanOverLiveRows(rowLoss, rowMask, totals);
+  },
+  /** Dr.GRPO: Σ over the batch of token sums / (B · a constant length, default T). */
+  'seq-mean-token-sum-norm': (weighted, mask, { shape, tokenNormalizer, totals }) => {
+    const { rowLoss } = sumRowsWeighted(weighted, mask);
+    const [B, T] = totals ? [totals.rows, totals.columns] : shape;
+    const norm = tokenNormalizer ?? T;
+    if (!(norm > 0)) throw new Error(`aggregateLossTf: tokenNormalizer must be > 0, got ${norm}`);
+    return tf.div(tf.sum(rowLoss), B * norm) as tf.Scalar;
+  },
+};
+
 /**
  * verl's agg_loss: reduces lossMat [B, T] with mask [B, T] to a scalar.
+ * @param mode a name in TF_LOSS_AGGREGATIONS (= LOSS_AGGREGATIONS' names)
  * @param tokenNormalizer for 'seq-mean-token-sum-norm' (default T)
  * @param totals when the B rows are a chunk of a larger batch: that batch's normalisers
  *   (default: these rows'); the result is then the chunk's share of the batch's loss
@@ -120,43 +183,52 @@ export function aggregateLossTf(
   tokenNormalizer?: number,
   totals?: AggregationTotals,
 ): tf.Scalar {
-  return tf.tidy(() => {
-    const weighted = applyMask(lossMat, mask); // [B, T]
-    if (mode === 'token-mean') {
-      return tf.div(tf.sum(weighted), totals ? Math.max(totals.maskSum, 1e-12) : tf.maximum(tf.sum(mask), 1e-12)) as tf.Scalar;
-    }
-    const rowLoss = tf.sum(weighted, 1); // [B]
-    const rowMask = tf.sum(mask, 1); // [B]
-    const isLive = tf.cast(tf.greater(rowMask, 0), 'float32'); // [B]
-    const liveCount = totals ? Math.max(totals.liveRows, 1) : tf.maximum(tf.sum(isLive), 1);
-    if (mode === 'seq-mean-token-mean') {
-      const rowMean = tf.div(rowLoss, tf.maximum(rowMask, 1e-12));
-      return tf.div(tf.sum(tf.mul(rowMean, isLive)), liveCount) as tf.Scalar;
-    }
-    if (mode === 'seq-mean-token-sum') {
-      return tf.div(tf.sum(tf.mul(rowLoss, isLive)), liveCount) as tf.Scalar;
-    }
-    if (mode === 'seq-mean-token-sum-norm') {
-      const [B, T] = totals ? [totals.rows, totals.columns] : lossMat.shape;
-      const norm = tokenNormalizer ?? T;
-      if (!(norm > 0)) throw new Error(`aggregateLossTf: tokenNormalizer must be > 0, got ${norm}`);
-      return tf.div(tf.sum(rowLoss), B * norm) as tf.Scalar;
-    }
-    throw new Error(`aggregateLossTf: unknown mode "${mode}"; valid: token-mean, seq-mean-token-mean, seq-mean-token-sum, seq-mean-token-sum-norm`);
-  });
+  if (!Object.hasOwn(TF_LOSS_AGGREGATIONS, mode)) {
+    throw new Error(`aggregateLossTf: unknown mode "${mode}"; valid: ${Object.keys(TF_LOSS_AGGREGATIONS).join(', ')}`);
+  }
+  const aggregate = TF_LOSS_AGGREGATIONS[mode as TfAggregationMode];
+  return tf.tidy(() => aggregate(applyMask(lossMat, mask), mask, { shape: lossMat.shape, tokenNormalizer, totals }));
 }
 
 /**
- * PACT Eq. (sft-loss) per row: loss [B] = −Σ_n m_n logp_n / Z, Z [B] = Σ_n m_n
- * (loss 0 where Z = 0: skip those rows).
+ * How an SFT loss averages its tokens: 'row-mean' per row (the trainer's L_SFT(i; s), one
+ * term per prompt), 'batch-token-mean' over every token of the batch (the warm start).
  */
-export function computeComponentSftLoss(logps: tf.Tensor2D, mask: tf.Tensor2D): { loss: tf.Tensor1D; z: tf.Tensor1D } {
+export type SftAggregation = 'row-mean' | 'batch-token-mean';
+
+/**
+ * PACT Eq. (sft-loss): −Σ m·logp / Z with Z = Σ m, taken per row or over the batch.
+ * @param logps [B, T] log-probs of the targets; mask [B, T] their weights m
+ * @returns 'row-mean': loss [B], Z [B] (loss 0 where Z = 0: skip those rows);
+ *   'batch-token-mean': loss [], Z [] (all rows' tokens summed before the one division)
+ */
+export function computeMaskedSftLoss(
+  logps: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  agg: 'row-mean',
+): { loss: tf.Tensor1D; z: tf.Tensor1D };
+export function computeMaskedSftLoss(
+  logps: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  agg: 'batch-token-mean',
+): { loss: tf.Scalar; z: tf.Scalar };
+export function computeMaskedSftLoss(
+  logps: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  agg: SftAggregation,
+): { loss: tf.Tensor; z: tf.Tensor } {
+  const axis = agg === 'row-mean' ? 1 : undefined; // sum over T per row, or over [B, T]
   return tf.tidy(() => {
-    const z = tf.sum(mask, 1) as tf.Tensor1D; // [B]
-    const weighted = tf.sum(applyMask(logps, mask), 1); // [B]
-    const loss = tf.neg(tf.div(weighted, tf.maximum(z, 1e-12))) as tf.Tensor1D;
+    const z = tf.sum(mask, axis);
+    const weighted = tf.sum(applyMask(logps, mask), axis);
+    const loss = tf.neg(tf.div(weighted, tf.maximum(z, 1e-12)));
     return { loss, z };
   });
+}
+
+/** PACT Eq. (sft-loss) per row: computeMaskedSftLoss(logps, mask, 'row-mean'). loss, Z [B] */
+export function computeComponentSftLoss(logps: tf.Tensor2D, mask: tf.Tensor2D): { loss: tf.Tensor1D; z: tf.Tensor1D } {
+  return computeMaskedSftLoss(logps, mask, 'row-mean');
 }
 
 /** One prompt's RL inputs, all [K, T] (column n−1 = token n), log-probs from the model. */
@@ -252,7 +324,7 @@ export function computePromptLossTerms(
     terms.tokenCount = tf.sum(rl.mask);
   }
   if (sft) {
-    terms.sftLoss = computeComponentSftLoss(sft.logp, sft.mask).loss.reshape([]) as tf.Scalar;
+    terms.sftLoss = computeMaskedSftLoss(sft.logp, sft.mask, 'row-mean').loss.reshape([]) as tf.Scalar;
     total = tf.add(total, tf.mul(terms.sftLoss, o.sftWeight));
   }
   terms.total = total;

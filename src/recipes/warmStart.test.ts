@@ -29,7 +29,7 @@ import {
   scoreTranscripts,
   unpackSftRows,
   WARM_START_FILES,
-  type SftRow,
+  type SftTargetRow,
   type WarmStartInfo,
 } from './warmStart';
 
@@ -58,7 +58,7 @@ describe('buildSftRow', () => {
 
 describe('packSftRows', () => {
   it('writes the count, the lengths and id | trained << 15 little-endian, and reads it back', () => {
-    const rows: SftRow[] = [
+    const rows: SftTargetRow[] = [
       { ids: [5, 300, 7], targetMask: [1, 0] },
       { ids: [32767, 1], targetMask: [1] },
     ];
@@ -75,7 +75,7 @@ describe('packSftRows', () => {
 describe('computeSftLoss', () => {
   it('equals −Σ m·log softmax(logits)[next] / Σ m from the full logits', async () => {
     const model = Qwen3Model.fromConfig(TINY, 3);
-    const rows: SftRow[] = [
+    const rows: SftTargetRow[] = [
       { ids: [1, 4, 2, 9, 3], targetMask: [0, 1, 1, 1] },
       { ids: [5, 6, 7], targetMask: [1, 0] },
     ];
@@ -106,7 +106,7 @@ describe('computeSftLoss', () => {
 
 describe('runWarmStartSft', () => {
   it('is deterministic by seed, lowers the loss on a repeated row, and leaks no tensors per step', async () => {
-    const rows: SftRow[] = [{ ids: [1, 2, 3, 4, 5, 6, 7, 8], targetMask: [0, 0, 1, 1, 1, 1, 1] }];
+    const rows: SftTargetRow[] = [{ ids: [1, 2, 3, 4, 5, 6, 7, 8], targetMask: [0, 0, 1, 1, 1, 1, 1] }];
     const run = async (steps: number) => {
       const model = Qwen3Model.fromConfig(TINY, 1);
       const before = tf.memory().numTensors;
