@@ -17,6 +17,7 @@
  * per turn [K][T_k].
  */
 import { createRegistry } from './registry';
+import { computeMean, computeSampleStd } from './stats';
 
 export interface GroupAdvantageOptions {
   /** ε_A added to the std. */
@@ -37,9 +38,8 @@ export function computeGroupStats(values: readonly number[]): { mean: number; st
   const n = values.length;
   if (n === 0) throw new Error('computeGroupStats: empty group');
   if (n === 1) return { mean: 0, std: 1 };
-  const mean = values.reduce((s, x) => s + x, 0) / n;
-  const sumSq = values.reduce((s, x) => s + (x - mean) * (x - mean), 0);
-  return { mean, std: Math.sqrt(sumSq / (n - 1)) };
+  const mean = computeMean(values);
+  return { mean, std: computeSampleStd(values, mean) };
 }
 
 /** GRPO group-normalised advantages, one per rollout. */
