@@ -2,8 +2,10 @@
  * Expert traces h* (PACT Eq. expert-trace): per assistant turn the reasoning u*_t
  * split into semantic chunks, the tool calls a*_t and the observations o*_t.
  * The final answer y is kept beside the trace but is never part of h* (PACT §3.1).
+ * The vocabulary lives in core so that tasks (src/envs) can carry a trace; src/traces,
+ * which builds and checks traces, re-exports it from traces/types.ts.
  */
-import type { ToolCall } from '../core/types';
+import type { ToolCall } from './types';
 
 /** The chunk types of PACT App. C (trace segmentation prompt). */
 export type ChunkType =
