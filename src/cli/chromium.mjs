@@ -1,5 +1,7 @@
-// Where the e2e tests find Chromium: $CHROMIUM_PATH, else Debian's /usr/bin/chromium.
-// Shared by scripts/ensureChromium.mjs and e2e/playwright.config.ts.
+// Where Chromium is found: $CHROMIUM_PATH, else Debian's /usr/bin/chromium, and its launch flags.
+// Used by `pact plot` (rasterize.ts) and, through scripts/chromium.mjs, by the e2e tests and
+// scripts/ensureChromium.mjs. Plain ESM so that plain `node scripts/*.mjs` can load it;
+// its types are in chromium.d.mts.
 import { existsSync } from 'node:fs';
 
 export function chromiumPath() {
