@@ -86,7 +86,8 @@ export function findSpecifiers(fileName: string, text: string): { spec: string; 
   const specs: { spec: string; isUrl: boolean }[] = [];
   const add = (spec: string, isUrl = false) => specs.push({ spec, isUrl });
   const visit = (node: ts.Node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    const isModuleStatement = ts.isImportDeclaration(node) || ts.isExportDeclaration(node);
+    if (isModuleStatement && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       add(node.moduleSpecifier.text);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [arg] = node.arguments;
@@ -128,7 +129,7 @@ export function collectImportEdges(): ImportEdge[] {
   return edges;
 }
 
-/** The folder a repository-relative path belongs to: src/<folder>/…, 'app' for src/'s own files, else its top folder. */
+/** The folder of a repository-relative path: src/<folder>/…, 'app' for src/'s own files, else its top folder. */
 export function folderOf(file: string): string {
   const parts = file.split('/');
   if (parts[0] === 'src') return parts.length > 2 ? parts[1] : 'app';
@@ -140,10 +141,11 @@ export function findLayerViolations(edges: readonly ImportEdge[]): string[] {
   const out: string[] = [];
   for (const e of edges) {
     const [a, b] = [folderOf(e.from), folderOf(e.to)];
+    const where = `${e.from}: import '${e.spec}'`;
     if (a === b) continue;
-    if (b === 'scripts') out.push(`${e.from}: import '${e.spec}' reaches scripts/ (scripts may import src, not the other way)`);
-    else if (!(a in LAYERS) || !(b in LAYERS)) out.push(`${e.from}: import '${e.spec}' goes from ${a} to ${b}, a folder with no layer`);
-    else if (LAYERS[b] > LAYERS[a]) out.push(`${e.from}: import '${e.spec}' goes up from ${a} (layer ${LAYERS[a]}) to ${b} (layer ${LAYERS[b]})`);
+    if (b === 'scripts') out.push(`${where} reaches scripts/ (scripts may import src, not the other way)`);
+    else if (!(a in LAYERS) || !(b in LAYERS)) out.push(`${where} goes from ${a} to ${b}, a folder with no layer`);
+    else if (LAYERS[b] > LAYERS[a]) out.push(`${where} goes up from ${a} (layer ${LAYERS[a]}) to ${b} (layer ${LAYERS[b]})`);
   }
   return out;
 }
@@ -203,8 +205,10 @@ describe('import graph', () => {
     expect(all.length).toBeGreaterThan(1000);
     const has = (from: string, to: string) => all.some((e) => e.from === from && e.to === to);
     expect(has('src/App.svelte', 'workers/client.ts')).toBe(true); // a .svelte script block
-    expect(has('src/ui/state/TraceState.svelte.ts', 'src/ui/traceExamples.ts')).toBe(true); // import() and typeof import()
-    expect(has('src/envs/ftrl/pyodideExecutor.ts', 'src/envs/ftrl/pyodide.worker.ts')).toBe(true); // new URL(…, import.meta.url)
+    // import() and typeof import()
+    expect(has('src/ui/state/TraceState.svelte.ts', 'src/ui/traceExamples.ts')).toBe(true);
+    // new URL(…, import.meta.url)
+    expect(has('src/envs/ftrl/pyodideExecutor.ts', 'src/envs/ftrl/pyodide.worker.ts')).toBe(true);
     expect(has('src/traces/types.ts', 'src/core/traceTypes.ts')).toBe(true); // export * from
   });
 
@@ -217,7 +221,9 @@ describe('import graph', () => {
   });
 
   it('lists only back-edges that still exist', () => {
-    for (const k of KNOWN_BACK_EDGES) expect(all.some((e) => e.from === k.from && e.to === k.to), `${k.from} → ${k.to}`).toBe(true);
+    for (const k of KNOWN_BACK_EDGES) {
+      expect(all.some((e) => e.from === k.from && e.to === k.to), `${k.from} → ${k.to}`).toBe(true);
+    }
   });
 
   it('fails on a back-edge, on scripts/ and on a cycle between folders', () => {
@@ -227,7 +233,8 @@ describe('import graph', () => {
     ];
     expect(findLayerViolations(planted)).toEqual([
       "src/core/masks.ts: import '../ui/runTime' goes up from core (layer 0) to ui (layer 6)",
-      "src/cli/rasterize.ts: import '../../scripts/chromium.mjs' reaches scripts/ (scripts may import src, not the other way)",
+      "src/cli/rasterize.ts: import '../../scripts/chromium.mjs' reaches scripts/ " +
+        '(scripts may import src, not the other way)',
     ]);
     const sameLayer: ImportEdge[] = [
       { from: 'src/storage/db.ts', to: 'src/experiments/results.ts', spec: '../experiments/results' },

@@ -12,7 +12,7 @@
  *   Code/verl/trainer/ppo/core_algos.py, compute_grpo_outcome_advantage,
  *   `fused_adv = (group_adv[i] + step_adv) / 2`).
  *
- * Estimators are registered by name in ADVANTAGE_ESTIMATORS (STYLE habit 4); each maps
+ * Estimators are registered by name in ADVANTAGE_ESTIMATORS; each maps
  * one prompt's group of rollouts, given as turn rewards [K][T_k], to one advantage
  * per turn [K][T_k].
  */

@@ -52,7 +52,13 @@ export interface ExperimentTable {
 
 export interface ExperimentResults {
   format: typeof RESULTS_FORMAT;
-  experiment: { name: string; description?: string; file: string; isSmoke: boolean; smokeOverrides?: Record<string, unknown> };
+  experiment: {
+    name: string;
+    description?: string;
+    file: string;
+    isSmoke: boolean;
+    smokeOverrides?: Record<string, unknown>;
+  };
   app: { name: string; version: string; gitCommit: string; isGitDirty: boolean };
   backend: { name: string; reason: string };
   startedAt: string;
