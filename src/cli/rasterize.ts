@@ -3,15 +3,14 @@
  * the SVG is loaded as the page and the page is screenshot at the SVG's size. Node-only.
  */
 import { writeFile } from 'node:fs/promises';
-// @ts-expect-error plain ESM helper shared with the e2e config (scripts/chromium.mjs)
-import { chromiumPath, CHROMIUM_ARGS } from '../../scripts/chromium.mjs';
+import { chromiumPath, CHROMIUM_ARGS } from './chromium.mjs';
 
 export async function rasterizeSvg(svg: string, outPath: string, size: { width: number; height: number }): Promise<void> {
   const { chromium } = await import('playwright-core');
-  const executablePath = chromiumPath() as string;
+  const executablePath = chromiumPath();
   let browser;
   try {
-    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS as string[], headless: true });
+    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
   } catch (e) {
     throw new Error(`cannot start Chromium at ${executablePath} to write ${outPath} (set CHROMIUM_PATH, or apt-get install chromium): ${(e as Error).message.split('\n')[0]}`);
   }

@@ -12,11 +12,12 @@
  *   Code/verl/trainer/ppo/core_algos.py, compute_grpo_outcome_advantage,
  *   `fused_adv = (group_adv[i] + step_adv) / 2`).
  *
- * Estimators are registered by name in ADVANTAGE_ESTIMATORS (STYLE habit 4); each maps
+ * Estimators are registered by name in ADVANTAGE_ESTIMATORS; each maps
  * one prompt's group of rollouts, given as turn rewards [K][T_k], to one advantage
  * per turn [K][T_k].
  */
 import { createRegistry } from './registry';
+import { computeMean, computeSampleStd } from './stats';
 
 export interface GroupAdvantageOptions {
   /** ε_A added to the std. */
@@ -37,9 +38,8 @@ export function computeGroupStats(values: readonly number[]): { mean: number; st
   const n = values.length;
   if (n === 0) throw new Error('computeGroupStats: empty group');
   if (n === 1) return { mean: 0, std: 1 };
-  const mean = values.reduce((s, x) => s + x, 0) / n;
-  const sumSq = values.reduce((s, x) => s + (x - mean) * (x - mean), 0);
-  return { mean, std: Math.sqrt(sumSq / (n - 1)) };
+  const mean = computeMean(values);
+  return { mean, std: computeSampleStd(values, mean) };
 }
 
 /** GRPO group-normalised advantages, one per rollout. */

@@ -4,6 +4,7 @@
  */
 export * from './types';
 export * from './registry';
+export * from './stats';
 export * from './rng';
 export * from './hungarian';
 export * from './matching';

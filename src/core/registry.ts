@@ -1,8 +1,9 @@
 /**
- * Registries by name (STYLE habit 4, after verl's `register_adv_est`): advantage
- * estimators, loss aggregation modes, SFT schedules… are registered under a name, the
- * UI builds its dropdowns from `names()`, and an unknown name fails listing the
- * valid ones.
+ * Registries by name (after verl's `register_adv_est`): advantage estimators, loss
+ * aggregation modes, SFT schedules… are registered under a name, and an unknown name fails
+ * listing the valid ones. A registry is the only list of its names: the training config's
+ * enums are built from `names()` (`registryEnum`, src/recipes/config.ts), and the UI's
+ * dropdowns from the config.
  */
 
 export interface Registry<T> {

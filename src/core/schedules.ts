@@ -18,7 +18,7 @@
  */
 import { createRegistry } from './registry';
 
-/** Prefix levels L0..L4 as numbers (src/traces names them `PrefixLevel`). */
+/** Prefix levels L0..L4 as numbers (traceTypes.ts names them `PrefixLevel`). */
 export const MAX_PREFIX_LEVEL = 4;
 
 /** Algorithm 1's s = 1…T of the training step with 0-based index `stepIndex` (the schedules and the gates read s). */

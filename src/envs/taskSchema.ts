@@ -20,7 +20,7 @@
  */
 import { z } from 'zod';
 import { excerptValue, findJsonHazard } from '../core/untrustedJson';
-import { CHUNK_TYPES, type ChunkType, type ExpertTrace } from '../traces/types';
+import { CHUNK_TYPES, type ChunkType, type ExpertTrace } from '../core/traceTypes';
 import { TASK_CATEGORIES, type ParamSchema, type Task, type TaskCategory } from './types';
 
 const PARAM_TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'object'] as const;

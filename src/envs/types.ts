@@ -3,7 +3,7 @@
  * The zod schema in `taskSchema.ts` validates exactly these types.
  */
 import type { ToolCall } from '../core/types';
-import type { ExpertTrace } from '../traces/types';
+import type { ExpertTrace } from '../core/traceTypes';
 
 export type { ToolCall };
 

@@ -7,26 +7,18 @@
  * e.g. an SFT run's RL loss) are left out of a cell, and the cell says how many were used.
  * Also the curves: per method, the mean over seeds at each step.
  */
-import type { RunResult } from './results';
+import { computeMean, computeSampleStd } from '../core/stats';
+import type { ExperimentTable, MeanStd, RunResult } from './types';
 
-export interface MeanStd {
-  /** Number of finite values. */
-  n: number;
-  /** NaN when n = 0. */
-  mean: number;
-  /** Sample standard deviation (n − 1); NaN when n < 2. */
-  std: number;
-}
+export type { ExperimentTable, MeanStd, TableRow } from './types';
 
 /** Mean and sample standard deviation of the finite values. */
 export function computeMeanStd(values: readonly number[]): MeanStd {
   const xs = values.filter((v) => Number.isFinite(v));
   const n = xs.length;
   if (n === 0) return { n, mean: Number.NaN, std: Number.NaN };
-  const mean = xs.reduce((a, b) => a + b, 0) / n;
-  if (n < 2) return { n, mean, std: Number.NaN };
-  const ss = xs.reduce((a, b) => a + (b - mean) * (b - mean), 0);
-  return { n, mean, std: Math.sqrt(ss / (n - 1)) };
+  const mean = computeMean(xs);
+  return { n, mean, std: computeSampleStd(xs, mean) };
 }
 
 /** Readable names of the metrics the papers report (PACT Table 1; ToolSearcher Table 1). */
@@ -79,20 +71,6 @@ export function pickTableMetrics(runs: readonly RunResult[]): string[] {
   const sorted = [...keys].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const hasReward = runs.some((r) => r.status === 'finished' && r.steps.some((s) => typeof s.values.reward === 'number' && Number.isFinite(s.values.reward)));
   return hasReward ? [...sorted, 'reward'] : sorted;
-}
-
-export interface TableRow {
-  method: string;
-  /** Seeds that finished. */
-  n: number;
-  /** Seeds that failed, with their errors. */
-  failed: { id: string; error: string }[];
-  cells: Record<string, MeanStd>;
-}
-
-export interface ExperimentTable {
-  metrics: string[];
-  rows: TableRow[];
 }
 
 /** One row per method (in the experiment's order), one column per metric. */

@@ -7,10 +7,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expandExperiment } from '../recipes/experiment';
-import { RECIPE_NAMES } from '../ui/recipeNames';
+import { listRecipes } from '../recipes/allRecipes';
 import { shrinkForSmoke } from './smoke';
 import { isFtrlEvalFile, parseFtrlEvalExperiment, shrinkFtrlEvalForSmoke } from './ftrlEvalConfig';
 
+const RECIPE_NAMES = listRecipes();
 const DIR = path.resolve(__dirname, '../../experiments');
 const readJson = (name: string): unknown => JSON.parse(readFileSync(path.join(DIR, name), 'utf8'));
 const ALL_FILES = readdirSync(DIR).filter((f) => f.endsWith('.json'));

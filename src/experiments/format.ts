@@ -5,7 +5,8 @@
  * with no finite value reads `–`. The CSV keeps full precision: `<metric>_mean`,
  * `<metric>_std` (empty when n < 2) and `<metric>_n` per metric.
  */
-import { labelMetric, type ExperimentTable, type MeanStd } from './aggregate';
+import { labelMetric } from './aggregate';
+import type { ExperimentTable, MeanStd } from './types';
 
 /** A number with `digits` decimals ('–' when not finite). */
 export function formatFixed(x: number, digits = 3): string {

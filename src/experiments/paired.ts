@@ -11,7 +11,8 @@
  * d_t > 0. Several (run, control) pairs (one per seed) are reported one by one and pooled
  * over every (pair, step).
  */
-import { computeMeanStd, type MeanStd } from './aggregate';
+import { computeMeanStd } from './aggregate';
+import type { MeanStd } from './types';
 
 /** [step, value] points of one metric (pact plot's metricPoints). */
 export type StepPoints = readonly (readonly [number, number])[];

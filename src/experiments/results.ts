@@ -23,46 +23,16 @@
  * kept but left out when two runs are compared bit for bit.
  */
 import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../recipes/config';
-import type { ExperimentTable } from './aggregate';
+import type { ExperimentResults, RunResult, StepRecord } from './types';
 
-export const RESULTS_FORMAT = 'pact-lab-experiment-results/1';
+export { RESULTS_FORMAT } from './types';
+export type { ExperimentResults, RunResult, RunStatus, StepRecord } from './types';
 
 /** Metrics that measure the machine (time, memory), not the method; plus every `time/*` key. */
 export const MACHINE_METRICS: readonly string[] = ['seconds', 'tokens/s', 'memory/bytes'];
 
 export function isMachineMetric(key: string, ignore: readonly string[] = MACHINE_METRICS): boolean {
   return ignore.includes(key) || key.startsWith('time/');
-}
-
-export interface StepRecord {
-  step: number;
-  /** Metric name → value; null where the worker stored NaN. */
-  values: Record<string, number | null>;
-}
-
-export type RunStatus = 'finished' | 'failed';
-
-export interface RunResult {
-  id: string;
-  name: string;
-  seed: number;
-  status: RunStatus;
-  error?: string;
-  config: TrainConfig;
-  pageRunId?: string;
-  seconds: number;
-  steps: StepRecord[];
-}
-
-export interface ExperimentResults {
-  format: typeof RESULTS_FORMAT;
-  experiment: { name: string; description?: string; file: string; isSmoke: boolean; smokeOverrides?: Record<string, unknown> };
-  app: { name: string; version: string; gitCommit: string; isGitDirty: boolean };
-  backend: { name: string; reason: string };
-  startedAt: string;
-  finishedAt: string;
-  runs: RunResult[];
-  table: ExperimentTable;
 }
 
 /** Stored metric rows → step records, ascending by step; NaN/±Infinity become null (JSON has none). */

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, resolveConfig } from './config';
+import { LOSS_AGGREGATIONS } from '../core/losses';
+import { createRegistry } from '../core/registry';
+import { REASONING_SCHEDULES, TOOL_CALL_SCHEDULES } from '../core/schedules';
+import { QWEN3_PRESETS } from '../model/qwen3/config';
+import { ConfigError, MODEL_PRESETS, registryEnum, resolveConfig, trainConfigSchema } from './config';
 
 describe('resolveConfig', () => {
   it('fills the PACT Table 6 defaults (scaled where documented) and sets the horizon to the run length', () => {
@@ -63,5 +67,40 @@ describe('resolveConfig', () => {
     expect(() => resolveConfig({ pact: { toolCallScaleStart: 0.2, toolCallScaleEnd: 0.8 } })).toThrow(
       'config.pact.toolCallScaleEnd: must be ≤ toolCallScaleStart (0.2)',
     );
+  });
+});
+
+describe('names read from the registries', () => {
+  const pactShape = trainConfigSchema.shape.pact.unwrap().shape;
+  it('accepts exactly the registered schedules, aggregation modes and model presets, in their order', () => {
+    expect(pactShape.reasoningSchedule.unwrap().options).toEqual(REASONING_SCHEDULES.names());
+    expect(pactShape.toolCallSchedule.unwrap().options).toEqual(TOOL_CALL_SCHEDULES.names());
+    expect(trainConfigSchema.shape.lossAgg.unwrap().options).toEqual(LOSS_AGGREGATIONS.names());
+    expect(trainConfigSchema.shape.model.unwrap().shape.preset.unwrap().options).toEqual(Object.keys(QWEN3_PRESETS));
+    expect(MODEL_PRESETS).toEqual(Object.keys(QWEN3_PRESETS));
+  });
+
+  it('takes every registered loss aggregation, and the trainer computes each of them', async () => {
+    const tf = await import('../model/qwen3/tf');
+    const { useCpuBackend } = await import('../model/qwen3/train/testBackend');
+    const { aggregateLossTf } = await import('./tfLosses');
+    await useCpuBackend();
+    const [lossMat, mask] = [tf.tensor2d([[1, 2]]), tf.tensor2d([[1, 1]])]; // [B = 1, T = 2]
+    for (const mode of LOSS_AGGREGATIONS.names()) {
+      expect(resolveConfig({ lossAgg: mode }).lossAgg).toBe(mode);
+      const loss = aggregateLossTf(lossMat, mask, mode);
+      expect(Number.isFinite((await loss.data())[0]), mode).toBe(true);
+      loss.dispose();
+    }
+    tf.dispose([lossMat, mask]);
+    expect(() => resolveConfig({ lossAgg: 'sum' })).toThrow(/config\.lossAgg: /);
+  });
+
+  it('registryEnum refuses an empty registry', () => {
+    expect(() => registryEnum(createRegistry<number>('widget'))).toThrow('registryEnum: no widget is registered');
+    const r = createRegistry<number>('widget');
+    r.register('b', 2);
+    r.register('a', 1);
+    expect(registryEnum(r).options).toEqual(['b', 'a']);
   });
 });

@@ -32,17 +32,29 @@
 import { z } from 'zod';
 import { findJsonHazard, limitText } from '../core/untrustedJson';
 import { GSPO_CLIP } from '../core/gspo';
+import { LOSS_AGGREGATIONS } from '../core/losses';
+import type { Registry } from '../core/registry';
+import { REASONING_SCHEDULES, TOOL_CALL_SCHEDULES } from '../core/schedules';
 import type { FormatLimits } from '../envs/toolRepo/toolDoc';
+import { QWEN3_PRESETS, type Qwen3PresetName } from '../model/qwen3/config';
 import { LORA_TARGETS, type LoraTarget } from '../model/qwen3/train/loraNames';
 
-export const REASONING_SCHEDULES = ['segment', 'fixed', 'token', 'none'] as const;
-export const TOOL_CALL_SCHEDULES = ['scale', 'fixed', 'token', 'none'] as const;
+/**
+ * A zod enum of the names in a registry, in registration order: the config accepts exactly
+ * what the registry holds, with no second list of names (z.enum needs at least one name).
+ */
+export function registryEnum(registry: Registry<unknown>) {
+  const [first, ...rest] = registry.names();
+  if (first === undefined) throw new Error(`registryEnum: no ${registry.what} is registered`);
+  return z.enum([first, ...rest]);
+}
+
 export const PACT_OBJECTIVES = ['Lx', 'Lh', 'Lx+SFT', 'Lh+SFT'] as const;
-export const AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum'] as const;
 export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
-export const MODEL_PRESETS = ['qwen3-nano', 'qwen3-micro', 'Qwen3-0.6B'] as const;
+/** The model presets, in the order of their table (QWEN3_PRESETS, src/model/qwen3/config.ts). */
+export const MODEL_PRESETS = Object.keys(QWEN3_PRESETS) as readonly Qwen3PresetName[];
 /** The preset of the shipped warm start (public/warm-start/warm_start.json "preset"): the only one `model.init` "warm-start" can start. */
-export const WARM_START_PRESET: (typeof MODEL_PRESETS)[number] = 'qwen3-nano';
+export const WARM_START_PRESET: Qwen3PresetName = 'qwen3-nano';
 /** The places a run's prompts can come from; only some are wired into training (runAssets.ts). */
 export const TASK_SOURCES = ['generated', 'ftrl', 'tool-repo'] as const;
 
@@ -97,9 +109,9 @@ export const pactOptionsSchema = z.object({
   /** Annealing horizon S in steps; 0 means "the whole run". */
   annealHorizon: z.number().int().min(0).max(M.steps).default(0),
   /** Table 4 / App. D: reasoning-prefix schedule (`segment` = L4→L0 by semantic segment). */
-  reasoningSchedule: z.enum(REASONING_SCHEDULES).default('segment'),
+  reasoningSchedule: registryEnum(REASONING_SCHEDULES).default('segment'),
   /** Table 4 / App. D: tool-call schedule (`scale` = λa annealed, complete spans). */
-  toolCallSchedule: z.enum(TOOL_CALL_SCHEDULES).default('scale'),
+  toolCallSchedule: registryEnum(TOOL_CALL_SCHEDULES).default('scale'),
   /** App. D "Full Token A": anneal reasoning + tool calls together by token count. */
   fullTokenAnneal: z.boolean().default(false),
   /**
@@ -168,7 +180,7 @@ export const trainConfigSchema = z
     backend: z.enum(BACKENDS).optional(),
     model: z
       .object({
-        preset: z.enum(MODEL_PRESETS).default('qwen3-nano'),
+        preset: z.enum(MODEL_PRESETS as [Qwen3PresetName, ...Qwen3PresetName[]]).default('qwen3-nano'),
         /** Start from a checkpoint folder/URL instead of the shipped warm start; `scratch` for random init. */
         init: z.string().max(M.pathChars).default('warm-start'),
         /** `scratch` init: generated train tasks (+ expert traces) whose text builds the pruned vocabulary. */
@@ -225,7 +237,11 @@ export const trainConfigSchema = z
     maxGradNorm: z.number().positive().default(1.0),
     clipEps: z.number().positive().max(1).default(0.2),
     klCoef: z.number().min(0).default(0.001),
-    lossAgg: z.enum(AGG_MODES).default('token-mean'),
+    /**
+     * verl's agg_loss, any mode registered in LOSS_AGGREGATIONS (core/losses.ts); the trainer's
+     * aggregateLossTf runs each ('seq-mean-token-sum-norm' divides by the prompt's padded length T).
+     */
+    lossAgg: registryEnum(LOSS_AGGREGATIONS).default('token-mean'),
     /**
      * MatchTIR credit (pact, matchtir, sft_then_matchtir): discount of turn returns, and how
      * A^g and A^ℓ combine: 'sum' = A^g + A^ℓ (PACT App. B), 'mean' = (A^g + A^ℓ)/2 (MatchTIR's

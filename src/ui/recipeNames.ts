@@ -1,6 +1,6 @@
 /**
- * The recipes the run-setup select offers, read from the recipe registry (STYLE.md habit 4:
- * dropdowns are built from the registry, not from a second list): their names in
+ * The recipes the run-setup select offers, read from the recipe registry (dropdowns are
+ * built from the registry, not from a second list): their names in
  * registration order, and each one's readable title, one-line summary and objective as the
  * recipe module states them.
  *

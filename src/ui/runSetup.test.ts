@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { resolveConfig } from '../recipes/config';
+import { REASONING_SCHEDULES, TOOL_CALL_SCHEDULES } from '../core/schedules';
+import { listRecipes } from '../recipes/allRecipes';
+import { MODEL_PRESETS, resolveConfig } from '../recipes/config';
 import {
+  AUTO,
   describeStartingPolicyNote,
   FIELD_BY_KEY,
+  OPTION_LABELS,
   SETUP_FIELDS,
   describeConfigAsSetup,
   describeRange,
@@ -182,3 +186,19 @@ describe('describeStartingPolicyNote', () => {
   });
 });
 
+describe('option lists read from the registries', () => {
+  it('offers the registered recipes, schedules and presets, in registration order', () => {
+    expect(FIELD_BY_KEY.recipe.options).toEqual(listRecipes());
+    expect(FIELD_BY_KEY.reasoning.options).toEqual(REASONING_SCHEDULES.names());
+    expect(FIELD_BY_KEY.toolCall.options).toEqual(TOOL_CALL_SCHEDULES.names());
+    expect(FIELD_BY_KEY.model.options).toEqual(MODEL_PRESETS);
+  });
+
+  it('words exactly the options a field offers (no label for a name that is gone)', () => {
+    for (const [key, labels] of Object.entries(OPTION_LABELS)) {
+      const options = FIELD_BY_KEY[key as keyof typeof FIELD_BY_KEY].options ?? [];
+      const named = key === 'backend' ? [AUTO] : options; // the backends are named as they are
+      expect(Object.keys(labels).sort(), key).toEqual([...named].sort());
+    }
+  });
+});

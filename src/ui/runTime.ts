@@ -3,6 +3,7 @@
  * this browser, or the recorded demo run) by the rollouts per step; while it trains, from its
  * own measured step times; and the in-step progress (StepProgress) in words.
  */
+import { computeMean } from '../core/stats';
 import type { StepProgress } from '../recipes/types';
 
 /** What a run's cost scales with. */
@@ -57,7 +58,7 @@ export function measureTiming(
   const shape = shapeOfConfig(config);
   const mean = (k: string) => {
     const xs = rows.map((r) => r.values[k]).filter((x) => Number.isFinite(x) && x > 0);
-    return xs.length > 0 ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
+    return xs.length > 0 ? computeMean(xs) : null;
   };
   const seconds = mean('seconds');
   const tokens = mean('completions/mean_length');
