@@ -23,11 +23,10 @@
 import * as tf from './tf';
 import type { Qwen3Config } from './config';
 import { computeGqaAttention, MASK_NEG } from './attention';
-import { applyRmsNorm, embedVocabTokens } from './layers';
-import { getParam, type LoraMap, type ParamMap } from './linear';
-import { getLmHeadShards, getVocabShards } from './vocabShards';
+import type { LoraMap, ParamMap } from './linear';
+import { getLmHeadShards } from './vocabShards';
 import { matMulTransposeB } from './matmul';
-import { runDecoderLayer, runQwen3Decoder, type LayerKv } from './model';
+import { runDecoderStack, runQwen3Decoder, type AttendFn, type LayerKv } from './model';
 import { computeRopeTablesForHostPositions } from './rope';
 import { createEngineLogitSource, isEngineActive } from './engineBridge';
 
@@ -286,26 +285,16 @@ function runDecodeStep(
     const notSlot = tf.sub(1, slotOneHot);
     const maskBias = tf.sub(1, tf.tensor2d(keyMask, [B, S])).mul(MASK_NEG).reshape([B, 1, 1, S]); // [B, 1, 1, S]
     const rope = computeRopeTablesForHostPositions(positions, config.head_dim, config.rope_theta); // [B, 1, 1, D]
-    let h = embedVocabTokens(tf.tensor2d(tokens, [B, 1], 'int32'), getVocabShards(params, 'model.embed_tokens.weight')) as tf.Tensor3D; // [B, 1, H]
-    for (let i = 0; i < config.num_hidden_layers; i++) {
-      h = runDecoderLayer(
-        h,
-        i,
-        config,
-        params,
-        rope,
-        (q, k, v) => {
-          // k, v [B, nKv, 1, D] broadcast over the S slots, kept only at `slot`.
-          const kAll = caches[i].k.mul(notSlot).add(k.mul(slotOneHot)) as tf.Tensor4D; // [B, nKv, S, D]
-          const vAll = caches[i].v.mul(notSlot).add(v.mul(slotOneHot)) as tf.Tensor4D;
-          newCaches.push({ k: tf.keep(kAll), v: tf.keep(vAll) });
-          return computeGqaAttention(q, kAll, vAll, maskBias);
-        },
-        lora,
-      );
-    }
-    const normed = applyRmsNorm(h, getParam(params, 'model.norm.weight'), config.rms_norm_eps) as tf.Tensor3D;
-    return computeLastLogits(params, config, normed);
+    const ids = tf.tensor2d(tokens, [B, 1], 'int32');
+    const attend: AttendFn = (layer, q, k, v) => {
+      // k, v [B, nKv, 1, D] broadcast over the S slots, kept only at `slot`.
+      const kAll = caches[layer].k.mul(notSlot).add(k.mul(slotOneHot)) as tf.Tensor4D; // [B, nKv, S, D]
+      const vAll = caches[layer].v.mul(notSlot).add(v.mul(slotOneHot)) as tf.Tensor4D;
+      newCaches.push({ k: tf.keep(kAll), v: tf.keep(vAll) });
+      return computeGqaAttention(q, kAll, vAll, maskBias);
+    };
+    const hidden = runDecoderStack(params, config, ids, rope, attend, lora); // [B, 1, H]
+    return computeLastLogits(params, config, hidden);
   });
   for (const c of caches) {
     c.k.dispose();
