@@ -1,5 +1,5 @@
 /**
- * Vocabulary pruning for the small presets (issue 3): a compact id space [0, keptCount) over a
+ * Vocabulary pruning for the small presets: a compact id space [0, keptCount) over a
  * subset of a byte-level BPE vocabulary (Qwen3's), so qwen3-nano/micro need an embedding of a
  * few thousand rows instead of 151,936.
  *
