@@ -1,24 +1,16 @@
 /**
- * Batched autoregressive generation for Qwen3 with a KV cache PREALLOCATED to a fixed
- * length, temperature + top-p (nucleus; Holtzman et al. 2020, §3.1) sampling from an
- * injected uniform source, stop token sequences and stop strings.
+ * Batched autoregressive generation for Qwen3 with a KV cache PREALLOCATED to a fixed length,
+ * temperature + top-p (nucleus; Holtzman et al. 2020, §3.1) sampling from an injected uniform
+ * source, stop token sequences and stop strings.
  *
- * Static shapes (tfjs-webgpu pools buffers by exact size and never frees them):
- * prompts are LEFT-padded to a multiple of `promptBucket`, the cache of every layer is
- * [B, nKv, cacheLength, D] from the start, and each decode step writes its key/value
- * into slot s with a one-hot blend  cache ← cache·(1 − e_s) + kv·e_s  (no scatter),
- * then attends over the whole cache with a key mask. Every step therefore has the same
- * shapes. Positions are per row (prompt length + step), so rows of different prompt
- * lengths are numbered exactly as if unpadded.
+ * Every decode step has the same shapes (tfjs-webgpu pools buffers by exact size): prompts are
+ * left-padded to a multiple of `promptBucket`, each layer's cache is [B, nKv, cacheLength, D]
+ * from the start, and a step writes slot s by a one-hot blend  cache ← cache·(1 − e_s) + kv·e_s.
+ * `logprobs` are log π(token | prefix) of the unmodified model at temperature 1 (the π_old of
+ * the PPO ratio); `samplingLogprobs` are under the distribution actually sampled. More: docs/model.md.
  *
- * Behaviour log-probs: `logprobs` are log π(token | prefix) of the UNMODIFIED model at
- * temperature 1 over the full vocabulary (what computeTokenLogprobs recomputes, the
- * π_old of the PPO ratio). `samplingLogprobs` are the log-probs under the distribution
- * actually sampled (temperature-scaled, top-p truncated, renormalised; 0 for greedy).
- *
- * Simplifications: sampling runs in JS on the logits read back once per step
- * (`await data()`); finished rows keep being fed a pad token until the batch finishes;
- * no top-k, no repetition penalty.
+ * Simplifications: sampling runs in JS on the logits read back once per step; finished rows are
+ * fed a pad token until the batch finishes; no top-k, no repetition penalty.
  */
 import * as tf from './tf';
 import type { Qwen3Config } from './config';
