@@ -3,7 +3,7 @@
  * the preferred backend, reporting the chosen backend and why each better one was
  * skipped (so the UI can say "running on wasm: navigator.gpu is absent"). 'auto' is the
  * same order, except that a software WebGPU adapter (SwiftShader, isFallbackAdapter) is
- * passed over: it computes correctly but runs 6–45× slower than wasm (../shared/RECIPE.md).
+ * passed over: it computes correctly but runs 6–45× slower than wasm.
  *
  * Runs unchanged in Node, the page and a module worker: no Node imports here. In Node,
  * pass `wasmPaths` (see src/model/qwen3/node.ts `getNodeWasmPaths`); in the browser pass

@@ -7,20 +7,16 @@
  * window, no attention bias, activation SiLU); unknown extra `config.json` fields are
  * ignored.
  */
-import { listQwen3TensorSpecs } from '../weights/hfNames';
+import { listQwen3TensorSpecs, type Qwen3ShapeConfig } from '../weights/hfNames';
 
-export interface Qwen3Config {
-  vocab_size: number;
-  hidden_size: number;
-  intermediate_size: number;
-  num_hidden_layers: number;
-  num_attention_heads: number;
-  num_key_value_heads: number;
-  /** Per-head dimension; in Qwen3 independent of hidden_size / num_attention_heads. */
-  head_dim: number;
+/**
+ * The shape fields (src/model/weights/hfNames.ts) plus norm epsilon, RoPE base, context length
+ * and init. `attention_bias` is left out: the model has no projection biases (parseQwen3Config
+ * rejects `true`).
+ */
+export interface Qwen3Config extends Omit<Qwen3ShapeConfig, 'attention_bias'> {
   rms_norm_eps: number;
   rope_theta: number;
-  tie_word_embeddings: boolean;
   max_position_embeddings: number;
   /** Std of the normal init of linear and embedding weights (HF default 0.02). */
   initializer_range?: number;

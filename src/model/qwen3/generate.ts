@@ -1,33 +1,24 @@
 /**
- * Batched autoregressive generation for Qwen3 with a KV cache PREALLOCATED to a fixed
- * length, temperature + top-p (nucleus; Holtzman et al. 2020, §3.1) sampling from an
- * injected uniform source, stop token sequences and stop strings.
+ * Batched autoregressive generation for Qwen3 with a KV cache PREALLOCATED to a fixed length,
+ * temperature + top-p (nucleus; Holtzman et al. 2020, §3.1) sampling from an injected uniform
+ * source, stop token sequences and stop strings.
  *
- * Static shapes (tfjs-webgpu pools buffers by exact size and never frees them):
- * prompts are LEFT-padded to a multiple of `promptBucket`, the cache of every layer is
- * [B, nKv, cacheLength, D] from the start, and each decode step writes its key/value
- * into slot s with a one-hot blend  cache ← cache·(1 − e_s) + kv·e_s  (no scatter),
- * then attends over the whole cache with a key mask. Every step therefore has the same
- * shapes. Positions are per row (prompt length + step), so rows of different prompt
- * lengths are numbered exactly as if unpadded.
+ * Every decode step has the same shapes (tfjs-webgpu pools buffers by exact size): prompts are
+ * left-padded to a multiple of `promptBucket`, each layer's cache is [B, nKv, cacheLength, D]
+ * from the start, and a step writes slot s by a one-hot blend  cache ← cache·(1 − e_s) + kv·e_s.
+ * `logprobs` are log π(token | prefix) of the unmodified model at temperature 1 (the π_old of
+ * the PPO ratio); `samplingLogprobs` are under the distribution actually sampled. More: docs/model.md.
  *
- * Behaviour log-probs: `logprobs` are log π(token | prefix) of the UNMODIFIED model at
- * temperature 1 over the full vocabulary (what computeTokenLogprobs recomputes, the
- * π_old of the PPO ratio). `samplingLogprobs` are the log-probs under the distribution
- * actually sampled (temperature-scaled, top-p truncated, renormalised; 0 for greedy).
- *
- * Simplifications: sampling runs in JS on the logits read back once per step
- * (`await data()`); finished rows keep being fed a pad token until the batch finishes;
- * no top-k, no repetition penalty.
+ * Simplifications: sampling runs in JS on the logits read back once per step; finished rows are
+ * fed a pad token until the batch finishes; no top-k, no repetition penalty.
  */
 import * as tf from './tf';
 import type { Qwen3Config } from './config';
 import { computeGqaAttention, MASK_NEG } from './attention';
-import { applyRmsNorm, embedVocabTokens } from './layers';
-import { getParam, type LoraMap, type ParamMap } from './linear';
-import { getLmHeadShards, getVocabShards } from './vocabShards';
+import type { LoraMap, ParamMap } from './linear';
+import { getLmHeadShards } from './vocabShards';
 import { matMulTransposeB } from './matmul';
-import { runDecoderLayer, runQwen3Decoder, type LayerKv } from './model';
+import { runDecoderStack, runQwen3Decoder, type AttendFn, type LayerKv } from './model';
 import { computeRopeTablesForHostPositions } from './rope';
 import { createEngineLogitSource, isEngineActive } from './engineBridge';
 
@@ -286,26 +277,16 @@ function runDecodeStep(
     const notSlot = tf.sub(1, slotOneHot);
     const maskBias = tf.sub(1, tf.tensor2d(keyMask, [B, S])).mul(MASK_NEG).reshape([B, 1, 1, S]); // [B, 1, 1, S]
     const rope = computeRopeTablesForHostPositions(positions, config.head_dim, config.rope_theta); // [B, 1, 1, D]
-    let h = embedVocabTokens(tf.tensor2d(tokens, [B, 1], 'int32'), getVocabShards(params, 'model.embed_tokens.weight')) as tf.Tensor3D; // [B, 1, H]
-    for (let i = 0; i < config.num_hidden_layers; i++) {
-      h = runDecoderLayer(
-        h,
-        i,
-        config,
-        params,
-        rope,
-        (q, k, v) => {
-          // k, v [B, nKv, 1, D] broadcast over the S slots, kept only at `slot`.
-          const kAll = caches[i].k.mul(notSlot).add(k.mul(slotOneHot)) as tf.Tensor4D; // [B, nKv, S, D]
-          const vAll = caches[i].v.mul(notSlot).add(v.mul(slotOneHot)) as tf.Tensor4D;
-          newCaches.push({ k: tf.keep(kAll), v: tf.keep(vAll) });
-          return computeGqaAttention(q, kAll, vAll, maskBias);
-        },
-        lora,
-      );
-    }
-    const normed = applyRmsNorm(h, getParam(params, 'model.norm.weight'), config.rms_norm_eps) as tf.Tensor3D;
-    return computeLastLogits(params, config, normed);
+    const ids = tf.tensor2d(tokens, [B, 1], 'int32');
+    const attend: AttendFn = (layer, q, k, v) => {
+      // k, v [B, nKv, 1, D] broadcast over the S slots, kept only at `slot`.
+      const kAll = caches[layer].k.mul(notSlot).add(k.mul(slotOneHot)) as tf.Tensor4D; // [B, nKv, S, D]
+      const vAll = caches[layer].v.mul(notSlot).add(v.mul(slotOneHot)) as tf.Tensor4D;
+      newCaches.push({ k: tf.keep(kAll), v: tf.keep(vAll) });
+      return computeGqaAttention(q, kAll, vAll, maskBias);
+    };
+    const hidden = runDecoderStack(params, config, ids, rope, attend, lora); // [B, 1, H]
+    return computeLastLogits(params, config, hidden);
   });
   for (const c of caches) {
     c.k.dispose();

@@ -1,43 +1,16 @@
 /**
  * Qwen3 in TensorFlow.js — the public API of src/model/qwen3.
  *
- * Architecture exactly as Hugging Face `modeling_qwen3.py` (checked against an
- * independent PyTorch reference: scripts/reference/qwen3_reference.py, fixtures in
- * ./fixtures, test reference.test.ts). Parameters are a Map from HF tensor names to
- * tf.Variables (linear weights [out, in]); tfjs variable names are `<modelId>/<hfName>`
- * (getHfNameOfVariable strips the prefix).
+ * Architecture exactly as Hugging Face `modeling_qwen3.py`, checked against an independent
+ * PyTorch reference (scripts/reference/qwen3_reference.py, fixtures in ./fixtures,
+ * reference.test.ts). Parameters are a Map from HF tensor names to tf.Variables (linear
+ * weights [out, in]); tfjs variable names are `<modelId>/<hfName>`.
  *
- * Facade (what the trainer and the workers use):
- *   const model = Qwen3Model.fromPreset('qwen3-nano', seed)        // random init
- *   const model = Qwen3Model.fromTensors(parseQwen3Config(json), tensorsByName)  // HF weights
- *   model.config, model.params (Map<hfName, tf.Variable>), model.lora (optional LoraMap)
- *   model.computeLogits(inputIds [B,T] int32, attentionMask [B,T]) → [B, T, V]   (small V)
- *   model.computeTokenLogprobs(inputIds, attentionMask, {withEntropy?}) →
- *       {logprobs [B,T−1], targetMask [B,T−1], entropy?}  (differentiable, chunked, no [B,T,V])
- *   await model.generate(prompts: number[][], {maxNewTokens, temperature, topP, random,
- *       stopTokenIds, stopStrings, decode, cacheLength}) → GeneratedRow[] per prompt
- *       {tokens, logprobs (model at T=1), samplingLogprobs, finishReason, stop}
- *   model.countParams(), model.dispose()
- * Batches: packTokenRows(rows, {padTokenId, side}) → {inputIds, attentionMask}.
- * Backend: selectBackend('webgpu' | 'wasm' | 'cpu') in src/model/backend.ts; in Node,
- *   wasmPaths = getNodeWasmPaths() from ./node (the only file here importing Node modules).
- *   Plain Node (tsx, not vitest/vite) also needs the ESM resolve hook ./nodeResolveHook.mjs.
- * Reference check (any backend, browser-safe): parseReferenceFixture + checkAgainstReference
- *   (./referenceCheck) — the entry for the WebGPU/Chromium comparison.
- * Speed: linear layers and attention go through ./matmul (explicit transposes + custom
- *   gradients): tfjs-wasm's transposed-operand matmuls were 10–60× slower.
- *
- * Conventions: positions = cumsum(attentionMask) − 1, so left and right padding give
- * the same numbers as an unpadded row; tensors returned to the caller are theirs to
- * dispose. LoRA: applyLinear (./linear) adds scale·(x Aᵀ)Bᵀ for names present in the
- * LoRA map; freeze the base with `v.trainable = false` so no base gradient is built.
- *
- * WebGPU buffer limits: pass `{maxTensorBytes: selection.limits.maxStorageBufferBindingSize}`
- * to fromTensors/fromConfig; the embedding / LM head are then stored as row shards
- * (`model.embed_tokens.weight#shard0`, …; vocabShards.ts) and every reader handles
- * them. For export, `await readParamsToHost(params)` merges shards back under HF names.
- *
- * Not done: float16 storage; sharding of tensors other than the vocabulary matrices.
+ * Facade: `Qwen3Model.fromPreset(name, seed)` or `fromTensors(config, tensors)`, then
+ * computeLogits → [B, T, V], computeTokenLogprobs → {logprobs, targetMask [B, T−1], entropy?},
+ * generate(prompts, opts) → GeneratedRow[]. Positions = cumsum(attentionMask) − 1, so padding
+ * does not change a row's numbers; returned tensors are the caller's to dispose.
+ * docs/model.md has the full usage, backends, LoRA, WebGPU sharding and what is not done.
  */
 import * as tf from './tf';
 import { countQwen3Params, getQwen3Preset, type Qwen3Config } from './config';

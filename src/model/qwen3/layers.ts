@@ -5,7 +5,7 @@
  *
  * The embedding's forward is a row gather; its gradient is written by hand as
  * oneHot(ids)ᵀ · dy in chunks of positions, because tfjs-wasm lacks the
- * UnsortedSegmentSum kernel that tf.gather's gradient needs (RECIPE.md). No [N, V]
+ * UnsortedSegmentSum kernel that tf.gather's gradient needs. No [N, V]
  * one-hot bigger than `maxChunkElements` is ever built.
  */
 import * as tf from './tf';

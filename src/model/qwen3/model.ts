@@ -135,28 +135,39 @@ export interface LayerKv {
 }
 
 /**
- * One decoder layer on x [B, T, H]. `attend` maps this layer's fresh q [B, nH, T, D],
- * k/v [B, nKv, T, D] to the attention output [B, nH, T, D]; full-sequence and
- * KV-cache decoding differ only there.
+ * The attention of decoder layer `layer` on its fresh q [B, nH, T, D] and k/v [B, nKv, T, D]
+ * (after k_norm and RoPE) → [B, nH, T, D]. Full-sequence and KV-cache decoding differ only here.
  */
-export function runDecoderLayer(
-  x: tf.Tensor3D,
-  layer: number,
-  config: Qwen3Config,
+export type AttendFn = (layer: number, q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D) => tf.Tensor4D;
+
+/**
+ * The Qwen3 decoder on token ids [B, T] int32 → the final-normed hidden states [B, T, H]:
+ * embedding, every decoder layer (pre-norm attention and SwiGLU MLP, each added to the
+ * residual stream), final RMSNorm. `rope` holds the tables of the tokens' positions; `attend`
+ * is each layer's attention (causal over the sequence, or over a KV cache).
+ */
+export function runDecoderStack(
   params: ParamMap,
+  config: Qwen3Config,
+  inputIds: tf.Tensor2D,
   rope: RopeTables,
-  attend: (q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D) => tf.Tensor4D,
+  attend: AttendFn,
   lora?: LoraMap,
 ): tf.Tensor3D {
-  return tf.tidy(() => {
-    const p = `model.layers.${layer}`;
-    const eps = config.rms_norm_eps;
-    const normed = applyRmsNorm(x, getParam(params, `${p}.input_layernorm.weight`), eps) as tf.Tensor3D;
-    const { q, k, v } = projectQkv(normed, layer, config, params, rope, lora);
-    const h = x.add(projectAttentionOutput(attend(q, k, v), layer, params, lora));
-    const normed2 = applyRmsNorm(h, getParam(params, `${p}.post_attention_layernorm.weight`), eps);
-    return h.add(applyMlp(normed2, `${p}.mlp`, params, lora)) as tf.Tensor3D;
-  });
+  const eps = config.rms_norm_eps;
+  let h = embedVocabTokens(inputIds, getVocabShards(params, 'model.embed_tokens.weight')) as tf.Tensor3D; // [B, T, H]
+  for (let layer = 0; layer < config.num_hidden_layers; layer++) {
+    const x = h;
+    h = tf.tidy(() => {
+      const p = `model.layers.${layer}`;
+      const normed = applyRmsNorm(x, getParam(params, `${p}.input_layernorm.weight`), eps) as tf.Tensor3D;
+      const { q, k, v } = projectQkv(normed, layer, config, params, rope, lora);
+      const afterAttn = x.add(projectAttentionOutput(attend(layer, q, k, v), layer, params, lora));
+      const normed2 = applyRmsNorm(afterAttn, getParam(params, `${p}.post_attention_layernorm.weight`), eps);
+      return afterAttn.add(applyMlp(normed2, `${p}.mlp`, params, lora)) as tf.Tensor3D;
+    });
+  }
+  return applyRmsNorm(h, getParam(params, 'model.norm.weight'), eps) as tf.Tensor3D;
 }
 
 /** Validates ids/mask tensors: both [B, T] with the same shape. */
@@ -185,22 +196,11 @@ export function runQwen3Decoder(
     const positions = computePositionIds(attentionMask); // [B, T], values in [0, T)
     const rope = computeRopeTables(positions, config.head_dim, config.rope_theta, inputIds.shape[1]);
     const maskBias = computeCausalMaskBias(attentionMask); // [B, 1, T, T]
-    let h = embedVocabTokens(inputIds, getVocabShards(params, 'model.embed_tokens.weight')) as tf.Tensor3D; // [B, T, H]
-    for (let i = 0; i < config.num_hidden_layers; i++) {
-      h = runDecoderLayer(
-        h,
-        i,
-        config,
-        params,
-        rope,
-        (q, k, v) => {
-          if (opts.collectKv) kv.push({ k: tf.keep(k), v: tf.keep(v) });
-          return computeGqaAttention(q, k, v, maskBias);
-        },
-        opts.lora,
-      );
-    }
-    return applyRmsNorm(h, getParam(params, 'model.norm.weight'), config.rms_norm_eps) as tf.Tensor3D;
+    const attend: AttendFn = (_layer, q, k, v) => {
+      if (opts.collectKv) kv.push({ k: tf.keep(k), v: tf.keep(v) });
+      return computeGqaAttention(q, k, v, maskBias);
+    };
+    return runDecoderStack(params, config, inputIds, rope, attend, opts.lora);
   });
   return { hidden, kv };
 }

@@ -3,7 +3,7 @@
  * (scripts/reference/qwen3_reference.py → fixtures/NAME.json + NAME.bin), for the
  * WebGPU check in Chromium: the page fetches the two files, calls
  * parseReferenceFixture and checkAgainstReference on the active backend, and asserts
- * on the returned errors (thresholds of issue 3: logits < 1e-4 relative to scale,
+ * on the returned errors (thresholds: logits < 1e-4 relative to scale,
  * gradients < 1e-3). No Node imports.
  */
 import * as tf from './tf';

@@ -1,7 +1,7 @@
 /**
  * tfjs-core with its two side-effect registrations that the core package alone lacks:
  * chained tensor methods (`x.mul(y)`, `x.reshape(…)`) and the gradients of every op
- * (without them: "gradient function not found for Neg"; RECIPE.md). Model code imports
+ * (without them: "gradient function not found for Neg"). Model code imports
  * tf from here.
  *
  * Order matters: the package entry first, so its side effects (flag registry incl. DEBUG,

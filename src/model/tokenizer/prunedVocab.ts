@@ -1,20 +1,16 @@
 /**
- * Vocabulary pruning for the small presets (issue 3): a compact id space [0, keptCount) over a
- * subset of a byte-level BPE vocabulary (Qwen3's), so qwen3-nano/micro need an embedding of a
- * few thousand rows instead of 151,936.
+ * Vocabulary pruning for the small presets: a compact id space [0, keptCount) over a subset of
+ * a byte-level BPE vocabulary (Qwen3's), so qwen3-nano/micro need an embedding of a few thousand
+ * rows instead of 151,936.
  *
- * Kept ids = every added token (<|im_start|>, <tool_call>, <think>, …) ∪ the 256 byte-level base
- * tokens ∪ the tokens that occur when the full tokenizer encodes a corpus (optionally only the N
- * most frequent). Compact id k is the k-th kept full id in ascending order, so keeping the whole
- * vocabulary gives the identity mapping.
- *
- * Encoding: the full tokenizer encodes; a full token that is not kept is re-expressed by the
- * fewest kept tokens whose byte strings concatenate to its byte string (dynamic programming over
- * split points; the 256 base tokens guarantee a split exists). So any text encodes, and decodes
- * back exactly as the full tokenizer would decode it (= the text up to NFC normalisation).
+ * Kept ids = the added tokens ∪ the 256 byte-level base tokens ∪ the tokens seen when the full
+ * tokenizer encodes a corpus; compact id k is the k-th kept full id in ascending order. A full
+ * token that is not kept is re-expressed by the fewest kept tokens whose bytes concatenate to
+ * its bytes (dynamic programming over split points), so any text encodes and decodes back as
+ * the full tokenizer would decode it.
  *
  * Simplifies: the fallback split is the shortest one, not what BPE with only kept merges would
- * give; it is deterministic, which is all the model needs.
+ * give; it is deterministic, which is all the model needs. Details: docs/model.md.
  */
 import type { TextTokenizer } from './types';
 

@@ -9,7 +9,10 @@
  * although the embeddings are tied) are ignored, not rejected.
  */
 
-/** The config.json fields that decide tensor names and shapes (HF field names). */
+/**
+ * The config.json fields that decide tensor names and shapes (HF field names). The model's
+ * full `Qwen3Config` (src/model/qwen3/config.ts) extends it with the norm, RoPE, context-length and init fields.
+ */
 export interface Qwen3ShapeConfig {
   vocab_size: number;
   hidden_size: number;
@@ -17,6 +20,7 @@ export interface Qwen3ShapeConfig {
   num_hidden_layers: number;
   num_attention_heads: number;
   num_key_value_heads: number;
+  /** Per-head dimension; in Qwen3 independent of hidden_size / num_attention_heads. */
   head_dim: number;
   tie_word_embeddings: boolean;
   /** Qwen3 has none by default; when true q/k/v/o projections carry biases. */

@@ -1,6 +1,6 @@
 /**
  * Test helper: tfjs-core with the cpu backend and every gradient registered
- * (tfjs-core alone lacks the gradient registrations: RECIPE.md).
+ * (tfjs-core alone lacks the gradient registrations; see ../tf.ts).
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
