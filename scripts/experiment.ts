@@ -10,7 +10,7 @@
  *   2. picks the backend: WebGPU when the browser offers a hardware adapter, else wasm
  *      (a software fallback adapter such as SwiftShader is 6–45× slower than wasm, so it
  *      counts as none; `--backend webgpu` forces it), and prints which at the start;
- *   3. per (run, seed) of the file (src/recipes/experiment.ts), in a fresh browser context
+ *   3. per (run, seed) of the file (src/run/experiment.ts), in a fresh browser context
  *      (so a fresh IndexedDB): opens `/?<run setup>&overrides=<JSON>` (runSetup.ts
  *      describeConfigAsSetup: the form's fields + every other config field as overrides),
  *      checks that the page's merged config equals the run's resolved config, presses
@@ -41,7 +41,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { expandExperiment, type ExperimentRun } from '../src/recipes/experiment';
+import { expandExperiment, type ExperimentRun } from '../src/run/experiment';
 import { RECIPE_NAMES } from '../src/ui/recipeNames';
 import { describeConfigAsSetup, serializeSetup } from '../src/ui/runSetup';
 import { buildCurves, buildTable, labelMetric, pickTableMetrics } from '../src/experiments/aggregate';

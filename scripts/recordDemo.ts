@@ -24,9 +24,9 @@ async function main(): Promise<void> {
   const prepared = await prepareTfjs('wasm', { threads: 1 });
   await import('../src/recipes');
   const { resolveConfig } = await import('../src/recipes/config');
-  const { expandExperiment } = await import('../src/recipes/experiment');
+  const { expandExperiment } = await import('../src/run/experiment');
   const { listRecipes } = await import('../src/recipes/registry');
-  const { prepareRunAssets, createRunTrainer } = await import('../src/recipes/nodeRun');
+  const { prepareRunAssets, createRunTrainer } = await import('../src/run/nodeRun');
   const { buildRolloutViews } = await import('../src/recipes/rolloutViews');
 
   const configPath = path.resolve(ROOT, flag('config') ?? 'experiments/demo.json');

@@ -24,10 +24,10 @@ import {
   buildCheckpointManifest,
   checkResumableState,
   readCheckpointFolder,
-} from './recipes/checkpoint';
+} from './run/checkpoint';
 import { ConfigError, resolveConfig } from './recipes/config';
-import { expandExperiment } from './recipes/experiment';
-import { readerOfFiles } from './recipes/testKit';
+import { expandExperiment } from './run/experiment';
+import { readerOfFiles } from './recipes/testing/testKit';
 import type { TrainerState } from './recipes/types';
 import { TAR_BLOCK, readTar, writeTar } from './storage/tar';
 import { parseTracesJsonl } from './traces/jsonl';

@@ -7,7 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '../src/recipes';
-import { createRunTrainer, prepareRunAssetsWith } from '../src/recipes/runAssets';
+import { createRunTrainer, prepareRunAssetsWith } from '../src/run/runAssets';
 import { buildRolloutViews } from '../src/recipes/rolloutViews';
 import type { PolicySampler } from '../src/recipes/types';
 import { PactStore } from '../src/storage';

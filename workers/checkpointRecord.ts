@@ -5,7 +5,7 @@
  * model's Qwen3 config (`trainerState.modelConfig`: the shape the weights were trained
  * with, e.g. vocab_size = the pruned vocabulary's size) for the checkpoint's config.json.
  * Records written before that field existed still read; `modelConfig` is then absent and
- * the exporter infers it from the weights (src/recipes/checkpoint.ts inferQwen3Config).
+ * the exporter infers it from the weights (src/run/checkpoint.ts inferQwen3Config).
  */
 import type { Qwen3Config } from '../src/model/qwen3/config';
 import type { NamedArray } from '../src/model/qwen3/train/types';

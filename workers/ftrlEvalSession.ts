@@ -3,7 +3,7 @@
  * the policy (the shipped warm start, a saved run's newest checkpoint from IndexedDB, or a
  * Qwen3 folder the user picked), starts Pyodide in its own worker from this app's origin
  * (`<base>/pyodide/`, src/envs/ftrl/pyodideAssets.ts), and runs the shared loop
- * (src/recipes/ftrlEval.ts: greedy rollouts, FTRL's Solve-R/P/F1 per category, prompts over
+ * (src/run/ftrlEval.ts: greedy rollouts, FTRL's Solve-R/P/F1 per category, prompts over
  * the window counted as promptTooLong). Progress goes out as `ftrl-eval-progress` events.
  *
  * Errors name what is wrong: the task file (no task in it), the policy (no run, no
@@ -17,11 +17,11 @@ import { PYODIDE_ASSET_DIR } from '../src/envs/ftrl/pyodideAssets';
 import { createWorkerExecutor } from '../src/envs/sandbox';
 import { Qwen3Model, getQwen3Preset } from '../src/model/qwen3';
 import { PrunedTokenizer } from '../src/model/tokenizer/prunedVocab';
-import { inferQwen3Config } from '../src/recipes/checkpoint';
+import { inferQwen3Config } from '../src/run/checkpoint';
 import { resolveConfig } from '../src/recipes/config';
-import { evaluatePolicyOnFtrlTasks } from '../src/recipes/ftrlEval';
+import { evaluatePolicyOnFtrlTasks } from '../src/run/ftrlEval';
 import { bindRenderChat } from '../src/recipes/policyVocab';
-import { loadNamedPolicy, type Policy } from '../src/recipes/runAssets';
+import { loadNamedPolicy, type Policy } from '../src/run/runAssets';
 import { PactStore } from '../src/storage';
 import { readCheckpointRecord } from './checkpointRecord';
 import type { EvalPolicySpec, FtrlEvalPhase, FtrlEvalReport, FtrlEvalSettings, WorkerEvent } from './protocol';

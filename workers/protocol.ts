@@ -8,7 +8,7 @@ import type { TrainConfigInput } from '../src/recipes/config';
 import type { StepMetrics, EvalMetrics, StepProgress } from '../src/recipes/types';
 import type { RunRecord } from '../src/storage/schema';
 import type { RolloutGroupView, RolloutView } from '../src/recipes/rolloutViews';
-import type { FtrlEvalSettings, FtrlEvalSummary } from '../src/recipes/ftrlEval';
+import type { FtrlEvalSettings, FtrlEvalSummary } from '../src/run/ftrlEval';
 
 export type { FtrlEvalSettings, FtrlEvalSummary, StepProgress };
 

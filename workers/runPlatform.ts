@@ -1,5 +1,5 @@
 /**
- * The browser's platform for training runs (src/recipes/runAssets.ts): Qwen3's
+ * The browser's platform for training runs (src/run/runAssets.ts): Qwen3's
  * tokenizer and the warm start are fetched from this app's own origin (bundled or
  * served from public/; nothing from the internet), and the tool stubs run in the
  * sandbox worker with a time limit. A user's Qwen3 folder (config.model.init "folder:<name>")
@@ -11,7 +11,7 @@ import { createWorkerExecutor } from '../src/envs/sandbox';
 import { loadQwen3TokenizerFromUrls } from '../src/model/tokenizer/browserLoader';
 import { createFileListReader } from '../src/model/weights/browserFiles';
 import type { Qwen3Tokenizer } from '../src/model/tokenizer/qwen3Tokenizer';
-import type { RunPlatform } from '../src/recipes/runAssets';
+import type { RunPlatform } from '../src/run/runAssets';
 import { createFetchReader, WARM_START_DIR } from '../src/recipes/warmStart';
 
 let tokenizer: Promise<Qwen3Tokenizer> | null = null;

@@ -10,7 +10,7 @@
  * config and the step, stored with the run, and sent to the page.
  * What touches tfjs, the browser or the model comes in `SessionDeps` (browserSession.ts).
  */
-import { checkResumableState } from '../src/recipes/checkpoint';
+import { checkResumableState } from '../src/run/checkpoint';
 import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../src/recipes/config';
 import type { Trainer } from '../src/recipes/trainer';
 import type { StepProgress } from '../src/recipes/types';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findTorchPython } from '../../src/cli/commands/bench';
+import { findTorchPython } from '../../src/model/torchPython';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SCRIPT = path.join(HERE, 'bench_torch.py');

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { isFtrlEvalFile, parseFtrlEvalExperiment, resolveFtrlTasksPath, shrinkFtrlEvalForSmoke } from './ftrlEvalConfig';
 import { formatFtrlEvalCsv, formatFtrlEvalMarkdown, formatScore } from './ftrlEvalTable';
-import type { FtrlEvalSummary } from '../recipes/ftrlEval';
+import type { FtrlEvalSummary } from '../run/ftrlEval';
 
 describe('parseFtrlEvalExperiment', () => {
   it('fills the defaults of pact eval-ftrl --model and keeps what the file gives', () => {

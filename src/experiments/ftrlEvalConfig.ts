@@ -17,7 +17,7 @@
  * Every error names the field (`ftrl-eval.perCategory: must be an integer ≥ 1, got 0`).
  * The same range checks serve the app's evaluation form (src/ui/ftrlEvalForm.ts).
  */
-import { DEFAULT_FTRL_EVAL_SETTINGS, type FtrlEvalSettings } from '../recipes/ftrlEvalSettings';
+import { DEFAULT_FTRL_EVAL_SETTINGS, type FtrlEvalSettings } from '../run/ftrlEvalSettings';
 
 export const FTRL_EVAL_KIND = 'ftrl-eval';
 

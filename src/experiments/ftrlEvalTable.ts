@@ -1,12 +1,12 @@
 /**
- * The tables of an FTRL evaluation (issue 7 "ftrl-eval"; src/recipes/ftrlEval.ts): categories
+ * The tables of an FTRL evaluation (issue 7 "ftrl-eval"; src/run/ftrlEval.ts): categories
  * as rows (then `overall`), Solve-R / Solve-P / Solve-F1 (FTRL's metrics, fractions in [0, 1],
  * macro-averaged over the category's tasks) as columns, beside each row's task count and how
  * many of its prompts were over the model's window (scored as making no calls, never dropped).
  * The markdown keeps 3 decimals; the CSV keeps full precision. The app's table shows the same
  * cells (`formatScore`).
  */
-import type { FtrlEvalRow, FtrlEvalSummary } from '../recipes/ftrlEval';
+import type { FtrlEvalRow, FtrlEvalSummary } from '../run/ftrlEval';
 
 /** A score as the tables show it: 3 decimals ('–' when not finite). */
 export function formatScore(x: number, digits = 3): string {

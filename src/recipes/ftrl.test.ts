@@ -4,7 +4,7 @@ import { ftrlReward } from '../core/ftrlReward';
 import { resolveConfig } from './config';
 import { listFtrlTurns } from './ftrl';
 import { getRecipe } from './registry';
-import { createHandToolUseRollout, createTinyToolUseTasks, FINITE_STEP_METRICS, runOneStep } from './searchTestKit';
+import { createHandToolUseRollout, createTinyToolUseTasks, FINITE_STEP_METRICS, runOneStep } from './testing/searchTestKit';
 import { createToolUsePrompts } from './trainer';
 import './index';
 

@@ -3,7 +3,7 @@ import { gdpoAdvantages } from '../core/gdpo';
 import { resolveConfig } from './config';
 import { assignGdpoAdvantages, GDPO_ADVANTAGE_KEY } from './gdpo';
 import { getRecipe } from './registry';
-import { createHandSearchGroup, createTinySearchSetup, FINITE_STEP_METRICS, runOneStep } from './searchTestKit';
+import { createHandSearchGroup, createTinySearchSetup, FINITE_STEP_METRICS, runOneStep } from './testing/searchTestKit';
 import './index';
 
 const prompt = createTinySearchSetup().trainPrompts[0];

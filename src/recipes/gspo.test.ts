@@ -5,7 +5,7 @@ import { groupAdvantages } from '../core/advantages';
 import { GSPO_CLIP } from '../core/gspo';
 import { resolveConfig } from './config';
 import { getRecipe } from './registry';
-import { createHandSearchGroup, createTinySearchSetup, FINITE_STEP_METRICS, runOneStep } from './searchTestKit';
+import { createHandSearchGroup, createTinySearchSetup, FINITE_STEP_METRICS, runOneStep } from './testing/searchTestKit';
 import { computeAggregationTotals, computePromptLossTerms, type PromptLossOptions } from './tfLosses';
 import type { TrainConfig } from './config';
 import type { Recipe } from './types';

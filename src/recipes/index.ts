@@ -10,5 +10,3 @@ export { registerRecipe, getRecipe, hasRecipe, listRecipes } from './registry';
 export { resolveConfig, ConfigError, type TrainConfig, type TrainConfigInput } from './config';
 export { Trainer, createToolUsePrompts, type TrainerInit } from './trainer';
 export { collectToolUseRollouts, type ToolUseRolloutOptions } from './rollouts';
-export { expandExperiment, mergeDeep, type Experiment, type ExperimentRun, type ExperimentFile } from './experiment';
-export { buildCheckpointFiles, readCheckpointState } from './checkpoint';

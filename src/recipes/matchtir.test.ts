@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from './config';
 import { getRecipe } from './registry';
-import { createHandToolUseRollout, createTinyToolUseTasks } from './searchTestKit';
+import { createHandToolUseRollout, createTinyToolUseTasks } from './testing/searchTestKit';
 import { scoreMatchTir } from './toolUseScoring';
 import { createToolUsePrompts } from './trainer';
 import type { RolloutGroup } from './types';

@@ -2,14 +2,9 @@
 // and the refusal of a run that cannot fit wasm before any weight exists.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { selectBackend } from '../model/backend';
-import { getNodeWasmPaths } from '../model/qwen3/node';
 import { QWEN3_PRESETS, type Qwen3Config } from '../model/qwen3/config';
-import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
-import type { ToolExecutor } from '../envs/sandbox/types';
 import { resolveConfig } from './config';
 import { WASM_MEMORY_LIMIT_BYTES, checkTrainingMemory, estimateStepMemory, estimateTrainingState } from './memoryEstimate';
-import { prepareRunAssetsWith, type RunPlatform } from './runAssets';
 import './index';
 
 // vocab 10, hidden 4, one layer (q, k, v, o 4×4 each; q/k norms of head_dim 4; two layer norms;
@@ -61,22 +56,6 @@ describe('checkTrainingMemory', () => {
     const big = resolveConfig({ batchPrompts: 256, rolloutsPerPrompt: 64 });
     expect(() => checkTrainingMemory(QWEN3_PRESETS['qwen3-nano'], big, 'wasm')).toThrow(
       /^config: a step needs about .* GiB in the CPU engine's memory \(.*KV cache \(16384 rollouts × 2112 positions\) 99\.00 GiB.*lower config\.batchPrompts \(256\) or config\.rolloutsPerPrompt \(64\)/,
-    );
-  });
-
-  it('refuses before any weight is made: prepareRunAssetsWith never builds the 0.6B model on wasm', async () => {
-    await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
-    const platform: RunPlatform = {
-      loadSourceTokenizer: async () => ({}) as Qwen3Tokenizer,
-      readWarmStartFile: async (name) => {
-        throw new Error(`no file ${name} in this test`);
-      },
-      warmStartLocation: 'test/warm-start',
-      createExecutor: () => ({}) as ToolExecutor,
-    };
-    // Building it would first allocate 2.4 GB of weights; the refusal comes before.
-    await expect(prepareRunAssetsWith(platform, resolveConfig({ model: { preset: 'Qwen3-0.6B', init: 'scratch' } }))).rejects.toThrow(
-      /^config\.model: a model of 596,049,920 parameters needs at least 29\.07 GiB on wasm \(training state/,
     );
   });
 });

@@ -17,7 +17,7 @@ import { Qwen3Model, type Qwen3Config } from '../model/qwen3/index';
 import type { HostTensor } from '../model/qwen3/model';
 import { formatQwen3ConfigJson, loadQwen3Folder } from '../model/weights/qwen3Folder';
 import { createTinyQwen3Config } from '../model/weights/testFolders';
-import { findTorchPython } from '../cli/commands/bench';
+import { findTorchPython } from '../model/torchPython';
 import { computeSftLoss, packSftRows, type SftTargetRow } from './warmStart';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

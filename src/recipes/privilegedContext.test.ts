@@ -13,7 +13,7 @@ import { renderPrivilegedTrace } from '../traces/render';
 import { resolveConfig } from './config';
 import { ASSISTANT_HEADER, buildComponentSftRow, buildFullSftRow, buildPrivilegedContext, encodeTaggedSpans, encodeTrace, type SftScheduleConfig, type TaggedIds } from './privilegedContext';
 import { collectToolUseRollouts } from './rollouts';
-import { createTinySetup, type TinySetup } from './testKit';
+import { createTinySetup, type TinySetup } from './testing/testKit';
 import { createToolUsePrompts } from './trainer';
 import type { PolicySampler } from './types';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { groupAdvantages } from '../core/advantages';
 import { resolveConfig } from './config';
 import { getRecipe } from './registry';
-import { createHandSearchGroup, createTinySearchSetup, FINITE_STEP_METRICS, runOneStep } from './searchTestKit';
+import { createHandSearchGroup, createTinySearchSetup, FINITE_STEP_METRICS, runOneStep } from './testing/searchTestKit';
 import './index';
 
 const group = createHandSearchGroup(createTinySearchSetup().trainPrompts[0]);

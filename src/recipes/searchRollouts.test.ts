@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createRng } from '../core/rng';
 import type { GeneratedRow } from '../model/qwen3';
 import { collectToolSearchRollouts, createToolSearchPrompts, evaluateSearchRollout, readSearchRolloutInfo, listSearchCallOutputs, readToolSearchPrompt, splitToolSearchPrompts, type ToolSearchRolloutOptions } from './searchRollouts';
-import { createSearchScript, createTinySearchSetup, renderUserOnly } from './searchTestKit';
+import { createSearchScript, createTinySearchSetup, renderUserOnly } from './testing/searchTestKit';
 import type { PolicySampler, PromptItem } from './types';
 
 const setup = createTinySearchSetup();

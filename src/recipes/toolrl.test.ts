@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { groupAdvantages } from '../core/advantages';
 import { resolveConfig } from './config';
 import { getRecipe } from './registry';
-import { createHandToolUseRollout, createTinyToolUseTasks, FINITE_STEP_METRICS, runOneStep } from './searchTestKit';
+import { createHandToolUseRollout, createTinyToolUseTasks, FINITE_STEP_METRICS, runOneStep } from './testing/searchTestKit';
 import { createToolUsePrompts } from './trainer';
 import './index';
 

@@ -3,7 +3,7 @@ import { toolSearcherAdvantages } from '../core/toolSearcherCredit';
 import { resolveConfig } from './config';
 import { getRecipe } from './registry';
 import type { SearchRolloutInfo } from './searchRollouts';
-import { createHandSearchGroup, createTinySearchSetup, FINITE_STEP_METRICS, runOneStep } from './searchTestKit';
+import { createHandSearchGroup, createTinySearchSetup, FINITE_STEP_METRICS, runOneStep } from './testing/searchTestKit';
 import { isToolSearcherConstrained, scoreToolSearcher } from './toolsearcher';
 import './index';
 

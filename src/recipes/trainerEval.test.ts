@@ -3,7 +3,7 @@
 // even rows of a generation batch (gold calls, then the gold answer) and fails on odd rows
 // (a wrong tool, then "unknown"), so every expected mean below is a count of rows.
 import { describe, expect, it } from 'vitest';
-import { runOneStep } from './searchTestKit';
+import { runOneStep } from './testing/searchTestKit';
 import './index';
 
 const KEYS = ['eval/solve_r', 'eval/solve_p', 'eval/solve_f1', 'eval/answer_correct', 'eval/reward'];

@@ -16,13 +16,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '../model/qwen3/tf';
 import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot';
 import type { NamedArray } from '../model/qwen3/train/types';
-import { parseSafetensors } from '../model/weights/safetensors';
-import { ADAPTER_CONFIG_FILE, ADAPTER_FILE, MANIFEST_FILE, REFERENCE_FILE, buildCheckpointFiles, buildCheckpointManifest, readCheckpointState } from './checkpoint';
+
+
 import type { TrainConfigInput } from './config';
-import { createTinyTrainer, meanPolicyTokenK3, readerOfFiles, stripTiming, useWasmTinySetup, type TinySetup } from './testKit';
+import { createTinyTrainer, meanPolicyTokenK3, useWasmTinySetup, type TinySetup } from './testing/testKit';
 import { listRecipes } from './registry';
 import type { Trainer } from './trainer';
-import type { StepMetrics } from './types';
+
 import './index';
 
 const tinySetup = useWasmTinySetup();
@@ -63,7 +63,6 @@ function release(...trainers: Trainer[]): void {
 const sameBits = (a: NamedArray, b: NamedArray) => Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength));
 const byName = (list: readonly NamedArray[]) => new Map(list.map((t) => [t.name, t]));
 
-const asReader = readerOfFiles;
 
 describe('Trainer with LoRA (config.model.lora)', () => {
   it('trains only the adapters; the exported policy is W + (α/r)·B·A; π_ref is the base without adapters', async () => {
@@ -127,67 +126,6 @@ describe('Trainer with LoRA (config.model.lora)', () => {
     expect([...model.params.values()].every((v) => v.trainable)).toBe(true);
     for (const x of [old, ref, model]) x.dispose();
   }, 240_000);
-
-  it('resumes bit for bit through the checkpoint files (merged model, base as reference, PEFT adapter files)', async () => {
-    const straight = createTrainer(LORA);
-    const straightMetrics: StepMetrics[] = [];
-    for (let s = 0; s < 4; s++) straightMetrics.push(await straight.step());
-    const straightState = await straight.exportState();
-
-    const first = createTrainer(LORA);
-    await first.step();
-    await first.step();
-    const files = buildCheckpointFiles(await first.exportState(), setup.modelConfig, setup.tokenizer.toMapping());
-    expect(Object.keys(files)).toEqual(expect.arrayContaining([ADAPTER_FILE, ADAPTER_CONFIG_FILE, REFERENCE_FILE, 'model.safetensors']));
-    expect(JSON.parse(files[ADAPTER_CONFIG_FILE] as string)).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['q_proj', 'v_proj'] });
-    const peftNames = [...parseSafetensors(files[ADAPTER_FILE] as Uint8Array).tensors.keys()];
-    expect(peftNames).toContain('base_model.model.model.layers.1.self_attn.v_proj.lora_A.weight');
-    const state = await readCheckpointState(asReader(files));
-    release(first);
-
-    // Another init: base and adapters must both come from the state (the merged weights in
-    // model.safetensors are not the base).
-    const resumed = createTrainer(LORA, 99);
-    resumed.importState(state);
-    const resumedMetrics = [await resumed.step(), await resumed.step()];
-    const resumedState = await resumed.exportState();
-    expect(resumedMetrics.map(stripTiming)).toEqual(straightMetrics.slice(2).map(stripTiming));
-    for (const field of ['weights', 'adapterWeights', 'referenceWeights', 'optimizer'] as const) {
-      const a = straightState[field]!;
-      const b = resumedState[field]!;
-      expect(b.map((t) => t.name), field).toEqual(a.map((t) => t.name));
-      a.forEach((t, i) => expect(sameBits(t, b[i]), `${field}: ${t.name}`).toBe(true));
-    }
-    release(straight, resumed);
-  }, 300_000);
-
-  it('refuses a LoRA checkpoint without its adapters or with a wrong adapter shape, naming the file and tensor; and a full-weight state in a LoRA run', async () => {
-    const trainer = createTrainer(LORA);
-    await trainer.step();
-    const files = buildCheckpointFiles(await trainer.exportState(), setup.modelConfig, setup.tokenizer.toMapping());
-    const { [ADAPTER_FILE]: _dropped, ...noAdapters } = files;
-    await expect(readCheckpointState(asReader(noAdapters))).rejects.toThrow(`${ADAPTER_FILE} is missing`);
-
-    // A rank-3 A in place of the rank-2 one.
-    const { tensors } = parseSafetensors(files[ADAPTER_FILE] as Uint8Array);
-    const { writeSafetensors } = await import('../model/weights/safetensors');
-    const bad = [...tensors].map(([name, t]) =>
-      name === 'base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight'
-        ? { name, shape: [3, t.shape[1]], data: new Float32Array(3 * t.shape[1]) }
-        : { name, shape: t.shape, data: t.data as Float32Array },
-    );
-    // (the manifest rewritten to match, so the shape check itself is what refuses it)
-    const badFiles = { ...files, [ADAPTER_FILE]: writeSafetensors(bad, { format: 'pt' }) };
-    await expect(readCheckpointState(asReader({ ...badFiles, [MANIFEST_FILE]: buildCheckpointManifest(badFiles) }))).rejects.toThrow(
-      /adapter_model\.safetensors: tensor "model\.layers\.0\.self_attn\.q_proj\.lora_A\.weight" has shape \[3, 32\], expected \[2, 32\]/,
-    );
-
-    // A full-weight run's state cannot be imported into a LoRA run.
-    const plain = createTrainer({ ...LORA, model: {} });
-    const plainState = await plain.exportState();
-    expect(() => trainer.importState(plainState)).toThrow(/not a LoRA checkpoint/);
-    release(trainer, plain);
-  }, 120_000);
 
   it('runs one step of every registered tool-use recipe with LoRA: finite metrics, and the base left as it was', async () => {
     const freshModel = setup.createModel(7);

@@ -11,7 +11,7 @@ import { resolveConfig, type TrainConfigInput } from './config';
 import { encodeEpisode, replayExpertEpisode } from './policyVocab';
 import { exportTensors } from '../model/qwen3/train/snapshot';
 import { buildPrivilegedContext, buildTraceConditionedRow } from './privilegedContext';
-import { createTinyTrainer, meanPolicyTokenK3, readRowLogprobs, useWasmTinySetup, type TinySetup } from './testKit';
+import { createTinyTrainer, meanPolicyTokenK3, readRowLogprobs, useWasmTinySetup, type TinySetup } from './testing/testKit';
 import { buildMicroBatchLoss, splitMicroBatches, type PromptPlan } from './trainer';
 import './index';
 

@@ -13,7 +13,7 @@ import { createTinyQwen3Config } from '../model/weights/testFolders';
 import type { TokenTag } from '../core/types';
 import { RolloutEnv } from '../envs/rollout';
 import { generateTasks } from '../envs/generator';
-import { createTinySetup, type TinySetup } from './testKit';
+import { createTinySetup, type TinySetup } from './testing/testKit';
 import { encodeEpisode, replayExpertEpisode } from './policyVocab';
 import {
   buildSftRow,

@@ -16,7 +16,7 @@ import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
 import { selectBackend } from '../model/backend';
 import { Qwen3Model } from '../model/qwen3/index';
 import { bindRenderChat, buildPolicyVocab } from './policyVocab';
-import { createCharTokenizer, createTinyModelConfig, createTinySearchSetup, renderUserOnly } from './searchTestKit';
+import { createCharTokenizer, createTinyModelConfig, createTinySearchSetup, renderUserOnly } from './testing/searchTestKit';
 import { evaluateSearchRollout, createToolSearchPrompts, replaySearchTeacherEpisode } from './searchRollouts';
 import {
   buildSftRow,

@@ -3,7 +3,7 @@
  * safetensors + config.json + trainer state JSON"):
  *
  *   export: IndexedDB checkpoint record → TrainerState (workers/checkpointRecord.ts) →
- *           the checkpoint folder (src/recipes/checkpoint.ts buildCheckpointFiles: the same
+ *           the checkpoint folder (src/run/checkpoint.ts buildCheckpointFiles: the same
  *           files `pact train` writes as checkpoint-<step>/) → ONE ustar .tar
  *           `<run id>-step<N>.tar` holding `<run id>-step<N>/config.json`, ….
  *   import: that .tar (its names checked: no absolute or '..' path, no repeat, no link), or
@@ -19,7 +19,7 @@
 import { getQwen3Preset } from '../model/qwen3/config';
 import { createFileListReader } from '../model/weights/browserFiles';
 import type { FolderReader } from '../model/weights/qwen3Folder';
-import { MANIFEST_FILE, OPTIMIZER_FILE, REFERENCE_FILE, TRAINER_STATE_FILE, buildCheckpointFiles, inferQwen3Config, readCheckpointFolder } from '../recipes/checkpoint';
+import { MANIFEST_FILE, OPTIMIZER_FILE, REFERENCE_FILE, TRAINER_STATE_FILE, buildCheckpointFiles, inferQwen3Config, readCheckpointFolder } from '../run/checkpoint';
 import type { CheckpointRecord, RunRecord } from '../storage/schema';
 import { looksLikeTar, readTar, writeTarChunks, type TarEntry } from '../storage/tar';
 import { buildCheckpointRecord, readCheckpointRecord } from '../../workers/checkpointRecord';

@@ -5,7 +5,7 @@
  * ranges of src/experiments/ftrlEvalConfig.ts, shared with the experiment files).
  */
 import { checkFtrlEvalNumber, type FtrlEvalNumberField } from '../experiments/ftrlEvalConfig';
-import { DEFAULT_FTRL_EVAL_SETTINGS, type FtrlEvalSettings } from '../recipes/ftrlEvalSettings';
+import { DEFAULT_FTRL_EVAL_SETTINGS, type FtrlEvalSettings } from '../run/ftrlEvalSettings';
 import type { BackendName } from '../model/backend';
 import type { RunRecord } from '../storage/schema';
 import type { EvalPolicySpec } from '../../workers/protocol';

@@ -25,7 +25,7 @@ import {
   trainConfigSchema,
   type TrainConfig,
 } from '../recipes/config';
-import { mergeDeep } from '../recipes/experiment';
+import { mergeDeep } from '../run/experiment';
 import type { RecipeKnob } from '../recipes/types';
 import { RECIPE_NAMES, RECIPE_TITLES } from './recipeNames';
 import { getRecipe, hasRecipe } from '../recipes/allRecipes';

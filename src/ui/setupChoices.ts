@@ -4,7 +4,7 @@
  * each with its reason. The form shows them disabled with the reason, and a setup that
  * still holds one (a link, or a change elsewhere) is refused at its field before Train,
  * never replaced by something else. The trainer refuses the same things itself
- * (src/recipes/runAssets.ts); this is the page saying so first.
+ * (src/run/runAssets.ts); this is the page saying so first.
  */
 import { MODEL_PRESETS, TASK_SOURCES, WARM_START_PRESET } from '../recipes/config';
 import { getRecipe, hasRecipe } from '../recipes/allRecipes';

@@ -21,6 +21,9 @@ import { parseFlags, registerCommand, type CliIO } from '../registry';
 import { runKernelCases, measureMatmulRate, BENCH_LORA, type KernelCaseResult, type KernelCaseSpec } from './benchKernels';
 import { runStepBench, type StepBenchResult } from './benchStep';
 import { prepareTfjs, resolveThreads } from './score';
+import { findTorchPython } from '../../model/torchPython';
+
+export { findTorchPython };
 
 export { BENCH_LORA, countTrainFlops } from './benchKernels';
 
@@ -67,15 +70,6 @@ export interface BenchReport {
   torch?: TorchReal;
   /** Why PyTorch did not run, when it did not. */
   torchSkipped?: string;
-}
-
-/** The first of /usr/bin/python3, python3 that can import torch, or a reason none can. */
-export function findTorchPython(): { python?: string; reason?: string } {
-  for (const python of ['/usr/bin/python3', 'python3']) {
-    const r = spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' });
-    if (r.status === 0) return { python };
-  }
-  return { reason: 'no python3 with torch (tried /usr/bin/python3, python3)' };
 }
 
 /** Runs scripts/reference/bench_torch.py --real on the presets' configs. */

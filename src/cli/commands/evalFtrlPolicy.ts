@@ -11,7 +11,7 @@
  * response budget) is not run; it is scored as making no calls and counted in
  * `promptTooLong`, so the table never silently drops tasks.
  *
- * The loop itself is src/recipes/ftrlEval.ts, shared with the trainer worker (the app's
+ * The loop itself is src/run/ftrlEval.ts, shared with the trainer worker (the app's
  * Task files panel); this file loads the policy and Pyodide the Node way.
  * Node-only (Pyodide in worker_threads, tfjs on wasm/cpu).
  */
@@ -19,7 +19,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CliIO } from '../registry';
 import type { EvalFtrlReport } from '../../envs/ftrl/ftrlScore';
-import type { FtrlEvalSummary } from '../../recipes/ftrlEval';
+import type { FtrlEvalSummary } from '../../run/ftrlEval';
 import { loadModelFolder, prepareTfjs } from './score';
 
 export { selectPerCategory } from '../../envs/ftrl/ftrlScore';
@@ -58,7 +58,7 @@ export async function evaluatePolicyOnFtrl(options: FtrlPolicyEvalOptions, io: C
   const { createWorkerExecutor } = await import('../../envs/sandbox');
   const { loadQwen3TokenizerFromPackage } = await import('../../model/tokenizer/nodeLoader');
   const { bindRenderChat } = await import('../../recipes/policyVocab');
-  const { evaluatePolicyOnFtrlTasks } = await import('../../recipes/ftrlEval');
+  const { evaluatePolicyOnFtrlTasks } = await import('../../run/ftrlEval');
 
   const { model, tokenizer } = await loadModelFolder(options.modelDir);
   if (!tokenizer) throw new Error(`--model ${options.modelDir}: no tokenizer (needs pruned_vocab.json, tokenizer.json, or Qwen3's full vocabulary)`);

@@ -3,7 +3,7 @@
  *             [--out DIR] [--run ID] [--eval-every N] [--public DIR]`
  * `pact train --resume RUN_DIR[/checkpoint-<step>] [--steps N] [--eval-every N] [--backend …]`
  *
- * Runs every run of an experiment file (src/recipes/experiment.ts: base + runs × seeds;
+ * Runs every run of an experiment file (src/run/experiment.ts: base + runs × seeds;
  * `"recipe": "*"` = every registered recipe) with the same Trainer the worker uses.
  * Per run, under DIR/<experiment>/<run id>/:
  *   metrics.jsonl       one JSON object per line: {type: 'step', run, …StepMetrics} or
@@ -28,7 +28,7 @@
 import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { limitText, splitJsonlLines } from '../../core/untrustedJson';
-import { expandExperiment, type ExperimentRun } from '../../recipes/experiment';
+import { expandExperiment, type ExperimentRun } from '../../run/experiment';
 import { isFtrlEvalFile } from '../../experiments/ftrlEvalConfig';
 import type { EvalMetrics, StepMetrics } from '../../recipes/types';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
@@ -39,8 +39,8 @@ import { prepareTfjs, resolveThreads } from './score';
 async function importTrainingModules() {
   const [recipes, checkpoint, nodeRun, nodeFiles] = await Promise.all([
     import('../../recipes/index'),
-    import('../../recipes/checkpoint'),
-    import('../../recipes/nodeRun'),
+    import('../../run/checkpoint'),
+    import('../../run/nodeRun'),
     import('../../model/weights/nodeFiles'),
   ]);
   return { ...recipes, ...checkpoint, ...nodeRun, ...nodeFiles };

@@ -6,7 +6,7 @@ import { resolveConfig } from '../../recipes/config';
 import type { TrainerState } from '../../recipes/types';
 import { PactStore } from '../../storage/db';
 import { readTar, writeTar } from '../../storage/tar';
-import { buildCheckpointFiles } from '../../recipes/checkpoint';
+import { buildCheckpointFiles } from '../../run/checkpoint';
 import { prepareCheckpointImport } from '../checkpointFiles';
 import { RunsState, labelRun } from './RunsState.svelte';
 

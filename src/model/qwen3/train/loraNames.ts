@@ -1,5 +1,5 @@
 /**
- * LoRA's names, without tfjs (so page code such as src/recipes/checkpoint.ts can use them):
+ * LoRA's names, without tfjs (so page code such as src/run/checkpoint.ts can use them):
  * the target modules, the Hugging Face weight each adapts, and the PEFT-style names of an
  * adapter's A and B. lora.ts builds the adapters on these and re-exports them.
  */

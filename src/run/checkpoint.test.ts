@@ -18,9 +18,9 @@ import {
   inferQwen3Config,
   readCheckpointFolder,
 } from './checkpoint';
-import { resolveConfig } from './config';
-import type { TrainerState } from './types';
-import { readerOfFiles } from './testKit';
+import { resolveConfig } from '../recipes/config';
+import type { TrainerState } from '../recipes/types';
+import { readerOfFiles } from '../recipes/testing/testKit';
 
 const nano = getQwen3Preset('qwen3-nano');
 /** nano's eps / rope / context, a tiny shape: 10 tokens, hidden 4, 2 heads of 2, 1 kv head. */

@@ -35,14 +35,14 @@ import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
 import type { TextTokenizer } from '../model/tokenizer/types';
 import type { FolderReader } from '../model/weights/qwen3Folder';
 import { loadQwen3Folder } from '../model/weights/qwen3Folder';
-import { WARM_START_PRESET, resolveConfig, type TrainConfig } from './config';
-import { bindRenderChat, buildPolicyVocab, generateExpertTasks } from './policyVocab';
-import { getRecipe } from './registry';
-import { splitToolSearchPrompts } from './searchRollouts';
-import { createToolUsePrompts, Trainer } from './trainer';
-import type { PolicySampler, PromptItem, StepProgress } from './types';
-import { loadWarmStart, type ReadWarmStartFile } from './warmStart';
-import { checkTrainingMemory } from './memoryEstimate';
+import { WARM_START_PRESET, resolveConfig, type TrainConfig } from '../recipes/config';
+import { bindRenderChat, buildPolicyVocab, generateExpertTasks } from '../recipes/policyVocab';
+import { getRecipe } from '../recipes/registry';
+import { splitToolSearchPrompts } from '../recipes/searchRollouts';
+import { createToolUsePrompts, Trainer } from '../recipes/trainer';
+import type { PolicySampler, PromptItem, StepProgress } from '../recipes/types';
+import { loadWarmStart, type ReadWarmStartFile } from '../recipes/warmStart';
+import { checkTrainingMemory } from '../recipes/memoryEstimate';
 import * as tf from '../model/qwen3/tf';
 
 /** What a platform provides to load a run. */

@@ -4,24 +4,24 @@
  * their rendered expert episodes (a few hundred tokens), a 2-layer hidden-32 Qwen3 and
  * the in-process tool executor — so trainer tests run in seconds on the cpu backend.
  */
-import * as tf from '../model/qwen3/tf';
-import { klK3 } from '../core/losses';
-import { POLICY_KINDS } from '../core/types';
-import { generateTasks } from '../envs/generator';
-import { RolloutEnv, type RenderChat } from '../envs/rollout';
-import { InProcessExecutor } from '../envs/sandbox';
-import type { Task } from '../envs/types';
-import { Qwen3Model, type Qwen3Config } from '../model/qwen3';
-import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
-import { PrunedTokenizer, selectKeptIds } from '../model/tokenizer/prunedVocab';
-import { attachTeacherTraces, bindRenderChat, buildPolicyCorpus } from './policyVocab';
+import * as tf from '../../model/qwen3/tf';
+import { klK3 } from '../../core/losses';
+import { POLICY_KINDS } from '../../core/types';
+import { generateTasks } from '../../envs/generator';
+import { RolloutEnv, type RenderChat } from '../../envs/rollout';
+import { InProcessExecutor } from '../../envs/sandbox';
+import type { Task } from '../../envs/types';
+import { Qwen3Model, type Qwen3Config } from '../../model/qwen3';
+import { loadQwen3TokenizerFromPackage } from '../../model/tokenizer/nodeLoader';
+import { PrunedTokenizer, selectKeptIds } from '../../model/tokenizer/prunedVocab';
+import { attachTeacherTraces, bindRenderChat, buildPolicyCorpus } from '../policyVocab';
 import { afterAll, beforeAll } from 'vitest';
-import { selectBackend } from '../model/backend';
-import { getNodeWasmPaths } from '../model/qwen3/node';
-import { useCpuBackend } from '../model/qwen3/train/testBackend';
-import { resolveConfig, type TrainConfigInput } from './config';
-import { Trainer, createToolUsePrompts } from './trainer';
-import { isMachineMetric, type PolicySampler, type RolloutGroup, type StepMetrics, type StepProgress } from './types';
+import { selectBackend } from '../../model/backend';
+import { getNodeWasmPaths } from '../../model/qwen3/node';
+import { useCpuBackend } from '../../model/qwen3/train/testBackend';
+import { resolveConfig, type TrainConfigInput } from '../config';
+import { Trainer, createToolUsePrompts } from '../trainer';
+import { isMachineMetric, type PolicySampler, type RolloutGroup, type StepMetrics, type StepProgress } from '../types';
 
 export interface TinySetup {
   tokenizer: PrunedTokenizer;

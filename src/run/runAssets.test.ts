@@ -1,13 +1,15 @@
 // The search prompts a run builds from its config: the engine behind them returns
 // config.toolsearcher.topK hits shown within config.toolsearcher.resultLimits.
 import { describe, expect, it } from 'vitest';
-import './allRecipes';
+import { selectBackend } from '../model/backend';
+import { getNodeWasmPaths } from '../model/qwen3/node';
+import '../recipes/allRecipes';
 import { readFileSync } from 'node:fs';
-import { WARM_START_PRESET, resolveConfig } from './config';
+import { WARM_START_PRESET, resolveConfig } from '../recipes/config';
 import { createGeneratedSearchPrompts, prepareRunAssetsWith, type RunPlatform } from './runAssets';
 import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
 import type { ToolExecutor } from '../envs/sandbox/types';
-import { readToolSearchPrompt } from './searchRollouts';
+import { readToolSearchPrompt } from '../recipes/searchRollouts';
 import type { RenderChat } from '../envs/rollout';
 
 const renderChat: RenderChat = (messages) => messages.map((m) => `${m.role}: ${m.content}`).join('\n');
@@ -68,6 +70,22 @@ describe('prepareRunAssetsWith refuses what it cannot run, before loading anythi
     );
     await expect(prepareRunAssetsWith(platform, resolveConfig({ recipe: 'toolsearcher', tasks: { source: 'ftrl' } }))).rejects.toThrow(
       'config.tasks.source: "ftrl" is not wired into pact train yet for tool-search recipes; use "generated" or "tool-repo"',
+    );
+  });
+
+  it('refuses before any weight is made: prepareRunAssetsWith never builds the 0.6B model on wasm', async () => {
+    await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
+    const platform: RunPlatform = {
+      loadSourceTokenizer: async () => ({}) as Qwen3Tokenizer,
+      readWarmStartFile: async (name) => {
+        throw new Error(`no file ${name} in this test`);
+      },
+      warmStartLocation: 'test/warm-start',
+      createExecutor: () => ({}) as ToolExecutor,
+    };
+    // Building it would first allocate 2.4 GB of weights; the refusal comes before.
+    await expect(prepareRunAssetsWith(platform, resolveConfig({ model: { preset: 'Qwen3-0.6B', init: 'scratch' } }))).rejects.toThrow(
+      /^config\.model: a model of 596,049,920 parameters needs at least 29\.07 GiB on wasm \(training state/,
     );
   });
 });

@@ -10,9 +10,9 @@ import path from 'node:path';
 import { InProcessExecutor } from '../envs/sandbox';
 import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
 import { createNodeFolderReader } from '../model/weights/nodeFiles';
-import type { TrainConfig } from './config';
+import type { TrainConfig } from '../recipes/config';
 import { prepareRunAssetsWith, type CheckpointPolicy, type RunAssets, type RunPlatform } from './runAssets';
-import { WARM_START_DIR } from './warmStart';
+import { WARM_START_DIR } from '../recipes/warmStart';
 
 export { createRunTrainer, registerPolicySource, type Policy, type PolicySource, type PolicySourceContext, type RunAssets } from './runAssets';
 

@@ -1,5 +1,5 @@
 /**
- * The sizes of an FTRL evaluation (src/recipes/ftrlEval.ts), in a module of their own with no
+ * The sizes of an FTRL evaluation (src/run/ftrlEval.ts), in a module of their own with no
  * runtime imports: the experiment-file validator (src/experiments/ftrlEvalConfig.ts), which
  * `pact train` loads before tfjs is set up, reads the defaults from here.
  */

@@ -24,7 +24,7 @@
  * key anywhere is refused with the path, before anything is merged.
  */
 import { excerptValue, findJsonHazard, limitText, setOwn } from '../core/untrustedJson';
-import { ConfigError, MAX_CONFIG_DEPTH, resolveConfig, type TrainConfig } from './config';
+import { ConfigError, MAX_CONFIG_DEPTH, resolveConfig, type TrainConfig } from '../recipes/config';
 
 export interface ExperimentFile {
   name?: string;

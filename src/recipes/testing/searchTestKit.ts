@@ -9,20 +9,20 @@
  * sampling), `runOneStep` (one Trainer step + one evaluation on the cpu backend), and
  * hand-built rollout groups for the scoring tests.
  */
-import * as tf from '../model/qwen3/tf';
-import { IM_END, RolloutEnv, type RenderChat } from '../envs/rollout';
-import { createToolSearch, generateToolRepo, type ToolRepository, type ToolSearch } from '../envs/toolRepo';
-import { Qwen3Model, packTokenRows, type GeneratedRow, type Qwen3Config } from '../model/qwen3';
-import type { TextTokenizer } from '../model/tokenizer/types';
-import { generateTasks } from '../envs/generator';
-import { InProcessExecutor } from '../envs/sandbox';
-import type { Task } from '../envs/types';
-import { useCpuBackend } from '../model/qwen3/train/testBackend';
-import { resolveConfig, type TrainConfigInput } from './config';
-import { createToolSearchPrompts, type SearchRolloutInfo, type SearchTurnRecord } from './searchRollouts';
-import { Trainer, createToolUsePrompts } from './trainer';
-import type { EvalMetrics, PolicySampler, PromptItem, Rollout, RolloutGroup, StepMetrics } from './types';
-import './index';
+import * as tf from '../../model/qwen3/tf';
+import { IM_END, RolloutEnv, type RenderChat } from '../../envs/rollout';
+import { createToolSearch, generateToolRepo, type ToolRepository, type ToolSearch } from '../../envs/toolRepo';
+import { Qwen3Model, packTokenRows, type GeneratedRow, type Qwen3Config } from '../../model/qwen3';
+import type { TextTokenizer } from '../../model/tokenizer/types';
+import { generateTasks } from '../../envs/generator';
+import { InProcessExecutor } from '../../envs/sandbox';
+import type { Task } from '../../envs/types';
+import { useCpuBackend } from '../../model/qwen3/train/testBackend';
+import { resolveConfig, type TrainConfigInput } from '../config';
+import { createToolSearchPrompts, type SearchRolloutInfo, type SearchTurnRecord } from '../searchRollouts';
+import { Trainer, createToolUsePrompts } from '../trainer';
+import type { EvalMetrics, PolicySampler, PromptItem, Rollout, RolloutGroup, StepMetrics } from '../types';
+import '../index';
 
 const SPECIAL_TOKENS = [IM_END, '<|im_start|>'];
 

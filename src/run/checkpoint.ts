@@ -34,8 +34,8 @@ import { excerptValue, findJsonHazard, getOwn, limitText, setOwn } from '../core
 import { writeSafetensors } from '../model/weights/safetensors';
 import { loadQwen3Folder, readSafetensorsFile, saveQwen3Folder, type FolderReader } from '../model/weights/qwen3Folder';
 import type { NamedArray } from '../model/qwen3/train/types';
-import { ConfigError, resolveConfig } from './config';
-import type { TrainerState } from './types';
+import { ConfigError, resolveConfig } from '../recipes/config';
+import type { TrainerState } from '../recipes/types';
 
 export const TRAINER_STATE_FILE = 'trainer_state.json';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
