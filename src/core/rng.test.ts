@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRng, hashCyrb128, rngFromState } from './rng';
+import { createRng, hashCyrb128, permutation, rngFromState, shuffleInPlace, type Rng } from './rng';
 
 // Reference numbers come from an independent C implementation (PractRand's sfc32:
 // tmp = a + b + counter++; a = b ^ (b >> 9); b = c + (c << 3); c = rotl(c, 21) + tmp;
@@ -106,5 +106,31 @@ describe('state / rngFromState', () => {
     expect(() => rngFromState({ key: 'k', words: [1, 2, 3] as unknown as [number, number, number, number] })).toThrow(/four uint32/);
     expect(() => rngFromState({ key: 'k', words: [1, 2, 3, -1] })).toThrow(/four uint32/);
     expect(() => rngFromState({ key: 5 as unknown as string, words: [1, 2, 3, 4] })).toThrow(/key/);
+  });
+});
+
+describe('shuffleInPlace / permutation', () => {
+  /** An Rng whose int() returns scripted values (and records the bounds asked for). */
+  function scripted(values: number[]): Rng & { bounds: number[] } {
+    const bounds: number[] = [];
+    const rng = createRng(0);
+    return Object.assign(Object.create(rng), { bounds, int: (n: number) => (bounds.push(n), values.shift()!) });
+  }
+
+  it('swaps i with j = int(i + 1) from the top down, by hand', () => {
+    // [a b c d]: i=3, j=0 → [d b c a]; i=2, j=2 → unchanged; i=1, j=0 → [b d c a].
+    const rng = scripted([0, 2, 0]);
+    expect(shuffleInPlace(rng, ['a', 'b', 'c', 'd'])).toEqual(['b', 'd', 'c', 'a']);
+    expect(rng.bounds).toEqual([4, 3, 2]);
+    expect(permutation(4, scripted([0, 2, 0]))).toEqual([1, 3, 2, 0]);
+  });
+
+  it('draws n − 1 integers and leaves the stream where the same draws would', () => {
+    const a = createRng(5);
+    const b = createRng(5);
+    const order = permutation(10, a);
+    expect([...order].sort((x, y) => x - y)).toEqual([...Array(10).keys()]);
+    for (let i = 9; i > 0; i--) b.int(i + 1);
+    expect(a.next()).toBe(b.next());
   });
 });

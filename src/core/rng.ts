@@ -140,14 +140,18 @@ export function rngFromState(state: RngState): Rng {
 }
 
 /**
- * A seeded Fisher–Yates permutation of 0…n−1: for i = n−1 down to 1, swap i with
- * j = rng.int(i + 1). Draws exactly n − 1 integers from `rng`, in that order.
+ * Seeded Fisher–Yates, in place: for i = n−1 down to 1, swap items i and j = rng.int(i + 1).
+ * Draws exactly n − 1 integers from `rng`, in that order; the one shuffle of the codebase.
  */
-export function permutation(n: number, rng: Rng): number[] {
-  const order = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
+export function shuffleInPlace<T>(rng: Rng, items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
-    [order[i], order[j]] = [order[j], order[i]];
+    [items[i], items[j]] = [items[j], items[i]];
   }
-  return order;
+  return items;
+}
+
+/** A seeded permutation of 0…n−1: shuffleInPlace of [0, 1, …, n−1]. */
+export function permutation(n: number, rng: Rng): number[] {
+  return shuffleInPlace(rng, Array.from({ length: n }, (_, i) => i));
 }

@@ -20,7 +20,7 @@
  * Simplification: the questions are templated English, not paraphrased; a parallel list
  * answer joins the branch answers with ", " (FTRL's answer check splits on ", ").
  */
-import { createRng, type Rng } from '../core/rng';
+import { createRng, shuffleInPlace, type Rng } from '../core/rng';
 import type { Task, TaskCategory, ToolCall, ToolSchema } from './types';
 import { TASK_CATEGORIES } from './types';
 import {
@@ -93,14 +93,6 @@ function drawCount(rng: Rng, knob: CountKnob, what: string, min: number): number
 
 function pick<T>(rng: Rng, items: readonly T[]): T {
   return items[rng.int(items.length)];
-}
-
-function shuffleInPlace<T>(rng: Rng, items: T[]): T[] {
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [items[i], items[j]] = [items[j], items[i]];
-  }
-  return items;
 }
 
 function relationsFrom(catalog: ToolCatalog, type: EntityType): Relation[] {

@@ -13,9 +13,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 
-export type BackendName = 'webgpu' | 'wasm' | 'cpu';
+import { BACKEND_ORDER, type BackendName } from './backendNames';
 
-export const BACKEND_ORDER: readonly BackendName[] = ['webgpu', 'wasm', 'cpu'];
+export { BACKEND_ORDER, type BackendName };
 
 /** What a run asks for: a backend by name, or 'auto' (the fastest one this device offers). */
 export type BackendPreference = BackendName | 'auto';

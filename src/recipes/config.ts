@@ -29,6 +29,7 @@
  * maximum (CONFIG_MAXIMA), and a config nested deeper than MAX_CONFIG_DEPTH or holding a
  * "__proto__" key is refused with its path before the schema reads it.
  */
+import { BACKEND_ORDER } from '../model/backendNames';
 import { z } from 'zod';
 import { findJsonHazard, limitText } from '../core/untrustedJson';
 import { GSPO_CLIP } from '../core/gspo';
@@ -50,7 +51,8 @@ export function registryEnum(registry: Registry<unknown>) {
 }
 
 export const PACT_OBJECTIVES = ['Lx', 'Lh', 'Lx+SFT', 'Lh+SFT'] as const;
-export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
+/** The backends a config may name: the model's list. */
+export const BACKENDS = BACKEND_ORDER;
 /** The model presets, in the order of their table (QWEN3_PRESETS, src/model/qwen3/config.ts). */
 export const MODEL_PRESETS = Object.keys(QWEN3_PRESETS) as readonly Qwen3PresetName[];
 /** The preset of the shipped warm start (public/warm-start/warm_start.json "preset"): the only one `model.init` "warm-start" can start. */

@@ -6,6 +6,7 @@
  * per step; timings are wall clock (a profile, not a benchmark).
  */
 import { klK3 } from '../../core/losses';
+import { computeMean, computeSampleStd } from '../../core/stats';
 import { MAX_PREFIX_LEVEL, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, toAlgorithmStep } from '../../core/schedules';
 import type { TrainConfig } from '../config';
 import type { GroupScore, Recipe, RolloutGroup, StepMetrics } from '../types';
@@ -172,12 +173,7 @@ function describeSchedule(recipe: Recipe, config: TrainConfig, step: number): { 
   };
 }
 
-function computeMean(values: readonly number[]): number {
-  return values.length === 0 ? Number.NaN : values.reduce((s, x) => s + x, 0) / values.length;
-}
-
+/** reward_std's convention: the sample std, 0 below two values. */
 function computeStd(values: readonly number[]): number {
-  if (values.length < 2) return 0;
-  const m = computeMean(values);
-  return Math.sqrt(values.reduce((s, x) => s + (x - m) ** 2, 0) / (values.length - 1));
+  return values.length < 2 ? 0 : computeSampleStd(values);
 }
