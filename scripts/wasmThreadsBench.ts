@@ -8,8 +8,10 @@
  *       [--train 4x256] [--decode 8x256+64] [--iters 1] [--real] [--out FILE.json]
  *
  * --train BxT: the training batch; --decode BxP+N: batch, prompt tokens, new tokens;
- * --real: the issue's real shapes (train 8x1536, decode 8x1024+576); --threads defaults to
- * 1 and every core Chromium reports. Prints one JSON object (also written to --out).
+ * --real: the real shapes of a step (train 8x1536, decode 8x1024+576), and beside them PyTorch
+ * eager at the same shapes and thread counts (scripts/reference/bench_torch.py, as `pact bench`;
+ * no ratio against a reference BLAS; --no-torch skips it); --threads defaults to 1 and every
+ * core Chromium reports. Prints one JSON object (also written to --out).
  */
 import { chromium } from '@playwright/test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +21,10 @@ import { fileURLToPath } from 'node:url';
 import { build, preview } from 'vite';
 // @ts-expect-error plain ESM helper shared with the e2e config
 import { chromiumPath, CHROMIUM_ARGS } from './chromium.mjs';
-import type { BenchSpec } from './wasmThreadsBench/bench.worker';
+import type { BenchResult, BenchSpec } from './wasmThreadsBench/bench.worker';
+import { runTorchReal, type TorchReal } from '../src/cli/commands/bench';
+import { getQwen3Preset } from '../src/model/qwen3/config';
+import { findTorchPython } from '../src/model/torchPython';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PAGE = 'scripts/wasmThreadsBench/index.html';
@@ -75,7 +80,8 @@ async function main(): Promise<void> {
       await page.goto(`${new URL(PAGE, base).href}?${query}`);
       await page.waitForFunction(() => window.benchResults !== undefined, undefined, { timeout: 0, polling: 1000 });
       const results = await page.evaluate(() => window.benchResults);
-      const report = { date: new Date().toISOString(), chromium: browser.version(), spec, ...results };
+      const torch = isReal && !args.includes('--no-torch') ? compareWithTorch(spec.preset, results as BenchRun) : undefined;
+      const report = { date: new Date().toISOString(), chromium: browser.version(), spec, ...results, ...torch };
       const text = JSON.stringify(report, null, 2);
       console.log(text);
       const out = readFlag(args, 'out');
@@ -88,6 +94,31 @@ async function main(): Promise<void> {
   } finally {
     rmSync(outDir, { recursive: true, force: true });
   }
+}
+
+type BenchRun = { runs?: BenchResult[] } | { error: string } | undefined;
+
+/** PyTorch eager at each thread count the browser ran, and the browser's ratio to it (none against a reference BLAS). */
+function compareWithTorch(preset: string, results: BenchRun): { torch: TorchReal[]; ratios: Record<string, unknown>[] } | { torchSkipped: string } {
+  const runs = results && 'runs' in results ? (results.runs ?? []) : [];
+  const found = findTorchPython();
+  if (!found.python) return { torchSkipped: found.reason ?? 'no PyTorch' };
+  const torch: TorchReal[] = [];
+  const ratios: Record<string, unknown>[] = [];
+  for (const r of runs) {
+    const t = runTorchReal(found.python, { [preset]: getQwen3Preset(preset) }, r.threads, 'gemm,decode,train');
+    torch.push(t);
+    const usable = !t.blas.is_reference;
+    const decode = t.decode?.[0]?.decode_tokens_per_s;
+    const train = t.train?.[0]?.tokens_per_s;
+    ratios.push({
+      threads: r.threads,
+      blas: t.blas.kind,
+      decode_ratio: usable && decode ? r.decode_tokens_per_s / decode : null,
+      train_ratio: usable && train ? r.train_tokens_per_s / train : null,
+    });
+  }
+  return { torch, ratios };
 }
 
 main().catch((e: unknown) => {

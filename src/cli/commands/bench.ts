@@ -18,10 +18,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Qwen3Config } from '../../model/qwen3/config';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
-import { runKernelCases, measureMatmulRate, BENCH_LORA, type KernelCaseResult, type KernelCaseSpec } from './benchKernels';
+import { runKernelCases, measureMatmulRate, BENCH_LORA, REAL_SHAPES, type KernelCaseResult, type KernelCaseSpec } from './benchKernels';
 import { runStepBench, type StepBenchResult } from './benchStep';
 import { prepareTfjs, resolveThreads } from './score';
 import { findTorchPython } from '../../model/torchPython';
+
+export { REAL_SHAPES };
 
 export { findTorchPython };
 
@@ -43,9 +45,6 @@ PyTorch eager on the same shapes and thread count when python3 has torch.
   --threads N    CPU-engine threads (default 1: one core); PyTorch gets the same unless --torch-threads`;
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-
-/** The model-level shapes of a step (ISSUE targets: decode 8 × 1,024 + 576; train 8 × 1,536). */
-export const REAL_SHAPES = { decode: { batch: 8, context: 1024, newTokens: 576 }, train: { batch: 8, seq: 1536 } };
 
 /** PyTorch's side (bench_torch.py --real output, the fields read here). */
 export interface TorchReal {
@@ -100,7 +99,7 @@ export function formatBenchReport(report: BenchReport): string[] {
   out.push(`pact bench, ${report.date}: ${report.cpu}, ${report.cores} cores, Node ${report.node}, engine threads ${report.threads ?? 1}`);
   if (t) out.push(`PyTorch ${t.torch}, ${t.threads} thread(s), BLAS ${t.blas.kind}${t.blas.library ? ` (${t.blas.library})` : ''}${t.blas.is_reference ? ` — a reference BLAS (${t.blas.why ?? ''}): no ratios` : ''}`);
   else out.push(`PyTorch not run: ${report.torchSkipped}`);
-  out.push('', 'Dense 1024³ float32 matmul, GFLOP/s:');
+  out.push('', 'Dense 1024³ float32 matmul, GFLOP/s (the engine on one thread; tfjs and PyTorch on their threads):');
   for (const [backend, m] of Object.entries(report.matmul)) out.push(`  ${backend}: engine ${fmt(m.engine)}, tfjs ${fmt(m.tfjs)}${t?.gemm ? `; PyTorch ${fmt(t.gemm.gflops)} (native)` : ''}`);
   for (const k of report.kernels) {
     const td = t?.decode?.find((d) => d.name === k.name);

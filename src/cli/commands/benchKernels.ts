@@ -7,6 +7,9 @@
  */
 import type { Qwen3Config } from '../../model/qwen3/config';
 
+/** The shapes a real step runs: decode 8 rows × 576 new tokens after 1,024; train 8 × 1,536. */
+export const REAL_SHAPES = { decode: { batch: 8, context: 1024, newTokens: 576 }, train: { batch: 8, seq: 1536 } };
+
 export interface KernelCaseSpec {
   name: string;
   config: Qwen3Config;
