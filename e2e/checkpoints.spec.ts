@@ -1,5 +1,5 @@
 /**
- * Checkpoints in the browser (issues 5 and 6): a run saved in IndexedDB survives a reload
+ * Checkpoints in the browser : a run saved in IndexedDB survives a reload
  * and resumes from its checkpoint; a checkpoint leaves the page as one .tar of the
  * Hugging Face folder + optimizer + trainer state, and comes back as a new run.
  *

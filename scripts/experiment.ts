@@ -29,7 +29,7 @@
  * one more CPU core with wasm); every run's numbers are the same as with one job.
  * `runExperiment` is the library entry e2e/experiment.spec.ts calls.
  *
- * Evaluation files (`"kind": "ftrl-eval"`, src/experiments/ftrlEvalConfig.ts; issue 7) run
+ * Evaluation files (`"kind": "ftrl-eval"`, src/experiments/ftrlEvalConfig.ts) run
  * `runFtrlEvalExperiment` instead: the FTRL task file comes from `--tasks PATH` (else
  * $PACT_FTRL_TASKS); the page loads it in the Task files panel, evaluates the file's policy
  * there (the trainer worker; Python tools in Pyodide), and results/NAME/ gets results.json

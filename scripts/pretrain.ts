@@ -1,5 +1,5 @@
 /**
- * `npm run pretrain`: trains the shipped warm-start policy (issue 5 "The embedded default")
+ * `npm run pretrain`: trains the shipped warm-start policy
  * and writes public/warm-start/ (config.json, model.safetensors, pruned_vocab.json,
  * warm_start.json). Reproducible from its seed: the vocabulary, the training tasks and
  * traces, the batch order and the initial weights all derive from --seed.

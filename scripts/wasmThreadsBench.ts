@@ -8,7 +8,7 @@
  *       [--train 4x256] [--decode 8x256+64] [--iters 1] [--real] [--out FILE.json]
  *
  * --train BxT: the training batch; --decode BxP+N: batch, prompt tokens, new tokens;
- * --real: the issue's real shapes (train 8x1536, decode 8x1024+576); --threads defaults to
+ * --real: the target model-level shapes (train 8x1536, decode 8x1024+576); --threads defaults to
  * 1 and every core Chromium reports. Prints one JSON object (also written to --out).
  */
 import { chromium } from '@playwright/test';

@@ -7,7 +7,7 @@
  *
  * Multi-turn: |y_i| and the sum run over the policy-generated tokens only (mask weights
  * m_t; observations and the prompt have m_t = 0), so the length normalisation is
- * Σ_t m_t Δ_t / Σ_t m_t. To keep STYLE habit 5 (per-token loss, then aggregateLoss),
+ * Σ_t m_t Δ_t / Σ_t m_t. To keep the loss per token, then aggregated (aggregateLoss),
  * `gspoLossMatrix` writes each sequence's loss on every one of its masked tokens; then
  * aggregateLoss(lossMat, mask, 'seq-mean-token-mean') is exactly GSPO's (1/G) Σ_i.
  * (With 'token-mean' longer sequences would weigh more, which GSPO does not do.)

@@ -1,5 +1,5 @@
 /**
- * Reference losses over plain arrays (STYLE habit 3: the tfjs versions in
+ * Reference losses over plain arrays (the tfjs versions in
  * src/model / src/recipes are tested against these).
  *
  * - `clippedSurrogate`: PPO/GRPO clipped surrogate per token, PACT Eq. (prompt-only-rl-loss)
@@ -7,7 +7,7 @@
  *   Which context produced logpNew/logpOld (prompt-only x or trace c^h) is the caller's
  *   business; the formula is the same. No dual clip.
  * - `aggregateLoss(lossMat, mask, mode)`: verl's `agg_loss`, modes registered in
- *   LOSS_AGGREGATIONS (STYLE habit 5). Masks may be fractional weights (λa). Sequences
+ *   LOSS_AGGREGATIONS. Masks may be fractional weights (λa). Sequences
  *   whose mask sums to 0 are left out of the seq-mean modes (as current verl); an
  *   all-zero mask gives 0.
  * - `klK3`: Schulman's k3 estimator of KL(π‖π_ref): exp(q − p) − (q − p) − 1 with

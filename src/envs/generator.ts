@@ -1,7 +1,6 @@
 /**
- * Seeded generator of built-in tool-use tasks in FTRL's four categories (issue 4,
- * "Built-in tasks"; FTRL's data: single_hop, multi_hop, parallel_single_hop,
- * parallel_multi_hop):
+ * Seeded generator of built-in tool-use tasks in FTRL's four categories
+ * (FTRL's data: single_hop, multi_hop, parallel_single_hop, parallel_multi_hop):
  *
  * - single_hop: one lookup ("What is the founding year of Velo Labs?").
  * - multi_hop: a chain of `hops` lookups where the answer of hop k is the argument of

@@ -1,6 +1,5 @@
 /**
- * The multi-turn tool-use environment (issue 4, "The rollout environment"; STYLE
- * habit 11: `reset/step`, no tfjs).
+ * The multi-turn tool-use environment (`reset/step`, no tfjs).
  *
  * `reset(task)` renders the system and user messages with the task's tools through the
  * chat template (a `RenderChat` passed in: Qwen3's `renderChat` in the app, any stand-in
@@ -15,7 +14,7 @@
  * Malformed output never throws: each problem becomes one error observation.
  *
  * Every character of the transcript is tagged (prompt, reasoning, tool_call, answer,
- * control, observation + turn index, STYLE habit 6): `tagSegments` gives the tagged
+ * control, observation + turn index): `tagSegments` gives the tagged
  * text, `tagTokens` encodes it segment by segment, `tagGeneratedTokens` maps the ids
  * the policy generated to kinds through the parse's character spans.
  *

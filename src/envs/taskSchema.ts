@@ -1,5 +1,5 @@
 /**
- * Validation of the task format of `types.ts` (issue 4, "Task format and validation"):
+ * Validation of the task format of `types.ts`:
  * a zod (v4) schema that matches `Task` exactly (checked at compile time below), then
  * the semantic checks a schema alone cannot express:
  *

@@ -1,5 +1,5 @@
 /**
- * Tool families over a generated world (issue 4, "Built-in tasks"): each relation of
+ * Tool families over a generated world: each relation of
  * `world.ts` is a lookup tool, paired with a near-duplicate distractor (similar name
  * and description, different semantics: residence vs birthplace, CEO vs founder, …),
  * plus computation tools (calculator, date difference, unit conversion) with their own

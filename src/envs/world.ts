@@ -1,5 +1,5 @@
 /**
- * A small seeded world for the built-in tasks (issue 4, "Built-in tasks"): people,
+ * A small seeded world for the built-in tasks: people,
  * cities, countries and organisations with the relations the tool families look up
  * (person → birthplace, residence, employer, birth date; city → country, population,
  * elevation; organisation → founder, CEO, headquarters, founding year; country →

@@ -1,5 +1,5 @@
 /**
- * Evaluation experiment files (issue 7 "ftrl-eval"): `experiments/ftrl-eval.json` evaluates a
+ * Evaluation experiment files ("kind": "ftrl-eval"): `experiments/ftrl-eval.json` evaluates a
  * trained policy on FTRL's test tasks instead of training. The task file is public benchmark
  * data and never part of the repository, so it is NOT in the file: it comes from the command
  * line (`npm run experiment -- experiments/ftrl-eval.json --tasks PATH`, else $PACT_FTRL_TASKS).

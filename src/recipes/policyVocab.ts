@@ -1,7 +1,7 @@
 /**
  * The pruned vocabulary of the small policy presets (qwen3-nano, qwen3-micro) and the
- * expert-trace episodes it is built from (issue 3 "Vocabulary pruning", issue 5 "The
- * embedded default").
+ * expert-trace episodes it is built from; the shipped warm start
+ * is trained on the same episodes.
  *
  * Corpus = N generated tasks of the TRAIN split, each rendered exactly as a rollout sees
  * it (RolloutEnv: system prompt + FTRL-style user instruction + tools through Qwen3's chat
@@ -105,7 +105,7 @@ export async function replayExpertEpisode(task: Task, env: RolloutEnv): Promise<
   return env.transcript;
 }
 
-/** An expert episode as ids + tags (tags from the transcript's segments, STYLE habit 6). */
+/** An expert episode as ids + tags (tags from the transcript's segments). */
 export interface ExpertEpisode {
   taskId: string;
   ids: number[];

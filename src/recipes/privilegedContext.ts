@@ -15,7 +15,7 @@
  *   (sft-mask) from the configured reasoning / tool-call schedules (core
  *   REASONING_SCHEDULES / TOOL_CALL_SCHEDULES → buildComponentMask, or buildFullTokenMask
  *   for App. D "Full Token A"), unrevealed reasoning masked or removed (prefixReveal).
- *   Masks come from the token tags only (STYLE habit 6).
+ *   Masks come from the token tags only.
  * - `buildFullSftRow`: plain SFT on a whole expert episode (mask 1 on every policy-kind
  *   token, final answer included): the `sft` and `chord` targets.
  */

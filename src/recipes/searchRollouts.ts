@@ -6,7 +6,7 @@
  * events with the gold tools each discovered first) in `rollout.meta.search`.
  *
  * The loop is the one of rollouts.ts (collectToolUseRollouts), re-stated for the search
- * environment because T1's loop is bound to RolloutEnv: all B×K episodes advance turn by
+ * environment because that loop is bound to RolloutEnv: all B×K episodes advance turn by
  * turn, each turn's contexts go to ONE batched `policy.generate` call stopping at
  * `<|im_end|>`; generated ids are kept as generated and tagged through the tool-use parse
  * (`tagGeneratedTokens` + `parseAssistantTurn`: `<think>` → reasoning, `<tool_call>` →

@@ -1,6 +1,6 @@
 /**
  * `toolsearcher`: ToolSearcher (RL for tool selection in a large tool repository,
- * ToolSearcher §3.3–3.4, App. D; issue 5) on the tool-search environment:
+ * ToolSearcher §3.3–3.4, App. D) on the tool-search environment:
  * - outcome reward R_k = set-F1(selected tools, gold tools) + formatBonus · 1[format ok]
  *   (config.toolsearcher.formatBonus; format = isSearchFormatOk);
  * - event-level search modelling + trajectory-aligned credit allocation: per-turn

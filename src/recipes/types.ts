@@ -1,5 +1,5 @@
 /**
- * The shared vocabulary of the trainer (issue 5): what a rollout is, what a recipe
+ * The shared vocabulary of the trainer: what a rollout is, what a recipe
  * decides, what a step reports, and what a checkpoint of the trainer holds.
  *
  * A training step (PACT Algorithm 1, App. E) is split between the trainer and a recipe:
@@ -30,7 +30,7 @@ export type RolloutEnvKind = 'tool-use' | 'tool-search';
 /**
  * One prompt of a batch. Tool-use prompts are `Task`s of src/envs (generated or FTRL);
  * tool-search prompts are repository queries (src/envs/toolRepo), typed loosely here so
- * this file does not depend on the search engine (T2's searchRollouts narrows it).
+ * this file does not depend on the search engine (searchRollouts.ts narrows it).
  */
 export type PromptItem =
   | { kind: 'tool-use'; /** Position in the train set (data cursor). */ index: number; task: Task; trace?: ExpertTrace }
@@ -113,7 +113,7 @@ export interface PolicySampler {
   ): Promise<GeneratedRow[]>;
 }
 
-/** What a custom rollout collector gets (ToolSearcher's search env, T2). */
+/** What a custom rollout collector gets (ToolSearcher's search env). */
 export interface CollectRequest {
   prompts: PromptItem[];
   policy: PolicySampler;
@@ -184,7 +184,7 @@ export interface Recipe {
   loadPrompts?(config: TrainConfig, split: 'train' | 'test'): Promise<PromptItem[]>;
 }
 
-/** Metrics of one training step (issue 5 "Metrics per step"); NaN where a term was absent. */
+/** Metrics of one training step; NaN where a term was absent. */
 export interface StepMetrics {
   step: number;
   recipe: string;
@@ -235,7 +235,7 @@ export function isMachineMetric(key: string): boolean {
  */
 export interface StepProgress { phase: 'rollouts' | 'logprobs' | 'update' | 'eval'; done: number; total: number; tokens?: number; turn?: number }
 
-/** Held-out evaluation (issue 5): tool-use Solve-R/P/F1 and answer correctness. */
+/** Held-out evaluation: tool-use Solve-R/P/F1 and answer correctness. */
 export interface EvalMetrics {
   step: number;
   nTasks: number;

@@ -1,6 +1,6 @@
 /**
- * A trainer checkpoint as files (issue 5 "Export and import a checkpoint as Hugging Face
- * safetensors + config.json + trainer state JSON"), browser- and Node-safe (no fs):
+ * A trainer checkpoint as files (exported and imported as Hugging Face
+ * safetensors + config.json + trainer state JSON), browser- and Node-safe (no fs):
  *
  *   config.json, model.safetensors, pruned_vocab.json   — saveQwen3Folder (HF-loadable)
  *   optimizer.safetensors                               — AdamW moments + step counters

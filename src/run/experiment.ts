@@ -1,6 +1,6 @@
 /**
  * Experiment files (`experiments/NAME.json`): one file = a grid of training runs, read by
- * `pact train --config FILE` and by the experiment runner (issue 7). Format:
+ * `pact train --config FILE` and by the experiment runner (scripts/experiment.ts). Format:
  *
  *   {
  *     "name": "pact-nano-short",            // optional; default: the file name

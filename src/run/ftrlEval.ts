@@ -1,5 +1,5 @@
 /**
- * A policy on FTRL test tasks (issue 7 "ftrl-eval"), the same loop in Node
+ * A policy on FTRL test tasks, the same loop in Node
  * (`pact eval-ftrl --model`, src/cli/commands/evalFtrlPolicy.ts) and in the trainer worker
  * (the `eval-ftrl` request, workers/ftrlEvalSession.ts): for each selected task, one greedy
  * prompt-only rollout (collectToolUseRollouts, temperature 0) against the task's own tools

@@ -1,6 +1,6 @@
 /**
- * Checkpoint files on the page (issue 5 "Export and import a checkpoint as Hugging Face
- * safetensors + config.json + trainer state JSON"):
+ * Checkpoint files on the page (export and import a checkpoint as Hugging Face
+ * safetensors + config.json + trainer state JSON):
  *
  *   export: IndexedDB checkpoint record → TrainerState (workers/checkpointRecord.ts) →
  *           the checkpoint folder (src/run/checkpoint.ts buildCheckpointFiles: the same

@@ -44,7 +44,7 @@ PyTorch eager on the same shapes and thread count when python3 has torch.
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** The model-level shapes of a step (ISSUE targets: decode 8 × 1,024 + 576; train 8 × 1,536). */
+/** The model-level shapes of a step (targets: decode 8 × 1,024 + 576; train 8 × 1,536). */
 export const REAL_SHAPES = { decode: { batch: 8, context: 1024, newTokens: 576 }, train: { batch: 8, seq: 1536 } };
 
 /** PyTorch's side (bench_torch.py --real output, the fields read here). */

@@ -1,5 +1,5 @@
 /**
- * `pact eval-ftrl --model DIR --tasks FILE.jsonl` (issue 7 "ftrl-eval"): evaluates a policy
+ * `pact eval-ftrl --model DIR --tasks FILE.jsonl`: evaluates a policy
  * checkpoint on FTRL test tasks. For each selected task, one greedy prompt-only rollout
  * (the trainer's batched collector, src/recipes/rollouts.ts, temperature 0) against the
  * task's own Python tools, executed in Pyodide (src/envs/ftrl, LanguageRoutingExecutor);

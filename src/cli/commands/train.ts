@@ -328,7 +328,7 @@ registerCommand({
       throw new Error(`cannot read experiment file ${configPath}: ${(e as Error).message}`);
     }
     if (isFtrlEvalFile(json)) {
-      // An evaluation file (issue 7 "ftrl-eval"): nothing to train; run it as pact eval-ftrl --config.
+      // An evaluation file ("kind": "ftrl-eval"): nothing to train; run it as pact eval-ftrl --config.
       const { runFtrlEvalConfig } = await import('./evalFtrlPolicy');
       if (backend !== 'wasm' && backend !== 'cpu') throw new Error(`--backend must be wasm or cpu, got "${backend}"`);
       return runFtrlEvalConfig(configPath, json, { tasks: str('tasks'), outDir: str('out'), publicDir: str('public'), backend }, io);
