@@ -2,17 +2,15 @@
  * The shared vocabulary of the trainer: what a rollout is, what a recipe
  * decides, what a step reports, and what a checkpoint of the trainer holds.
  *
- * A training step (PACT Algorithm 1, App. E) is split between the trainer and a recipe:
- *   1. the trainer samples a batch of prompts (with their expert traces h*),
- *   2. collects K prompt-only rollouts per prompt (`collectToolUseRollouts` in
- *      rollouts.ts, or the recipe's own `collectRollouts`, e.g. ToolSearcher's search env),
- *   3. the recipe scores each group: rewards and advantages (`scoreGroup`),
- *   4–6. the recipe routes each prompt (`routePrompts`): prompt-only RL (L^x), trace-
- *      conditioned RL under c^h = [x; h*] (L^h), an SFT term on h*, or a mix — PACT's gate
- *      z_i ~ Bernoulli(q) lives in the `pact` recipe,
- *   7. the trainer builds the losses (tfLosses.ts), adds the k3 KL to π_ref, and runs PPO
- *      mini-batches with one AdamW step each.
- * So recipes are small: reward/advantage math and routing, no tensors.
+ * A step of PACT Algorithm 1 (App. E), by the algorithm's line numbers (docs/trainer.md):
+ *   2–3. the trainer samples prompts (with expert traces h*) and collects K prompt-only
+ *      rollouts each (rollouts.ts, or the recipe's own `collectRollouts`),
+ *   4. the recipe scores each group: rewards and advantages (`scoreGroup`),
+ *   5–17. the recipe routes each prompt (`routePrompts`): prompt-only RL (L^x), trace-conditioned
+ *      RL under c^h = [x; h*] (L^h), an SFT term on h*, or a mix — PACT's gate
+ *      z_i ~ Bernoulli(q) lives in the `pact` recipe; the trainer builds the losses (tfLosses.ts),
+ *   18–19. the trainer adds the k3 KL to π_ref, runs PPO mini-batches (one AdamW step each)
+ *      and sets π_old ← π_θ. So recipes are small: reward/advantage math and routing, no tensors.
  */
 import type { TokenTag } from '../core/types';
 import type { Rng, RngState } from '../core/rng';
