@@ -9,15 +9,7 @@
  * exactly once, in order, so each generated token's kind (reasoning, tool_call,
  * answer, control) is read from the spans, never re-parsed.
  *
- * Malformed output never throws: bad JSON, an unclosed tag, a missing name or
- * arguments that are not an object become `errors` (and, in the rollout, error
- * observations). `checkToolCall` then checks a well-formed call against the task's
- * schemas: unknown tool, unknown or missing argument, wrong type, enum violation.
- *
- * Conventions: text before a `</think>` that has no opening `<think>` is reasoning
- * (the chat template may have written `<think>` into the prompt); inside `<think>` all
- * text is reasoning, tags included; only the first `<answer>` counts. The parser is
- * linear in the text length (each tag is searched for once from the current position).
+ * Errors, schema checks and parsing conventions: docs/envs.md.
  */
 import type { ParamSchema, ToolCall, ToolSchema } from './types';
 

@@ -6,14 +6,11 @@
  * distractors. Optional arguments carry enums and defaults (population in thousands,
  * elevation in feet, date difference in weeks).
  *
- * Each tool is an OpenAI function schema (a short and a long wording) and a JavaScript
- * stub: the source text of `(args) => …`, evaluated in the sandbox, with the world data
- * it needs embedded as a JSON table. Stubs are deterministic; a bad argument throws, so
- * it becomes an error observation.
- *
  * Simplification: numeric conversions round to integers (lookups) or to two decimals
  * (computations); `convertNumber` mirrors the stubs' arithmetic exactly so that the
  * generator's answers equal the stubs' outputs (checked by replaying gold calls).
+ *
+ * The schemas and stubs: docs/envs.md.
  */
 import type { ParamSchema, ToolImplementation, ToolSchema } from './types';
 import type { World } from './world';

@@ -8,7 +8,6 @@
  * a `str` as is, a `dict`/`list` as `json.dumps(x, ensure_ascii=False)` (`, ` and `: `
  * separators), anything else `str(x)`; any exception becomes
  * `an error occured when call NAME: MESSAGE` (FTRL's spelling).
- *
  * Serialisation happens in Python, so the text is exactly what CPython writes.
  * Simplifications: each call runs the tool's code in a fresh namespace dict (tasks never
  * share state, and a tool cannot keep state between calls); compiled code objects are
