@@ -29,7 +29,7 @@ test('the device line names the backend the worker found, checked against the br
 });
 
 test('without WebGPU the page says it falls back to wasm and why', async ({ baseURL }) => {
-  // A second Chromium without --enable-unsafe-webgpu: requestAdapter() gives null there (RECIPE.md).
+  // A second Chromium without --enable-unsafe-webgpu: requestAdapter() gives null there.
   const browser = await chromium.launch({
     executablePath: chromiumPath(),
     args: CHROMIUM_ARGS.filter((a: string) => a !== '--enable-unsafe-webgpu'),

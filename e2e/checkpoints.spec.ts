@@ -1,24 +1,10 @@
 /**
- * Checkpoints in the browser (issues 5 and 6): a run saved in IndexedDB survives a reload
+ * Checkpoints in the browser: a run saved in IndexedDB survives a reload
  * and resumes from its checkpoint; a checkpoint leaves the page as one .tar of the
  * Hugging Face folder + optimizer + trainer state, and comes back as a new run.
  *
  * One tiny wasm run (2 steps, K = 2, 2 prompts, warm start) does it all, because a step
- * costs about a minute here:
- *   1. Train, Pause → the worker checkpoints after step 1 (it checkpoints on pause).
- *   2. Export that checkpoint (a Playwright download): the tar lists the seven files (the
- *      last the manifest of sizes and SHA-256s) and its
- *      config.json is the warm start's shape (public/warm-start/config.json, the model the
- *      run started from). Import it: a new run "… (imported …, step 1)". A tar without
- *      trainer_state.json and a random file are refused with a named error, and the run
- *      list stays as it was.
- *   3. Reload the page. Resume the original run from the Runs panel: it trains step 2 and
- *      finishes; its metric rows in IndexedDB are steps 1 and 2, with finite values.
- *   4. Resume the imported run: it trains step 2 from the exported files. Its step-2
- *      training metrics equal the original's bit for bit — the same state through the
- *      .tar round trip as through IndexedDB (chosen instead of an uninterrupted 2-step
- *      run, which costs two more steps; bit-for-bit resume vs. an uninterrupted run is
- *      unit-tested in Node, src/recipes/trainer.test.ts).
+ * costs about a minute here; its four stages are in docs/testing.md.
  */
 import { test, expect, type Page } from '@playwright/test';
 import { tinyRunUrl } from './tinyRun';

@@ -1,5 +1,5 @@
 /**
- * The training cockpit (issue 6): Live charts, Rollout inspector, Runs, and the
+ * The training cockpit: Live charts, Rollout inspector, Runs, and the
  * training buttons.
  *
  * - What the page shows before training: the recorded demo run when the build ships

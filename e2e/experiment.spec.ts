@@ -1,5 +1,5 @@
 /**
- * The experiment runner end to end (issue 7): experiments/smoke-ui.json (one PACT step,
+ * The experiment runner end to end: experiments/smoke-ui.json (one PACT step,
  * q = 0, wasm, K = 2, one prompt, 32 response tokens, 2 held-out tasks) run twice through
  * scripts/experiment.ts's runExperiment against the built app this config serves. Each run
  * goes through the page's run setup (form + config overrides in the URL) and the Train

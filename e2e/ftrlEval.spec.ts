@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseSafetensors, writeSafetensors } from '../src/model/weights/safetensors';
 import { resolveConfig } from '../src/recipes/config';
 
-// Issue 7 "ftrl-eval" in the app: a user loads FTRL's real test file in the Task files panel and
+// FTRL evaluation in the app: a user loads FTRL's real test file in the Task files panel and
 // evaluates the shipped warm start on it, in the trainer worker, with the tasks' Python tools in
 // Pyodide served by the app itself. The data is public benchmark data read from ../shared/data
 // (or $PACT_DATA_DIR) at test time, never copied into the repository.

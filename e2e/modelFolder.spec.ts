@@ -6,7 +6,7 @@ import path from 'node:path';
 import { listQwen3ParamShapes, type Qwen3Config } from '../src/model/qwen3/config';
 import { saveQwen3Folder } from '../src/model/weights/qwen3Folder';
 
-// "A user's Qwen3 folder as the model" (issue 6, Run setup): folders are picked through the
+// "A user's Qwen3 folder as the model" (Run setup): folders are picked through the
 // real <input webkitdirectory>; a broken one is refused on the page with the file and field
 // named; a good one (written by saveQwen3Folder) shows its shape, and Train sends its files to
 // the worker, which trains one step from it (the Device panel names the folder and the

@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 
-// Issue 3: the Qwen3 fixtures exported by the PyTorch reference must match on WebGPU
+// The Qwen3 fixtures exported by the PyTorch reference must match on WebGPU
 // (SwiftShader here) and on wasm, inside the trainer worker, in real Chromium.
 for (const backend of ['webgpu', 'wasm'] as const) {
   test(`Qwen3 logits, gradients and greedy tokens match the PyTorch reference on ${backend}`, async ({ page }) => {

@@ -1,17 +1,6 @@
 /**
  * What a newcomer meets in Run setup, the teaching panels, the charts and the inspector
- * must be true:
- * - the setup offers only what trains (a preset without shipped weights, a task source
- *   that is not wired: disabled with the reason, refused before Train), each recipe with
- *   its own knobs and objective, a default run sized for a laptop and a paper-scaled one
- *   a click away;
- * - the teaching panels keep their own values: moving them changes neither the run setup
- *   nor the URL until "Use these values in my run";
- * - chart labels never cover each other, flat series are not drawn on 0–100, the y axis
- *   fits its ticks, held-out points say what they are;
- * - "auto" trains on wasm when the only WebGPU adapter is a software one, and the
- *   inspector does not claim the demo is missing during a live run;
- * - the numerics check buttons read as enabled.
+ * must be true (the checks: docs/testing.md).
  * Runs at 1280×800 and saves screenshots at 1280 and 390 px wide (e2e/screenshots/).
  * The served demo file below is TEST DATA written here, not a recording.
  */

@@ -1,5 +1,5 @@
 /**
- * Two PACT steps in the trainer worker on WebGPU (issue 5 "Done when"): in this Chromium the
+ * Two PACT steps in the trainer worker on WebGPU: in this Chromium the
  * adapter is SwiftShader (a CPU implementation of WebGPU), which compiles a shader for every
  * new shape, so the run is as small as PACT allows: one prompt, K = 2 rollouts of at most 16
  * tokens in one turn, q = 0 so that the step routes the prompt to the trace-conditioned

@@ -3,19 +3,9 @@
  * isolated (COOP/COEP on every response of the dev server and of `vite preview`, which
  * `npm start` runs), so tfjs-backend-wasm 4.22 picks its threaded SIMD build, and that repairs
  * two things in that build's Emscripten factory (wasm-out/tfjs-backend-wasm-threaded-simd.js):
+ * `_scriptDir` declared inside the factory, and the thread-pool cap lifted to every core.
  *
- * 1. tfjs starts its pthread workers from the factory's *source text*
- *    (`new Blob(['var WasmBackendModuleThreadedSimd = ' + factory.toString()])`), so the text
- *    must be self-contained. Emscripten keeps `_scriptDir` in a closure around the factory and
- *    reads it inside as `typeof _scriptDir !== "undefined" && _scriptDir`; the minifier sees the
- *    binding, renames it (`e`) and drops the `typeof` guard, so each pthread worker, which
- *    evaluates the text alone, threw "e is not defined" and the backend hung. Fix: declare
- *    `_scriptDir` inside the factory.
- * 2. Its C++ caps the thread pool at navigator.hardwareConcurrency / 2 (it assumes two hardware
- *    threads per core), whatever tf.wasm.setThreadsCount asks: one thread on a 2-core machine.
- *    Fix: report the logical cores doubled to that one C++ reader, so the cap is every core
- *    (and tfjs's own cap of 8, the pthread workers it starts up front); the app then asks for
- *    the count it wants (workers/tfBrowser.ts).
+ * The two repairs in full: docs/perf.md.
  */
 import type { Plugin } from 'vite';
 

@@ -3,38 +3,15 @@
  *                        [--out DIR] [--port N] [--dist DIR] [--run ID,…] [--base-url URL]
  *                        [--jobs N] [--resume]`
  *
- * Runs an experiment file through the app's real UI, in headless Chromium (Playwright):
- *   1. builds the app (`vite build --outDir <dist>`, default dist-experiment) and serves it
- *      with `vite preview` on 127.0.0.1:<port> (default 4188), unless --base-url names a
- *      server that already serves a build;
- *   2. picks the backend: WebGPU when the browser offers a hardware adapter, else wasm
- *      (a software fallback adapter such as SwiftShader is 6–45× slower than wasm, so it
- *      counts as none; `--backend webgpu` forces it), and prints which at the start;
- *   3. per (run, seed) of the file (src/run/experiment.ts), in a fresh browser context
- *      (so a fresh IndexedDB): opens `/?<run setup>&overrides=<JSON>` (runSetup.ts
- *      describeConfigAsSetup: the form's fields + every other config field as overrides),
- *      checks that the page's merged config equals the run's resolved config, presses
- *      Train, waits until the run finishes or fails, reads every stored metric row from the
- *      page's IndexedDB (src/storage/schema.ts), and screenshots the panels;
- *   4. writes results/NAME/: results.json (src/experiments/results.ts), table.md and
- *      table.csv (mean ± sample std over seeds), figures/*.png (src/cli/svgChart.ts curves,
- *      rasterised by the browser), screenshots/<run id>-<panel>.png.
+ * Runs an experiment file through the app's real UI, in headless Chromium (Playwright), and writes
+ * results/NAME/ (results.json, table.md and table.csv, figures, screenshots).
  * A failed run is recorded with its error and the others go on; the exit code is 1 when
  * any run failed. `--smoke` shrinks every run to about a minute (src/experiments/smoke.ts).
- * Each finished run is also written to runs/<run id>.json, and results.json and the table are
- * rewritten after every run (their notes count the runs still missing), so an interrupted
- * experiment has its partial table; `--resume` keeps those runs whose resolved config is
- * unchanged and runs only the rest (src/experiments/results.ts pickResumableRuns).
- * `--jobs N` runs N runs at once, each in its own browser context (its own trainer worker,
- * one more CPU core with wasm); every run's numbers are the same as with one job.
  * `runExperiment` is the library entry e2e/experiment.spec.ts calls.
+ * Evaluation files (`"kind": "ftrl-eval"`, src/experiments/ftrlEvalConfig.ts) run
+ * `runFtrlEvalExperiment` instead.
  *
- * Evaluation files (`"kind": "ftrl-eval"`, src/experiments/ftrlEvalConfig.ts; issue 7) run
- * `runFtrlEvalExperiment` instead: the FTRL task file comes from `--tasks PATH` (else
- * $PACT_FTRL_TASKS); the page loads it in the Task files panel, evaluates the file's policy
- * there (the trainer worker; Python tools in Pyodide), and results/NAME/ gets results.json
- * (the page's report), table.md and table.csv (categories × Solve-R/P/F1,
- * src/experiments/ftrlEvalTable.ts) and a screenshot of the panel. `--smoke`: 2 tasks per category.
+ * The steps, --jobs, --resume and evaluation files: docs/runs.md.
  */
 import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';

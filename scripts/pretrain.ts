@@ -1,43 +1,15 @@
 /**
- * `npm run pretrain`: trains the shipped warm-start policy (issue 5 "The embedded default")
+ * `npm run pretrain`: trains the shipped warm-start policy
  * and writes public/warm-start/ (config.json, model.safetensors, pruned_vocab.json,
  * warm_start.json). Reproducible from its seed: the vocabulary, the training tasks and
  * traces, the batch order and the initial weights all derive from --seed.
- *
- *   npm run pretrain -- [--seed 1] [--steps 300] [--backend wasm|cpu] [--out public/warm-start]
- *                       [--train-tasks 300] [--vocab-tasks 400] [--eval-tasks 20] [--max-seq-len 640]
- *                       [--init DIR]   (continue the weights of a warm-start folder as the next stage)
- *                       [--worlds N]   (draw the train tasks from N generated worlds, seeds seed·1000 + w)
- *                       [--categories single_hop,multi_hop,...]   (train categories, cycled)
- *                       [--export-rows DIR]   (write the tokenised training rows and stop: the
- *                                              input of scripts/reference/pretrain_torch.py)
- *                       [--search-tasks N]    (mix N search-teacher episodes of ToolSearcher's search
- *                                              environment into the rows, warmStart.ts SEARCH_WARM_START)
- *                       [--vocab-search-tasks N]   (search episodes in the vocabulary corpus; default
- *                                              --search-tasks; with --init, DIR's own value, and a
- *                                              larger one grows DIR's vocabulary and embedding)
- *                       [--search-eval-tasks N]    (held-out search queries evaluated; default 8 when
- *                                              search episodes were trained, else 0)
- *   With --init DIR and --steps 0 nothing is trained: DIR's weights are evaluated and written
- *   to --out with their own warm_start.json kept as the training record (how a stage trained
- *   by pretrain_torch.py on a GPU gets its held-out evaluation from this pipeline).
  *
  * Pipeline: buildPolicyVocab (src/recipes/policyVocab.ts) → expert episodes of generated
  * train tasks (TRAIN_CATEGORIES) [+ search-teacher episodes, --search-tasks] → runWarmStartSft →
  * evaluateGreedy on test-split tasks of all four categories [+ evaluateSearchGreedy on held-out
  * search queries] → exportWarmStartFiles. See src/recipes/warmStart.ts for the objective.
  *
- * Fine-tune the shipped warm start on search episodes (rows cut at --max-seq-len; wasm aborts
- * at 2048, so on CPU 1280, where 216 of 300 episodes fit whole):
- *   npm run pretrain -- --init public/warm-start --search-tasks 300 --vocab-search-tasks 300 \
- *     --max-seq-len 1280 --lr 1e-3 --steps 300 --out runs/warm-start-search
- * Tried on 2 CPU cores (25 min, ~5 s per step): NOT enough. The policy learnt the episodes'
- * shape (one search per part of the request, the right number of parts, the call format) but
- * not to copy the request's clause into its query, so it scored F1 0 on 8 held-out queries;
- * and growing the vocabulary from 1,022 to 4,096 tokens cost the tool-use skills (held-out
- * answers 12 → 1 of 20). It needs the GPU route from scratch, with the search episodes in the
- * vocabulary and the rows from the start: README's three commands with --search-tasks N
- * --vocab-search-tasks N added to the first (pretrain_torch.py has no --init).
+ * Options, and a search fine-tune tried on CPU: docs/runs.md.
  */
 import { execSync } from 'node:child_process';
 import { register } from 'node:module';

@@ -1,5 +1,5 @@
 /**
- * The trainer worker's FTRL evaluation (the `eval-ftrl` request; issue 7 "ftrl-eval"): loads
+ * The trainer worker's FTRL evaluation (the `eval-ftrl` request): loads
  * the policy (the shipped warm start, a saved run's newest checkpoint from IndexedDB, or a
  * Qwen3 folder the user picked), starts Pyodide in its own worker from this app's origin
  * (`<base>/pyodide/`, src/envs/ftrl/pyodideAssets.ts), and runs the shared loop

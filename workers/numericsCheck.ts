@@ -1,7 +1,7 @@
 /**
  * "Check numerics on this device": runs the committed PyTorch reference fixtures
  * (scripts/reference/qwen3_reference.py) through this Qwen3 on the chosen backend and
- * reports the errors against issue 3's thresholds. This is how a user (and the e2e
+ * reports the errors against fixed thresholds (below). This is how a user (and the e2e
  * test) confirms that WebGPU on their machine computes the same model as PyTorch.
  */
 import gqaManifestUrl from '../src/model/qwen3/fixtures/qwen3_gqa_untied.json?url';
@@ -13,7 +13,7 @@ import type { BackendName } from '../src/model/backend';
 import { activateBackend } from './tfBrowser';
 import type { NumericsReport } from './protocol';
 
-/** Issue 3: logits within 1e-4 relative to scale, gradients within 1e-3. */
+/** Logits within 1e-4 relative to scale, gradients within 1e-3. */
 export const LOGITS_TOLERANCE = 1e-4;
 export const GRADIENT_TOLERANCE = 1e-3;
 

@@ -1,6 +1,6 @@
 /**
- * The one typed message protocol between the page and the trainer worker
- * (STYLE.md habit 8): one union of requests (each with a request id), one union of
+ * The one typed message protocol between the page and the trainer worker:
+ * one union of requests (each with a request id), one union of
  * replies (carrying the id of the request they answer), one union of events the
  * worker pushes while a run goes on (no id), and exhaustive `switch`es on both sides.
  */
@@ -134,7 +134,7 @@ export interface RunFailureReport {
 export type RunPhase = 'loading' | 'rollouts' | 'update' | 'eval' | 'checkpoint' | 'idle';
 export type RunState = 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
 
-/** The policy an FTRL evaluation runs (issue 7 "ftrl-eval"). */
+/** The policy an FTRL evaluation runs. */
 export type EvalPolicySpec =
   | { kind: 'warm-start' }
   /** A saved run's newest checkpoint in IndexedDB. */

@@ -18,7 +18,7 @@ function reply(msg: WorkerResponse): void {
 }
 
 const session = new TrainingSession((event) => scope.postMessage(event), createBrowserSessionDeps());
-// FTRL evaluation (issue 7 "ftrl-eval"): one at a time, never beside a training run (one tfjs backend).
+// FTRL evaluation (the eval-ftrl request): one at a time, never beside a training run (one tfjs backend).
 const ftrlEval = new FtrlEvalSession((event) => scope.postMessage(event));
 
 async function handle(req: WorkerRequest): Promise<void> {

@@ -1,8 +1,8 @@
 /**
  * The PyTorch reference fixtures (src/model/qwen3/fixtures, scripts/reference/qwen3_reference.py)
  * through the tfjs Qwen3 on one backend in Node, as one JSON line: which backend ran, and per
- * fixture the logits' and gradients' relative errors and whether greedy tokens match (issue 3's
- * thresholds: 1e-4 and 1e-3). scripts/gpu/bench.sh runs it on webgpu (Dawn) before timing, so a
+ * fixture the logits' and gradients' relative errors and whether greedy tokens match (thresholds:
+ * 1e-4 and 1e-3). scripts/gpu/bench.sh runs it on webgpu (Dawn) before timing, so a
  * GPU's figures are known to be the same model's.
  *
  *   node --import tsx scripts/gpu/numerics.ts [webgpu|wasm|cpu]   (or the bundled numerics.mjs),

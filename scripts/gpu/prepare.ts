@@ -1,19 +1,12 @@
 /**
  * `bash scripts/gpu/bench.sh --prepare`: packs, on a machine with node_modules and the npm/Debian
  * registries, what scripts/gpu/bench.sh needs on a lent GPU machine that has neither, into
- * .gpu-bundle.tgz (carry it with the run; bench.sh unpacks it into .gpu-bundle/):
- *   cli/chunks/pact.mjs   the `pact` CLI bundled for Node (three folders deep, so the paths it
- *                         derives from its own location, bench.ts's repository root, still hold),
- *                         and numerics.mjs (scripts/gpu/numerics.ts)
- *   node_modules/         what the CLI loads at run time: Dawn's binding (npm `webgpu`, linux-x64
- *                         dawn.node only), tfjs-backend-wasm's .wasm files, the Qwen3 tokenizer JSON
- *   lib/                  libvulkan.so.1 (Debian libvulkan1) and libGLdispatch.so.0, used only
- *                         where the machine lacks them
- *   cases.json            `pact bench`'s kernel-level cases and the presets (for PyTorch)
- *   bin/node              with --with-node: this Node binary, for a machine without one
+ * .gpu-bundle.tgz (carry it with the run; bench.sh unpacks it into .gpu-bundle/).
  *
  *   node --import tsx scripts/gpu/prepare.ts [--with-node] [--webgpu 0.6.2]
  *   node --import tsx scripts/gpu/prepare.ts --cases-only DIR   (writes DIR/cases.json alone)
+ *
+ * What the bundle holds: docs/perf.md.
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -14,7 +14,7 @@ export function hasChromium() {
   return existsSync(chromiumPath());
 }
 
-/** Launch flags measured in ../shared/RECIPE.md; WebGPU needs exactly --enable-unsafe-webgpu. */
+/** Chromium launch flags; WebGPU needs exactly --enable-unsafe-webgpu. */
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-background-networking',

@@ -8,10 +8,7 @@
  *   R^ℓ_{k,t} = r_{k,t} + γ R^ℓ_{k,t+1}, z-scored across the rollouts that have a turn t
  *   (A^ℓ); trajectory advantage A^g = groupAdvantages(Σ_t r_{k,t}); final
  *   A_{k,t} = A^g + A^ℓ ('sum', PACT App. B as written; the default) or (A^g + A^ℓ)/2
- *   ('mean', MatchTIR's released code: quchangle1/MatchTIR,
- *   Code/verl/trainer/ppo/core_algos.py, compute_grpo_outcome_advantage,
- *   `fused_adv = (group_adv[i] + step_adv) / 2`).
- *
+ *   ('mean', MatchTIR's released code; the source line is in docs/core.md).
  * Estimators are registered by name in ADVANTAGE_ESTIMATORS; each maps
  * one prompt's group of rollouts, given as turn rewards [K][T_k], to one advantage
  * per turn [K][T_k].

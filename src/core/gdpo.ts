@@ -8,7 +8,6 @@
  *   A^c_{i,k} = (r^c_{i,k} − mean_k r^c_{i,·}) / (std_k r^c_{i,·} + ε)     per group i, component c
  *   A^sum_{i,k} = Σ_c w_c A^c_{i,k}
  *   A_{i,k} = (A^sum_{i,k} − mean_batch A^sum) / (std_batch A^sum + ε)    (batch-wise normalisation)
- *
  * Stds are unbiased (n − 1), a group of one gets mean 0 and std 1, as groupAdvantages.
  * Source: the GDPO paper as recalled (its Eq. for the decoupled advantage and the
  * batch-wise normalisation that keeps the scale independent of the number of rewards);

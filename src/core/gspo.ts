@@ -5,12 +5,7 @@
  *   s_i(θ) = (π_θ(y_i|x) / π_old(y_i|x))^{1/|y_i|} = exp( (1/|y_i|) Σ_t [log π_θ(y_i,t) − log π_old(y_i,t)] )
  *   J(θ)   = (1/G) Σ_i min( s_i A_i, clip(s_i, 1 − ε_low, 1 + ε_high) A_i )
  *
- * Multi-turn: |y_i| and the sum run over the policy-generated tokens only (mask weights
- * m_t; observations and the prompt have m_t = 0), so the length normalisation is
- * Σ_t m_t Δ_t / Σ_t m_t. To keep STYLE habit 5 (per-token loss, then aggregateLoss),
- * `gspoLossMatrix` writes each sequence's loss on every one of its masked tokens; then
- * aggregateLoss(lossMat, mask, 'seq-mean-token-mean') is exactly GSPO's (1/G) Σ_i.
- * (With 'token-mean' longer sequences would weigh more, which GSPO does not do.)
+ * Multi-turn: |y_i| and the sum run over the policy-generated tokens only (docs/core.md).
  *
  * The paper's clip range is tiny because the ratio is a per-token geometric mean:
  * ε_low = 3e-4, ε_high = 4e-4 (§5.1) — GSPO_CLIP below.

@@ -1,24 +1,17 @@
 /**
- * Reference losses over plain arrays (STYLE habit 3: the tfjs versions in
+ * Reference losses over plain arrays (the tfjs versions in
  * src/model / src/recipes are tested against these).
  *
  * - `clippedSurrogate`: PPO/GRPO clipped surrogate per token, PACT Eq. (prompt-only-rl-loss)
  *   and Eq. (trace-rl-loss): −min(r·A, clip(r, 1−ε_low, 1+ε_high)·A), r = exp(logpNew − logpOld).
- *   Which context produced logpNew/logpOld (prompt-only x or trace c^h) is the caller's
- *   business; the formula is the same. No dual clip.
  * - `aggregateLoss(lossMat, mask, mode)`: verl's `agg_loss`, modes registered in
- *   LOSS_AGGREGATIONS (STYLE habit 5). Masks may be fractional weights (λa). Sequences
- *   whose mask sums to 0 are left out of the seq-mean modes (as current verl); an
- *   all-zero mask gives 0.
+ *   LOSS_AGGREGATIONS. Masks may be fractional weights (λa).
  * - `klK3`: Schulman's k3 estimator of KL(π‖π_ref): exp(q − p) − (q − p) − 1 with
- *   p = logp, q = logpRef, clamped as verl's 'low_var_kl' (core_algos.kl_penalty): the log
- *   ratio to [−20, 20] before exp, the estimate to at most 10. Without the clamp one token
- *   that the reference finds e^8 times likelier than the policy adds ~3,000 to the sum; in
- *   the trace-conditioned context c^h (Eq. trace-rl-loss), whose prefix the policy was never
- *   trained on, such tokens are common, and their k3 gradient (exp of the log ratio) swamped
- *   the clipped gradient norm (pact-nano-short: token-mean k3 ≈ 100 at lr 2e-4).
+ *   p = logp, q = logpRef, clamped as verl's 'low_var_kl' (core_algos.kl_penalty).
  * - `componentSftLoss`: PACT Eq. (sft-loss), −(1/Z) Σ_n m_n log π(h*_n), Z = Σ_n m_n;
  *   returns null when Z = 0 so the caller skips the term.
+ *
+ * Zero masks, the KL clamp and why it is there: docs/core.md.
  */
 import { createRegistry } from './registry';
 

@@ -1,6 +1,6 @@
 /**
  * The component-aware supervision mask m_{i,n}(s) of PACT Eq. (sft-mask), derived
- * from the token tags of an expert trace (STYLE habit 6: masks travel with tokens):
+ * from the token tags of an expert trace (masks travel with tokens):
  *
  *   m_n = 1      on the active reasoning prefix R_i(s),
  *         λa(s)  on complete tool-call spans A_i,

@@ -2,12 +2,10 @@
  * Seeded randomness with named sub-streams, so that one run seed reproduces every
  * random choice (anchor gates of PACT Eq. prompt-routing-gate, task order, sampling)
  * whatever order the consumers run in.
- *
  * Generator: sfc32 (Chris Doty-Humphrey's "Small Fast Counting" generator from
  * PractRand, 128-bit state, 32-bit output). Seeding: the cyrb128 string hash
  * (bryc) turns a key string into the four state words; the first 15 outputs are
  * discarded, as bryc recommends, to mix weak seeds.
- *
  * `split(name)` derives a child stream from the key `parentKey + '/' + name`, never
  * from the parent's current state: drawing from one stream cannot change another.
  *

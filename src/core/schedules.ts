@@ -11,10 +11,7 @@
  *   variants ("Token A", "Full Token A").
  * Steps are numbered s = 1…T as in PACT Algorithm 1, as the gates (gates.ts) number them
  * (`toAlgorithmStep`), so the last step s = S = T reaches λa_end; s = 0 is the start.
- *
- * The named schedules compared in the paper are registered in REASONING_SCHEDULES and
- * TOOL_CALL_SCHEDULES; each returns what to supervise at step s, which
- * `buildComponentMask` (masks.ts) turns into m_{i,n}(s).
+ * The registered schedules: docs/core.md.
  */
 import { createRegistry } from './registry';
 

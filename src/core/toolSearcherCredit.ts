@@ -8,11 +8,9 @@
  *   max_{g ∈ D_{k,t}} z_{k,g}, f_{k,g} ∈ {0,1} z-scored over the group (a tool all found is
  *   mastered: 0), 0 when it found none; the selection (final) turn gets 0 after a search
  *   that missed a gold tool, else R_k z-scored over the finished searches only;
- * - ablations (Table 5): without ESM search turns get A^out_k, the selection keeps TCA's;
- *   without TCA search turns get |D_{k,t}|/|G|, the selection A^out_k (Search-R1: A^out_k
- *   everywhere); CCTD: category-constrained search for the first round(fraction·steps) steps.
  * "Final turn" = the last assistant turn (`<tool_list>`, or the last search at the turn
  * limit). The paper's gradient coefficients (App. F) are not in our text.
+ * Ablations (Table 5): docs/core.md.
  */
 import { computeGroupStats } from './advantages';
 import { selectionMetrics } from './metrics';

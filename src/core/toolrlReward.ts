@@ -2,26 +2,16 @@
  * ToolRL's reward (Qian et al., "ToolRL: Reward is All Tool Learning Needs", 2025, §3.3
  * "Reward Design"; PACT cites it as `qian2026toolrl`): R_final = R_format + R_correct.
  *
- * R_format ∈ {0, 1}: 1 when the output has the required tags in the required order.
- *   ToolRL checks one step `^<think>…</think>\n<tool_call>\n…\n</tool_call>$` (or with a
- *   `<response>`). Multi-turn form here: every assistant turn must be `<think>…</think>`
- *   followed by one or more `<tool_call>…</tool_call>` blocks (non-final turns) or by
- *   exactly one `<answer>…</answer>` (the final turn), with only whitespace between, an
- *   optional trailing `<|im_end|>`, and the episode must end on an answer.
- *
  * R_correct ∈ [−3, 3] (ToolRL Eq. 3–6 and its released `compute_tool_call_reward`):
- *   r_name  = |N_G ∩ N_P| / |N_G ∪ N_P|   over the multisets of tool names;
- *   for each gold call G_j (in order) the best unused predicted call of the same name:
- *     r_param = |keys(G_j) ∩ keys(P)| / |keys(G_j) ∪ keys(P)|  (1 when both key lists are equal),
- *     r_value = Σ_{k ∈ keys(G_j)} 1[P[k] == G_j[k]];
  *   R_match = r_name + Σ_j (r_param + r_value),  S_max = 1 + |G| + Σ_j |keys(G_j)|,
  *   R_correct = 6 · R_match / S_max − 3   (= 3 when the two call lists are identical).
- *
  * Simplifications: ToolRL scores one step against that step's gold calls; our tool-use
  * tasks give gold calls for the whole episode, so all predicted calls of a rollout are
  * scored at once against all gold calls (as MatchTIR's matching in core/matching). The
  * answer text is not rewarded (ToolRL has no answer-correctness term either). Values are
  * compared as JSON (1 equals 1.0; "1" does not equal 1), like Python's `==` on parsed JSON.
+ *
+ * R_format and the terms of R_correct: docs/core.md.
  */
 import type { ToolCall } from './types';
 import { isJsonEqual } from './matching';

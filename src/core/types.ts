@@ -1,7 +1,7 @@
 /**
  * Shared vocabulary of the core: what each token of a conversation is.
  *
- * Masks travel with the tokens (STYLE.md habit 6): every token of a rollout or of
+ * Masks travel with the tokens: every token of a rollout or of
  * an expert trace carries a `TokenTag`, and every loss mask is derived from these
  * tags, never by re-parsing text.
  */

@@ -1,7 +1,6 @@
 /**
  * Reading JSON that someone else wrote (task files, traces, configs, checkpoint files): the
  * few rules every importer shares, so one bad line costs that line and nothing more.
- *
  * - `splitJsonlLines`: records of a JSONL text. A leading byte-order mark is dropped; lines
  *   end at LF, CRLF or a lone CR, and at U+2028 / U+2029 outside a JSON string (inside one
  *   they are text, as JSON allows; so after a line cut inside a string, the next U+2028 is

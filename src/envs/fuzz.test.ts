@@ -1,5 +1,5 @@
 /**
- * Fuzz tests (issue 4): thousands of random and adversarial strings through the
+ * Fuzz tests: thousands of random and adversarial strings through the
  * parser, the rollout step and the worker executor. Nothing may throw, and nothing may
  * hang: the parser is linear by construction (each tag is searched for once per
  * position), and every tool call has a time limit, so there is no timing assertion.

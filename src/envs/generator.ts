@@ -1,24 +1,11 @@
 /**
- * Seeded generator of built-in tool-use tasks in FTRL's four categories (issue 4,
- * "Built-in tasks"; FTRL's data: single_hop, multi_hop, parallel_single_hop,
- * parallel_multi_hop):
- *
- * - single_hop: one lookup ("What is the founding year of Velo Labs?").
- * - multi_hop: a chain of `hops` lookups where the answer of hop k is the argument of
- *   hop k+1 ("the birth year of the founder of the employer of X"), sometimes ending in
- *   a unit conversion.
- * - parallel_single_hop: `branches` independent lookups combined by a calculator,
- *   a date difference or a list answer.
- * - parallel_multi_hop: `branches` independent chains, then combined the same way.
- *
- * Each task carries the question, the tools (gold tools + `distractors` tools, near-
- * duplicates of the gold tools first), the stubs, `unsolvedSet` (tool name → the
- * answers of its calls, in call order, as FTRL's `unsolved_set`), `goldCalls` and the
- * final answer. Task i of (split, seed) depends only on (split, seed, i, options):
- * it uses the rng stream `…/task<i>`.
+ * Seeded generator of built-in tool-use tasks in FTRL's four categories
+ * (FTRL's data: single_hop, multi_hop, parallel_single_hop, parallel_multi_hop).
  *
  * Simplification: the questions are templated English, not paraphrased; a parallel list
  * answer joins the branch answers with ", " (FTRL's answer check splits on ", ").
+ *
+ * The four categories and what a task carries: docs/envs.md.
  */
 import { createRng, shuffleInPlace, type Rng } from '../core/rng';
 import type { Task, TaskCategory, ToolCall, ToolSchema } from './types';

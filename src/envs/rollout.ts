@@ -1,23 +1,11 @@
 /**
- * The multi-turn tool-use environment (issue 4, "The rollout environment"; STYLE
- * habit 11: `reset/step`, no tfjs).
+ * The multi-turn tool-use environment (`reset/step`, no tfjs).
  *
  * `reset(task)` renders the system and user messages with the task's tools through the
  * chat template (a `RenderChat` passed in: Qwen3's `renderChat` in the app, any stand-in
  * in tests) and returns the prompt text the policy continues. `step(text)` parses one
  * assistant turn, checks and executes its calls, and returns the observation text the
- * policy continues from next, in Qwen3's form:
- *
- *   <|im_end|>\n<|im_start|>user\n<tool_response>\nOUT1\n</tool_response>\n<tool_response>\nOUT2\n</tool_response><|im_end|>\n<|im_start|>assistant\n
- *
- * (this equals what Qwen3's template renders for `tool` messages; tested). The episode
- * stops at an `<answer>`, at a turn with no `<tool_call>` and no error, or at `maxTurns`.
- * Malformed output never throws: each problem becomes one error observation.
- *
- * Every character of the transcript is tagged (prompt, reasoning, tool_call, answer,
- * control, observation + turn index, STYLE habit 6): `tagSegments` gives the tagged
- * text, `tagTokens` encodes it segment by segment, `tagGeneratedTokens` maps the ids
- * the policy generated to kinds through the parse's character spans.
+ * policy continues from next, in Qwen3's form (docs/envs.md).
  *
  * Simplifications: calls in a turn that also answers are executed (they count as calls
  * in FTRL's metrics) but their outputs are not shown; the assistant text is kept

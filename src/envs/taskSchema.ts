@@ -1,13 +1,7 @@
 /**
- * Validation of the task format of `types.ts` (issue 4, "Task format and validation"):
+ * Validation of the task format of `types.ts`:
  * a zod (v4) schema that matches `Task` exactly (checked at compile time below), then
- * the semantic checks a schema alone cannot express:
- *
- * - every tool has an implementation, and every implementation names a tool;
- * - tool names are unique; each `required` entry is a declared property; a `default`
- *   lies in its `enum`;
- * - `unsolvedSet` keys and `goldCalls` names are tool names;
- * - an expert trace belongs to this task.
+ * the semantic checks a schema alone cannot express (listed in docs/envs.md).
  *
  * An invalid task yields one line per problem, `path: reason`, for example
  * `tools[2].function.parameters.required[0]: "city" is not a property`.

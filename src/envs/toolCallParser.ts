@@ -1,6 +1,5 @@
 /**
- * Parses one assistant turn in Qwen3's tool-calling format (issue 4, "The rollout
- * environment"):
+ * Parses one assistant turn in Qwen3's tool-calling format:
  *
  *   <think> reasoning </think>
  *   <tool_call>{"name": …, "arguments": {…}}</tool_call>   (zero or more)
@@ -8,17 +7,9 @@
  *
  * The result keeps a character span for every piece, and the pieces cover the text
  * exactly once, in order, so each generated token's kind (reasoning, tool_call,
- * answer, control) is read from the spans, never re-parsed (STYLE habit 6).
+ * answer, control) is read from the spans, never re-parsed.
  *
- * Malformed output never throws: bad JSON, an unclosed tag, a missing name or
- * arguments that are not an object become `errors` (and, in the rollout, error
- * observations). `checkToolCall` then checks a well-formed call against the task's
- * schemas: unknown tool, unknown or missing argument, wrong type, enum violation.
- *
- * Conventions: text before a `</think>` that has no opening `<think>` is reasoning
- * (the chat template may have written `<think>` into the prompt); inside `<think>` all
- * text is reasoning, tags included; only the first `<answer>` counts. The parser is
- * linear in the text length (each tag is searched for once from the current position).
+ * Errors, schema checks and parsing conventions: docs/envs.md.
  */
 import type { ParamSchema, ToolCall, ToolSchema } from './types';
 

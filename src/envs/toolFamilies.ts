@@ -1,19 +1,16 @@
 /**
- * Tool families over a generated world (issue 4, "Built-in tasks"): each relation of
+ * Tool families over a generated world: each relation of
  * `world.ts` is a lookup tool, paired with a near-duplicate distractor (similar name
  * and description, different semantics: residence vs birthplace, CEO vs founder, …),
  * plus computation tools (calculator, date difference, unit conversion) with their own
  * distractors. Optional arguments carry enums and defaults (population in thousands,
  * elevation in feet, date difference in weeks).
  *
- * Each tool is an OpenAI function schema (a short and a long wording) and a JavaScript
- * stub: the source text of `(args) => …`, evaluated in the sandbox, with the world data
- * it needs embedded as a JSON table. Stubs are deterministic; a bad argument throws, so
- * it becomes an error observation.
- *
  * Simplification: numeric conversions round to integers (lookups) or to two decimals
  * (computations); `convertNumber` mirrors the stubs' arithmetic exactly so that the
  * generator's answers equal the stubs' outputs (checked by replaying gold calls).
+ *
+ * The schemas and stubs: docs/envs.md.
  */
 import type { ParamSchema, ToolImplementation, ToolSchema } from './types';
 import type { World } from './world';

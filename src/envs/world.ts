@@ -1,18 +1,15 @@
 /**
- * A small seeded world for the built-in tasks (issue 4, "Built-in tasks"): people,
+ * A small seeded world for the built-in tasks: people,
  * cities, countries and organisations with the relations the tool families look up
  * (person → birthplace, residence, employer, birth date; city → country, population,
  * elevation; organisation → founder, CEO, headquarters, founding year; country →
  * capital, currency, independence year).
  *
- * Train and test worlds never share an entity name, whatever their seeds: every name
- * is generated from syllables and kept only when the parity of its hash matches the
- * split (train = even, test = odd). Names are unique within a world, so questions
- * are unambiguous.
- *
  * Simplifications: the world is fictional and small (tens of entities); values are
  * drawn independently except where consistency is cheap (a founder is born at least
  * 22 years before the founding, the capital is never the largest city).
+ *
+ * Why train and test worlds never share a name: docs/envs.md.
  */
 import { createRng, hashCyrb128, type Rng } from '../core/rng';
 

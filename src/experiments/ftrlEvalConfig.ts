@@ -1,21 +1,13 @@
 /**
- * Evaluation experiment files (issue 7 "ftrl-eval"): `experiments/ftrl-eval.json` evaluates a
+ * Evaluation experiment files ("kind": "ftrl-eval"): `experiments/ftrl-eval.json` evaluates a
  * trained policy on FTRL's test tasks instead of training. The task file is public benchmark
  * data and never part of the repository, so it is NOT in the file: it comes from the command
  * line (`npm run experiment -- experiments/ftrl-eval.json --tasks PATH`, else $PACT_FTRL_TASKS).
  *
- *   {
- *     "kind": "ftrl-eval",                 // required: tells it from a training file
- *     "name": "ftrl-eval",                 // optional; default: the file name
- *     "description": "…",                  // optional
- *     "policy": "warm-start",              // "warm-start" (the shipped qwen3-nano) or "folder:PATH" (a Qwen3 folder)
- *     "perCategory": 10,                   // optional: the first N tasks of each category (default: all)
- *     "maxTurns": 6, "maxResponseTokens": 512, "toolTimeoutMs": 5000,   // optional, these defaults
- *     "backend": "auto"                    // optional: auto | webgpu | wasm (the runner's choice, as for training files)
- *   }
- *
  * Every error names the field (`ftrl-eval.perCategory: must be an integer ≥ 1, got 0`).
  * The same range checks serve the app's evaluation form (src/ui/ftrlEvalForm.ts).
+ *
+ * The file format: docs/runs.md.
  */
 import { DEFAULT_FTRL_EVAL_SETTINGS, type FtrlEvalSettings } from '../run/ftrlEvalSettings';
 

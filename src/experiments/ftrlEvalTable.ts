@@ -1,5 +1,5 @@
 /**
- * The tables of an FTRL evaluation (issue 7 "ftrl-eval"; src/run/ftrlEval.ts): categories
+ * The tables of an FTRL evaluation (src/run/ftrlEval.ts): categories
  * as rows (then `overall`), Solve-R / Solve-P / Solve-F1 (FTRL's metrics, fractions in [0, 1],
  * macro-averaged over the category's tasks) as columns, beside each row's task count and how
  * many of its prompts were over the model's window (scored as making no calls, never dropped).

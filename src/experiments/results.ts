@@ -1,26 +1,11 @@
 /**
  * `results/NAME/results.json`: everything an experiment produced, in one file.
  *
- *   {
- *     "format": "pact-lab-experiment-results/1",
- *     "experiment": { "name", "description", "file", "isSmoke", "smokeOverrides" },
- *     "app": { "name", "version", "gitCommit", "isGitDirty" },
- *     "backend": { "name": "webgpu" | "wasm", "reason" },
- *     "startedAt", "finishedAt",           // ISO times (the only fields that differ between reruns)
- *     "runs": [{
- *       "id": "pact-s1", "name": "pact", "seed": 1,
- *       "status": "finished" | "failed", "error"?: "…",
- *       "config": { …the resolved TrainConfig, every default filled… },
- *       "pageRunId"?: "…",                 // the run's id in the page's IndexedDB
- *       "seconds": 63.2,                    // wall clock of the run in the page
- *       "steps": [{ "step": 1, "values": { "reward": 0.1, "eval/solve_f1": 0.2, … } }]
- *     }],
- *     "table": { "metrics": [...], "rows": [...] }   // aggregate.ts buildTable
- *   }
- *
  * Every metric of every step is kept as the worker stored it; NaN (no value) is written
  * as null. `MACHINE_METRICS` (time, memory) depend on the machine, not on the config: they are
  * kept but left out when two runs are compared bit for bit.
+ *
+ * The file format: docs/runs.md.
  */
 import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../recipes/config';
 import type { ExperimentResults, RunResult, StepRecord } from './types';

@@ -1,29 +1,8 @@
 /**
  * The training configuration, validated, with defaults from PACT Table 6
  * (App. A, "Detailed training configuration") scaled down for `qwen3-nano` on a
- * laptop or a 2-core CPU. Where a default departs from the paper, the comment
- * gives the paper's value and why:
- *
- * | field              | paper (Qwen3-4B, 4×H200) | here (qwen3-nano)                        |
- * |--------------------|--------------------------|------------------------------------------|
- * | batchPrompts       | 256                      | 8    (a step must take seconds, not hours) |
- * | miniBatchPrompts   | 32                       | 4    (same 8:1 → 2:1 PPO mini-batches)     |
- * | rolloutsPerPrompt K| 8                        | 8    (unchanged: the group size matters)   |
- * | lr                 | 1e-6                     | 1e-4 (a 2M-parameter model from a short warm start moves little at 1e-6; at 2e-4 PACT's k3 KL jumped to ≈ 100 within 3 steps, docs/results.md; 1e-4 is what table1 ran every method at) |
- * | klCoef             | 0.001 (k3)               | 0.001                                    |
- * | betaSft β_SFT      | 0.1                      | 0.1                                      |
- * | advantageCombine   | A^g + A^ℓ (App. B)       | 'sum' (the paper; 'mean' halves the RL term against β_SFT·L_SFT and the KL, as MatchTIR's code does) |
- * | λa start → end     | 0.8 → 0.2                | 0.8 → 0.2                                |
- * | anchorProb q       | 0.4                      | 0.4                                      |
- * | temperature        | 1.0                      | 1.0                                      |
- * | max prompt tokens  | 7000                     | 1024 (generated prompts: 400–800 tokens)  |
- * | max response tokens| 23000                    | 1024 (per rollout, all turns, observations included: the expert's episodes of the default task mix take 150–340 tokens for single-hop, 290–500 multi-hop, 410–630 parallel single-hop and 650–990 parallel multi-hop with the warm start's vocabulary, 12 test tasks each; a cut episode earns no answer reward) |
- * | steps              | 24 (3 epochs)            | 24                                       |
- * | annealHorizon S    | the whole run            | = steps (s = 1…T: λa_end at the last step) |
- * | pact.klContext     | not said                 | 'prompt': k3 estimates KL(π‖π_ref) only for tokens sampled from π, and τ was sampled under x; it anchors the inference-time policy. Under c^h ('trace') it measured 6–60× larger (docs/results.md). Costs one more forward/backward over the L^h rollouts |
- * | pact.prefixReveal  | not said (Eq. sft-loss conditions on h*_<n; App. C "reveals") | 'mask': Eq. sft-loss as written, the whole h* as context; 'remove' is App. C's reading, unrevealed reasoning out of the context |
- * | search hits / call | top 5, ≤ 768 tokens/turn | top 3, short descriptions (SEARCH_PRESENTATION) |
- * | gspo clip (GSPO)   | 3e-4 / 4e-4 (GSPO §5.1)  | 3e-4 / 4e-4, on the sequence ratio, seq-mean aggregation |
+ * laptop or a 2-core CPU. Every default beside the paper's value, with the reason for
+ * each departure, is tabled in docs/trainer.md ("Defaults against the paper").
  *
  * Errors name the field: `config.pact.anchorProb: must be ≤ 1 (got 1.5)`. Every size has a
  * maximum (CONFIG_MAXIMA), and a config nested deeper than MAX_CONFIG_DEPTH or holding a
@@ -118,13 +97,13 @@ export const pactOptionsSchema = z.object({
   fullTokenAnneal: z.boolean().default(false),
   /**
    * Where the k3 KL to π_ref is read for L^h prompts: 'prompt' on the rollouts as sampled,
-   * π(τ | x), 'trace' under c^h with the ratio (the paper does not say; table above).
+   * π(τ | x), 'trace' under c^h with the ratio (the paper does not say; docs/trainer.md's defaults table).
    */
   klContext: z.enum(['prompt', 'trace']).default('prompt'),
   /**
    * App. C's prefix levels "reveal" reasoning: 'mask' keeps all of h* in the SFT context and
    * masks the unrevealed reasoning out of the loss (Eq. sft-loss conditions on h*_<n);
-   * 'remove' leaves unrevealed reasoning out of the SFT context too (table above).
+   * 'remove' leaves unrevealed reasoning out of the SFT context too (docs/trainer.md's defaults table).
    */
   prefixReveal: z.enum(['mask', 'remove']).default('mask'),
   /** Table 3: which components of h* enter the privileged context c^h. */
@@ -161,7 +140,7 @@ export const toolSearcherOptionsSchema = z.object({
   /** Fraction of steps with category-constrained search before switching to global. */
   categoryConstrainedFraction: prob.default(0.3),
   formatBonus: z.number().min(0).default(0.1),
-  /** Search hits per search call (ToolSearcher: top 5; here 3, see the table above). */
+  /** Search hits per search call (ToolSearcher: top 5; here 3, see docs/trainer.md's defaults table). */
   topK: z.number().int().min(1).max(20).default(SEARCH_PRESENTATION.topK),
   /** How much of each hit the policy reads (characters; 0 leaves parameter descriptions or outputs out). */
   resultLimits: z

@@ -5,14 +5,12 @@
  * over the whole batch (core `gdpoAdvantages`); one advantage per rollout on every turn.
  * Components here: selection F1, format (0/1), search recall (SRecall), equal weights.
  *
- * Batch normalisation needs the whole batch but the trainer scores group by group, so
- * `collectRollouts` computes the batch's GDPO advantages right after collection and
- * stores each in `rollout.meta.gdpoAdvantage`; `scoreGroup` reads them, and for a group
- * without them (a hand-built group) treats the group as the whole batch.
  * Simplifications: the choice of components (the paper's text here does not list GDPO's
  * components for tool selection; these are the parts of ToolSearcher's reward plus its
  * search signal); the logged `reward` is the shared outcome F1 + formatBonus·format so all
  * tool-search recipes report the same number; global search only.
+ *
+ * How batch normalisation meets group-by-group scoring: docs/trainer.md.
  */
 import { gdpoAdvantages } from '../core/gdpo';
 import { registerRecipe } from './registry';

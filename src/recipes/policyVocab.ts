@@ -1,17 +1,7 @@
 /**
  * The pruned vocabulary of the small policy presets (qwen3-nano, qwen3-micro) and the
- * expert-trace episodes it is built from (issue 3 "Vocabulary pruning", issue 5 "The
- * embedded default").
- *
- * Corpus = N generated tasks of the TRAIN split, each rendered exactly as a rollout sees
- * it (RolloutEnv: system prompt + FTRL-style user instruction + tools through Qwen3's chat
- * template), followed by the teacher's expert trace replayed through the environment
- * (assistant turns `<think>…</think>` + `<tool_call>`s / `<answer>`, and the tool
- * responses the environment returns), plus the instruction texts (DEFAULT_SYSTEM_PROMPT,
- * FTRL_INSTRUCTION). Kept ids = selectKeptIds (added tokens ∪ 256 byte-level tokens ∪
- * corpus tokens, most frequent first, capped at the preset's vocab_size), so the mapping
- * is a pure function of (seed, nTasks, generator options, cap): deterministic by seed.
- * The mapping is saved with every checkpoint as `pruned_vocab.json` ({keptIds}).
+ * expert-trace episodes it is built from; the shipped warm start
+ * is trained on the same episodes.
  *
  * `replayExpertEpisode` is also the SFT data of the warm start (warmStart.ts): the ids and
  * TokenTags of one expert episode in rollout form, so imitation trains on the exact text a
@@ -19,6 +9,8 @@
  *
  * Simplifications: held-out (test-split) entity names are not in the corpus; they encode
  * through the byte-level fallback of PrunedTokenizer (any text still encodes exactly).
+ *
+ * The corpus and the kept ids: docs/trainer.md.
  */
 import type { TokenTag } from '../core/types';
 import { generateTasks, type GeneratorOptions } from '../envs/generator';
@@ -105,7 +97,7 @@ export async function replayExpertEpisode(task: Task, env: RolloutEnv): Promise<
   return env.transcript;
 }
 
-/** An expert episode as ids + tags (tags from the transcript's segments, STYLE habit 6). */
+/** An expert episode as ids + tags (tags from the transcript's segments). */
 export interface ExpertEpisode {
   taskId: string;
   ids: number[];

@@ -1,23 +1,14 @@
 /**
  * The privileged trace context and the SFT target of PACT (§3.2–3.3).
  *
- * - `buildPrivilegedContext`: c^h = [x; h*] as ids + tags (PACT Eq. trace-conditioned-
- *   ratio). x is the rollout's prompt (ending with `<|im_start|>assistant\n`), h* the
- *   rendered expert trace (src/traces renderPrivilegedTrace, full reasoning, no final
- *   answer), then a fresh `<|im_start|>assistant\n` header, so the rollout's tokens τ
- *   follow c^h exactly as they followed x: π(τ_n | c^h, τ_<n). The `traceComponents`
- *   ablation (PACT Table 3) leaves out the reasoning, tool-call or tool-response spans.
+ * - `buildPrivilegedContext`: c^h = [x; h*] as ids + tags (PACT Eq. trace-conditioned-ratio).
  *   Departure: the paper does not say how h* is laid out before τ; we append the trace
  *   as completed assistant/tool turns and restart the assistant turn.
- * - `buildTraceConditionedRow`: c^h followed by the rollout's response tokens, with the
- *   offset of the response so the trainer can align advantages and behaviour log-probs.
- * - `buildComponentSftRow`: the SFT target (x; h*) and its mask m_{i,n}(s) of PACT Eq.
- *   (sft-mask) from the configured reasoning / tool-call schedules (core
- *   REASONING_SCHEDULES / TOOL_CALL_SCHEDULES → buildComponentMask, or buildFullTokenMask
- *   for App. D "Full Token A"), unrevealed reasoning masked or removed (prefixReveal).
- *   Masks come from the token tags only (STYLE habit 6).
- * - `buildFullSftRow`: plain SFT on a whole expert episode (mask 1 on every policy-kind
- *   token, final answer included): the `sft` and `chord` targets.
+ * - `buildTraceConditionedRow`: c^h followed by the rollout's response tokens;
+ * - `buildComponentSftRow`: the SFT target (x; h*) and its mask m_{i,n}(s) of PACT Eq. (sft-mask);
+ * - `buildFullSftRow`: plain SFT on a whole expert episode (the `sft` and `chord` targets).
+ *
+ * Each builder in full: docs/trainer.md.
  */
 import { POLICY_KINDS, type TokenTag } from '../core/types';
 import { MAX_PREFIX_LEVEL, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, tokenKeepFraction, type SftScheduleOptions } from '../core/schedules';

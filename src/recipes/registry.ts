@@ -1,7 +1,7 @@
 /**
- * Recipes registered by name (STYLE habit 4): `sft`, `grpo`, `matchtir`,
- * `sft_then_matchtir`, `chord`, `pact` (T1), `toolrl`, `ftrl`, `toolsearcher`,
- * `search_r1`, `gspo`, `gdpo` (T2). The UI builds its recipe dropdown from
+ * Recipes registered by name: `sft`, `grpo`, `matchtir`,
+ * `sft_then_matchtir`, `chord`, `pact`, `toolrl`, `ftrl`, `toolsearcher`,
+ * `search_r1`, `gspo`, `gdpo`. The UI builds its recipe dropdown from
  * `listRecipes()`; an unknown name fails listing the valid ones.
  *
  * Recipe modules register themselves when imported; `./allRecipes` imports them all

@@ -1,5 +1,5 @@
 /**
- * What the rollout inspector shows of a step (issue 6): each rollout of a prompt as
+ * What the rollout inspector shows of a step: each rollout of a prompt as
  * decoded text segments with their token kind and advantage, the MatchTIR turn rewards
  * and the gold call each executed call matched (core `turnRewards`, the same matching
  * the reward used), the turn advantages, and the gate z of the prompt.

@@ -4,21 +4,14 @@
  * trace h* NEVER in the context (the only text the policy sees is what RolloutEnv
  * renders: system prompt, user prompt with tools, its own turns, tool responses).
  *
- * Batching: all B×K episodes advance turn by turn; each turn, the contexts of every
- * still-running episode go to ONE `policy.generate` call (the model's batched decoder
- * with its preallocated KV cache), stopping at `<|im_end|>`. The generated ids are kept
- * as generated (no re-tokenisation), tagged through the environment's parse
- * (`tagGeneratedTokens`), and the environment's text after the turn (end marker and
- * `<tool_response>` block) is encoded and tagged `observation`. So `ids` is exactly the
- * token sequence the policy conditioned on, and `behaviourLogprobs` hold the model's
- * temperature-1 log-probs of each generated token (0 on prompt/observation tokens).
- *
  * Budget: `maxResponseTokens` counts every token after the prompt (generated and
  * observation), as verl's response length does; a turn is cut when it would pass the
  * budget and the episode then ends (`isFinished` false). Simplifications: one
  * `maxNewTokens` per batched call (the largest remaining budget; rows over their own
  * budget are cut afterwards); prompts longer than `maxPromptTokens` are an error naming
  * the task (generated tasks are short).
+ *
+ * How the batch advances turn by turn: docs/trainer.md.
  */
 import type { Rng } from '../core/rng';
 import { RolloutEnv, listCallOutputs, tagGeneratedTokens, type RenderChat } from '../envs/rollout';

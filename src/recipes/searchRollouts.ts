@@ -5,21 +5,10 @@
  * tokens, and per-turn information (the search calls, their observations, the search
  * events with the gold tools each discovered first) in `rollout.meta.search`.
  *
- * The loop is the one of rollouts.ts (collectToolUseRollouts), re-stated for the search
- * environment because T1's loop is bound to RolloutEnv: all B×K episodes advance turn by
- * turn, each turn's contexts go to ONE batched `policy.generate` call stopping at
- * `<|im_end|>`; generated ids are kept as generated and tagged through the tool-use parse
- * (`tagGeneratedTokens` + `parseAssistantTurn`: `<think>` → reasoning, `<tool_call>` →
- * tool_call, the `<tool_list>` selection and any other text → control, all policy kinds);
- * the environment's text after the turn (end marker + `<tool_response>` block, Qwen3's
- * form via `formatObservationBlock`) is encoded and tagged `observation`. Budget as
- * rollouts.ts: `maxResponseTokens` counts every token after the prompt.
- *
- * Where the search engine and chat template come from: the trainer's CollectRequest has
- * neither, so tool-search prompts carry a `ToolSearchHandle` {engine, renderChat}
- * (`createToolSearchPrompts`). Category-constrained search (§3.3) is a per-call option.
  * Simplifications: one `maxNewTokens` per batched call; a prompt longer than
  * `maxPromptTokens` is an error naming the query.
+ *
+ * The turn loop and where the engine comes from: docs/trainer.md.
  */
 import { createRng, type Rng } from '../core/rng';
 import { selectionMetrics } from '../core/metrics';

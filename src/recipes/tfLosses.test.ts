@@ -1,6 +1,6 @@
 /**
- * The tfjs losses against the plain-array references of src/core on the same numbers
- * (STYLE habit 3), and a PACT per-prompt loss on hand-built numbers against the same
+ * The tfjs losses against the plain-array references of src/core on the same numbers,
+ * and a PACT per-prompt loss on hand-built numbers against the same
  * composition written with src/core.
  */
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -3,13 +3,11 @@
  * src/core/losses.ts; tfLosses.test.ts checks these against them on the same numbers. All
  * inputs are per-token matrices [B, T] aligned position by position; masks are float
  * weights derived from token tags (0 = not in the loss; masked NaN/inf never leak).
- *
  * - Clipped surrogate −min(r·A, clip(r, 1−ε_low, 1+ε_high)·A), r = exp(logpNew − logpOld):
  *   PACT Eq. prompt-only-rl-loss / trace-rl-loss; GSPO passes its sequence log ratio
  *   (Zheng et al. 2025, Eq. 7). `computeClipIndicator` marks where the clip won (pg_clipfrac).
  * - `aggregateLossTf`: verl's agg_loss, one tfjs reduction per mode of core's
- *   LOSS_AGGREGATIONS (TF_LOSS_AGGREGATIONS). Under `AggregationTotals` the rows are a chunk
- *   of a prompt and the result is the chunk's additive share of the prompt's loss.
+ *   LOSS_AGGREGATIONS (TF_LOSS_AGGREGATIONS); chunks of a prompt: docs/trainer.md.
  * - `computeKlK3`: exp(q − p) − (q − p) − 1, p = logp, q = logpRef, clamped as verl's low_var_kl.
  * - `computeMaskedSftLoss`: −Σ m·logp / Σ m (PACT Eq. sft-loss), per row ('row-mean', the
  *   trainer's L_SFT) or over the whole batch ('batch-token-mean', the warm start's SFT).

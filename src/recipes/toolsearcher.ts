@@ -1,23 +1,17 @@
 /**
  * `toolsearcher`: ToolSearcher (RL for tool selection in a large tool repository,
- * ToolSearcher §3.3–3.4, App. D; issue 5) on the tool-search environment:
+ * ToolSearcher §3.3–3.4, App. D) on the tool-search environment:
  * - outcome reward R_k = set-F1(selected tools, gold tools) + formatBonus · 1[format ok]
  *   (config.toolsearcher.formatBonus; format = isSearchFormatOk);
- * - event-level search modelling + trajectory-aligned credit allocation: per-turn
- *   advantages from core `toolSearcherAdvantages` (a search turn gets the largest group
- *   z-score of the gold tools it found first, 0 when it found none; the selection turn gets
- *   0 after a search that missed a gold tool, else its outcome z-scored over the finished
- *   searches), broadcast by the trainer to the turn's policy tokens;
- * - category-constrained tool discrimination for the first
- *   round(categoryConstrainedFraction · steps) steps, then global search (evaluation is
- *   always global);
+ * - event-level search modelling + trajectory-aligned credit allocation (core
+ *   `toolSearcherAdvantages`): per-turn advantages, broadcast to the turn's policy tokens;
+ * - category-constrained tool discrimination for the first steps, then global search;
  * each switchable in config.toolsearcher (eventLevelSearch, trajectoryAlignedCredit,
  * categoryConstrained) for the ablation of ToolSearcher Table 5. Token-level clipped
  * surrogate + k3 KL (the trainer's), prompt-only; no expert traces.
- *
  * Also the shared pieces of the tool-search baselines (search_r1, gspo, gdpo): the reward
  * parts of a rollout and the GRPO outcome scoring. Simplifications: see
- * core/toolSearcherCredit (the paper's gradient coefficients are not in our text).
+ * core/toolSearcherCredit (the paper's gradient coefficients are not in our text); docs/trainer.md.
  */
 import { groupAdvantages } from '../core/advantages';
 import { isCategoryConstrainedStep, toolSearcherAdvantages, toolSelectionReward } from '../core/toolSearcherCredit';

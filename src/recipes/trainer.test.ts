@@ -8,10 +8,7 @@
  *     does train on c^h and on L_SFT;
  *   - resume: 4 steps straight = 2 steps → exportState → fresh Trainer (another init) →
  *     importState → 2 steps, metrics and weights bit for bit;
- *   - no tensor leak over two steps;
- *   - micro-batches: a prompt's loss, gradients and stats split into chunks of 1 or 2 rows
- *     (+ the SFT row) equal the one-chunk computation, for every aggregation mode and GSPO,
- *     and two whole steps' metrics with microBatchRows = 1 equal those with = K;
+ *   - no tensor leak over two steps; micro-batches equal one chunk (docs/testing.md);
  *   - one update moves log-probs the way the advantages (and the SFT mask) say, on both ratio routes;
  *   - every registered recipe runs a step with finite loss.
  */

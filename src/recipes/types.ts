@@ -1,18 +1,16 @@
 /**
- * The shared vocabulary of the trainer (issue 5): what a rollout is, what a recipe
+ * The shared vocabulary of the trainer: what a rollout is, what a recipe
  * decides, what a step reports, and what a checkpoint of the trainer holds.
  *
- * A training step (PACT Algorithm 1, App. E) is split between the trainer and a recipe:
- *   1. the trainer samples a batch of prompts (with their expert traces h*),
- *   2. collects K prompt-only rollouts per prompt (`collectToolUseRollouts` in
- *      rollouts.ts, or the recipe's own `collectRollouts`, e.g. ToolSearcher's search env),
- *   3. the recipe scores each group: rewards and advantages (`scoreGroup`),
- *   4–6. the recipe routes each prompt (`routePrompts`): prompt-only RL (L^x), trace-
- *      conditioned RL under c^h = [x; h*] (L^h), an SFT term on h*, or a mix — PACT's gate
- *      z_i ~ Bernoulli(q) lives in the `pact` recipe,
- *   7. the trainer builds the losses (tfLosses.ts), adds the k3 KL to π_ref, and runs PPO
- *      mini-batches with one AdamW step each.
- * So recipes are small: reward/advantage math and routing, no tensors.
+ * A step of PACT Algorithm 1 (App. E), by the algorithm's line numbers (docs/trainer.md):
+ *   2–3. the trainer samples prompts (with expert traces h*) and collects K prompt-only
+ *      rollouts each (rollouts.ts, or the recipe's own `collectRollouts`),
+ *   4. the recipe scores each group: rewards and advantages (`scoreGroup`),
+ *   5–17. the recipe routes each prompt (`routePrompts`): prompt-only RL (L^x), trace-conditioned
+ *      RL under c^h = [x; h*] (L^h), an SFT term on h*, or a mix — PACT's gate
+ *      z_i ~ Bernoulli(q) lives in the `pact` recipe; the trainer builds the losses (tfLosses.ts),
+ *   18–19. the trainer adds the k3 KL to π_ref, runs PPO mini-batches (one AdamW step each)
+ *      and sets π_old ← π_θ. So recipes are small: reward/advantage math and routing, no tensors.
  */
 import type { TokenTag } from '../core/types';
 import type { Rng, RngState } from '../core/rng';
@@ -30,7 +28,7 @@ export type RolloutEnvKind = 'tool-use' | 'tool-search';
 /**
  * One prompt of a batch. Tool-use prompts are `Task`s of src/envs (generated or FTRL);
  * tool-search prompts are repository queries (src/envs/toolRepo), typed loosely here so
- * this file does not depend on the search engine (T2's searchRollouts narrows it).
+ * this file does not depend on the search engine (searchRollouts.ts narrows it).
  */
 export type PromptItem =
   | { kind: 'tool-use'; /** Position in the train set (data cursor). */ index: number; task: Task; trace?: ExpertTrace }
@@ -113,7 +111,7 @@ export interface PolicySampler {
   ): Promise<GeneratedRow[]>;
 }
 
-/** What a custom rollout collector gets (ToolSearcher's search env, T2). */
+/** What a custom rollout collector gets (ToolSearcher's search env). */
 export interface CollectRequest {
   prompts: PromptItem[];
   policy: PolicySampler;
@@ -184,7 +182,7 @@ export interface Recipe {
   loadPrompts?(config: TrainConfig, split: 'train' | 'test'): Promise<PromptItem[]>;
 }
 
-/** Metrics of one training step (issue 5 "Metrics per step"); NaN where a term was absent. */
+/** Metrics of one training step; NaN where a term was absent. */
 export interface StepMetrics {
   step: number;
   recipe: string;
@@ -235,7 +233,7 @@ export function isMachineMetric(key: string): boolean {
  */
 export interface StepProgress { phase: 'rollouts' | 'logprobs' | 'update' | 'eval'; done: number; total: number; tokens?: number; turn?: number }
 
-/** Held-out evaluation (issue 5): tool-use Solve-R/P/F1 and answer correctness. */
+/** Held-out evaluation: tool-use Solve-R/P/F1 and answer correctness. */
 export interface EvalMetrics {
   step: number;
   nTasks: number;

@@ -217,7 +217,7 @@ describe('warm-start files', () => {
     expect(ws.info?.keptTokens).toBe(ws.mapping.keptIds.length);
     expect(ws.info?.eval.nTasks).toBe(20);
     expect(Number.isFinite(ws.info?.finalLoss)).toBe(true);
-    // ≤ 20 MB in all (issue 5)
+    // ≤ 20 MB in all (the size budget of the shipped warm start)
     const total = WARM_START_FILES.reduce((s, n) => s + readFileSync(path.join(shipped, n)).byteLength, 0);
     expect(total).toBeLessThanOrEqual(20 * 1024 * 1024);
   });

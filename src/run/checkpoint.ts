@@ -1,25 +1,10 @@
 /**
- * A trainer checkpoint as files (issue 5 "Export and import a checkpoint as Hugging Face
- * safetensors + config.json + trainer state JSON"), browser- and Node-safe (no fs):
- *
- *   config.json, model.safetensors, pruned_vocab.json   — saveQwen3Folder (HF-loadable)
- *   optimizer.safetensors                               — AdamW moments + step counters
- *   reference.safetensors                               — π_ref weights (KL reference)
- *   adapter_model.safetensors, adapter_config.json      — LoRA runs only: the adapters as
- *                                                         Hugging Face PEFT writes them; then
- *                                                         model.safetensors is the merged policy
- *                                                         and reference.safetensors the base
- *   trainer_state.json                                  — step, data cursor, rng states,
- *                                                         recipe, the resolved TrainConfig
- *   checkpoint_manifest.json                            — bytes and SHA-256 of every other file
+ * A trainer checkpoint as files (exported and imported as Hugging Face safetensors +
+ * config.json + trainer state JSON), browser- and Node-safe (no fs); the files: docs/runs.md.
  *
  * `readCheckpointFolder` turns such a folder back into a TrainerState for Trainer.importState
  * (plus the model config and pruned vocabulary), checking every file and field first and
  * naming the one at fault: `trainer_state.json: step must be a non-negative integer (got -1)`.
- * With a manifest, each file read is checked against it first; a folder written before
- * manifests existed still reads, with a warning. π_ref (reference.safetensors) is required to
- * resume a run that reads it (klCoef > 0, or LoRA: checkResumableState), so a resume never
- * restarts it from the checkpoint's weights.
  * `pact train` writes these folders (checkpoint-<step>/), the Runs panel exports them as one
  * .tar (src/ui/checkpointFiles.ts), and both read them back through here.
  *

@@ -1,18 +1,6 @@
 /**
  * Experiment files (`experiments/NAME.json`): one file = a grid of training runs, read by
- * `pact train --config FILE` and by the experiment runner (issue 7). Format:
- *
- *   {
- *     "name": "pact-nano-short",            // optional; default: the file name
- *     "description": "…",                   // optional, free text
- *     "base": { …TrainConfig fields… },     // shared by every run (see src/recipes/config.ts)
- *     "runs": [                             // optional; default [{}] (one run = base)
- *       { "name": "pact", "recipe": "pact" },
- *       { "name": "q0", "recipe": "pact", "pact": { "anchorProb": 0 } },
- *       { "recipe": "*" }                   // "*" = one run per registered recipe (listRecipes())
- *     ],
- *     "seeds": [1, 2, 3]                    // optional; default [base.seed ?? 1]
- *   }
+ * `pact train --config FILE` and by the experiment runner (scripts/experiment.ts). The format: docs/runs.md.
  *
  * Each run's config = base deep-merged with the run's fields (objects merge key by key,
  * arrays and scalars replace), then `seed` from `seeds`; the run's `name` (default: its

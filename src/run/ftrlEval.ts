@@ -1,5 +1,5 @@
 /**
- * A policy on FTRL test tasks (issue 7 "ftrl-eval"), the same loop in Node
+ * A policy on FTRL test tasks, the same loop in Node
  * (`pact eval-ftrl --model`, src/cli/commands/evalFtrlPolicy.ts) and in the trainer worker
  * (the `eval-ftrl` request, workers/ftrlEvalSession.ts): for each selected task, one greedy
  * prompt-only rollout (collectToolUseRollouts, temperature 0) against the task's own tools
@@ -8,13 +8,9 @@
  * by `evaluateFtrl` (src/envs/ftrl/ftrlScore.ts): Solve-R / Solve-P / Solve-F1 per category
  * (data_source) and overall.
  *
- * A task whose prompt does not fit the model's window (max_position_embeddings minus the
- * response budget) is not run: it is scored as making no calls and counted in
- * `promptTooLong`, overall and per category, so the table never silently drops tasks
- * (qwen3-nano's window is 2048 tokens; FTRL prompts are 2.6k–5k, so nearly every task is
- * over it for the shipped warm start).
- *
  * Platform-free: the caller loads the policy, the tokenizer and the executor.
+ *
+ * Tasks whose prompt does not fit the window: docs/runs.md.
  */
 import { createRng } from '../core/rng';
 import { splitJsonlLines } from '../core/untrustedJson';

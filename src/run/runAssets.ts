@@ -5,23 +5,12 @@
  * which executor runs the tool stubs) comes in a `RunPlatform`: nodeRun.ts reads the
  * file system, workers/runPlatform.ts fetches from the app's own origin.
  *
- * The policy source is pluggable by `config.model.init`:
- *   - 'scratch': random init of the preset over a pruned vocabulary built from
- *     `model.vocabTasks` generated train tasks + their expert traces rendered with the
- *     chat template (policyVocab.ts, selectKeptIds / PrunedTokenizer);
- *   - 'warm-start': the shipped checkpoint (public/warm-start/, warmStart.ts);
- *   - any other string: a Hugging Face Qwen3 folder the platform can open (config.json +
- *     safetensors, optional pruned_vocab.json; without one the full Qwen3 vocabulary). In
- *     Node it is a path; in the browser "folder:<name>", a folder the user picked, whose
- *     files come with the worker's start request (workers/runPlatform.ts). The folder's own
- *     tokenizer files are not read: the source Qwen3 tokenizer serves (same vocabulary).
- * More sources plug in through `registerPolicySource`.
- * Train prompts: `tasks.nTrain` generated tasks with verified teacher traces; test prompts:
- * `tasks.nTest` generated test-split tasks. Recipes on another environment (tool search)
- * supply their prompts through `recipe.loadPrompts`.
+ * The policy source is pluggable by `config.model.init` ('scratch', 'warm-start', a Qwen3 folder).
  * 'warm-start' starts only its own preset (WARM_START_PRESET); another preset is refused,
  * never silently replaced by it. Simplifications: FTRL tasks (tasks.source 'ftrl') are not
  * wired here yet.
+ *
+ * The policy sources and the prompts: docs/runs.md.
  */
 import { generateTasks } from '../envs/generator';
 import { generateToolRepo } from '../envs/toolRepo/generatedRepo';

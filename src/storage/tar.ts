@@ -1,32 +1,14 @@
 /**
  * A small tar writer and reader, so a checkpoint folder leaves the page as ONE file (the
  * Runs panel's "Export checkpoint") and comes back from one (its "Import checkpoint").
- *
- * Format written: POSIX.1-1988 "ustar" (IEEE Std 1003.1, the `pax` utility's ustar
- * interchange format), regular files only. Each file is one 512-byte header then its data,
- * zero-padded to a multiple of 512; the archive ends with two zero blocks and is padded
- * to a whole 10240-byte record (blocking factor 20), as GNU tar does, so for the same
- * files and metadata the bytes equal `tar --format=ustar --numeric-owner --owner=0
- * --group=0 --mode=0644 --mtime=@T -cf x.tar …` (tar.test.ts checks this against GNU tar).
- *
- * Header (offset, length): name 0/100, mode 100/8, uid 108/8, gid 116/8, size 124/12,
- * mtime 136/12, chksum 148/8, typeflag 156/1, linkname 157/100, magic 257/6 "ustar\0",
- * version 263/2 "00", uname 265/32, gname 297/32, devmajor 329/8, devminor 337/8,
- * prefix 345/155. Numbers are zero-padded octal ending in NUL; chksum is the sum of the
- * 512 header bytes with the chksum field counted as 8 spaces, written as 6 octal digits,
- * NUL, space. A path longer than 100 bytes is split at a '/' into prefix + name.
- *
- * Reading accepts what common tools write for a folder of files: ustar, GNU tar's default
- * format (magic "ustar  \0", 'L' long-name entries, base-256 sizes) and pax ('x' headers:
- * only `path` and `size` are used; 'g' global headers are skipped). Directories are
- * skipped; links, devices and FIFOs are an error naming the entry. Every header's checksum
- * is verified, and sizes are checked against the archive's length before any data is read.
- * Whatever gave the name (header, pax `path`, GNU long name), a name that is absolute, has
- * a `..` part or repeats an earlier entry's (after `./` and `//` are folded) is refused.
+ * Writes POSIX ustar, byte-equal to GNU tar's `--format=ustar`; reads ustar, GNU and pax
+ * archives of plain files, refusing unsafe names.
  *
  * Simplifies: no writing of files of 8 GiB or more (ustar's 11 octal digits), no sparse
  * files, no pax attributes beyond path and size, no compression (the checkpoint's
  * safetensors are float32 noise to gzip anyway).
+ *
+ * The format, header layout and what reading accepts: docs/runs.md.
  */
 
 export const TAR_BLOCK = 512;

@@ -3,20 +3,15 @@
  * Supervision" and App. C "Prefix-reasoning construction"): five cumulative levels per
  * turn; L0 reveals nothing, L4 the strongest safe prefix before explicit tool-call
  * leakage. Training anneals L4 → L3 → L2 → L1 → L0.
- *
  * Rule (S = number of safe chunks = chunks before the first chunk that is an
  * `explicit_call_preview` or has keepForPrefix false):
  *   L0 = 0, L4 = S, and for k = 1..3
  *     S ≥ 4:  L_k = k                  (the paper's example: L_k shows C1..C_k)
  *     S < 4:  L_k = ceil(k · S / 4)    (spread the few chunks evenly; S = 4 gives 1,2,3
  *                                       under both branches, so the rule is continuous)
- *   e.g. S=0 → [0,0,0,0,0]; S=1 → [0,1,1,1,1]; S=2 → [0,1,1,2,2]; S=3 → [0,1,2,3,3];
- *        S=6 → [0,1,2,3,6].
- * Every non-zero level reveals at least one chunk when S ≥ 1, the counts never
- * decrease, and none passes the first leak.
  *
  * Simplification: the paper leaves the level boundaries to the annotator's
- * `recommended_prefix_levels`; this rule is what we use when none are given.
+ * `recommended_prefix_levels`; this rule is what we use when none are given (docs/traces.md).
  */
 import type { PrefixLevel, ReasoningChunk, TraceTurn } from './types';
 

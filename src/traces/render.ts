@@ -1,30 +1,13 @@
 /**
  * Rendering an expert trace h* (PACT §3.2, privileged context c^h = [x; h*], and
- * Eq. sft-mask) in two forms:
- *   - Qwen3 chat messages: one assistant message per turn
- *     (`<think>\nreasoning\n</think>\n\n<tool_call>\n{json}\n</tool_call>`…) and one
- *     `tool` message per observation, exactly what Qwen3's chat template renders;
- *   - the text of h* that follows the prompt x (which ends with the generation prompt
- *     `<|im_start|>assistant\n`), cut into spans that each carry a `TokenTag`:
- *     reasoning (segment = chunk index), tool_call, observation, control, prompt.
- *     The trainer tokenizes the spans, derives the SFT mask from the tags (reasoning
- *     with segment < prefixChunkCounts[L] → 1, tool_call → λa, else 0) and uses the
- *     text after x as the privileged context.
+ * Eq. sft-mask) in two forms: Qwen3 chat messages (one assistant message per turn, one
+ * `tool` message per observation), and the text of h* after the prompt x, cut into spans
+ * that each carry a `TokenTag`, from which the trainer derives the SFT mask.
  *
- * Conventions (documented departures):
- *   - The final answer y is never part of h* (PACT §3.1): h* holds the tool-calling turns
- *     (u*_t, a*_t, o*_t) only, so the privileged text stops after the last observation;
- *     the answer turn (no call, its reasoning states y) is left out whole. The plain-SFT
- *     episode (renderTraceMessages with includeFinalAnswer) keeps it.
- *   - Spans inside turn t carry turn = t, including the `<|im_start|>assistant\n`
- *     header of turns t ≥ 1 (kind `prompt`: template scaffolding the policy does not
- *     write) — TokenTag's "prompt uses -1" is kept for the task prompt x only.
- *   - At a prefix level the unrevealed reasoning is left out of the text (calls and
- *     observations are always complete, as in the paper's ablation); an empty
- *     reasoning renders as `<think>\n\n</think>\n\n`.
- *   - JSON is written like Python's json.dumps(…, ensure_ascii=False) with `, ` and
- *     `: ` separators, as Qwen3's template (`tojson`) does; integral floats print as
- *     integers (JavaScript numbers do not keep 1.0).
+ * Departures: the final answer y is never part of h* (PACT §3.1); at a prefix level the
+ * unrevealed reasoning is left out of the text; JSON is written as Qwen3's template does.
+ *
+ * Both forms and every convention in full: docs/traces.md.
  */
 import type { TokenTag, ToolCall } from '../core/types';
 import { PREFIX_LEVELS, revealPrefix } from './prefixLevels';

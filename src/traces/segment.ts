@@ -7,14 +7,11 @@
  *   3. otherwise an optional LLM annotator returns the paper's JSON schema, validated
  *      with zod and checked (contiguous chunks in order, exact cut anchors);
  *   4. on any failure, a conservative fallback: one `other` chunk per paragraph.
- * In every route the leakage detector (leakage.ts) cuts the first explicit call
- * preview, and prefix levels come from prefixLevels.ts unless the annotator's
- * recommended levels are valid left prefixes within the safe chunks.
  *
  * Simplifications: the rules are English keyword patterns tuned to teacher-style
  * reasoning (the earliest matching phrase in a paragraph decides its type; ties go to
  * the rule listed first); `cleaning_actions`, `summary`, `hint_strength` and
- * `quality_flags` are validated but not used.
+ * `quality_flags` are validated but not used. Leak cuts and prefix levels: docs/traces.md.
  */
 import { z } from 'zod';
 import type { ToolCall } from '../core/types';

@@ -6,29 +6,11 @@
  * kinds the paper's segmentation prompt names. Chunk types are known by construction,
  * so teacher traces need no segmentation; prefix levels come from prefixLevels.ts.
  *
- * Honesty rules, so that a broken tool shows up in verification:
- *   - an argument (or an element of an array argument, e.g. a calculator's numbers) of a
- *     later call whose gold value is an expected answer of an earlier call (FTRL's
- *     unsolved_set) and does not appear in the question is read from that earlier
- *     call's actual observation: the gold value's span when the observation contains
- *     it, otherwise the observation's own value (`extractObservationValue`), which then
- *     differs from the gold value;
- *   - the final answer is the reference answer only when every part of it appears in
- *     the observations; otherwise it is the value of the last observation.
- *
- * Variety (seeded): several phrasings per kind, optional steps (tool scan, rejection of
- * distractor tools, optional-argument analysis, decision summary, progress recap), an
- * explicit call preview with probability `previewProb` (a deliberate leak, marked
- * keepForPrefix false), and with probability `failedCallProb` per call a deliberately
- * wrong call (a required argument dropped or misnamed) followed by failure_reflection
- * + fallback_plan and a corrected retry in the next turn.
- *
- * Turns: parallel categories issue each dependency level in one turn (several
- * <tool_call>s); the other categories make one call per turn, in gold order.
- *
  * Simplifications: a scripted stand-in for the paper's Qwen3-235B teacher; English
  * templates only; genuine tool errors are not retried (the trace then fails
  * verification and is filtered out).
+ *
+ * Honesty rules, variety and turns: docs/traces.md.
  */
 import { createRng, type Rng } from '../core/rng';
 import type { ToolCall } from '../core/types';

@@ -5,25 +5,10 @@
  * invalid tool names, malformed parsed turns, tool responses containing role text, and
  * tool responses containing tool-call tags.
  *
- * Checks, each with its own rejection code:
- *   - no_turns: the trace has no turns;
- *   - unknown_tool: a call names a tool that is not in the task's schemas;
- *   - malformed_turn: calls/observations counts differ, a call has an empty name or
- *     non-object arguments, chunk texts do not concatenate to the reasoning, chunk ids
- *     repeat, a chunk type is unknown, a leak is marked revealable, the prefix levels are
- *     invalid, the reasoning holds tool-call/think tags, or a turn other than the last
- *     has no call;
- *   - role_text_in_observation: `<|im_start|>`, `<|im_end|>` or a line starting with
- *     `assistant:` / `user:` / `system:` inside a tool response;
- *   - tool_call_tag_in_observation: `<tool_call>`, `</tool_call>` or `<tool_response>`
- *     inside a tool response;
- *   - answer_not_verified: neither the final answer nor the last observation contains
- *     the reference answer (case-insensitive, whitespace-normalised substring).
- * "Last observation" is the observations of the last turn that made calls, joined
- * (a parallel turn answers with several).
- *
  * Simplification: answer matching is substring containment after normalisation (no
  * semantic judge, no number reformatting).
+ *
+ * The checks and their rejection codes: docs/traces.md.
  */
 import type { ToolSchema } from '../envs/types';
 import { describePrefixCountsError } from './prefixLevels';

@@ -1,20 +1,12 @@
 /**
- * Checkpoint files on the page (issue 5 "Export and import a checkpoint as Hugging Face
- * safetensors + config.json + trainer state JSON"):
- *
- *   export: IndexedDB checkpoint record → TrainerState (workers/checkpointRecord.ts) →
- *           the checkpoint folder (src/run/checkpoint.ts buildCheckpointFiles: the same
- *           files `pact train` writes as checkpoint-<step>/) → ONE ustar .tar
- *           `<run id>-step<N>.tar` holding `<run id>-step<N>/config.json`, ….
- *   import: that .tar (its names checked: no absolute or '..' path, no repeat, no link), or
- *           the files of such a folder (a multi-file or folder pick) → readCheckpointFolder
- *           (the manifest's sizes and SHA-256s, then every file and field, errors name them) → a NEW
- *           run record (status paused, named "… (imported …)") + its checkpoint record,
- *           written together by PactStore.importRun. Nothing already saved is touched.
+ * Checkpoint files on the page (export and import a checkpoint as Hugging Face
+ * safetensors + config.json + trainer state JSON): one .tar out; a .tar or the folder's files back in as a NEW run.
  *
  * An imported run resumes like any other: the worker loads its checkpoint from IndexedDB.
  * Metric logs are not part of a checkpoint, so an imported run starts with none.
  * No tfjs here: this runs on the page.
+ *
+ * The export and import paths step by step: docs/ui.md.
  */
 import { getQwen3Preset } from '../model/qwen3/config';
 import { createFileListReader } from '../model/weights/browserFiles';

@@ -1,5 +1,5 @@
 /**
- * The recorded demo run (STYLE.md habit 12): a short run made by the project's own
+ * The recorded demo run: a short run made by the project's own
  * trainer and shipped as `public/demo/demo-run.json`, shown, labelled as recorded,
  * before any training starts. Nothing is made up here: when the file is absent the
  * panels say so instead.

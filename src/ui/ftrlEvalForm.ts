@@ -1,5 +1,5 @@
 /**
- * The FTRL evaluation form of the Task files panel (issue 7 "ftrl-eval"), as pure functions:
+ * The FTRL evaluation form of the Task files panel, as pure functions:
  * the policy choices (the shipped warm start, each saved run's newest checkpoint, a picked
  * Qwen3 folder), and the settings read from the form's text with an error per field (the
  * ranges of src/experiments/ftrlEvalConfig.ts, shared with the experiment files).

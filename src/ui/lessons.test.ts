@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { GUIDED_TOUR, PANEL_LESSONS, RUN_TIME_SLOT } from './lessons';
 
-// The lessons must use the paper's own words (issue 6, "Teaching"): each phrase below is
+// The lessons must use the paper's own words: each phrase below is
 // quoted in a lesson and must appear in PACT's text (LaTeX markup removed).
 const PAPER = resolve(process.env.PACT_PAPERS_DIR ?? '../shared/papers', 'pact.txt');
 const hasPaper = existsSync(PAPER);

@@ -1,6 +1,6 @@
 /**
- * Lessons as data (STYLE.md habit 12): the four ideas of PACT in the paper's own
- * terms, each with the equation it refers to (labels from ../shared/papers/pact.txt).
+ * Lessons as data: the four ideas of PACT in the paper's own
+ * terms, each with the equation it refers to (the equation labels of the PACT paper's source).
  * The guided tour and the panels' explanations read from here.
  */
 export interface Lesson {

@@ -2,7 +2,7 @@
  * Metric rows → chart series and CSV, for the Live charts and Runs panels.
  *
  * A run's metrics arrive in two shapes: `StepMetrics` / `EvalMetrics` pushed by the
- * worker (issue 5 "Metrics per step"), and `MetricRow`s read back from IndexedDB
+ * worker (the per-step metrics), and `MetricRow`s read back from IndexedDB
  * (`{ step, values }`). Both become `MetricPoint`s (step → numeric values, eval rows
  * merged into the step they were taken at), so a live run, a stored run and the recorded
  * demo run are drawn by the same code. Non-finite values (NaN marks an absent loss term)
@@ -46,7 +46,7 @@ export interface ChartSpec {
 }
 
 /**
- * The charts of issue 6 "Live charts", in order. The held-out chart lists both the
+ * The charts of the Live charts panel, in order. The held-out chart lists both the
  * tool-use metrics (FTRL Solve-R/P/F1) and ToolSearcher's selection metrics: a run
  * reports one family or the other, and only keys with data are drawn.
  */

@@ -1,6 +1,6 @@
 /**
- * A user's Qwen3 folder as the run's model (issue 6, Run setup: "nano, micro, or the user's
- * Qwen3 folder"), checked on the page before it goes to the worker: config.json (a Qwen3
+ * A user's Qwen3 folder as the run's model (Run setup offers nano, micro, or the user's
+ * Qwen3 folder), checked on the page before it goes to the worker: config.json (a Qwen3
  * config, every field validated by parseQwen3Config), the weights (model.safetensors, or
  * model.safetensors.index.json + its shards) read header only, so a multi-GB folder costs a
  * few kB here, every tensor a Qwen3 of that config needs present with its shape, and the

@@ -1,5 +1,5 @@
 /**
- * What the app will show, and which issue delivers it. The "Still to come" panel
+ * What the app will show but does not yet. The "Still to come" panel
  * reads this list, so the page says plainly what is not built yet. Built so far:
  * Device, Run setup (with the training buttons), Live charts, Rollout inspector, Runs
  * (resume, delete, metrics and checkpoint export, checkpoint import), Task files (with a policy's
@@ -8,8 +8,6 @@
 export interface PlannedPanel {
   name: string;
   what: string;
-  /** The open issue that delivers it; absent when no issue asks for it yet. */
-  issue?: number;
 }
 
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
@@ -20,7 +18,6 @@ export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
     name: 'A warm start for the search recipes',
     what: "the shipped warm start has never searched, so toolsearcher, search_r1, gspo and gdpo runs from it select no tools (F1 0); training one (npm run pretrain -- --search-tasks N) takes minutes on a GPU and, estimated from the CPU engine's training rate, about 3 hours on 2 CPU cores (not yet run)",
-    issue: 7,
   },
   {
     name: 'A memory check on WebGPU',

@@ -9,14 +9,7 @@
  * whole setup into a URL query string and back, so a link reproduces a configuration.
  * A bad value in a link stays in its field with its error; the other fields are kept.
  *
- * Advanced: config overrides. The form carries only the main knobs; any other config
- * field (pact.objective, pact.traceComponents, toolsearcher toggles, tasks, maxTurns,
- * evalEvery, …) comes from a JSON object of config fields, kept in the URL as the one
- * query parameter `overrides`. It is merged under the form: **form fields win** (what a
- * field shows is what runs; an override of a form field is ignored and listed in
- * `ignoredOverrides`), and the merged input is validated by resolveConfig, so an error
- * names the config field (`config.pact.objective: must be one of Lx, Lh, Lx+SFT, Lh+SFT`).
- * The experiment runner (scripts/experiment.ts) opens `/?<form fields>&overrides=<JSON>`.
+ * Config overrides (form fields win): docs/ui.md.
  */
 import { z } from 'zod';
 import {

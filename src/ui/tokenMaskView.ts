@@ -5,18 +5,9 @@
  *   m_n(s) = 1 on the active reasoning prefix R_i(s), λa(s) on complete tool-call spans
  *            A_i, 0 otherwise (observations, template and control tokens),
  *
- * and Z_i(s) = Σ_n m_n(s), the normaliser of Eq. (sft-loss) (the SFT term is skipped
- * when Z = 0). The tokens come from traceTokens.ts (loaded lazily with the tokenizer):
- * `renderPrivilegedTrace(trace)` (the whole h*, leaks included: they are in the sequence
- * but never supervised) tokenised span by span, so every token carries its span's
- * TokenTag, as the trainer's `encodeTrace` does. The mask is built from those tags by
- * the core (`buildSftMaskAtStep` for a registered SFT design, else
- * `buildComponentMask` with the registered schedules), exactly as a training step does.
+ * and Z_i(s) = Σ_n m_n(s), the normaliser of Eq. (sft-loss) (the SFT term is skipped when Z = 0).
  *
- * The trace-conditioned ratio r^h of Eq. (trace-conditioned-ratio) is NOT carried by
- * these tokens: it is taken over the policy-generated tokens of the prompt-only
- * rollout τ under the context c^h = [x; h*]; h* is context only. `describeRatioRow`
- * gives the schematic row [x | h* | τ] the panel draws for that.
+ * Where the tokens come from, and the ratio row: docs/ui.md.
  */
 import {
   REASONING_SCHEDULES,

@@ -1,5 +1,5 @@
 /**
- * `pact eval-ftrl --model DIR --tasks FILE.jsonl` (issue 7 "ftrl-eval"): evaluates a policy
+ * `pact eval-ftrl --model DIR --tasks FILE.jsonl`: evaluates a policy
  * checkpoint on FTRL test tasks. For each selected task, one greedy prompt-only rollout
  * (the trainer's batched collector, src/recipes/rollouts.ts, temperature 0) against the
  * task's own Python tools, executed in Pyodide (src/envs/ftrl, LanguageRoutingExecutor);
@@ -7,13 +7,11 @@
  * and are scored by the same `evaluateFtrl` as `--predictions` files: Solve-R / Solve-P /
  * Solve-F1 per category (data_source) and overall (FTRL's metrics, src/core/metrics.ts).
  *
- * A task whose prompt does not fit the model's window (max_position_embeddings minus the
- * response budget) is not run; it is scored as making no calls and counted in
- * `promptTooLong`, so the table never silently drops tasks.
- *
  * The loop itself is src/run/ftrlEval.ts, shared with the trainer worker (the app's
  * Task files panel); this file loads the policy and Pyodide the Node way.
  * Node-only (Pyodide in worker_threads, tfjs on wasm/cpu).
+ *
+ * Tasks whose prompt does not fit the window: docs/runs.md.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -4,7 +4,7 @@
  * Loads a Qwen3 folder (config.json + model.safetensors, src/model/weights) and prints, for
  * each position t, log p(ids[t+1] | ids[≤t]) and the top-5 next tokens (ids, log-probs and,
  * when the folder has a tokenizer, their text). This is the check that a folder gives the
- * reference implementation's next-token distribution (issue 3, "CLI and benchmark").
+ * reference implementation's next-token distribution.
  *
  * Also the Node helpers the model commands share (generate.ts, bench.ts): the tfjs resolve
  * hook, backend selection and folder + tokenizer loading. The model code is imported

@@ -5,25 +5,9 @@
  *
  * Runs every run of an experiment file (src/run/experiment.ts: base + runs × seeds;
  * `"recipe": "*"` = every registered recipe) with the same Trainer the worker uses.
- * Per run, under DIR/<experiment>/<run id>/:
- *   metrics.jsonl       one JSON object per line: {type: 'step', run, …StepMetrics} or
- *                       {type: 'eval', run, …EvalMetrics} (NaN written as null)
- *   checkpoint-<step>/  config.json + model.safetensors + pruned_vocab.json (Hugging Face
- *                       Qwen3 folder) + optimizer.safetensors + reference.safetensors +
- *                       trainer_state.json + checkpoint_manifest.json, every `checkpointEvery`
- *                       steps and at the end, written atomically (writeFolderAtomically)
- * Progress: a bar redrawn in place on a TTY, one line per step otherwise.
+ * Per run it writes metrics.jsonl and checkpoint-<step>/ folders under DIR/<experiment>/<run id>/.
  *
- * `--resume` continues the run a checkpoint folder belongs to (its parent folder), or given a
- * run folder its last checkpoint that reads back whole, with the
- * config saved in its trainer_state.json, as the app resumes a run from IndexedDB: the
- * trainer state (weights, π_ref, AdamW moments, step, data cursor, RNG) is restored, so the
- * steps after it are the ones the run would have taken without the interruption. The lines
- * of metrics.jsonl after the checkpoint's step (written before an interruption) are dropped,
- * the rest kept; a torn last line (a write cut by the interruption) is dropped with a warning.
- * `--steps N` beyond the saved step count extends the run; the saved config
- * already holds the resolved annealing horizon S, so λa and the prefix level stay where the
- * schedule ended instead of being stretched.
+ * The files it writes and how --resume continues a run: docs/runs.md.
  */
 import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -328,7 +312,7 @@ registerCommand({
       throw new Error(`cannot read experiment file ${configPath}: ${(e as Error).message}`);
     }
     if (isFtrlEvalFile(json)) {
-      // An evaluation file (issue 7 "ftrl-eval"): nothing to train; run it as pact eval-ftrl --config.
+      // An evaluation file ("kind": "ftrl-eval"): nothing to train; run it as pact eval-ftrl --config.
       const { runFtrlEvalConfig } = await import('./evalFtrlPolicy');
       if (backend !== 'wasm' && backend !== 'cpu') throw new Error(`--backend must be wasm or cpu, got "${backend}"`);
       return runFtrlEvalConfig(configPath, json, { tasks: str('tasks'), outDir: str('out'), publicDir: str('public'), backend }, io);

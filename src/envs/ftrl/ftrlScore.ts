@@ -1,5 +1,5 @@
 /**
- * FTRL's scoring (Ye et al. 2025, `ye2025ftrl`; issue 4/7): Solve-R / Solve-P / Solve-F1 of
+ * FTRL's scoring (Ye et al. 2025, `ye2025ftrl`): Solve-R / Solve-P / Solve-F1 of
  * each task's tool calls against its `unsolved_set` (`ftrlSolveMetrics`, src/core/metrics.ts),
  * macro-averaged over tasks per category (the task's `data_source`, else `category`) and
  * overall. Pure (texts in, a report out), shared by `pact eval-ftrl` (both modes), the

@@ -3,25 +3,11 @@
  * only the user turn in `messages` (no assistant `tool_calls`), so the calls that
  * answer each sub-question must be derived from the tool code itself.
  *
- * For every expected answer of `unsolved_set` (in its order) a Python search, run inside
- * Pyodide next to the tools, tries candidate arguments and keeps the first whose
- * observation passes FTRL's answer_verify:
- *  1. calls written by the data's author — `# result = tool(...)` comments or module-level
- *     calls in the tool's source (`how: 'example'`);
- *  2. complete argument sets read from tuple-keyed lookup tables in the code;
- *  3. the product of per-parameter candidates: literals the code compares the parameter
- *     with (==, in, startswith, dict keys, values stored under the same dict key), schema
- *     enums, booleans, the task's other expected answers (the hops of a chain), numbers
- *     in the question, date-range objects for years in the question — required
- *     parameters first, then one optional parameter added, then every compared optional
- *     parameter set together (`how: 'search'`). At most 1,000 calls per answer (on FTRL's
- *     test.jsonl no answer that was found needed more than 343).
- * A candidate is refused when an argument not written in the tool's own code already
- * holds the expected answer (the tool would only echo it).
- *
  * Simplification: this is a search guided by the expected answer, not recorded gold
  * calls; it finds arguments that make the tool return the answer, which may differ from
  * what the data's author intended. Answers it cannot reach are reported as missing.
+ *
+ * The candidate search step by step: docs/envs.md.
  */
 import type { ToolCall } from '../types';
 

@@ -119,7 +119,7 @@ describe.skipIf(!hasData)('parseFtrlJsonl on ../shared/data/ftrl/test.jsonl', ()
     const { tasks, errors, warnings } = parseFtrlJsonl(text);
     expect(errors).toEqual([]);
     expect(tasks).toHaveLength(raw.length);
-    expect(tasks).toHaveLength(200); // the issue: "test.jsonl has 200 tasks"
+    expect(tasks).toHaveLength(200); // FTRL's test.jsonl has 200 tasks
     const counts = Object.fromEntries(TASK_CATEGORIES.map((c) => [c, tasks.filter((t) => t.category === c).length]));
     expect(counts).toEqual(expectedCounts);
     expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(200);

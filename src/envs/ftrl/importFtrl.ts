@@ -2,17 +2,6 @@
  * Imports FTRL-format JSONL (Ye et al. 2025, `ye2025ftrl` in PACT App. A; the file
  * `../shared/data/ftrl/test.jsonl`) into the project's `Task` type.
  *
- * One JSON object a line with `messages` (the user turn: FTRL's instructions followed by
- * `Question: …`), `tools` (OpenAI function schemas), `codes` (tool name → Python source),
- * `unsolved_set` (tool name → expected answers), `answer`, `data_source`
- * (`self/<category>`), optionally `id` and `category`. `tools`, `codes` and
- * `unsolved_set` may be JSON strings (as in FTRL's files) or already objects.
- *
- * A bad line is reported with its 1-based line number and the field path at fault, values
- * cut to a short excerpt, and the other lines are kept (src/core/untrustedJson.ts: a leading
- * BOM, CR / U+2028 line ends, nesting deeper than MAX_JSON_DEPTH and "__proto__" keys).
- * Names from the file index only null-safe maps. Works on a string (`File.text()` or fs).
- *
  * The converted task is then checked by the project's task schema (`taskSchema.ts`); its
  * remarks become warnings, not errors (see `listTaskWarnings`).
  *
@@ -20,6 +9,8 @@
  * (FTRL's instruction preamble is dropped; `renderFtrlUserMessage` restores it);
  * extra JSON-schema keys of a parameter (`format`, `minimum`, …) are kept unchecked;
  * extra keys of `parameters` itself are dropped.
+ *
+ * The line format and how bad lines are reported: docs/envs.md.
  */
 import { MAX_JSON_DEPTH, excerptValue, findJsonHazard, limitText, setOwn, splitJsonlLines } from '../../core/untrustedJson';
 import { TaskZ, checkTaskConsistency, formatPath } from '../taskSchema';

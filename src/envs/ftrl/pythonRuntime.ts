@@ -2,13 +2,12 @@
  * The Python side of FTRL tool execution, and the one typed message protocol between a
  * `PyodideExecutor` and its worker.
  *
- * Implements the tool-call semantics of FTRL (Ye et al. 2025, `ye2025ftrl` in PACT;
- * its evaluation as described in issue 4): define the tool's code, call the function
+ * Implements the tool-call semantics of FTRL (Ye et al. 2025, `ye2025ftrl` in PACT)
+ * and its evaluation: define the tool's code, call the function
  * with the parsed arguments as keyword arguments; the observation is the return value —
  * a `str` as is, a `dict`/`list` as `json.dumps(x, ensure_ascii=False)` (`, ` and `: `
  * separators), anything else `str(x)`; any exception becomes
  * `an error occured when call NAME: MESSAGE` (FTRL's spelling).
- *
  * Serialisation happens in Python, so the text is exactly what CPython writes.
  * Simplifications: each call runs the tool's code in a fresh namespace dict (tasks never
  * share state, and a tool cannot keep state between calls); compiled code objects are

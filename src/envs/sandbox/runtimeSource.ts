@@ -9,11 +9,7 @@
  * "None", booleans as "True"/"False", anything else as `String(x)`. Outputs longer than
  * MAX_OUTPUT_CHARS are cut with a marker.
  *
- * Compilation: here a stub is compiled with `Function` whose parameters shadow the globals
- * a stub should not reach (the browser tool worker, and InProcessExecutor outside Node); in
- * Node the runtime runs inside a `vm` context instead (fresh per call in the sandbox process,
- * nodeSandboxSource.ts).
- * The threat model and what enforces it: docs/security.md.
+ * How a stub is compiled, the threat model and what enforces it: docs/security.md.
  */
 
 /** Longest observation a stub may produce (characters). */

@@ -1,4 +1,4 @@
-/** The one interface every tool executor implements (STYLE habit 11: `schema/execute`). */
+/** The one interface every tool executor implements (`schema/execute`). */
 import type { ToolImplementation } from '../types';
 
 export interface ToolResult {

@@ -3,24 +3,11 @@
  * App. B.1: 16k RapidAPI APIs in 49 categories, grouped into tools and collections),
  * small enough to build in the browser and large enough that search is needed.
  *
- * Structure: 49 categories (RapidAPI's list) × 8 subjects each × 8 actions (search,
- * details, list, stats, create, compare, history, validate) give the functions. A
- * *tool* (RapidAPI tool: a provider's service) covers one subject of one category and
- * exposes 3–6 of its actions as APIs (the tool documents). Several providers serve the
- * same subject, so each (category, subject, action) has a *family* of functionally
- * similar APIs with near-duplicate names and descriptions but different required
- * inputs and outputs (ToolSearcher §1: "similar functionality but different interface
- * designs"). *Collections* group tools from 2–4 categories.
- *
- * Queries at ToolSearcher's three levels — single_tool (1–3 APIs of one tool),
- * intra_category (2–3 APIs of distinct tools in one category), intra_collection (2–3
- * APIs of distinct tools of one collection, from at least 2 categories) — are written
- * from the gold APIs' functions: a paraphrase of the action, the subject, the values of
- * the gold API's required inputs and the outputs wanted; never a provider or API name.
- *
  * Simplifications: English templates only; parameters come from a per-category pool,
  * so inputs are plausible but not domain-exact; gold sets are exactly the APIs the
  * text describes (no distractor APIs in the gold set, unlike StableToolBench's api_list).
+ *
+ * Its structure and queries: docs/envs.md.
  */
 import { createRng } from '../../core/rng';
 import type { Rng } from '../../core/rng';

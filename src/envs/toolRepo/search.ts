@@ -5,20 +5,10 @@
  * subspace — and answers `Category X is not within the search scope` for a category
  * the repository (or the episode's scope) does not hold.
  *
- * Also the per-rollout search history that event-level search modelling (§3.4.1) and
- * trajectory-aligned credit allocation (§3.4.2) need: each search event (turn, query,
- * category, returned ids), search recall (SRecall, App. B.3: fraction of gold tools
- * that appeared in any result) and the first turn at which each gold tool appeared.
- *
  * Simplifications: the paper's retriever is Qwen3-Embedding-0.6B; we use lexical
  * BM25 (minisearch 7, BM25+ form) — the paper also evaluates BM25 as a retriever.
- * minisearch scores, per query term t and indexed field f with boost w_f:
- *   idf(t,f) = ln(1 + (N − n_f(t) + 0.5) / (n_f(t) + 0.5))     (N = all documents)
- *   s(t,f,D) = w_f · idf · (d + tf·(k1+1) / (tf + k1·(1 − b + b·|D_f| / avg|f|)))
- * summed over terms and fields, then multiplied by the number of distinct query terms
- * that matched D. A category constraint filters the global ranking (IDF stays global).
- * Terms: camelCase and punctuation split, lower-cased, English stop words dropped,
- * Harman's S-stemmer (plural endings only).
+ *
+ * The search history it keeps and the BM25 scoring: docs/envs.md.
  */
 import MiniSearch from 'minisearch';
 import type { BM25Params } from 'minisearch';

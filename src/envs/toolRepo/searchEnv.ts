@@ -2,22 +2,13 @@
  * The tool-selection environment of ToolSearcher (§3.1–3.3): the policy searches a large
  * tool repository over several turns and ends with its selection T_s.
  *
- * Interaction format (ToolSearcher §3.2: "a tool call enclosed by the special tokens
- * <tool_call> and </tool_call>, where the enclosed content is a JSON object whose fields
- * conform to the predefined schema"), in Qwen3's chat-template form:
- *   <tool_call>{"name": "search", "arguments": {"query": "…", "category": "…"}}</tool_call>
- * `category` is optional. Each executed call yields one observation string (the top-5
- * documents, or an error); the caller wraps it as a tool message (`<tool_response>`).
- * The episode ends at the first turn with `<tool_list>…</tool_list>` (the selection;
- * tool calls in that turn are not executed) or after `maxTurns` assistant turns
- * (8, App. D). Text inside `<think>…</think>` is ignored. Malformed output becomes an
- * error observation, never an exception.
- *
  * Category-constrained tool discrimination (§3.3): with `isCategoryConstrained`, each
  * episode's scope is the gold tools' categories; searches without a category cover only
  * that scope, and any other category is answered "Category X is not within the search
  * scope". Simplification: the paper does not say how the scope is chosen; we use the
  * gold categories and name them in the instructions.
+ *
+ * The interaction format and when an episode ends: docs/envs.md.
  */
 import type { ToolSchema } from '../types';
 import { SearchSession, computeDiscoveriesPerEvent, computeFirstFoundTurns, computeSearchRecall } from './search';

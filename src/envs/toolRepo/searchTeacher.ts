@@ -4,24 +4,13 @@
  * src/recipes/warmStart.ts), played through the real SearchEnv so every observation is the
  * engine's own.
  *
- * Episode (ToolSearcher §3.2 interaction format; §3.3 category-constrained tool
- * discrimination): one search call per assistant turn, for each gold tool in the order the
- * request asks for them,
- *   <think>…</think>  <tool_call>{"name": "search", "arguments": {"query": Q, "category": C}}</tool_call>
- * then, once every gold tool has appeared in a result, the selection
- *   <think>…</think>  <tool_list>["gold_1", "gold_2"]</tool_list>
- * Queries are written from what the policy sees: Q is first the request's own clause for
- * that tool (generated queries write one clause per gold tool, in gold order), then the
- * tool's purpose in the request's words (subject + the inputs the request gives). C is the
- * gold tool's category when the episode is category-constrained (the scope categories are
- * named in the instructions); in global search a category is passed only after a result
- * has shown it. A gold tool already returned by an earlier search is not searched again.
- *
  * The teacher knows the gold set (privileged, like the tool-use teacher of src/traces); it
  * never writes a tool name the results did not show: a gold tool no search finds within
  * maxTurns − 1 turns makes the episode fail (`isOk: false`, with the reason), and callers
  * drop it. Simplification: no distractor turns, and no reasoning about why similar tools
  * are rejected (the paper's policy reasons over inputs/outputs; ours only selects).
+ *
+ * The episode and how its queries are written: docs/envs.md.
  */
 import { QUERY_CONNECTORS, QUERY_PREFACES } from './generatedRepo';
 import type { ToolSearch } from './search';

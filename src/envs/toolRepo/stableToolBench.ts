@@ -7,18 +7,9 @@
  * (see `node.ts`). Every entry is validated with zod; a bad entry is skipped and
  * reported with its file, index and field path, never thrown.
  *
- * - A tool document per distinct API over all queries' `api_list`s, keyed by
- *   (category_name, tool_name, api_name): the shared test files hold 2,490 such APIs
- *   in 47 categories (2,479 if keyed by (tool_name, api_name) only — 8 pairs, e.g.
- *   `👋 Demo Project / Get Order`, appear under several categories).
- * - Names are ToolBench's `api_for_tool`; when two keys share a name (the multi-category
- *   pairs), `_in_<category>` is appended, then `_2`, `_3`… if still needed.
- * - A query's gold set is its whole `api_list` (gold: 'api_list', the default) or its
- *   `relevant APIs` (gold: 'relevant'). Note: ToolSearcher App. B.1 reports 765
- *   samples with at most 6 and on average 2.35 API calls; those numbers match
- *   `relevant APIs` (1,799 entries / 765 = 2.35, max 6; 1,795 after removing 4 repeats inside a
- *   query), while `api_list` has 4,070 entries (mean 5.32, max 13).
- * - Levels: G1 → single_tool (I1), G2 → intra_category (I2), G3 → intra_collection (I3).
+ * Levels: G1 → single_tool (I1), G2 → intra_category (I2), G3 → intra_collection (I3).
+ *
+ * Document keys, names and gold sets (and App. B.1's counts): docs/envs.md.
  */
 import { z } from 'zod';
 import { makeFunctionName, standardizeName } from './toolDoc';

@@ -6,7 +6,6 @@
  * ops: every product is one SIMD kernel call, attention never holds a T×T matrix
  * (FlashAttention-2's online softmax and recomputation), and rows are packed back to back
  * with no padding.
- *
  *   forward(rows)  → log p(ids[t+1] | ids[≤t]) and the entropy per position, optionally
  *                    keeping the activations; backward(ctx, ∂logp, ∂entropy) → gradients.
  *   extend(cache)  → appends tokens to KV-cache slots (prefill and decode are the same

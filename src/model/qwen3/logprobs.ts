@@ -6,12 +6,10 @@
  * Memory: the LM head, log-sum-exp, target logit and entropy are one custom-gradient
  * op that walks the positions in chunks, so no [B, T, V] logits or probabilities are
  * ever held (the backward pass recomputes each chunk's logits):
- *
  *   z = h Wᵀ,  lse = log Σ_v e^{z_v},  logp = z_target − lse,  p = e^{z − lse}
  *   ent = lse − Σ p z
  *   ∂logp/∂z = onehot(target) − p,    ∂ent/∂z = −p ⊙ (z − Σ p z)
  *   ∂/∂h = ∂z · W,   ∂/∂W = ∂zᵀ · h   (summed over chunks)
- *
  * When the LM-head weight is a frozen Variable (LoRA training), its gradient is not
  * computed at all.
  */

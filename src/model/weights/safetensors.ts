@@ -5,19 +5,9 @@
  * The header maps tensor name → {dtype, shape, data_offsets: [begin, end]} (offsets relative to
  * the start of the byte buffer) plus an optional "__metadata__" string→string map.
  *
- * Reading: F32, F16 and BF16 are decoded to Float32Array (every tensor gets its own copy, so
- * the file bytes can be dropped). The header is checked as the Python library checks it
- * (offsets contiguous, no holes, every byte indexed, size = numel × dtype size), and a hostile
- * file (huge header length, bad JSON, offsets past the end) gives a `SafetensorsError`, never a
- * crash or a giant allocation: nothing is allocated before the header has been validated.
- * `readSafetensorsHeaderOf` checks a file's header through ranged reads (8 + N bytes), so a
- * bad 2 GB file is refused without reading it; names from the header index nothing but Maps
- * and own properties (a dtype "constructor" is an unknown dtype).
- *
- * Writing: F32 only, tensors sorted by name (the Python library sorts by dtype, then name; with
- * one dtype that is by name), "__metadata__" first, header padded with spaces to 8 bytes.
- *
  * Simplifies: integer / F64 / F8 dtypes are recognised (for offset checks) but not decoded.
+ *
+ * Reading (and refusing hostile files) and writing: docs/model.md.
  */
 
 import { excerptValue, limitText, setOwn } from '../../core/untrustedJson';

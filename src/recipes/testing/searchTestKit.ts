@@ -1,5 +1,5 @@
 /**
- * Test helper (tests only) for the T2 recipes (toolrl, ftrl, toolsearcher, search_r1, gspo,
+ * Test helper (tests only) for the tool-search and FTRL recipes (toolrl, ftrl, toolsearcher, search_r1, gspo,
  * gdpo): a character-level tokenizer with a few markup pieces (fast, no tokenizer files),
  * a chat-template stand-in that renders only the tail of the user message (short prompts),
  * a small generated tool repository whose search observations list names only (short

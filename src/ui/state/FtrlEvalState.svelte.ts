@@ -1,5 +1,5 @@
 /**
- * The FTRL evaluation of the Task files panel as reactive state (issue 7 "ftrl-eval"): sends
+ * The FTRL evaluation of the Task files panel as reactive state: sends
  * the `eval-ftrl` request to the trainer worker, follows its `ftrl-eval-progress` events, and
  * keeps the report (the table's rows) or the error naming what went wrong.
  */

@@ -6,14 +6,12 @@
  *   reduction 'mean':  L = (1/n) Σ_i L_i,  ∇L = (1/n) Σ_i ∇L_i
  *   reduction 'sum':   L = Σ_i L_i,        ∇L = Σ_i ∇L_i
  *
- * With 'mean' and equally sized micro-batches each returning its own mean loss, ∇L equals
- * the full-batch gradient of the mean loss (tested). For unequal micro-batches or a global
- * token normaliser (DAPO token-mean, Dr.GRPO), let each `lossFn(i)` return its share already
- * divided by the global count and use 'sum'.
  *
  * Simplification: a parameter with no path to the loss in a micro-batch contributes zero
  * there; one with no path in any micro-batch is left out of the result (the optimiser then
  * skips it, as PyTorch skips `p.grad is None`).
+ *
+ * Unequal micro-batches and global normalisers: docs/model.md.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { ParamMap, TensorMap } from './types';

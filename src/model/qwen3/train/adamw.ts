@@ -1,25 +1,17 @@
 /**
- * AdamW: Adam with decoupled weight decay (Loshchilov & Hutter, "Decoupled Weight Decay
- * Regularization", ICLR 2019, Algorithm 2), in the exact form of `torch.optim.AdamW`
+ * AdamW (Loshchilov & Hutter, ICLR 2019, Algorithm 2) in the exact form of `torch.optim.AdamW`
  * (PyTorch 1.13 `_single_tensor_adamw`), so a run matches a PyTorch reference:
- *
  *   t ← t + 1
  *   p ← p · (1 − lr · wd)                       (decoupled decay, skipped for no-decay params)
  *   m ← β1 · m + (1 − β1) · g
  *   v ← β2 · v + (1 − β2) · g²
  *   p ← p − (lr / (1 − β1ᵗ)) · m / (√v / √(1 − β2ᵗ) + ε)
  *
- * Written on tf.Variables (not tf.train.adam, which couples the decay into the gradient
- * and cannot export its state). The step counter t is kept per parameter, like PyTorch:
- * a parameter that receives no gradient in a step is skipped and its t does not advance.
- *
- * State (m, v, t per parameter) exports to a plain `NamedArray[]` list with PyTorch's
- * state-dict names `<param>.exp_avg`, `<param>.exp_avg_sq`, `<param>.step` (t stored as a
- * float32 scalar, exact up to 2^24 steps), for checkpoints.
- *
  * Simplifications: no amsgrad, no maximize, no foreach/fused variants, float32 only;
  * m and v are allocated eagerly at construction (2 extra copies of every trainable
  * parameter), so the tensor count stays constant from the first step on.
+ *
+ * Per-parameter step counts and the exported state: docs/model.md.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { NamedArray, ParamMap, TensorMap } from './types';

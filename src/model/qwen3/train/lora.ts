@@ -5,18 +5,13 @@
  *   y = x Wᵀ + (α / r) · (x Aᵀ) Bᵀ,   A [r, in], B [out, r], W [out, in] frozen
  *
  * Initialisation as Hugging Face PEFT: A ~ U(−1/√in, 1/√in) (kaiming_uniform with a = √5),
- * B = 0, so the adapted model equals the base at step 0. The forward pass is not here: the
- * model's `applyLinear(x, name, params, lora)` adds the adapter term; this file creates the
- * adapters, names the trainable Variables (only A and B: the base is frozen by leaving it
- * out of the optimiser; `setParamsTrainable(base, false)` also spares its gradient work),
- * and merges W' = W + (α / r) · B A for export.
- *
- * Trainable names follow PEFT, minus its `base_model.model.` prefix:
- * `model.layers.0.self_attn.q_proj.lora_A.weight`, `… .lora_B.weight`.
+ * B = 0, so the adapted model equals the base at step 0.
  *
  * Simplifications: no LoRA dropout, no rsLoRA / DoRA scaling, one rank and alpha for all
  * targets; the random init uses tfjs's seeded generator (seeded by `seed` and the adapted
  * weight's name), not the project's RNG.
+ *
+ * What the file does and the trainable names: docs/model.md.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { LORA_TARGETS, LORA_TARGET_SUFFIX, nameLoraWeights, type LoraTarget } from './loraNames';

@@ -1,12 +1,10 @@
 /**
  * Learning-rate schedule: linear warm-up, then constant or cosine decay to a floor,
  * as a pure function of the optimiser step (no tfjs, no state).
- *
  *   warm-up  (step < W):   lr = lrPeak · (step + 1) / W
  *   constant (step ≥ W):   lr = lrPeak
  *   cosine   (step ≥ W):   progress = min(1, (step − W) / max(1, totalSteps − W))
  *                          lr = lrPeak · (r + (1 − r) · ½ (1 + cos(π · progress)))
- *
  * with r = minLrRatio. The cosine branch is Hugging Face's
  * `get_cosine_with_min_lr_schedule_with_warmup` (num_cycles 0.5); PACT Table 6 trains with
  * a constant rate after warm-up. Steps count from 0.

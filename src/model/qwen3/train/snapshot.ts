@@ -9,11 +9,9 @@
  * weight is updated: tfjs tensors share reference-counted storage, and an optimiser step
  * `assign`s a new buffer to the live Variable while the snapshot keeps the old one.
  *
- * For checkpoints (IndexedDB, safetensors export), `exportTensors` reads a Map of tensors
- * into plain `{name, shape, data: Float32Array}` records (copies), and `importTensors` /
- * `assignNamedArrays` turn them back, validating names, shapes and lengths first.
- *
  * Simplification: float32 only (what training keeps); other dtypes are rejected by name.
+ *
+ * Checkpoint serialisation: docs/model.md.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { NamedArray, ParamMap } from './types';

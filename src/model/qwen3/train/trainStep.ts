@@ -5,7 +5,6 @@
  *   g = Σ_i w_i ∇L_i               (accumulate.ts; w_i = 1/n for 'mean', 1 for 'sum')
  *   g ← min(1, c / (‖g‖ + 1e-6)) g  (clip.ts, torch.nn.utils.clip_grad_norm_)
  *   θ ← AdamW(θ, g, lr)            (adamw.ts, torch.optim.AdamW)
- *
  * Memory discipline: every intermediate lives in a tf.tidy or is disposed
  * here; the only read-back is one `await data()` of a 2-element tensor [loss, gradNorm]. The
  * tensor count is the same before and after a step (leak test in trainStep.test.ts).
