@@ -124,7 +124,7 @@ test('a run checkpoints, exports and re-imports as a .tar, survives a reload, an
   const names = ['config.json', 'model.safetensors', 'pruned_vocab.json', 'optimizer.safetensors', 'reference.safetensors', 'trainer_state.json', 'checkpoint_manifest.json'];
   expect(entries.map((e) => e.name)).toEqual(names.map((n) => `${base}/${n}`));
   // GNU tar, an independent reader, lists the same files (when it is installed).
-  let gnuList: string[] | null = null;
+  let gnuList: string[] | null;
   try {
     gnuList = execFileSync('tar', ['-tf', tarPath], { encoding: 'utf8' }).trim().split('\n');
   } catch {

@@ -89,7 +89,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     let current = '';
     try {
       current = readFileSync(target, 'utf8');
-    } catch {}
+    } catch {
+      // no committed module yet: it is stale
+    }
     if (current !== text) {
       console.error('src/model/engine/kernelsWasm.ts is stale: run node scripts/buildKernels.mjs');
       process.exit(1);

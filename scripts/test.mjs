@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npm test`: the unit tests (vitest, Node) and then the browser tests (Playwright
-// in Debian's Chromium, against the built app). Ends with one summary line
-// "N passed, N failed" counting both.
+// `npm test`: the format and lint checks (prettier --check, eslint; warnings pass), the
+// unit tests (vitest, Node) and then the browser tests (Playwright in Debian's Chromium,
+// against the built app). Ends with one summary line "N passed, N failed" counting the
+// tests, and a line naming the checks that failed; any failure fails the run.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -14,6 +15,17 @@ const run = (cmd, args, env = {}) =>
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+
+// 0. Format and lint: reported now and in the summary; the tests still run.
+const checks = [
+  ['prettier --check', run('npx', ['prettier', '--check', '.', '--log-level', 'warn'])],
+  ['eslint', run('npx', ['eslint', '.'])],
+];
+const failedChecks = checks.filter(([, status]) => status !== 0).map(([name]) => name);
+if (failedChecks.length) {
+  const hint = '`npm run format` fixes the layout, `npm run lint` lists the lint errors';
+  console.error(`\n${failedChecks.join(' and ')} failed (${hint})`);
+}
 
 // 1. Unit tests.
 const unitJson = `${tmp}/vitest.json`;
@@ -50,4 +62,5 @@ if (e2eStatus === 0) {
 }
 
 console.log(`\nunit + e2e: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
-process.exit(unitStatus === 0 && e2eStatus === 0 && failed === 0 ? 0 : 1);
+if (failedChecks.length) console.log(`format + lint: ${failedChecks.join(', ')} failed`);
+process.exit(unitStatus === 0 && e2eStatus === 0 && failed === 0 && failedChecks.length === 0 ? 0 : 1);

@@ -15,7 +15,7 @@ const SIMD_PROBE = new Uint8Array([
 
 function probeWasm(): DeviceReport['wasm'] {
   if (typeof WebAssembly !== 'object') return { available: false, simd: false, threads: false };
-  let simd = false;
+  let simd: boolean;
   try {
     simd = WebAssembly.validate(SIMD_PROBE);
   } catch {
@@ -42,7 +42,7 @@ export async function probeDevice(): Promise<DeviceReport> {
       'this browser exposes no WebGPU (navigator.gpu is missing): use a recent Chrome/Edge, or Chromium with --enable-unsafe-webgpu',
     );
   }
-  let adapter: GPUAdapter | null = null;
+  let adapter: GPUAdapter | null;
   try {
     adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
   } catch (e) {

@@ -93,7 +93,9 @@ export function findJsonHazard(value: unknown, maxDepth: number = MAX_JSON_DEPTH
 // Characters that print as nothing or move text: C0/C1 controls, soft hyphen, zero-width and
 // direction marks, line/paragraph separators, word joiners, the BOM, interlinear annotations,
 // and lone surrogate halves.
+/* eslint-disable no-control-regex -- matching control characters is the point */
 const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff\ufff9-\ufffb]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+/* eslint-enable no-control-regex */
 
 /** `text` with every invisible character written as `\uXXXX`. */
 export function showInvisible(text: string): string {

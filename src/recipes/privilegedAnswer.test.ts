@@ -159,7 +159,7 @@ beforeAll(async () => {
 
 describe('the final answer y is not in h* (generated tasks)', () => {
   const executor = new InProcessExecutor();
-  let cases: TraceCase[] = [];
+  const cases: TraceCase[] = [];
 
   beforeAll(async () => {
     for (const [c, category] of TASK_CATEGORIES.entries()) {

@@ -21,7 +21,7 @@ import { resolveConfig, type TrainConfigInput } from './config';
 import { listRecipes } from './registry';
 import { createTinyTrainer, meanPolicyTokenK3, readRowLogprobs, stripTiming, useWasmTinySetup, type TinySetup } from './testing/testKit';
 import { Trainer, buildMicroBatchLoss, computePromptOnlyKl, computeTraceLogprobGap, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
-import type { PolicySampler, StepMetrics, StepProgress } from './types';
+import type { StepProgress } from './types';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
 import { POLICY_KINDS } from '../core/types';
 import './index';

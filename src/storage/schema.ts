@@ -72,7 +72,10 @@ export interface CheckpointRecord {
   optimizer: { step: number; tensors: StoredTensor[] };
   /** The seeded RNG's serialised state (src/core rng). */
   rngState: unknown;
-  /** Anything else the trainer needs to continue bit for bit (vocab mapping, data cursor…), and the model's Qwen3 config (`modelConfig`, absent in older records). */
+  /**
+   * Anything else the trainer needs to continue bit for bit (vocab mapping, data cursor…), and the model's
+   * Qwen3 config (`modelConfig`, absent in older records).
+   */
   trainerState: Record<string, unknown>;
   /** Total bytes of tensor data, for the UI and quota messages. */
   bytes: number;

@@ -25,6 +25,7 @@ describe('JSONL export/import', () => {
 
   it('reports bad lines by line number and field path and skips them', async () => {
     const [good] = await makeTraces();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the edits reach into nested fields of a parsed trace
     const line = (edit: (t: Record<string, any>) => void) => {
       const copy = JSON.parse(JSON.stringify(good));
       edit(copy);

@@ -85,7 +85,7 @@ export function normalizeTerm(term: string): string | null {
 export function normalizeCategoryName(name: string): string {
   return name
     .toLowerCase()
-    .replace(/[\s_\-]+/g, ' ')
+    .replace(/[\s_-]+/g, ' ')
     .trim();
 }
 

@@ -570,7 +570,7 @@ export class Qwen3Engine {
 
   /** Walks the LM-head items in chunks: gathers their hidden rows, z = h Wᵀ, and their stats (logp, entropy, lse). */
   private runHead(P: EngineParams, head: HeadPlan, xnF: number, onChunk: (j0: number, count: number, stats: number) => void): void {
-    const { rt, k, H, V } = this;
+    const { rt, H, V } = this;
     const C = this.headChunk;
     const z = rt.alloc(C * V);
     const stats = rt.alloc(C * 3);
@@ -865,7 +865,7 @@ export class Qwen3Engine {
           i32[(pos >> 2) + offsets[j] + t] = start + t;
         }
       });
-      let x = tmp(N * H);
+      const x = tmp(N * H);
       k.embedFwd(ids, N, this.weights.ptr(P.get(EMBED)), H, x);
       const rstd = tmp(N * Math.max(nH, 1));
       const xn = tmp(N * H);

@@ -206,7 +206,6 @@ export class EngineRuntime {
     if (i > 0 && this.free[i - 1].start + this.free[i - 1].size === this.free[i].start) {
       this.free[i - 1].size += this.free[i].size;
       this.free.splice(i, 1);
-      i--;
     }
     // A free block at the top goes back to the bump pointer.
     const last = this.free[this.free.length - 1];

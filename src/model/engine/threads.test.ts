@@ -3,7 +3,7 @@
 // the logits of a prefill and of decode steps. Tasks write disjoint memory, so the split
 // never changes an operation's order.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import * as tf from '../qwen3/tf';
+import '../qwen3/tf';
 import { selectBackend } from '../backend';
 import { Qwen3Model, type Qwen3Config } from '../qwen3';
 import { toEngineParams } from '../qwen3/engineBridge';

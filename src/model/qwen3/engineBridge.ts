@@ -134,7 +134,7 @@ export function computeEngineTokenLogprobs(
     combined = tf.tensor3d(pack(withEntropy ? [r.logprobs, r.entropy!] : [r.logprobs]), [K, B, W]);
   } else {
     const gradNames = new Set(inputs.map((i) => i.name));
-    const op = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    const op = tf.customGrad((..._args: Array<tf.Tensor | tf.GradSaveFunc>) => {
       const r = engine.forward(P, rows, { withEntropy, keep: true });
       const entry = { ctx: r.ctx!, config };
       pending.add(entry);
