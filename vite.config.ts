@@ -7,7 +7,12 @@ import { PYODIDE_ASSET_DIR, PYODIDE_ASSET_FILES } from './src/envs/ftrl/pyodideA
 import { crossOriginIsolation } from './scripts/crossOriginIsolation.js';
 
 const PYODIDE_PACKAGE_DIR = fileURLToPath(new URL('./node_modules/pyodide/', import.meta.url));
-const MIME: Record<string, string> = { '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.zip': 'application/zip', '.json': 'application/json' };
+const MIME: Record<string, string> = {
+  '.mjs': 'text/javascript',
+  '.wasm': 'application/wasm',
+  '.zip': 'application/zip',
+  '.json': 'application/json',
+};
 
 /**
  * Pyodide's runtime files (for FTRL's Python tools, src/envs/ftrl/pyodideAssets.ts) from the
@@ -27,7 +32,11 @@ function servePyodideFiles(): Plugin {
     },
     generateBundle() {
       for (const name of PYODIDE_ASSET_FILES) {
-        this.emitFile({ type: 'asset', fileName: `${PYODIDE_ASSET_DIR}/${name}`, source: readFileSync(PYODIDE_PACKAGE_DIR + name) });
+        this.emitFile({
+          type: 'asset',
+          fileName: `${PYODIDE_ASSET_DIR}/${name}`,
+          source: readFileSync(PYODIDE_PACKAGE_DIR + name),
+        });
       }
     },
   };

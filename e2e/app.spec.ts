@@ -10,9 +10,13 @@ test('the device line names the backend the worker found, checked against the br
 
   // Independent check, in a worker like the trainer's: does this browser give a WebGPU adapter?
   const hasAdapter = await page.evaluate(async () => {
-    const src = 'onmessage = async () => { const a = self.navigator.gpu ? await self.navigator.gpu.requestAdapter() : null; postMessage(!!a); }';
+    const src =
+      'onmessage = async () => { const a = self.navigator.gpu ? await self.navigator.gpu.requestAdapter() : null; postMessage(!!a); }';
     const w = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })));
-    const r = await new Promise<boolean>((res) => { w.onmessage = (e) => res(e.data); w.postMessage(0); });
+    const r = await new Promise<boolean>((res) => {
+      w.onmessage = (e) => res(e.data);
+      w.postMessage(0);
+    });
     w.terminate();
     return r;
   });

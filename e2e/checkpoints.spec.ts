@@ -16,7 +16,10 @@ import { fileURLToPath } from 'node:url';
 import { readTar, writeTar } from '../src/storage/tar';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const WARM_CONFIG = JSON.parse(readFileSync(resolve(HERE, '../public/warm-start/config.json'), 'utf8')) as Record<string, unknown>;
+const WARM_CONFIG = JSON.parse(readFileSync(resolve(HERE, '../public/warm-start/config.json'), 'utf8')) as Record<
+  string,
+  unknown
+>;
 
 interface StoredRun {
   id: string;
@@ -27,8 +30,13 @@ interface StoredRun {
 }
 
 /** Runs and metric rows as the app stored them (database `pact-lab`). */
-async function readDb(page: Page): Promise<{ runs: StoredRun[]; metrics: { runId: string; step: number; values: Record<string, number> }[] }> {
-  return (await readPageDb(page)) as unknown as { runs: StoredRun[]; metrics: { runId: string; step: number; values: Record<string, number> }[] };
+async function readDb(
+  page: Page,
+): Promise<{ runs: StoredRun[]; metrics: { runId: string; step: number; values: Record<string, number> }[] }> {
+  return (await readPageDb(page)) as unknown as {
+    runs: StoredRun[];
+    metrics: { runId: string; step: number; values: Record<string, number> }[];
+  };
 }
 
 /** Sets config.evalEvery = 0 in a stored run and its checkpoint (test setup, see below). */
@@ -40,7 +48,7 @@ async function disableEval(page: Page, runId: string) {
       r.onerror = () => rej(r.error);
     });
     const tx = db.transaction(['runs', 'checkpoints'], 'readwrite');
-    const get = <T,>(store: string, key: string) =>
+    const get = <T>(store: string, key: string) =>
       new Promise<T>((res, rej) => {
         const q = tx.objectStore(store).get(key);
         q.onsuccess = () => res(q.result as T);
@@ -82,9 +90,21 @@ async function resumeToEnd(page: Page, runId: string) {
 }
 
 /** Training metrics that do not depend on wall time or memory. */
-const DETERMINISTIC = ['reward', 'reward_std', 'loss', 'kl', 'entropy', 'clip_ratio', 'grad_norm', 'completions/mean_length', 'lr'];
+const DETERMINISTIC = [
+  'reward',
+  'reward_std',
+  'loss',
+  'kl',
+  'entropy',
+  'clip_ratio',
+  'grad_norm',
+  'completions/mean_length',
+  'lr',
+];
 
-test('a run checkpoints, exports and re-imports as a .tar, survives a reload, and both copies resume to the same step 2', async ({ page }) => {
+test('a run checkpoints, exports and re-imports as a .tar, survives a reload, and both copies resume to the same step 2', async ({
+  page,
+}) => {
   test.setTimeout(480_000);
   const t0 = Date.now();
   const mark = (what: string) => console.log(`[checkpoints] ${what} at ${((Date.now() - t0) / 1000).toFixed(0)} s`);
@@ -121,7 +141,15 @@ test('a run checkpoints, exports and re-imports as a .tar, survives a reload, an
   const tarPath = (await download.path())!;
   const tarBytes = new Uint8Array(readFileSync(tarPath));
   const entries = readTar(tarBytes);
-  const names = ['config.json', 'model.safetensors', 'pruned_vocab.json', 'optimizer.safetensors', 'reference.safetensors', 'trainer_state.json', 'checkpoint_manifest.json'];
+  const names = [
+    'config.json',
+    'model.safetensors',
+    'pruned_vocab.json',
+    'optimizer.safetensors',
+    'reference.safetensors',
+    'trainer_state.json',
+    'checkpoint_manifest.json',
+  ];
   expect(entries.map((e) => e.name)).toEqual(names.map((n) => `${base}/${n}`));
   // GNU tar, an independent reader, lists the same files (when it is installed).
   let gnuList: string[] | null;
@@ -134,17 +162,36 @@ test('a run checkpoints, exports and re-imports as a .tar, survives a reload, an
   const fileOf = (n: string) => new TextDecoder().decode(entries.find((e) => e.name === `${base}/${n}`)!.data);
   const config = JSON.parse(fileOf('config.json'));
   // The run started from the shipped warm start: the same Qwen3 shape (vocab = its pruned vocabulary).
-  for (const k of ['vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'tie_word_embeddings']) {
+  for (const k of [
+    'vocab_size',
+    'hidden_size',
+    'intermediate_size',
+    'num_hidden_layers',
+    'num_attention_heads',
+    'num_key_value_heads',
+    'head_dim',
+    'tie_word_embeddings',
+  ]) {
     expect(config[k], `config.json ${k}`).toBe(WARM_CONFIG[k]);
   }
   expect(JSON.parse(fileOf('pruned_vocab.json')).keptIds).toHaveLength(WARM_CONFIG.vocab_size as number);
   const state = JSON.parse(fileOf('trainer_state.json'));
-  expect([state.step, state.recipe, state.config.steps, state.config.rolloutsPerPrompt, state.config.evalEvery]).toEqual([1, 'pact', 2, 2, 0]);
+  expect([
+    state.step,
+    state.recipe,
+    state.config.steps,
+    state.config.rolloutsPerPrompt,
+    state.config.evalEvery,
+  ]).toEqual([1, 'pact', 2, 2, 0]);
 
   // ---- import: a new run, the saved one untouched ---------------------------------------
   const rows = panel.getByTestId('runs-table').locator('tbody tr');
-  await pickFiles(page, 'import-checkpoint', [{ name: `${base}.tar`, mimeType: 'application/x-tar', buffer: Buffer.from(tarBytes) }]);
-  await expect(panel.getByTestId('ckpt-import-message')).toContainText(`Imported ${base}.tar as run`, { timeout: 60_000 });
+  await pickFiles(page, 'import-checkpoint', [
+    { name: `${base}.tar`, mimeType: 'application/x-tar', buffer: Buffer.from(tarBytes) },
+  ]);
+  await expect(panel.getByTestId('ckpt-import-message')).toContainText(`Imported ${base}.tar as run`, {
+    timeout: 60_000,
+  });
   await expect(rows).toHaveCount(2);
   const importedRow = rows.filter({ hasText: '(imported from' });
   await expect(importedRow).toContainText(`(imported from ${base}.tar, step 1)`);
@@ -157,11 +204,15 @@ test('a run checkpoints, exports and re-imports as a .tar, survives a reload, an
 
   // ---- corrupt input: a named error, nothing added --------------------------------------
   const withoutState = writeTar(entries.filter((e) => !e.name.endsWith('trainer_state.json')));
-  await pickFiles(page, 'import-checkpoint', [{ name: 'no-state.tar', mimeType: 'application/x-tar', buffer: Buffer.from(withoutState) }]);
+  await pickFiles(page, 'import-checkpoint', [
+    { name: 'no-state.tar', mimeType: 'application/x-tar', buffer: Buffer.from(withoutState) },
+  ]);
   await expect(panel.getByTestId('ckpt-import-error')).toContainText('trainer_state.json is missing');
   await expect(panel.getByTestId('ckpt-import-message')).toHaveCount(0);
   const random = Buffer.from(Uint8Array.from({ length: 4096 }, (_, i) => (i * 131 + 17) & 255));
-  await pickFiles(page, 'import-checkpoint', [{ name: 'random.bin', mimeType: 'application/octet-stream', buffer: random }]);
+  await pickFiles(page, 'import-checkpoint', [
+    { name: 'random.bin', mimeType: 'application/octet-stream', buffer: random },
+  ]);
   await expect(panel.getByTestId('ckpt-import-error')).toContainText('random.bin is not a .tar archive');
   await expect(rows).toHaveCount(2);
   expect((await readDb(page)).runs).toHaveLength(2);

@@ -25,10 +25,27 @@ const hasDemo = existsSync(DEMO_FILE);
 
 function stepRow(step: number, reward: number, extra: Record<string, number> = {}) {
   return {
-    step, recipe: 'pact', reward, reward_std: 0.1, frac_reward_zero_std: 0, 'completions/mean_length': 40,
-    kl: 0.001 * step, entropy: 1.5, clip_ratio: 0.02, grad_norm: 0.5, loss: 0.3,
-    'loss/Lx': 0.2, 'loss/Lh': Number.NaN, 'loss/SFT': 1.1, lambda_a: 0.8, prefix_level: 4, gate_fraction: 0.5,
-    lr: 2e-4, 'tokens/s': 100 * step, seconds: 2, ...extra,
+    step,
+    recipe: 'pact',
+    reward,
+    reward_std: 0.1,
+    frac_reward_zero_std: 0,
+    'completions/mean_length': 40,
+    kl: 0.001 * step,
+    entropy: 1.5,
+    clip_ratio: 0.02,
+    grad_norm: 0.5,
+    loss: 0.3,
+    'loss/Lx': 0.2,
+    'loss/Lh': Number.NaN,
+    'loss/SFT': 1.1,
+    lambda_a: 0.8,
+    prefix_level: 4,
+    gate_fraction: 0.5,
+    lr: 2e-4,
+    'tokens/s': 100 * step,
+    seconds: 2,
+    ...extra,
   };
 }
 
@@ -37,41 +54,119 @@ const FIXTURE = {
   config: { recipe: 'pact', steps: 2 },
   // JSON has no NaN: the absent Lh term is written as null and reads back as "no value".
   metrics: [stepRow(1, 0.25), stepRow(2, 0.5)].map((r) => ({ ...r, 'loss/Lh': null })),
-  evals: [{ step: 2, nTasks: 4, 'eval/solve_r': 0.5, 'eval/solve_p': 1, 'eval/solve_f1': 0.6667, 'eval/answer_correct': 0.25, 'eval/reward': 0.4 }],
+  evals: [
+    {
+      step: 2,
+      nTasks: 4,
+      'eval/solve_r': 0.5,
+      'eval/solve_p': 1,
+      'eval/solve_f1': 0.6667,
+      'eval/answer_correct': 0.25,
+      'eval/reward': 0.4,
+    },
+  ],
   rollouts: [
     {
-      step: 2, promptIndex: 0, taskId: 'hop-7', question: 'What is the population of the capital of France?', gate: 0,
-      goldCalls: [{ name: 'capital_of', arguments: '{"country":"France"}' }, { name: 'population_of', arguments: '{"city":"Paris"}' }],
+      step: 2,
+      promptIndex: 0,
+      taskId: 'hop-7',
+      question: 'What is the population of the capital of France?',
+      gate: 0,
+      goldCalls: [
+        { name: 'capital_of', arguments: '{"country":"France"}' },
+        { name: 'population_of', arguments: '{"city":"Paris"}' },
+      ],
       rollouts: [
         {
           segments: [
-            { kind: 'prompt', turn: -1, text: '<system>tools…</system> What is the population…', nTokens: 30, advantage: 0 },
+            {
+              kind: 'prompt',
+              turn: -1,
+              text: '<system>tools…</system> What is the population…',
+              nTokens: 30,
+              advantage: 0,
+            },
             { kind: 'reasoning', turn: 0, text: 'First find the capital.', nTokens: 6, advantage: 1.2 },
-            { kind: 'tool_call', turn: 0, text: '{"name":"capital_of","arguments":{"country":"France"}}', nTokens: 12, advantage: 1.2 },
+            {
+              kind: 'tool_call',
+              turn: 0,
+              text: '{"name":"capital_of","arguments":{"country":"France"}}',
+              nTokens: 12,
+              advantage: 1.2,
+            },
             { kind: 'observation', turn: 0, text: 'Paris', nTokens: 2, advantage: 0 },
             { kind: 'answer', turn: 1, text: 'About 2.1 million.', nTokens: 6, advantage: 0.9 },
           ],
-          reward: 1.5, turnRewards: [1, 0.5], turnAdvantages: [1.2, 0.9],
-          calls: [{ turn: 0, name: 'capital_of', arguments: '{"country":"France"}', output: 'Paris', isError: false, matchedGold: 0, reward: 1 }],
-          answer: 'About 2.1 million.', stopReason: 'answer',
+          reward: 1.5,
+          turnRewards: [1, 0.5],
+          turnAdvantages: [1.2, 0.9],
+          calls: [
+            {
+              turn: 0,
+              name: 'capital_of',
+              arguments: '{"country":"France"}',
+              output: 'Paris',
+              isError: false,
+              matchedGold: 0,
+              reward: 1,
+            },
+          ],
+          answer: 'About 2.1 million.',
+          stopReason: 'answer',
         },
         {
           segments: [
-            { kind: 'prompt', turn: -1, text: '<system>tools…</system> What is the population…', nTokens: 30, advantage: 0 },
-            { kind: 'tool_call', turn: 0, text: '{"name":"population_of","arguments":{"town":', nTokens: 10, advantage: -1.5 },
+            {
+              kind: 'prompt',
+              turn: -1,
+              text: '<system>tools…</system> What is the population…',
+              nTokens: 30,
+              advantage: 0,
+            },
+            {
+              kind: 'tool_call',
+              turn: 0,
+              text: '{"name":"population_of","arguments":{"town":',
+              nTokens: 10,
+              advantage: -1.5,
+            },
             { kind: 'observation', turn: 0, text: 'Error: malformed tool call', nTokens: 5, advantage: 0 },
             { kind: 'answer', turn: 1, text: 'I do not know.', nTokens: 5, advantage: -1.0 },
           ],
-          reward: 0, turnRewards: [0, 0], turnAdvantages: [-1.5, -1.0],
-          calls: [{ turn: 0, name: 'population_of', arguments: '{"town":', output: 'Error: malformed tool call', isError: true, matchedGold: null, reward: 0 }],
-          answer: 'I do not know.', stopReason: 'answer',
+          reward: 0,
+          turnRewards: [0, 0],
+          turnAdvantages: [-1.5, -1.0],
+          calls: [
+            {
+              turn: 0,
+              name: 'population_of',
+              arguments: '{"town":',
+              output: 'Error: malformed tool call',
+              isError: true,
+              matchedGold: null,
+              reward: 0,
+            },
+          ],
+          answer: 'I do not know.',
+          stopReason: 'answer',
         },
         {
           segments: [
-            { kind: 'prompt', turn: -1, text: '<system>tools…</system> What is the population…', nTokens: 30, advantage: 0 },
+            {
+              kind: 'prompt',
+              turn: -1,
+              text: '<system>tools…</system> What is the population…',
+              nTokens: 30,
+              advantage: 0,
+            },
             { kind: 'answer', turn: 0, text: 'Paris.', nTokens: 3, advantage: 0.3 },
           ],
-          reward: 0.2, turnRewards: [0.2], turnAdvantages: [0.3], calls: [], answer: 'Paris.', stopReason: 'answer',
+          reward: 0.2,
+          turnRewards: [0.2],
+          turnAdvantages: [0.3],
+          calls: [],
+          answer: 'Paris.',
+          stopReason: 'answer',
         },
       ],
     },
@@ -96,7 +191,8 @@ test('before training: the shipped recorded demo run, or an empty state that say
     // The reward chart draws as many steps as the file holds (its latest value is at the last step).
     const lastStep = Math.max(...demo.metrics.map((m) => m.step));
     await expect(charts.getByTestId('chart-reward-latest')).toContainText(`at step ${lastStep}`);
-    if (demo.rollouts.length > 0) await expect(page.getByTestId('rollout-table').locator('tbody tr')).not.toHaveCount(0);
+    if (demo.rollouts.length > 0)
+      await expect(page.getByTestId('rollout-table').locator('tbody tr')).not.toHaveCount(0);
   } else {
     await expect(charts.getByTestId('charts-empty')).toContainText('ships no recorded demo run');
     await expect(charts.getByTestId('charts-empty')).toContainText('public/demo/demo-run.json');
@@ -115,7 +211,9 @@ test('a malformed demo file is reported, not drawn', async ({ page }) => {
 
 // ---- charts and inspector on a served run -----------------------------------------------
 
-test('live charts draw every metric family of a run, label it as recorded, and export PNG and CSV', async ({ page }) => {
+test('live charts draw every metric family of a run, label it as recorded, and export PNG and CSV', async ({
+  page,
+}) => {
   await serveDemo(page, FIXTURE);
   await page.goto('/');
   const charts = page.getByTestId('live-charts');
@@ -153,14 +251,19 @@ test('live charts draw every metric family of a run, label it as recorded, and e
   await page.mouse.move(box.x + box.width / 2, box.y - 60);
   await expect(charts.getByTestId('chart-reward-latest')).toContainText('0.5 at step 2');
 
-  const [png] = await Promise.all([page.waitForEvent('download'), charts.getByTestId('chart-reward').getByRole('button', { name: /PNG/ }).click()]);
+  const [png] = await Promise.all([
+    page.waitForEvent('download'),
+    charts.getByTestId('chart-reward').getByRole('button', { name: /PNG/ }).click(),
+  ]);
   expect(png.suggestedFilename()).toBe('pact-Reward.png');
   const pngBytes = readFileSync((await png.path())!);
   expect([...pngBytes.subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');
   await png.saveAs('e2e/screenshots/cockpit-reward-export.png');
 
   const [csv] = await Promise.all([page.waitForEvent('download'), charts.getByTestId('export-metrics-csv').click()]);
-  const text = readFileSync((await csv.path())!, 'utf8').trim().split('\n');
+  const text = readFileSync((await csv.path())!, 'utf8')
+    .trim()
+    .split('\n');
   expect(text).toHaveLength(3); // header + steps 1 and 2
   const header = text[0].split(',');
   const row2 = text[2].split(',');
@@ -178,7 +281,10 @@ test('live charts draw every metric family of a run, label it as recorded, and e
 });
 
 test('a run with trace-conditioned (L^h) prompts gets the c^h-against-x log-prob chart', async ({ page }) => {
-  const metrics = [stepRow(1, 0.25, { 'loss/Lh': 0.4, trace_logprob_gap: -1.25 }), stepRow(2, 0.5, { 'loss/Lh': 0.3, trace_logprob_gap: -0.75 })];
+  const metrics = [
+    stepRow(1, 0.25, { 'loss/Lh': 0.4, trace_logprob_gap: -1.25 }),
+    stepRow(2, 0.5, { 'loss/Lh': 0.3, trace_logprob_gap: -0.75 }),
+  ];
   await serveDemo(page, { ...FIXTURE, metrics });
   await page.goto('/');
   const charts = page.getByTestId('live-charts');
@@ -188,7 +294,9 @@ test('a run with trace-conditioned (L^h) prompts gets the c^h-against-x log-prob
   await charts.screenshot({ path: 'e2e/screenshots/cockpit-trace-gap.png' });
 });
 
-test('rollout inspector: K rollouts, turn rewards, gold matches, failed calls, advantage strip with signs', async ({ page }) => {
+test('rollout inspector: K rollouts, turn rewards, gold matches, failed calls, advantage strip with signs', async ({
+  page,
+}) => {
   await serveDemo(page, FIXTURE);
   await page.goto('/');
   const panel = page.getByTestId('rollout-inspector');
@@ -224,7 +332,10 @@ test('rollout inspector: K rollouts, turn rewards, gold matches, failed calls, a
   await expect(panel.getByTestId('call-failed')).toContainText('Error: malformed tool call');
   await expect(panel.getByTestId('advantage-strip').locator('.adv-cell').nth(0)).toHaveText('−');
   // −1.5 is the far end of the scale: vermillion #d55e00
-  await expect(panel.getByTestId('advantage-strip').locator('.adv-cell').nth(0)).toHaveCSS('background-color', 'rgb(213, 94, 0)');
+  await expect(panel.getByTestId('advantage-strip').locator('.adv-cell').nth(0)).toHaveCSS(
+    'background-color',
+    'rgb(213, 94, 0)',
+  );
 
   await panel.scrollIntoViewIfNeeded();
   await panel.screenshot({ path: 'e2e/screenshots/cockpit-inspector.png' });
@@ -232,7 +343,9 @@ test('rollout inspector: K rollouts, turn rewards, gold matches, failed calls, a
   await panel.screenshot({ path: 'e2e/screenshots/cockpit-inspector-390.png' });
 });
 
-test("rollout inspector: a run whose recipe is not MatchTIR's says its advantages are that recipe's", async ({ page }) => {
+test("rollout inspector: a run whose recipe is not MatchTIR's says its advantages are that recipe's", async ({
+  page,
+}) => {
   // The fixture's views name no recipe (as older recordings): the MatchTIR lesson alone.
   await serveDemo(page, FIXTURE);
   await page.goto('/');
@@ -262,10 +375,38 @@ async function insertRuns(page: Page) {
     });
     const tx = db.transaction(['runs', 'metrics'], 'readwrite');
     const now = Date.UTC(2026, 10, 30, 12, 0);
-    tx.objectStore('runs').put({ id: 'e2e-a', name: 'pact-seed1', recipe: 'pact', config: { recipe: 'pact', steps: 3 }, createdAt: now, updatedAt: now + 2, status: 'paused', lastStep: 3, lastCheckpointId: 'e2e-a@3' });
-    tx.objectStore('runs').put({ id: 'e2e-b', name: 'grpo-seed1', recipe: 'grpo', config: { recipe: 'grpo', steps: 2 }, createdAt: now, updatedAt: now + 1, status: 'finished', lastStep: 2 });
-    for (const [step, reward] of [[1, 0.1], [2, 0.2], [3, 0.4]]) tx.objectStore('metrics').put({ runId: 'e2e-a', step, values: { reward, kl: 0.01 } });
-    for (const [step, reward] of [[1, 0.3], [2, 0.35]]) tx.objectStore('metrics').put({ runId: 'e2e-b', step, values: { reward } });
+    tx.objectStore('runs').put({
+      id: 'e2e-a',
+      name: 'pact-seed1',
+      recipe: 'pact',
+      config: { recipe: 'pact', steps: 3 },
+      createdAt: now,
+      updatedAt: now + 2,
+      status: 'paused',
+      lastStep: 3,
+      lastCheckpointId: 'e2e-a@3',
+    });
+    tx.objectStore('runs').put({
+      id: 'e2e-b',
+      name: 'grpo-seed1',
+      recipe: 'grpo',
+      config: { recipe: 'grpo', steps: 2 },
+      createdAt: now,
+      updatedAt: now + 1,
+      status: 'finished',
+      lastStep: 2,
+    });
+    for (const [step, reward] of [
+      [1, 0.1],
+      [2, 0.2],
+      [3, 0.4],
+    ])
+      tx.objectStore('metrics').put({ runId: 'e2e-a', step, values: { reward, kl: 0.01 } });
+    for (const [step, reward] of [
+      [1, 0.3],
+      [2, 0.35],
+    ])
+      tx.objectStore('metrics').put({ runId: 'e2e-b', step, values: { reward } });
     await new Promise<void>((res, rej) => {
       tx.oncomplete = () => res();
       tx.onerror = () => rej(tx.error);
@@ -274,7 +415,9 @@ async function insertRuns(page: Page) {
   });
 }
 
-test('runs panel: saved runs listed newest first, overlaid on the charts, exported, deleted after confirming', async ({ page }) => {
+test('runs panel: saved runs listed newest first, overlaid on the charts, exported, deleted after confirming', async ({
+  page,
+}) => {
   await page.route('**/demo/demo-run.json', (route) => route.fulfill({ status: 404, body: 'absent' }));
   await page.goto('/');
   const panel = page.getByTestId('runs-panel');
@@ -304,12 +447,18 @@ test('runs panel: saved runs listed newest first, overlaid on the charts, export
   await expect(latest.locator('li').nth(1)).toContainText('grpo · grpo-seed1: 0.35 at step 2');
 
   // Metrics export as CSV: one line per stored step.
-  const [csv] = await Promise.all([page.waitForEvent('download'), rows.nth(0).getByRole('button', { name: 'CSV' }).click()]);
+  const [csv] = await Promise.all([
+    page.waitForEvent('download'),
+    rows.nth(0).getByRole('button', { name: 'CSV' }).click(),
+  ]);
   expect(csv.suggestedFilename()).toBe('pact-pact-e2e-a-metrics.csv');
   expect(readFileSync((await csv.path())!, 'utf8')).toBe(
     'run_id,run_label,step,kl,reward\ne2e-a,pact · pact-seed1,1,0.01,0.1\ne2e-a,pact · pact-seed1,2,0.01,0.2\ne2e-a,pact · pact-seed1,3,0.01,0.4\n',
   );
-  const [json] = await Promise.all([page.waitForEvent('download'), rows.nth(1).getByRole('button', { name: 'JSON' }).click()]);
+  const [json] = await Promise.all([
+    page.waitForEvent('download'),
+    rows.nth(1).getByRole('button', { name: 'JSON' }).click(),
+  ]);
   const parsed = JSON.parse(readFileSync((await json.path())!, 'utf8'));
   expect(parsed.run.id).toBe('e2e-b');
   expect(parsed.metrics.map((m: { values: { reward: number } }) => m.values.reward)).toEqual([0.3, 0.35]);
@@ -376,14 +525,21 @@ async function startTinyRun(page: Page) {
   await panel.getByTestId('btn-train').click();
   const progress = panel.getByTestId('train-progress');
   await expect
-    .poll(async () => ((await panel.getByTestId('start-error').count()) > 0 ? 'error' : await progress.getAttribute('data-phase')), { timeout: 60_000 })
+    .poll(
+      async () =>
+        (await panel.getByTestId('start-error').count()) > 0 ? 'error' : await progress.getAttribute('data-phase'),
+      { timeout: 60_000 },
+    )
     .not.toBe('starting');
-  const startError = (await panel.getByTestId('start-error').count()) > 0 ? await panel.getByTestId('start-error').innerText() : '';
+  const startError =
+    (await panel.getByTestId('start-error').count()) > 0 ? await panel.getByTestId('start-error').innerText() : '';
   expect(startError).toBe('');
   return panel;
 }
 
-test('training: Train → progress and chart points; Pause, Step, Resume; the run is saved; the inspector shows its K rollouts', async ({ page }) => {
+test('training: Train → progress and chart points; Pause, Step, Resume; the run is saved; the inspector shows its K rollouts', async ({
+  page,
+}) => {
   test.setTimeout(600_000);
   const panel = await startTinyRun(page);
   const progress = panel.getByTestId('train-progress');

@@ -28,12 +28,16 @@ function isPng(file: string): boolean {
   );
 }
 
-test('run setup: config overrides (JSON) in the URL are merged under the form, validated naming the field, and shown', async ({ page }) => {
+test('run setup: config overrides (JSON) in the URL are merged under the form, validated naming the field, and shown', async ({
+  page,
+}) => {
   const bad = new URLSearchParams({ K: '4', overrides: JSON.stringify({ pact: { objective: 'Lz' }, maxTurns: 3 }) });
   await page.goto(`/?${bad}`);
   const panel = page.getByTestId('run-setup');
   await expect(panel.getByTestId('setup-overrides')).toHaveAttribute('open', '');
-  await expect(panel.getByTestId('setup-other-errors')).toContainText('Config overrides (JSON): config.pact.objective: ');
+  await expect(panel.getByTestId('setup-other-errors')).toContainText(
+    'Config overrides (JSON): config.pact.objective: ',
+  );
   await expect(panel.getByTestId('setup-status')).toContainText('1 value needs fixing');
   await panel.getByTestId('btn-train').click();
   await expect(panel.getByTestId('start-error')).toContainText('config.pact.objective');
@@ -41,7 +45,9 @@ test('run setup: config overrides (JSON) in the URL are merged under the form, v
 
   // Fix it in the textarea: the URL follows, the merged config shows the override and the form's K,
   // and an override of a form field (q) is ignored and said so.
-  await panel.getByTestId('setup-overrides-text').fill(JSON.stringify({ pact: { objective: 'Lx', anchorProb: 0.9 }, maxTurns: 3 }));
+  await panel
+    .getByTestId('setup-overrides-text')
+    .fill(JSON.stringify({ pact: { objective: 'Lx', anchorProb: 0.9 }, maxTurns: 3 }));
   await expect(panel.getByTestId('setup-status')).toContainText('Valid configuration');
   await expect(panel.getByTestId('setup-overrides-ignored')).toContainText("pact.anchorProb (the form's q field)");
   const merged = JSON.parse((await panel.getByTestId('setup-merged-config').textContent())!);
@@ -57,17 +63,43 @@ test('a run the page rejects is recorded with its error, and the next run still 
   const dir = mkdtempSync(path.join(tmpdir(), 'pact-exp-bad-'));
   const file = path.join(dir, 'bad.json');
   // "nope" is a valid config string but no registered recipe: the page's setup refuses it.
-  writeFileSync(file, JSON.stringify({ name: 'bad', base: { recipe: 'nope', backend: 'wasm' }, runs: [{ name: 'bad' }], seeds: [1, 2] }));
+  writeFileSync(
+    file,
+    JSON.stringify({ name: 'bad', base: { recipe: 'nope', backend: 'wasm' }, runs: [{ name: 'bad' }], seeds: [1, 2] }),
+  );
   const lines: string[] = [];
   // Two jobs at once: both runs are recorded, in the file's order whichever ends first.
-  const r = await runExperiment({ file, baseUrl: test.info().project.use.baseURL!, outDir: path.join(dir, 'out'), log: (l) => lines.push(l), jobs: 2 });
-  expect(r.runs.map((x) => [x.id, x.status])).toEqual([['bad-s1', 'failed'], ['bad-s2', 'failed']]);
+  const r = await runExperiment({
+    file,
+    baseUrl: test.info().project.use.baseURL!,
+    outDir: path.join(dir, 'out'),
+    log: (l) => lines.push(l),
+    jobs: 2,
+  });
+  expect(r.runs.map((x) => [x.id, x.status])).toEqual([
+    ['bad-s1', 'failed'],
+    ['bad-s2', 'failed'],
+  ]);
   // --resume keeps no failed run: both run again.
-  const again = await runExperiment({ file, baseUrl: test.info().project.use.baseURL!, outDir: path.join(dir, 'out'), log: (l) => lines.push(l), resume: true });
-  expect(again.runs.map((x) => [x.id, x.status])).toEqual([['bad-s1', 'failed'], ['bad-s2', 'failed']]);
+  const again = await runExperiment({
+    file,
+    baseUrl: test.info().project.use.baseURL!,
+    outDir: path.join(dir, 'out'),
+    log: (l) => lines.push(l),
+    resume: true,
+  });
+  expect(again.runs.map((x) => [x.id, x.status])).toEqual([
+    ['bad-s1', 'failed'],
+    ['bad-s2', 'failed'],
+  ]);
   expect(lines).toContain(`--resume: 0 of 2 run(s) kept from ${path.join(dir, 'out', 'runs')}, 2 to run`);
   lines.splice(0);
-  await runExperiment({ file, baseUrl: test.info().project.use.baseURL!, outDir: path.join(dir, 'out'), log: (l) => lines.push(l) });
+  await runExperiment({
+    file,
+    baseUrl: test.info().project.use.baseURL!,
+    outDir: path.join(dir, 'out'),
+    log: (l) => lines.push(l),
+  });
   expect(r.runs[0].error).toMatch(/^the page rejected the setup: .*unknown recipe "nope"/);
   expect(lines.filter((l) => /^\[\d\/2\] bad-s\d: failed/.test(l))).toHaveLength(2);
   const md = readFileSync(path.join(dir, 'out', 'table.md'), 'utf8');
@@ -82,7 +114,16 @@ test('smoke experiment through the UI, twice: identical metrics bit for bit, tab
   const lines: string[] = [];
   const results: ExperimentResults[] = [];
   for (const outDir of outs) {
-    results.push(await runExperiment({ file: 'experiments/smoke-ui.json', baseUrl, outDir, backend: 'wasm', log: (l) => lines.push(l), runTimeoutMs: 240_000 }));
+    results.push(
+      await runExperiment({
+        file: 'experiments/smoke-ui.json',
+        baseUrl,
+        outDir,
+        backend: 'wasm',
+        log: (l) => lines.push(l),
+        runTimeoutMs: 240_000,
+      }),
+    );
   }
   const [a, b] = results;
   // The backend is printed first, then one progress line per run.
@@ -98,10 +139,27 @@ test('smoke experiment through the UI, twice: identical metrics bit for bit, tab
   const json = JSON.parse(readFileSync(path.join(outs[0], 'results.json'), 'utf8')) as ExperimentResults;
   const run = json.runs[0];
   expect(run.steps.map((s) => s.step)).toEqual([1]);
-  for (const key of ['reward', 'loss', 'kl', 'grad_norm', 'eval/solve_r', 'eval/solve_p', 'eval/solve_f1', 'eval/answer_correct']) {
+  for (const key of [
+    'reward',
+    'loss',
+    'kl',
+    'grad_norm',
+    'eval/solve_r',
+    'eval/solve_p',
+    'eval/solve_f1',
+    'eval/answer_correct',
+  ]) {
     expect(run.steps[0].values, key).toHaveProperty([key]);
   }
-  expect(run.config).toMatchObject({ recipe: 'pact', seed: 1, backend: 'wasm', steps: 1, rolloutsPerPrompt: 2, maxResponseTokens: 32, maxTurns: 2 });
+  expect(run.config).toMatchObject({
+    recipe: 'pact',
+    seed: 1,
+    backend: 'wasm',
+    steps: 1,
+    rolloutsPerPrompt: 2,
+    maxResponseTokens: 32,
+    maxTurns: 2,
+  });
   expect(run.config.pact).toMatchObject({ objective: 'Lh+SFT', anchorProb: 0, annealHorizon: 1 });
   expect(run.config.tasks).toMatchObject({ nTrain: 4, nTest: 2 });
   // q = 0: every prompt took the trace-conditioned route, so the SFT term has a value.
@@ -116,9 +174,25 @@ test('smoke experiment through the UI, twice: identical metrics bit for bit, tab
   // table.md: the method as a row, Solve-R/P/F1 and answer correctness as columns, n = 1 said so.
   const md = readFileSync(path.join(outs[0], 'table.md'), 'utf8').split('\n');
   const header = md.find((l) => l.startsWith('| Method'))!;
-  expect(header.split('|').map((c) => c.trim()).filter(Boolean).slice(0, 6)).toEqual(['Method', 'n', 'Solve-R', 'Solve-P', 'Solve-F1', 'Answer correct']);
+  expect(
+    header
+      .split('|')
+      .map((c) => c.trim())
+      .filter(Boolean)
+      .slice(0, 6),
+  ).toEqual(['Method', 'n', 'Solve-R', 'Solve-P', 'Solve-F1', 'Answer correct']);
   const row = md.find((l) => l.startsWith('| pact |'))!;
-  expect(row.split('|').map((c) => c.trim()).filter(Boolean)).toHaveLength(header.split('|').map((c) => c.trim()).filter(Boolean).length);
+  expect(
+    row
+      .split('|')
+      .map((c) => c.trim())
+      .filter(Boolean),
+  ).toHaveLength(
+    header
+      .split('|')
+      .map((c) => c.trim())
+      .filter(Boolean).length,
+  );
   expect(row).toContain('(n=1)');
   expect(readFileSync(path.join(outs[0], 'table.csv'), 'utf8').split('\n')[1]).toMatch(/^pact,1,/);
 
@@ -137,10 +211,19 @@ test('smoke experiment through the UI, twice: identical metrics bit for bit, tab
   // and results.json holds the same numbers; a changed config (K 4) would run it again.
   expect(existsSync(path.join(outs[0], 'runs', 'pact-s1.json'))).toBe(true);
   lines.splice(0);
-  const resumed = await runExperiment({ file: 'experiments/smoke-ui.json', baseUrl, outDir: outs[0], backend: 'wasm', log: (l) => lines.push(l), resume: true });
+  const resumed = await runExperiment({
+    file: 'experiments/smoke-ui.json',
+    baseUrl,
+    outDir: outs[0],
+    backend: 'wasm',
+    log: (l) => lines.push(l),
+    resume: true,
+  });
   expect(lines).toContain(`--resume: 1 of 1 run(s) kept from ${path.join(outs[0], 'runs')}, 0 to run`);
   expect(lines.some((l) => /^\[1\/1\] pact-s1: /.test(l))).toBe(false);
   expect(resumed.runs[0].seconds).toBe(a.runs[0].seconds);
   expect(compareRunMetrics(a.runs, resumed.runs)).toEqual([]);
-  expect(readFileSync(path.join(outs[0], 'table.md'), 'utf8')).toContain('1 run(s) were kept from an earlier invocation (--resume)');
+  expect(readFileSync(path.join(outs[0], 'table.md'), 'utf8')).toContain(
+    '1 run(s) were kept from an earlier invocation (--resume)',
+  );
 });

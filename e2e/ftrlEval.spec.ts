@@ -17,7 +17,8 @@ import { resolveConfig } from '../src/recipes/config';
 // is 2,131). So the table must show 199 prompts over the window, honestly, and one real greedy
 // rollout, for which Pyodide loads in the browser.
 
-const dataDir = process.env.PACT_DATA_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../shared/data');
+const dataDir =
+  process.env.PACT_DATA_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../shared/data');
 const ftrlPath = path.join(dataDir, 'ftrl/test.jsonl');
 const hasData = existsSync(ftrlPath);
 if (!hasData) console.warn(`[ftrlEval.spec] ${ftrlPath} is absent: the FTRL evaluation tests are skipped`);
@@ -49,7 +50,9 @@ async function loadFile(page: Page): Promise<void> {
   await expect(page.getByTestId('ftrl-summary')).toContainText('200 tasks imported', { timeout: 30_000 });
 }
 
-test('the warm start evaluated on FTRL\'s test file: per-category Solve-R/P/F1, prompts over the window counted', async ({ page }) => {
+test("the warm start evaluated on FTRL's test file: per-category Solve-R/P/F1, prompts over the window counted", async ({
+  page,
+}) => {
   // Skips only where ../shared/data (or $PACT_DATA_DIR) lacks the FTRL test file, which is never copied into the repository.
   test.skip(!hasData, `FTRL data absent at ${ftrlPath}`);
   test.setTimeout(180_000);
@@ -90,9 +93,13 @@ test('the warm start evaluated on FTRL\'s test file: per-category Solve-R/P/F1, 
   expect(rows.reduce((s, r) => s + r.promptTooLong, 0)).toBe(overall.promptTooLong);
   // Exactly one prompt fits qwen3-nano's 1920-token budget (see the header): shown, not hidden.
   expect(overall.promptTooLong).toBe(total - 1);
-  expect(rows.find((r) => r.category === 'self/parallel_single_hop')!.promptTooLong).toBe(expected['self/parallel_single_hop'] - 1);
+  expect(rows.find((r) => r.category === 'self/parallel_single_hop')!.promptTooLong).toBe(
+    expected['self/parallel_single_hop'] - 1,
+  );
   await expect(panel.getByTestId('ftrl-eval-too-long')).toHaveText(String(total - 1));
-  await expect(panel.getByTestId('ftrl-eval-too-long-note')).toContainText(`${total - 1} of ${total} tasks had a prompt over the model's budget of 1920 prompt tokens`);
+  await expect(panel.getByTestId('ftrl-eval-too-long-note')).toContainText(
+    `${total - 1} of ${total} tasks had a prompt over the model's budget of 1920 prompt tokens`,
+  );
   // The one task that fits ran through Pyodide, loaded from this app.
   await expect(panel.getByTestId('ftrl-eval-details')).toContainText('Pyodide loaded in');
   const report = JSON.parse((await panel.getByTestId('ftrl-eval-report').textContent()) ?? '{}');
@@ -109,7 +116,9 @@ test('a bad setting is named by its field and blocks Evaluate', async ({ page })
   await loadFile(page);
   const panel = page.getByTestId('ftrl-eval');
   await panel.getByTestId('ftrl-eval-perCategory').fill('0');
-  await expect(panel.getByTestId('ftrl-eval-error-perCategory')).toHaveText('Tasks per category: must be an integer from 1 to 100000, got 0');
+  await expect(panel.getByTestId('ftrl-eval-error-perCategory')).toHaveText(
+    'Tasks per category: must be an integer from 1 to 100000, got 0',
+  );
   await expect(panel.getByTestId('btn-ftrl-eval')).toBeDisabled();
   await panel.getByTestId('ftrl-eval-perCategory').fill('1');
   await expect(panel.getByTestId('btn-ftrl-eval')).toBeEnabled();
@@ -121,7 +130,9 @@ test('Pyodide failing to load is named, with the URL it was loaded from', async 
   test.setTimeout(120_000);
   // The app's own copy of Pyodide's wasm is missing, and the server answers with its index.html
   // (as vite preview and most single-page-app hosts do for a path they do not have).
-  await context.route('**/pyodide/pyodide.asm.wasm', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>PACT Lab</title>' }));
+  await context.route('**/pyodide/pyodide.asm.wasm', (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>PACT Lab</title>' }),
+  );
   await loadFile(page);
   const panel = page.getByTestId('ftrl-eval');
   // Only line 150 fits the warm start's window with 128 response tokens: Python is needed for it.
@@ -130,13 +141,15 @@ test('Pyodide failing to load is named, with the URL it was loaded from', async 
   await panel.getByTestId('btn-ftrl-eval').click();
   await expect(panel).toHaveAttribute('data-status', 'failed', { timeout: 100_000 });
   const error = panel.getByTestId('ftrl-eval-error');
-  await expect(error).toContainText('The evaluation failed: Python for the tools could not start: Pyodide failed to load from http://127.0.0.1:');
+  await expect(error).toContainText(
+    'The evaluation failed: Python for the tools could not start: Pyodide failed to load from http://127.0.0.1:',
+  );
   await expect(error).toContainText('pyodide.asm.wasm is not served at http://127.0.0.1:');
   await expect(error).toContainText('/pyodide/pyodide.asm.wasm (the server sent an HTML page in its place)');
   await expect(panel.getByTestId('ftrl-eval-table')).toHaveCount(0);
 });
 
-test('a saved run\'s checkpoint is a policy to evaluate', async ({ page }) => {
+test("a saved run's checkpoint is a policy to evaluate", async ({ page }) => {
   // Skips only where ../shared/data (or $PACT_DATA_DIR) lacks the FTRL test file, which is never copied into the repository.
   test.skip(!hasData, `FTRL data absent at ${ftrlPath}`);
   test.setTimeout(120_000);
@@ -145,7 +158,8 @@ test('a saved run\'s checkpoint is a policy to evaluate', async ({ page }) => {
   const warm = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../public/warm-start');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pact-ftrl-ckpt-'));
   try {
-    for (const f of ['config.json', 'model.safetensors', 'pruned_vocab.json']) copyFileSync(path.join(warm, f), path.join(dir, f));
+    for (const f of ['config.json', 'model.safetensors', 'pruned_vocab.json'])
+      copyFileSync(path.join(warm, f), path.join(dir, f));
     const weights = [...parseSafetensors(readFileSync(path.join(warm, 'model.safetensors'))).tensors];
     const zeros = (shape: number[]) => new Float32Array(shape.reduce((a, b) => a * b, 1));
     const optimizer = weights.flatMap(([name, t]) => [
@@ -154,8 +168,22 @@ test('a saved run\'s checkpoint is a policy to evaluate', async ({ page }) => {
       { name: `${name}.step`, shape: [], data: new Float32Array([3]) },
     ]);
     writeFileSync(path.join(dir, 'optimizer.safetensors'), writeSafetensors(optimizer, { format: 'pact-adamw' }));
-    const config = resolveConfig({ recipe: 'pact', name: 'ftrl-ckpt', model: { preset: 'qwen3-nano', init: 'warm-start' } });
-    writeFileSync(path.join(dir, 'trainer_state.json'), JSON.stringify({ version: 1, step: 3, dataCursor: 0, rngStates: { root: { key: 'e2e', words: [1, 2, 3, 4] } }, config, recipe: 'pact' }));
+    const config = resolveConfig({
+      recipe: 'pact',
+      name: 'ftrl-ckpt',
+      model: { preset: 'qwen3-nano', init: 'warm-start' },
+    });
+    writeFileSync(
+      path.join(dir, 'trainer_state.json'),
+      JSON.stringify({
+        version: 1,
+        step: 3,
+        dataCursor: 0,
+        rngStates: { root: { key: 'e2e', words: [1, 2, 3, 4] } },
+        config,
+        recipe: 'pact',
+      }),
+    );
 
     await page.goto('/');
     await page.getByTestId('import-checkpoint-folder-input').setInputFiles(dir);
@@ -171,7 +199,9 @@ test('a saved run\'s checkpoint is a policy to evaluate', async ({ page }) => {
     await panel.getByTestId('btn-ftrl-eval').click();
     await expect(panel).toHaveAttribute('data-status', /finished|failed/, { timeout: 90_000 });
     await expect(panel.getByTestId('ftrl-eval-error')).toHaveCount(0);
-    await expect(panel.getByTestId('ftrl-eval-summary')).toContainText(/run .+, checkpoint at step 3 on 4 tasks of test\.jsonl/);
+    await expect(panel.getByTestId('ftrl-eval-summary')).toContainText(
+      /run .+, checkpoint at step 3 on 4 tasks of test\.jsonl/,
+    );
     const [overall] = await readRows(page, 'ftrl-eval-overall');
     expect(overall.tasks).toBe(4);
   } finally {
@@ -194,5 +224,7 @@ test('a picked Qwen3 folder is a policy to evaluate', async ({ page }) => {
   await panel.getByTestId('btn-ftrl-eval').click();
   await expect(panel).toHaveAttribute('data-status', /finished|failed/, { timeout: 90_000 });
   await expect(panel.getByTestId('ftrl-eval-error')).toHaveCount(0);
-  await expect(panel.getByTestId('ftrl-eval-summary')).toContainText('your Qwen3 folder "warm-start" on 4 tasks of test.jsonl');
+  await expect(panel.getByTestId('ftrl-eval-summary')).toContainText(
+    'your Qwen3 folder "warm-start" on 4 tasks of test.jsonl',
+  );
 });

@@ -67,13 +67,17 @@ async function pick(page: Page, dir: string) {
   await page.getByTestId('model-folder-input').setInputFiles(dir);
 }
 
-test('a folder that is not a Qwen3 folder is refused, naming the file and the field; a good one shows its shape', async ({ page }) => {
+test('a folder that is not a Qwen3 folder is refused, naming the file and the field; a good one shows its shape', async ({
+  page,
+}) => {
   await page.goto('/');
   const picker = page.getByTestId('run-setup').getByTestId('model-folder');
   await expect(picker).toBeVisible();
 
   await pick(page, path.join(root, 'llama-like'));
-  await expect(picker.getByTestId('model-folder-error')).toContainText('Not usable as the model: config.json: model_type must be "qwen3" (found "llama")');
+  await expect(picker.getByTestId('model-folder-error')).toContainText(
+    'Not usable as the model: config.json: model_type must be "qwen3" (found "llama")',
+  );
   await expect(picker.getByTestId('model-folder-summary')).toHaveCount(0);
 
   await pick(page, path.join(root, 'config-only'));
@@ -82,14 +86,18 @@ test('a folder that is not a Qwen3 folder is refused, naming the file and the fi
   );
 
   await pick(page, path.join(root, 'bad-field'));
-  await expect(picker.getByTestId('model-folder-error')).toContainText('config.json field "num_key_value_heads": 3 must divide num_attention_heads (4)');
+  await expect(picker.getByTestId('model-folder-error')).toContainText(
+    'config.json field "num_key_value_heads": 3 must divide num_attention_heads (4)',
+  );
 
   // The shipped warm start is a Qwen3 folder: 4 layers, hidden 192, pruned vocabulary of 1,022.
   await pick(page, WARM_START);
   await expect(picker.getByTestId('model-folder-error')).toHaveCount(0);
   await expect(picker.getByTestId('model-folder-name')).toHaveText('warm-start');
   // 1,820,352 parameters (counted by hand in src/ui/modelFolder.test.ts)
-  await expect(picker.getByTestId('model-folder-shape')).toHaveText('4 layers · hidden 192 · vocab 1,022 · 1.82 M parameters');
+  await expect(picker.getByTestId('model-folder-shape')).toHaveText(
+    '4 layers · hidden 192 · vocab 1,022 · 1.82 M parameters',
+  );
   await expect(picker.getByTestId('model-folder-vocab')).toContainText('pruned: 1,022 kept Qwen3 tokens');
   await expect(picker.getByTestId('model-folder-weights')).toContainText('1 file, 6.95 MiB, F32'); // 7,286,280 B / 2^20 = 6.949 MiB
   await picker.scrollIntoViewIfNeeded();
@@ -106,24 +114,38 @@ test('a folder that is not a Qwen3 folder is refused, naming the file and the fi
   await page.screenshot({ path: 'e2e/screenshots/model-folder-error-390.png' });
 });
 
-test('Train from a picked folder: the worker builds the folder\'s model and trains a step; the Device panel shows memory', async ({ page }) => {
+test("Train from a picked folder: the worker builds the folder's model and trains a step; the Device panel shows memory", async ({
+  page,
+}) => {
   test.setTimeout(600_000);
   await page.goto(tinyRunUrl({ steps: '1', K: '2', batch: '1', miniBatch: '1', backend: 'wasm' }));
   const panel = page.getByTestId('run-setup');
   await pick(page, path.join(root, 'tiny-e2e'));
-  await expect(panel.getByTestId('model-folder-shape')).toHaveText('2 layers · hidden 64 · vocab 1,022 · 139,520 parameters');
+  await expect(panel.getByTestId('model-folder-shape')).toHaveText(
+    '2 layers · hidden 64 · vocab 1,022 · 139,520 parameters',
+  );
   await panel.getByTestId('btn-train').click();
   const progress = panel.getByTestId('train-progress');
   await expect
-    .poll(async () => ((await panel.getByTestId('start-error').count()) > 0 ? 'error' : await progress.getAttribute('data-phase')), { timeout: 120_000 })
+    .poll(
+      async () =>
+        (await panel.getByTestId('start-error').count()) > 0 ? 'error' : await progress.getAttribute('data-phase'),
+      { timeout: 120_000 },
+    )
     .not.toBe('starting');
-  expect((await panel.getByTestId('start-error').count()) > 0 ? await panel.getByTestId('start-error').innerText() : '').toBe('');
+  expect(
+    (await panel.getByTestId('start-error').count()) > 0 ? await panel.getByTestId('start-error').innerText() : '',
+  ).toBe('');
 
   // The worker built the folder's model: its parameter count, not the warm start's 1,820,352.
-  await expect(page.getByTestId('device-model')).toHaveText(`folder:tiny-e2e · ${TINY_PARAMS.toLocaleString('en-US')} parameters`);
+  await expect(page.getByTestId('device-model')).toHaveText(
+    `folder:tiny-e2e · ${TINY_PARAMS.toLocaleString('en-US')} parameters`,
+  );
   await expect(progress).toHaveAttribute('data-phase', 'finished', { timeout: 300_000 });
   // tf.memory() from the worker's progress events: bytes with a unit, the tensor count, the backend.
-  await expect(page.getByTestId('device-memory')).toContainText(/^\s*\d+(\.\d+)? (KiB|MiB|GiB) in [\d,]+ tensors? \(wasm\)/);
+  await expect(page.getByTestId('device-memory')).toContainText(
+    /^\s*\d+(\.\d+)? (KiB|MiB|GiB) in [\d,]+ tensors? \(wasm\)/,
+  );
   await expect(page.getByTestId('device-memory')).toContainText('(last reading of the run)');
   await page.getByTestId('device-memory').scrollIntoViewIfNeeded();
   await page.screenshot({ path: 'e2e/screenshots/device-memory.png' });

@@ -78,7 +78,8 @@ async function newcomerPath(page: Page, size: string) {
     .poll(
       async () => {
         const time = page.getByTestId('device-memory-time');
-        if ((await time.count()) > 0 && (await home.getByTestId('run-status').innerText()).includes('step 0')) seen.add(await time.innerText());
+        if ((await time.count()) > 0 && (await home.getByTestId('run-status').innerText()).includes('step 0'))
+          seen.add(await time.innerText());
         return seen.size;
       },
       { timeout: STEP_MS, intervals: [500] },
@@ -92,7 +93,9 @@ async function newcomerPath(page: Page, size: string) {
   await expect(reward).toContainText(/current run \(pact\): -?[\d.]+ at step 1/, { timeout: STEP_MS });
   await expect(page.getByTestId('demo-badge')).toHaveCount(0);
   // It is checkpointed after that first step (checkpointEvery is 4).
-  await expect.poll(async () => (await readPageDb(page)).runs[0].lastCheckpointId, { timeout: 60_000 }).toBe(`${runId}@1`);
+  await expect
+    .poll(async () => (await readPageDb(page)).runs[0].lastCheckpointId, { timeout: 60_000 })
+    .toBe(`${runId}@1`);
   await expect(home.getByTestId('run-eta')).toContainText(/About \d+ (s|min|h)( \d+ min)? left \(from 1 measured step/);
   await page.getByTestId('chart-reward').scrollIntoViewIfNeeded();
   await shot('4-first-point');
@@ -103,9 +106,13 @@ async function newcomerPath(page: Page, size: string) {
   await expect(home.getByTestId('run-status')).toHaveAttribute('data-status', 'interrupted', { timeout: 60_000 });
   await openFold(page, 'runs');
   expect(await statuses(page, runId)).toEqual({ home: 'interrupted', row: 'interrupted', stored: 'interrupted' });
-  await expect(home.getByTestId('run-resume-plan')).toContainText('This run\'s tab was reloaded or closed while it trained');
+  await expect(home.getByTestId('run-resume-plan')).toContainText(
+    "This run's tab was reloaded or closed while it trained",
+  );
   await expect(home.getByTestId('run-resume-plan')).toContainText('Resume continues from its checkpoint at step 1');
-  await expect(page.locator(`tr[data-run-id="${runId}"]`).getByTestId('resume-plan')).toContainText('Resume: continues from its checkpoint at step 1');
+  await expect(page.locator(`tr[data-run-id="${runId}"]`).getByTestId('resume-plan')).toContainText(
+    'Resume: continues from its checkpoint at step 1',
+  );
   // The charts keep the run's stored step, not the demo.
   await expect(reward).toContainText(/current run \(pact\): -?[\d.]+ at step 1/);
   await expect(page.getByTestId('demo-badge')).toHaveCount(0);
@@ -119,10 +126,14 @@ async function newcomerPath(page: Page, size: string) {
   await home.getByTestId('home-stop').click();
   // Stop waits for the step to end: both say so, neither says "paused" or "stopped" yet.
   await expect(home.getByTestId('home-status-word')).toHaveText('stopping after this step');
-  await expect(page.locator(`tr[data-run-id="${runId}"]`).getByTestId('run-status-word')).toHaveText('stopping after this step');
+  await expect(page.locator(`tr[data-run-id="${runId}"]`).getByTestId('run-status-word')).toHaveText(
+    'stopping after this step',
+  );
   await shot('6-stopping');
   await expect(home.getByTestId('run-status')).toHaveAttribute('data-status', 'stopped', { timeout: STEP_MS });
-  await expect.poll(async () => statuses(page, runId), { timeout: 30_000 }).toEqual({ home: 'stopped', row: 'stopped', stored: 'stopped' });
+  await expect
+    .poll(async () => statuses(page, runId), { timeout: 30_000 })
+    .toEqual({ home: 'stopped', row: 'stopped', stored: 'stopped' });
   const run = (await readPageDb(page)).runs.find((r) => r.id === runId)!;
   expect([run.lastStep, run.lastCheckpointId]).toEqual([2, `${runId}@2`]);
   await expect(reward).toContainText(/current run \(pact\): -?[\d.]+ at step 2/);

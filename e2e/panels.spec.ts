@@ -6,7 +6,9 @@ async function typeInto(page: Page, selector: string, text: string) {
   await box.fill(text);
 }
 
-test('mask schedule: λa and the prefix level at the marked step come from Eq. (tool-call-annealing)', async ({ page }) => {
+test('mask schedule: λa and the prefix level at the marked step come from Eq. (tool-call-annealing)', async ({
+  page,
+}) => {
   await page.goto('/');
   const panel = page.getByTestId('mask-schedule');
   await expect(panel.getByTestId('lesson-mask-schedule')).toContainText('Eq. (tool-call-annealing)');
@@ -74,7 +76,9 @@ test('mask schedule: λa and the prefix level at the marked step come from Eq. (
   await expect(panel.getByTestId('marked-lambda')).toHaveText('50% of span tokens');
 });
 
-test('anchoring gates: the fraction shown is the count of anchor cells over all cells, and q resamples', async ({ page }) => {
+test('anchoring gates: the fraction shown is the count of anchor cells over all cells, and q resamples', async ({
+  page,
+}) => {
   await page.goto('/');
   const panel = page.getByTestId('anchoring-gates');
   await expect(panel.getByTestId('lesson-anchoring-gates')).toContainText('Eq. (prompt-routing-gate)');
@@ -113,7 +117,9 @@ test('anchoring gates: the fraction shown is the count of anchor cells over all 
   const pattern1 = await panel.locator('td.gate').evaluateAll((tds) => tds.map((t) => t.textContent).join(''));
   await panel.getByRole('button', { name: 'Next seed' }).click();
   await expect(page.locator('#gates-seed')).toHaveValue('2');
-  await expect.poll(() => panel.locator('td.gate').evaluateAll((tds) => tds.map((t) => t.textContent).join(''))).not.toBe(pattern1);
+  await expect
+    .poll(() => panel.locator('td.gate').evaluateAll((tds) => tds.map((t) => t.textContent).join('')))
+    .not.toBe(pattern1);
   g = await readGrid();
   await expect(panel.getByTestId('gate-anchors')).toHaveText(String(g.nAnchor));
   await expect(panel.getByTestId('gate-fraction-value')).toHaveText((g.nAnchor / 48).toFixed(3));
@@ -163,10 +169,14 @@ test('run setup: the URL carries the configuration and a reload restores it', as
   // shipped warm start is told that it will select no tools.
   await expect(panel.getByTestId('setup-policy-note')).toHaveCount(0);
   await page.goto('/?recipe=gdpo');
-  await expect(panel.getByTestId('setup-policy-note')).toHaveText(/never seen the search environment: a gdpo run from it selects no tools \(F1 0\)/);
+  await expect(panel.getByTestId('setup-policy-note')).toHaveText(
+    /never seen the search environment: a gdpo run from it selects no tools \(F1 0\)/,
+  );
 });
 
-test('run setup: an out-of-range q from a link shows an error naming q and keeps the other fields', async ({ page }) => {
+test('run setup: an out-of-range q from a link shows an error naming q and keeps the other fields', async ({
+  page,
+}) => {
   await page.goto('/?q=1.5&K=4&lambdaStart=0.1&lambdaEnd=0.5');
   const panel = page.getByTestId('run-setup');
   await expect(panel.getByTestId('error-q')).toHaveText(/q must be ≤ 1 \(got "1.5"\)/);
@@ -216,7 +226,15 @@ test('screenshots: wide and narrow', async ({ page }) => {
 test('keyboard: every setup control is reachable with Tab', async ({ page }) => {
   await page.goto('/');
   const reached = new Set<string>();
-  const wanted = ['setup-recipe', 'setup-q', 'setup-betaSft', 'setup-horizon', 'setup-toolCall', 'sched-lambdaStart', 'sched-marked'];
+  const wanted = [
+    'setup-recipe',
+    'setup-q',
+    'setup-betaSft',
+    'setup-horizon',
+    'setup-toolCall',
+    'sched-lambdaStart',
+    'sched-marked',
+  ];
   // The mask schedule stands below the charts, the inspector, the runs and the method panels (the tour's order).
   for (let k = 0; k < 400 && !wanted.every((id) => reached.has(id)); k++) {
     await page.keyboard.press('Tab');

@@ -10,10 +10,13 @@ import { tinyRunUrl } from './tinyRun';
 /** The relative luminance contrast of two CSS rgb() colours (WCAG 2). */
 function contrastRatio(a: string, b: string): number {
   const lum = (css: string) => {
-    const [r, g, bl] = (css.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map(Number).map((c) => {
-      const s = c / 255;
-      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
-    });
+    const [r, g, bl] = (css.match(/\d+(\.\d+)?/g) ?? [])
+      .slice(0, 3)
+      .map(Number)
+      .map((c) => {
+        const s = c / 255;
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+      });
     return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
   };
   const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
@@ -22,7 +25,8 @@ function contrastRatio(a: string, b: string): number {
 
 async function readMergedConfig(page: Page): Promise<Record<string, unknown>> {
   const details = page.getByTestId('setup-overrides');
-  if (!(await details.evaluate((d) => (d as HTMLDetailsElement).open))) await details.locator('summary').first().click();
+  if (!(await details.evaluate((d) => (d as HTMLDetailsElement).open)))
+    await details.locator('summary').first().click();
   const merged = page.getByTestId('setup-merged-config');
   if (!(await merged.isVisible())) await details.locator('details summary').click();
   return JSON.parse((await merged.textContent()) ?? '{}');
@@ -31,27 +35,38 @@ async function readMergedConfig(page: Page): Promise<Record<string, unknown>> {
 /** Pairs of text labels in an SVG chart whose boxes intersect. */
 async function findOverlappingLabels(chart: Locator): Promise<string[]> {
   return chart.evaluate((el) => {
-    const boxes = [...el.querySelectorAll('text.guide-label, text.dot-label, text.marker-label, text.ref-label')].map((t) => ({ text: t.textContent ?? '', b: (t as SVGTextElement).getBBox() }));
+    const boxes = [...el.querySelectorAll('text.guide-label, text.dot-label, text.marker-label, text.ref-label')].map(
+      (t) => ({ text: t.textContent ?? '', b: (t as SVGTextElement).getBBox() }),
+    );
     const out: string[] = [];
     for (let i = 0; i < boxes.length; i++) {
       for (let j = i + 1; j < boxes.length; j++) {
         const a = boxes[i].b;
         const c = boxes[j].b;
-        if (a.x < c.x + c.width && c.x < a.x + a.width && a.y < c.y + c.height && c.y < a.y + a.height) out.push(`${boxes[i].text} × ${boxes[j].text}`);
+        if (a.x < c.x + c.width && c.x < a.x + a.width && a.y < c.y + c.height && c.y < a.y + a.height)
+          out.push(`${boxes[i].text} × ${boxes[j].text}`);
       }
     }
     return out;
   });
 }
 
-test('the setup offers only what trains, each recipe with its knobs, sized for a laptop by default', async ({ page }) => {
+test('the setup offers only what trains, each recipe with its knobs, sized for a laptop by default', async ({
+  page,
+}) => {
   await page.goto('/');
   const panel = page.getByTestId('run-setup');
   await expect(panel.getByTestId('setup-status')).toContainText('Valid configuration');
 
   // Default run: the quick size (2 prompts × K 4, 4 turns, 576 response tokens).
   let config = await readMergedConfig(page);
-  expect(config).toMatchObject({ batchPrompts: 2, rolloutsPerPrompt: 4, maxTurns: 4, maxResponseTokens: 576, model: { preset: 'qwen3-nano', init: 'warm-start' } });
+  expect(config).toMatchObject({
+    batchPrompts: 2,
+    rolloutsPerPrompt: 4,
+    maxTurns: 4,
+    maxResponseTokens: 576,
+    model: { preset: 'qwen3-nano', init: 'warm-start' },
+  });
   await expect(panel.getByTestId('size-paper')).toContainText('needs a GPU');
   await expect(panel.getByTestId('size-paper')).toContainText('hardware WebGPU adapter');
   await panel.getByTestId('size-paper').click();
@@ -66,10 +81,14 @@ test('the setup offers only what trains, each recipe with its knobs, sized for a
   await page.locator('#setup-model').selectOption('qwen3-micro');
   await expect(panel.getByTestId('error-init')).toContainText('the shipped warm start is a qwen3-nano');
   await panel.getByTestId('btn-train').click();
-  await expect(panel.getByTestId('start-error')).toContainText('Cannot start: Starting weights "warm-start": the shipped warm start is a qwen3-nano');
+  await expect(panel.getByTestId('start-error')).toContainText(
+    'Cannot start: Starting weights "warm-start": the shipped warm start is a qwen3-nano',
+  );
   await page.locator('#setup-init').selectOption('scratch');
   await expect(panel.getByTestId('setup-status')).toContainText('Valid configuration');
-  await expect(panel.getByTestId('setup-choice-note')).toContainText('Random weights: this qwen3-micro has never seen a tool call');
+  await expect(panel.getByTestId('setup-choice-note')).toContainText(
+    'Random weights: this qwen3-micro has never seen a tool call',
+  );
   await page.locator('#setup-model').selectOption('qwen3-nano');
   await page.locator('#setup-init').selectOption('warm-start');
 
@@ -94,7 +113,10 @@ test('the setup offers only what trains, each recipe with its knobs, sized for a
   await expect(page.locator('#setup-chordMu')).toHaveValue('0.1');
   await page.locator('#setup-recipe').selectOption('pact');
 
-  for (const [w, h] of [[1280, 800], [390, 844]]) {
+  for (const [w, h] of [
+    [1280, 800],
+    [390, 844],
+  ]) {
     await page.setViewportSize({ width: w, height: h });
     await panel.screenshot({ path: `e2e/screenshots/setup-truth-${w}.png` });
   }
@@ -138,12 +160,17 @@ test('teaching panels keep their own values until "Use these values in my run"',
   await gates.screenshot({ path: 'e2e/screenshots/teaching-gates-1280.png' });
 });
 
-test('mask schedule: at s = S the marker, dot and horizon labels do not overlap (1280 and 390 px)', async ({ page }) => {
+test('mask schedule: at s = S the marker, dot and horizon labels do not overlap (1280 and 390 px)', async ({
+  page,
+}) => {
   await page.goto('/');
   await page.locator('#sched-horizon').fill('10');
   await page.locator('#sched-marked').fill('10');
   const schedule = page.getByTestId('mask-schedule');
-  for (const [w, h] of [[1280, 800], [390, 844]]) {
+  for (const [w, h] of [
+    [1280, 800],
+    [390, 844],
+  ]) {
     await page.setViewportSize({ width: w, height: h });
     for (const id of ['chart-lambda', 'chart-level']) {
       await expect(schedule.getByTestId(id).locator('text.marker-label')).toBeVisible();
@@ -155,7 +182,17 @@ test('mask schedule: at s = S the marker, dot and horizon labels do not overlap 
 
 /** TEST DATA: a hand-written run whose KL is 0 at every step, whose prompt-only KL is tiny, and whose last evaluation made no tool call. */
 async function serveFlatRun(page: Page): Promise<void> {
-  const step = (s: number) => ({ step: s, recipe: 'pact', reward: 0.1 * s, kl: 0, kl_prompt_only: 0.00012 * s, entropy: 1, clip_ratio: 0, grad_norm: 0.5, 'tokens/s': 10 });
+  const step = (s: number) => ({
+    step: s,
+    recipe: 'pact',
+    reward: 0.1 * s,
+    kl: 0,
+    kl_prompt_only: 0.00012 * s,
+    entropy: 1,
+    clip_ratio: 0,
+    grad_norm: 0.5,
+    'tokens/s': 10,
+  });
   const demo = {
     config: { recipe: 'pact', steps: 3 },
     metrics: [step(1), step(2), step(3)],
@@ -165,7 +202,9 @@ async function serveFlatRun(page: Page): Promise<void> {
     ],
     rollouts: [],
   };
-  await page.route('**/demo/demo-run.json', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(demo) }));
+  await page.route('**/demo/demo-run.json', (route) =>
+    route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(demo) }),
+  );
   await page.goto('/');
   await expect(page.getByTestId('live-charts').getByTestId('demo-badge')).toBeVisible();
 }
@@ -193,7 +232,10 @@ test('held-out points say what they are; Solve-P 1 with Solve-R 0 is explained w
   const notes = chart.getByTestId('chart-eval-note');
   await expect(notes.first()).toContainText('4 held-out tasks per point, one greedy rollout each (step 1, 3)');
   await expect(notes.first()).toContainText('Step 3: Solve-P 1 with Solve-R 0 means no tool call on any task');
-  for (const [w, h] of [[1280, 800], [390, 844]]) {
+  for (const [w, h] of [
+    [1280, 800],
+    [390, 844],
+  ]) {
     await page.setViewportSize({ width: w, height: h });
     await chart.screenshot({ path: `e2e/screenshots/eval-notes-${w}.png` });
   }
@@ -210,7 +252,9 @@ test('the device check buttons read as enabled (contrast ≥ 4.5)', async ({ pag
   expect(contrastRatio(color, background)).toBeGreaterThanOrEqual(4.5);
 });
 
-test('auto trains on wasm past a software WebGPU adapter; the inspector does not call the demo absent during a run', async ({ page }) => {
+test('auto trains on wasm past a software WebGPU adapter; the inspector does not call the demo absent during a run', async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   await page.goto(tinyRunUrl({ steps: '1', K: '2', batch: '1', miniBatch: '1', backend: 'auto' }));
   const isSoftware = await page.evaluate(async () => {

@@ -79,7 +79,9 @@ async function readSecret(page: Page): Promise<string> {
   );
 }
 
-test('JavaScript tool code in the browser sandbox reaches no storage, network, page, or (fresh per call) later call', async ({ page }) => {
+test('JavaScript tool code in the browser sandbox reaches no storage, network, page, or (fresh per call) later call', async ({
+  page,
+}) => {
   await page.goto('/');
   await writeSecret(page);
   await page.addScriptTag({ content: harness });
@@ -87,13 +89,35 @@ test('JavaScript tool code in the browser sandbox reaches no storage, network, p
   const r = await page.evaluate(async (url) => {
     type Result = { ok: boolean; output: string };
     type Executor = { execute(...a: unknown[]): Promise<Result>; dispose(): void };
-    const sandbox = (globalThis as unknown as { pactToolSandbox: { createWorkerExecutor(o?: { isFreshPerCall?: boolean }): Promise<Executor> } }).pactToolSandbox;
+    const sandbox = (
+      globalThis as unknown as {
+        pactToolSandbox: { createWorkerExecutor(o?: { isFreshPerCall?: boolean }): Promise<Executor> };
+      }
+    ).pactToolSandbox;
     const ex = await sandbox.createWorkerExecutor({ isFreshPerCall: true });
-    const run = (source: string, args: Record<string, unknown> = {}, timeoutMs = 10_000) => ex.execute({ language: 'javascript', source }, 'probe', args, { timeoutMs });
-    const globals = ['fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'importScripts', 'indexedDB', 'caches', 'navigator', 'BroadcastChannel', 'Worker', 'postMessage', 'document', 'window', 'parent'];
+    const run = (source: string, args: Record<string, unknown> = {}, timeoutMs = 10_000) =>
+      ex.execute({ language: 'javascript', source }, 'probe', args, { timeoutMs });
+    const globals = [
+      'fetch',
+      'XMLHttpRequest',
+      'WebSocket',
+      'EventSource',
+      'importScripts',
+      'indexedDB',
+      'caches',
+      'navigator',
+      'BroadcastChannel',
+      'Worker',
+      'postMessage',
+      'document',
+      'window',
+      'parent',
+    ];
     const out: Record<string, Result> = {};
     out.honest = await run('(a) => ({ sum: a.x + a.y })', { x: 2, y: 3 });
-    out.globals = await run(`() => ${JSON.stringify(globals)}.filter((n) => typeof globalThis[n] !== 'undefined').join(',') || 'none'`);
+    out.globals = await run(
+      `() => ${JSON.stringify(globals)}.filter((n) => typeof globalThis[n] !== 'undefined').join(',') || 'none'`,
+    );
     out.recovered = await run(`() => {
       const found = [];
       for (let o = globalThis; o; o = Object.getPrototypeOf(o))
@@ -102,18 +126,41 @@ test('JavaScript tool code in the browser sandbox reaches no storage, network, p
       return found.join(',') || 'none';
     }`);
     out.origin = await run('() => globalThis.origin');
-    out.importUrl = await run('async (a) => { try { await import(a.url + "module.js"); return "imported"; } catch (e) { return "refused: " + e.name; } }', { url });
-    out.fetchUrl = await run('async (a) => { try { await fetch(a.url); return "fetched"; } catch (e) { return "refused: " + e.name; } }', { url });
-    out.store = await run('() => { globalThis.kept = "from the first call"; Object.prototype.polluted = 1; return "stored"; }');
+    out.importUrl = await run(
+      'async (a) => { try { await import(a.url + "module.js"); return "imported"; } catch (e) { return "refused: " + e.name; } }',
+      { url },
+    );
+    out.fetchUrl = await run(
+      'async (a) => { try { await fetch(a.url); return "fetched"; } catch (e) { return "refused: " + e.name; } }',
+      { url },
+    );
+    out.store = await run(
+      '() => { globalThis.kept = "from the first call"; Object.prototype.polluted = 1; return "stored"; }',
+    );
     out.read = await run('() => [typeof kept, typeof ({}).polluted].join(",")');
     out.loop = await run('() => { for (;;) {} }', {}, 300);
     out.after = await run('(a) => a.n + 1', { n: 41 });
     ex.dispose();
     // The default executor (one worker for many calls, for the generator's own stubs) runs in the same box.
     const shared = await sandbox.createWorkerExecutor();
-    out.sharedGlobals = await shared.execute({ language: 'javascript', source: `() => ${JSON.stringify(globals)}.filter((n) => typeof globalThis[n] !== 'undefined').join(',') || 'none'` }, 'probe', {});
+    out.sharedGlobals = await shared.execute(
+      {
+        language: 'javascript',
+        source: `() => ${JSON.stringify(globals)}.filter((n) => typeof globalThis[n] !== 'undefined').join(',') || 'none'`,
+      },
+      'probe',
+      {},
+    );
     out.sharedOrigin = await shared.execute({ language: 'javascript', source: '() => globalThis.origin' }, 'probe', {});
-    out.sharedImport = await shared.execute({ language: 'javascript', source: 'async (a) => { try { await import(a.url + "module.js"); return "imported"; } catch (e) { return "refused: " + e.name; } }' }, 'probe', { url });
+    out.sharedImport = await shared.execute(
+      {
+        language: 'javascript',
+        source:
+          'async (a) => { try { await import(a.url + "module.js"); return "imported"; } catch (e) { return "refused: " + e.name; } }',
+      },
+      'probe',
+      { url },
+    );
     shared.dispose();
     return out;
   }, outsideUrl);
@@ -166,9 +213,16 @@ test('Python tool code in the browser Pyodide worker reaches no storage or netwo
         });
       const out: Record<string, { observation: string; isError: boolean }> = {};
       out.honest = await call('def probe(x):\n    return {"x": x}\n', { x: 'é' });
-      out.js = await call('def probe():\n    import js\n    return [n for n in ["fetch", "indexedDB", "caches", "XMLHttpRequest", "postMessage", "globalThis"] if hasattr(js, n)]\n');
-      out.realm = await call('def probe():\n    from pyodide.ffi import to_js\n    return str(to_js([]).constructor.constructor("return globalThis")())\n');
-      out.loadPackage = await call('def probe(url):\n    import pyodide_js\n    pyodide_js.loadPackage(url + "pkg-0.1-py3-none-any.whl")\n    return "asked"\n', { url });
+      out.js = await call(
+        'def probe():\n    import js\n    return [n for n in ["fetch", "indexedDB", "caches", "XMLHttpRequest", "postMessage", "globalThis"] if hasattr(js, n)]\n',
+      );
+      out.realm = await call(
+        'def probe():\n    from pyodide.ffi import to_js\n    return str(to_js([]).constructor.constructor("return globalThis")())\n',
+      );
+      out.loadPackage = await call(
+        'def probe(url):\n    import pyodide_js\n    pyodide_js.loadPackage(url + "pkg-0.1-py3-none-any.whl")\n    return "asked"\n',
+        { url },
+      );
       out.after = await call('def probe(n):\n    return n + 1\n', { n: 41 });
       // Let any request the tools started land before the count is read.
       await new Promise((resolve) => setTimeout(resolve, 1_000));

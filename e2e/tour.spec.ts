@@ -18,7 +18,10 @@ async function targetBox(page: Page) {
   return { ...box, height: Math.min(box.height, room) };
 }
 
-function overlaps(a: { x: number; y: number; width: number; height: number }, b: { x: number; y: number; width: number; height: number }) {
+function overlaps(
+  a: { x: number; y: number; width: number; height: number },
+  b: { x: number; y: number; width: number; height: number },
+) {
   return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
 }
 
@@ -41,14 +44,18 @@ async function expectStep(page: Page, i: number) {
   await expect(panel).toBeVisible();
   // On screen, and not under the card: the card is placed off it, and fits the screen.
   await expect
-    .poll(async () => {
-      const t = await targetBox(page);
-      const c = (await card.boundingBox())!;
-      const view = page.viewportSize()!;
-      const isOnScreen = t.y >= 0 && t.y + t.height <= view.height + 1;
-      const isCardOnScreen = c.x >= 0 && c.y >= 0 && c.x + c.width <= view.width + 1 && c.y + c.height <= view.height + 1;
-      return { isOnScreen, isCardOnScreen, overlaps: overlaps(t, c) };
-    }, { message: `step ${i + 1} (${step.id}): target and card on screen, apart` })
+    .poll(
+      async () => {
+        const t = await targetBox(page);
+        const c = (await card.boundingBox())!;
+        const view = page.viewportSize()!;
+        const isOnScreen = t.y >= 0 && t.y + t.height <= view.height + 1;
+        const isCardOnScreen =
+          c.x >= 0 && c.y >= 0 && c.x + c.width <= view.width + 1 && c.y + c.height <= view.height + 1;
+        return { isOnScreen, isCardOnScreen, overlaps: overlaps(t, c) };
+      },
+      { message: `step ${i + 1} (${step.id}): target and card on screen, apart` },
+    )
     .toEqual({ isOnScreen: true, isCardOnScreen: true, overlaps: false });
   await expect(card).toBeFocused();
 }
@@ -60,7 +67,9 @@ async function walk(page: Page, size: string) {
   await expect(page.getByTestId('tour-back')).toBeDisabled();
   await expect(page.getByRole('dialog', { name: GUIDED_TOUR[0].title })).toBeVisible();
   // The first step says how long a run of this setup takes on this device.
-  await expect(page.getByTestId('tour-look')).toContainText(/How long a run of the current setup takes here: about \d+ (s|min|h)/);
+  await expect(page.getByTestId('tour-look')).toContainText(
+    /How long a run of the current setup takes here: about \d+ (s|min|h)/,
+  );
   await page.screenshot({ path: `e2e/screenshots/tour-${size}-1-start.png` });
   const scrolls = [await page.evaluate(() => window.scrollY)];
   for (let i = 1; i < GUIDED_TOUR.length; i++) {
@@ -73,7 +82,8 @@ async function walk(page: Page, size: string) {
     }
   }
   // It never jumps back up the page.
-  for (let i = 1; i < scrolls.length; i++) expect(scrolls[i], `step ${i + 1} scrolled up: ${scrolls.join(', ')}`).toBeGreaterThanOrEqual(scrolls[i - 1] - 1);
+  for (let i = 1; i < scrolls.length; i++)
+    expect(scrolls[i], `step ${i + 1} scrolled up: ${scrolls.join(', ')}`).toBeGreaterThanOrEqual(scrolls[i - 1] - 1);
   // The last step has Finish instead of Next, and → does nothing past it; ← goes back.
   await expect(page.getByTestId('tour-next')).toHaveCount(0);
   await expect(page.getByTestId('tour-finish')).toBeVisible();
@@ -100,7 +110,9 @@ test('tour at 1280×800: every step on screen and uncovered, going down the page
   await expect(opener).toHaveAttribute('aria-expanded', 'false');
 });
 
-test('tour at 390 px: folded panels open as it reaches them, the card fits beside its target; Finish closes it', async ({ page }) => {
+test('tour at 390 px: folded panels open as it reaches them, the card fits beside its target; Finish closes it', async ({
+  page,
+}) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.emulateMedia({ reducedMotion: 'reduce' });
   await page.goto('/');

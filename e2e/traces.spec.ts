@@ -35,10 +35,15 @@ function sumMask(mask: number[]): number {
 }
 
 async function pickLevel(page: Page, level: number) {
-  await page.getByTestId('level-picker').locator('label', { hasText: `L${level}` }).click();
+  await page
+    .getByTestId('level-picker')
+    .locator('label', { hasText: `L${level}` })
+    .click();
 }
 
-test('prefix levels: each turn reveals prefixChunkCounts[L] chunks, exactly revealPrefix, leaks hidden at every level', async ({ page }) => {
+test('prefix levels: each turn reveals prefixChunkCounts[L] chunks, exactly revealPrefix, leaks hidden at every level', async ({
+  page,
+}) => {
   await page.goto('/');
   const panel = page.getByTestId('prefix-levels');
   await expect(panel.getByTestId('lesson-prefix-levels')).toContainText('explicit_call_preview');
@@ -61,7 +66,10 @@ test('prefix levels: each turn reveals prefixChunkCounts[L] chunks, exactly reve
     for (const [t, turn] of trace.turns.entries()) {
       const row = turns.nth(t);
       await expect(row.locator('[data-revealed="true"]')).toHaveCount(turn.prefixChunkCounts[level]);
-      await expect(row.getByTestId('turn-counts')).toHaveAttribute('aria-label', `Chunks revealed per level: ${turn.prefixChunkCounts.map((c, l) => `L${l} ${c}`).join(', ')}`);
+      await expect(row.getByTestId('turn-counts')).toHaveAttribute(
+        'aria-label',
+        `Chunks revealed per level: ${turn.prefixChunkCounts.map((c, l) => `L${l} ${c}`).join(', ')}`,
+      );
       const expected = revealPrefix(turn, level);
       if (expected) expect(await row.getByTestId('revealed-text').textContent()).toBe(expected);
       else await expect(row.getByTestId('revealed-text')).toHaveCount(0);
@@ -108,7 +116,9 @@ test('prefix levels at 390 px', async ({ page }) => {
   await panel.screenshot({ path: `${SHOTS}/prefix-levels-390.png` });
 });
 
-test('token masks: Z(s) shown equals Σ m from the core over the same tokens, and follows the step and the setup', async ({ page }) => {
+test('token masks: Z(s) shown equals Σ m from the core over the same tokens, and follows the step and the setup', async ({
+  page,
+}) => {
   const tokenizerRequests: string[] = [];
   page.on('request', (r) => {
     if (/tokenizer.*\.json/.test(r.url())) tokenizerRequests.push(r.url());
@@ -132,7 +142,8 @@ test('token masks: Z(s) shown equals Σ m from the core over the same tokens, an
   const tags = await tagTraceTokens(trace);
   const counts = trace.turns.map((t) => t.prefixChunkCounts);
   const options = { horizon: 10, toolCallStart: 0.8, toolCallEnd: 0.2 };
-  const zAt = (s: number, design = 'seg+scale') => sumMask(buildSftMaskAtStep(tags, counts, s, design, options)).toFixed(3);
+  const zAt = (s: number, design = 'seg+scale') =>
+    sumMask(buildSftMaskAtStep(tags, counts, s, design, options)).toFixed(3);
 
   await expect(panel.getByTestId('mask-ntokens')).toHaveText(String(tags.length));
   await panel.locator('#tokens-step').fill('5');
@@ -141,7 +152,9 @@ test('token masks: Z(s) shown equals Σ m from the core over the same tokens, an
   await expect(panel.getByTestId('mask-z')).toHaveText(zAt(5));
   // by kind: the tool-call row sums 0.5 per call token
   const nCall = tags.filter((t) => t.kind === 'tool_call').length;
-  await expect(panel.getByTestId('mask-kinds').locator('tr[data-kind="tool_call"] td').nth(2)).toHaveText((nCall * 0.5).toFixed(3));
+  await expect(panel.getByTestId('mask-kinds').locator('tr[data-kind="tool_call"] td').nth(2)).toHaveText(
+    (nCall * 0.5).toFixed(3),
+  );
   await expect(panel.getByTestId('mask-kinds').locator('tr[data-kind="observation"] td').nth(2)).toHaveText('0.000');
 
   // The slider recomputes the mask: Home → s = 0 (L4, λa 0.8), End → s = T = 24 (L0, λa 0.2).

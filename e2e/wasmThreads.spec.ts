@@ -15,7 +15,15 @@ import { compareRunMetrics, toStepRecords, type RunResult } from '../src/experim
 import { tinyRunUrl } from './tinyRun';
 
 // q = 0: every prompt takes the trace route (L^h + SFT), so there is a gradient even when the rewards tie.
-const URL_ONE_STEP = tinyRunUrl({ recipe: 'pact', steps: '1', K: '2', batch: '1', miniBatch: '1', q: '0', backend: 'wasm' });
+const URL_ONE_STEP = tinyRunUrl({
+  recipe: 'pact',
+  steps: '1',
+  K: '2',
+  batch: '1',
+  miniBatch: '1',
+  q: '0',
+  backend: 'wasm',
+});
 
 /** Trains the one step through Run setup; returns its run as the experiment runner stores it, and the wasm threads. */
 async function trainOneStep(page: Page): Promise<{ run: RunResult; threads: string }> {
@@ -30,10 +38,20 @@ async function trainOneStep(page: Page): Promise<{ run: RunResult; threads: stri
   const db = await readPageDb(page);
   expect(db.runs).toHaveLength(1);
   const rows = db.metrics.filter((m) => m.runId === db.runs[0].id);
-  return { run: { id: 'pact-one-step', status: db.runs[0].status as RunResult['status'], steps: toStepRecords(rows) } as RunResult, threads };
+  return {
+    run: {
+      id: 'pact-one-step',
+      status: db.runs[0].status as RunResult['status'],
+      steps: toStepRecords(rows),
+    } as RunResult,
+    threads,
+  };
 }
 
-test('tfjs-wasm trains on its threaded build in the cross-origin isolated app, to the same numbers as on one thread', async ({ page, browser }) => {
+test('tfjs-wasm trains on its threaded build in the cross-origin isolated app, to the same numbers as on one thread', async ({
+  page,
+  browser,
+}) => {
   test.setTimeout(600_000);
   await page.goto('/');
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);

@@ -26,7 +26,16 @@ test('two PACT steps in the worker on WebGPU', async ({ page }) => {
     klCoef: 0,
   };
   // q = 0 goes in the form (its field wins over the overrides): every prompt takes the trace route.
-  const query = new URLSearchParams({ recipe: 'pact', steps: '2', K: '2', batch: '1', miniBatch: '1', q: '0', backend: 'webgpu', overrides: JSON.stringify(overrides) });
+  const query = new URLSearchParams({
+    recipe: 'pact',
+    steps: '2',
+    K: '2',
+    batch: '1',
+    miniBatch: '1',
+    q: '0',
+    backend: 'webgpu',
+    overrides: JSON.stringify(overrides),
+  });
   await page.goto(`/?${query}`);
   const hasAdapter = await page.evaluate(async () => {
     const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
@@ -46,13 +55,19 @@ test('two PACT steps in the worker on WebGPU', async ({ page }) => {
 
   const db = await readPageDb(page);
   const run = db.runs[0];
-  const rows = { status: run.status, config: run.config as { backend?: string }, metrics: db.metrics.filter((m) => m.runId === run.id) };
+  const rows = {
+    status: run.status,
+    config: run.config as { backend?: string },
+    metrics: db.metrics.filter((m) => m.runId === run.id),
+  };
   expect(rows.status).toBe('finished');
   expect(rows.config.backend).toBe('webgpu');
   expect(rows.metrics.map((m) => m.step)).toEqual([1, 2]);
   for (const m of rows.metrics) {
     // Where a SwiftShader step's minutes go (shader compiles for each new shape, mostly), for the CI log.
-    console.log(`webgpu step ${m.step}: ${['time/rollouts_s', 'time/logprobs_s', 'time/update_s', 'seconds'].map((k) => `${k} ${Number(m.values[k]).toFixed(1)}`).join(', ')}`);
+    console.log(
+      `webgpu step ${m.step}: ${['time/rollouts_s', 'time/logprobs_s', 'time/update_s', 'seconds'].map((k) => `${k} ${Number(m.values[k]).toFixed(1)}`).join(', ')}`,
+    );
     // q = 0: every prompt takes the trace-conditioned route, so L^h and L_SFT are finite and L^x absent.
     expect(m.values.gate_fraction).toBe(0);
     expect(Number.isFinite(m.values['loss/Lh'])).toBe(true);

@@ -21,7 +21,26 @@ export function compileKernels(shared = false) {
   try {
     const out = path.join(dir, 'kernels.wasm');
     const memory = shared ? ['--enable', 'threads', '--sharedMemory', '--maximumMemory', '65536'] : [];
-    execFileSync(process.execPath, [asc, source, '-O3', '--enable', 'simd', ...memory, '--importMemory', '--runtime', 'stub', '--noAssert', '--memoryBase', '0', '-o', out], { stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [
+        asc,
+        source,
+        '-O3',
+        '--enable',
+        'simd',
+        ...memory,
+        '--importMemory',
+        '--runtime',
+        'stub',
+        '--noAssert',
+        '--memoryBase',
+        '0',
+        '-o',
+        out,
+      ],
+      { stdio: 'pipe' },
+    );
     return readFileSync(out);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -8,5 +8,7 @@ import { compileKernels, findDataEnd, renderModule } from './buildKernels.mjs';
 it('kernelsWasm.ts matches a fresh compile of src/model/engine/assembly/kernels.ts', () => {
   const bytes = compileKernels();
   expect(findDataEnd(bytes)).toBeGreaterThan(0);
-  expect(readFileSync(new URL('../src/model/engine/kernelsWasm.ts', import.meta.url), 'utf8')).toBe(renderModule(bytes, compileKernels(true)));
+  expect(readFileSync(new URL('../src/model/engine/kernelsWasm.ts', import.meta.url), 'utf8')).toBe(
+    renderModule(bytes, compileKernels(true)),
+  );
 }, 60_000);

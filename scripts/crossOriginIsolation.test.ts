@@ -28,14 +28,22 @@ describe('repairThreadedFactory (tfjs-wasm threaded build)', () => {
   });
 
   it('doubles the logical core count only where its C++ halves it, and changes nothing else', () => {
-    expect(repaired).toContain('function _emscripten_num_logical_cores(){if(ENVIRONMENT_IS_NODE)return require("os").cpus().length;return 2*navigator["hardwareConcurrency"]}');
+    expect(repaired).toContain(
+      'function _emscripten_num_logical_cores(){if(ENVIRONMENT_IS_NODE)return require("os").cpus().length;return 2*navigator["hardwareConcurrency"]}',
+    );
     expect(repaired.length).toBe(original.length + '2*'.length);
-    const strip = (s: string) => s.replace(/\s+/g, '').replace('2*navigator', 'navigator').replace(/var_scriptDir=[^;]*;if\(typeof__filename!=='undefined'\)_scriptDir=_scriptDir\|\|__filename;/, '');
+    const strip = (s: string) =>
+      s
+        .replace(/\s+/g, '')
+        .replace('2*navigator', 'navigator')
+        .replace(/var_scriptDir=[^;]*;if\(typeof__filename!=='undefined'\)_scriptDir=_scriptDir\|\|__filename;/, '');
     expect(strip(repaired)).toBe(strip(original));
   });
 
   it('refuses a file of another shape (a tfjs upgrade) instead of shipping a hanging backend', () => {
-    expect(() => repairThreadedFactory('var WasmBackendModuleThreadedSimd = function() {};')).toThrow(/_scriptDir closure is not where this repair expects it/);
+    expect(() => repairThreadedFactory('var WasmBackendModuleThreadedSimd = function() {};')).toThrow(
+      /_scriptDir closure is not where this repair expects it/,
+    );
     const withoutCores = original.replace('return navigator["hardwareConcurrency"]}', 'return 1}');
     expect(() => repairThreadedFactory(withoutCores)).toThrow(/_emscripten_num_logical_cores/);
   });

@@ -25,7 +25,9 @@ const LOGICAL_CORES = 'return navigator["hardwareConcurrency"]}';
 const LOGICAL_CORES_FOR_CAP = 'return 2*navigator["hardwareConcurrency"]}';
 
 function fail(what: string): never {
-  throw new Error(`${THREADED_FACTORY}: ${what} is not where this repair expects it (tfjs upgraded?): see scripts/crossOriginIsolation.ts`);
+  throw new Error(
+    `${THREADED_FACTORY}: ${what} is not where this repair expects it (tfjs upgraded?): see scripts/crossOriginIsolation.ts`,
+  );
 }
 
 /**
@@ -40,7 +42,11 @@ export function repairThreadedFactory(code: string): string {
   const startAt = code.indexOf(FACTORY_START);
   if (closureAt < 0 || startAt < closureAt) fail('its _scriptDir closure');
   const bodyAt = startAt + FACTORY_START.length;
-  const selfContained = code.slice(0, closureAt) + code.slice(closureAt + CLOSURE_SCRIPT_DIR.length, bodyAt) + CLOSURE_SCRIPT_DIR + code.slice(bodyAt);
+  const selfContained =
+    code.slice(0, closureAt) +
+    code.slice(closureAt + CLOSURE_SCRIPT_DIR.length, bodyAt) +
+    CLOSURE_SCRIPT_DIR +
+    code.slice(bodyAt);
   const coresAt = selfContained.indexOf(LOGICAL_CORES);
   if (coresAt < 0 || selfContained.indexOf(LOGICAL_CORES, coresAt + 1) >= 0) fail('_emscripten_num_logical_cores');
   return selfContained.slice(0, coresAt) + LOGICAL_CORES_FOR_CAP + selfContained.slice(coresAt + LOGICAL_CORES.length);

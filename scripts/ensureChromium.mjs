@@ -11,11 +11,15 @@ if (!hasChromium()) {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const hasApt = existsSync('/usr/bin/apt-get');
   if (process.env.CHROMIUM_PATH) {
-    console.error(`CHROMIUM_PATH=${path} does not exist: point it at a Chromium binary, or unset it to use /usr/bin/chromium.`);
+    console.error(
+      `CHROMIUM_PATH=${path} does not exist: point it at a Chromium binary, or unset it to use /usr/bin/chromium.`,
+    );
     process.exit(1);
   }
   if (!isRoot || !hasApt) {
-    console.error('Chromium not found: install it with `sudo apt-get install chromium` (or set CHROMIUM_PATH to a Chromium binary).');
+    console.error(
+      'Chromium not found: install it with `sudo apt-get install chromium` (or set CHROMIUM_PATH to a Chromium binary).',
+    );
     process.exit(1);
   }
   console.log('Chromium not found at /usr/bin/chromium: installing Debian’s chromium with apt-get…');

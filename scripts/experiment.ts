@@ -24,10 +24,25 @@ import { describeConfigAsSetup, serializeSetup } from '../src/ui/runSetup';
 import { buildCurves, buildTable, labelMetric, pickTableMetrics } from '../src/experiments/aggregate';
 import { renderLineChartSvg, type ChartSeries } from '../src/cli/svgChart';
 import { formatTableCsv, formatTableMarkdown } from '../src/experiments/format';
-import { RESULTS_FORMAT, diffJson, formatResultsJson, formatRunJson, pickResumableRuns, toStepRecords, type ExperimentResults, type RunResult } from '../src/experiments/results';
+import {
+  RESULTS_FORMAT,
+  diffJson,
+  formatResultsJson,
+  formatRunJson,
+  pickResumableRuns,
+  toStepRecords,
+  type ExperimentResults,
+  type RunResult,
+} from '../src/experiments/results';
 import { shrinkForSmoke } from '../src/experiments/smoke';
 import { readPageDb } from './pageDb';
-import { isFtrlEvalFile, parseFtrlEvalExperiment, resolveFtrlTasksPath, shrinkFtrlEvalForSmoke, type FtrlEvalExperiment } from '../src/experiments/ftrlEvalConfig';
+import {
+  isFtrlEvalFile,
+  parseFtrlEvalExperiment,
+  resolveFtrlTasksPath,
+  shrinkFtrlEvalForSmoke,
+  type FtrlEvalExperiment,
+} from '../src/experiments/ftrlEvalConfig';
 import { formatFtrlEvalCsv, formatFtrlEvalMarkdown, formatScore } from '../src/experiments/ftrlEvalTable';
 import type { FtrlEvalReport } from '../workers/protocol';
 // @ts-expect-error plain ESM helper shared with e2e/playwright.config.ts
@@ -86,7 +101,9 @@ function runToEnd(cmd: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}`)),
+    );
   });
 }
 
@@ -106,16 +123,24 @@ async function waitForHttp(url: string, timeoutMs: number, child: ChildProcess):
 }
 
 /** Builds the app into `distDir` and serves it; returns the URL and a stop function. */
-async function startServer(distDir: string, port: number, log: (line: string) => void): Promise<{ baseUrl: string; stop: () => void }> {
+async function startServer(
+  distDir: string,
+  port: number,
+  log: (line: string) => void,
+): Promise<{ baseUrl: string; stop: () => void }> {
   const vite = path.join(ROOT, 'node_modules/vite/bin/vite.js');
   log(`building the app into ${distDir}/ …`);
   await runToEnd(process.execPath, [vite, 'build', '--logLevel', 'warn', '--outDir', distDir]);
   // Its output goes to the runner's: a preview that never answers (seen once, not reproduced)
   // then shows what it printed.
-  const child = spawn(process.execPath, [vite, 'preview', '--host', '127.0.0.1', '--port', String(port), '--strictPort', '--outDir', distDir], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [vite, 'preview', '--host', '127.0.0.1', '--port', String(port), '--strictPort', '--outDir', distDir],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   const stop = () => {
     if (child.exitCode === null) child.kill('SIGTERM');
@@ -147,16 +172,27 @@ async function chooseBackend(browser: Browser, baseUrl: string, choice: BackendC
     const probe = await page.evaluate(async () => {
       const gpu = (navigator as Navigator & { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
       if (!gpu) return { hasAdapter: false, isFallback: false, description: 'navigator.gpu is absent' };
-      const adapter = (await gpu.requestAdapter()) as null | { info?: Record<string, unknown>; isFallbackAdapter?: boolean };
+      const adapter = (await gpu.requestAdapter()) as null | {
+        info?: Record<string, unknown>;
+        isFallbackAdapter?: boolean;
+      };
       if (!adapter) return { hasAdapter: false, isFallback: false, description: 'requestAdapter() returned null' };
       const info = adapter.info ?? {};
       const isFallback = Boolean(info.isFallbackAdapter ?? adapter.isFallbackAdapter);
       const description = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ');
       return { hasAdapter: true, isFallback, description: description || 'no adapter info' };
     });
-    if (choice === 'webgpu') return { name: 'webgpu', reason: `asked for webgpu (adapter: ${probe.hasAdapter ? probe.description : 'none, the trainer will fall back'})` };
+    if (choice === 'webgpu')
+      return {
+        name: 'webgpu',
+        reason: `asked for webgpu (adapter: ${probe.hasAdapter ? probe.description : 'none, the trainer will fall back'})`,
+      };
     if (!probe.hasAdapter) return { name: 'wasm', reason: `no WebGPU adapter (${probe.description})` };
-    if (probe.isFallback) return { name: 'wasm', reason: `the only WebGPU adapter is a software fallback (${probe.description}), slower than wasm` };
+    if (probe.isFallback)
+      return {
+        name: 'wasm',
+        reason: `the only WebGPU adapter is a software fallback (${probe.description}), slower than wasm`,
+      };
     return { name: 'webgpu', reason: `WebGPU adapter: ${probe.description}` };
   } finally {
     await context.close();
@@ -175,7 +211,10 @@ async function readStoredRun(page: Page): Promise<StoredRun> {
   const { runs, metrics } = await readPageDb(page);
   const run = [...runs].sort((a, b) => b.createdAt - a.createdAt)[0] ?? null;
   const rows = run ? metrics.filter((m) => m.runId === run.id) : [];
-  return { run: run ? { id: run.id, status: run.status, error: run.error, config: run.config } : null, metrics: rows.map((m) => ({ step: m.step, values: m.values })) };
+  return {
+    run: run ? { id: run.id, status: run.status, error: run.error, config: run.config } : null,
+    metrics: rows.map((m) => ({ step: m.step, values: m.values })),
+  };
 }
 
 const PANELS = ['run-setup', 'live-charts', 'rollout-inspector', 'runs-panel'] as const;
@@ -194,9 +233,24 @@ function slug(text: string): string {
   return text.replace(/[^A-Za-z0-9._-]+/g, '_');
 }
 
-async function runInPage(context: BrowserContext, baseUrl: string, run: ExperimentRun, backend: BackendDecision, outDir: string, timeoutMs: number): Promise<RunResult> {
+async function runInPage(
+  context: BrowserContext,
+  baseUrl: string,
+  run: ExperimentRun,
+  backend: BackendDecision,
+  outDir: string,
+  timeoutMs: number,
+): Promise<RunResult> {
   const config = { ...run.config, backend: backend.name };
-  const result: RunResult = { id: run.id, name: run.name, seed: run.seed, status: 'failed', config, seconds: 0, steps: [] };
+  const result: RunResult = {
+    id: run.id,
+    name: run.name,
+    seed: run.seed,
+    status: 'failed',
+    config,
+    seconds: 0,
+    steps: [],
+  };
   const started = Date.now();
   const page = await context.newPage();
   const pageErrors: string[] = [];
@@ -209,8 +263,12 @@ async function runInPage(context: BrowserContext, baseUrl: string, run: Experime
     // The setup the page built must be exactly the run's config (else a field did not travel).
     const merged = page.getByTestId('setup-merged-config');
     if ((await merged.count()) === 0) {
-      const errors = await panel.locator('[data-testid^="error-"], [data-testid="setup-other-errors"] li').allInnerTexts();
-      throw new Error(`the page rejected the setup: ${(await page.getByTestId('setup-status').innerText()).trim()}${errors.length ? `: ${errors.join('; ')}` : ''}`);
+      const errors = await panel
+        .locator('[data-testid^="error-"], [data-testid="setup-other-errors"] li')
+        .allInnerTexts();
+      throw new Error(
+        `the page rejected the setup: ${(await page.getByTestId('setup-status').innerText()).trim()}${errors.length ? `: ${errors.join('; ')}` : ''}`,
+      );
     }
     const shown = JSON.parse((await merged.textContent()) ?? '{}');
     const diff = diffJson(shown, config);
@@ -220,25 +278,33 @@ async function runInPage(context: BrowserContext, baseUrl: string, run: Experime
     const progress = panel.getByTestId('train-progress');
     const deadline = started + timeoutMs;
     for (;;) {
-      if ((await panel.getByTestId('start-error').count()) > 0) throw new Error(await panel.getByTestId('start-error').innerText());
+      if ((await panel.getByTestId('start-error').count()) > 0)
+        throw new Error(await panel.getByTestId('start-error').innerText());
       const phase = await progress.getAttribute('data-phase');
       if (phase === 'finished' || phase === 'failed' || phase === 'stopped') break;
-      if (Date.now() > deadline) throw new Error(`did not finish within ${Math.round(timeoutMs / 1000)} s (last: ${await progress.innerText()})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `did not finish within ${Math.round(timeoutMs / 1000)} s (last: ${await progress.innerText()})`,
+        );
       await page.waitForTimeout(1000);
     }
     const stored = await readStoredRun(page);
     result.steps = toStepRecords(stored.metrics);
     result.pageRunId = stored.run?.id;
-    const runError = (await panel.getByTestId('run-error').count()) > 0 ? await panel.getByTestId('run-error').innerText() : '';
+    const runError =
+      (await panel.getByTestId('run-error').count()) > 0 ? await panel.getByTestId('run-error').innerText() : '';
     if (!stored.run) throw new Error('the page stored no run in IndexedDB');
-    if (stored.run.status !== 'finished') throw new Error(`the run ended "${stored.run.status}": ${stored.run.error || runError || 'no error recorded'}`);
+    if (stored.run.status !== 'finished')
+      throw new Error(`the run ended "${stored.run.status}": ${stored.run.error || runError || 'no error recorded'}`);
     const ranOn = (await page.getByTestId('device-training-backend').innerText()).trim();
     if (ranOn !== backend.name) throw new Error(`asked for ${backend.name}, the trainer ran on ${ranOn}`);
     const configDiff = diffJson(stored.run.config, config);
     if (configDiff.length > 0) throw new Error(`the worker ran a different config: ${configDiff.join('; ')}`);
     result.status = 'finished';
   } catch (e) {
-    result.error = (e instanceof Error ? e.message : String(e)) + (pageErrors.length > 0 ? ` (page errors: ${pageErrors.join('; ')})` : '');
+    result.error =
+      (e instanceof Error ? e.message : String(e)) +
+      (pageErrors.length > 0 ? ` (page errors: ${pageErrors.join('; ')})` : '');
   } finally {
     result.seconds = (Date.now() - started) / 1000;
     await screenshotPanels(page, path.join(outDir, 'screenshots'), run.id).catch(() => undefined);
@@ -253,7 +319,13 @@ async function runInPage(context: BrowserContext, baseUrl: string, run: Experime
  * by the project's SVG chart (src/cli/svgChart.ts: nice ticks, dashes and markers besides
  * colour) and rasterised by this browser.
  */
-async function writeFigures(browser: Browser, runs: RunResult[], metrics: string[], dir: string, nSeeds: number): Promise<string[]> {
+async function writeFigures(
+  browser: Browser,
+  runs: RunResult[],
+  metrics: string[],
+  dir: string,
+  nSeeds: number,
+): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const size = { width: 960, height: 560 };
   const context = await newContext(browser, size);
@@ -267,10 +339,20 @@ async function writeFigures(browser: Browser, runs: RunResult[], metrics: string
       const series: ChartSeries[] = curves.map((c) => ({
         name: c.method,
         points: c.steps.map((x, i) => [x, c.mean[i]] as [number, number]),
-        band: nSeeds > 1 ? c.steps.map((x, i) => [x, c.mean[i] - c.std[i], c.mean[i] + c.std[i]] as [number, number, number]) : undefined,
+        band:
+          nSeeds > 1
+            ? c.steps.map((x, i) => [x, c.mean[i] - c.std[i], c.mean[i] + c.std[i]] as [number, number, number])
+            : undefined,
       }));
       const subtitle = `mean over ${nSeeds === 1 ? '1 seed' : `${nSeeds} seeds (band: ± sample std)`}`;
-      const svg = renderLineChartSvg({ title: `${name} by step`, subtitle, xLabel: 'step', yLabel: name, series, ...size });
+      const svg = renderLineChartSvg({
+        title: `${name} by step`,
+        subtitle,
+        xLabel: 'step',
+        yLabel: name,
+        series,
+        ...size,
+      });
       await page.setContent(`<!doctype html><body style="margin:0">${svg}</body>`);
       const file = path.join(dir, `${slug(key.replace(/\//g, '-'))}.png`);
       await page.screenshot({ path: file, clip: { x: 0, y: 0, ...size } });
@@ -287,7 +369,9 @@ async function writeFigures(browser: Browser, runs: RunResult[], metrics: string
 function readGit(): { gitCommit: string; isGitDirty: boolean } {
   try {
     const gitCommit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const isGitDirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    const isGitDirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim() !==
+      '';
     return { gitCommit, isGitDirty };
   } catch {
     return { gitCommit: 'unknown (no git)', isGitDirty: false };
@@ -314,7 +398,9 @@ async function openRunnerSession(name: string, options: RunExperimentOptions, lo
   await mkdir(outDir, { recursive: true });
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
   const startedAt = new Date().toISOString();
-  const server = options.baseUrl ? { baseUrl: options.baseUrl.replace(/\/$/, ''), stop: () => {} } : await startServer(options.distDir ?? 'dist-experiment', options.port ?? 4188, log);
+  const server = options.baseUrl
+    ? { baseUrl: options.baseUrl.replace(/\/$/, ''), stop: () => {} }
+    : await startServer(options.distDir ?? 'dist-experiment', options.port ?? 4188, log);
   let browser: Browser;
   try {
     browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
@@ -350,28 +436,46 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   const log = options.log ?? ((line: string) => console.log(line));
   const filePath = path.resolve(options.file);
   const json = (await readExperimentJson(options.file)) as Record<string, unknown>;
-  if (isFtrlEvalFile(json)) throw new Error(`${options.file} is an evaluation file ("kind": "ftrl-eval"): run it with runFtrlEvalExperiment`);
+  if (isFtrlEvalFile(json))
+    throw new Error(`${options.file} is an evaluation file ("kind": "ftrl-eval"): run it with runFtrlEvalExperiment`);
   const smoke = options.isSmoke ? shrinkForSmoke(json) : null;
   const experiment = expandExperiment(smoke ? smoke.file : json, {
     defaultName: path.basename(filePath, '.json'),
     recipeNames: RECIPE_NAMES,
     overrides: smoke?.overrides,
   });
-  const runs = options.onlyRuns ? experiment.runs.filter((r) => options.onlyRuns!.includes(r.id) || options.onlyRuns!.includes(r.name)) : experiment.runs;
-  if (runs.length === 0) throw new Error(`no run matches ${options.onlyRuns?.join(',')}; runs: ${experiment.runs.map((r) => r.id).join(', ')}`);
+  const runs = options.onlyRuns
+    ? experiment.runs.filter((r) => options.onlyRuns!.includes(r.id) || options.onlyRuns!.includes(r.name))
+    : experiment.runs;
+  if (runs.length === 0)
+    throw new Error(
+      `no run matches ${options.onlyRuns?.join(',')}; runs: ${experiment.runs.map((r) => r.id).join(', ')}`,
+    );
   const { outDir, pkg, startedAt, server, browser, close } = await openRunnerSession(experiment.name, options, log);
   try {
     // A backend the file itself names wins over auto.
     const fileBackends = new Set(runs.map((r) => r.config.backend).filter(Boolean));
-    const choice: BackendChoice = options.backend ?? (fileBackends.size === 1 ? ([...fileBackends][0] as BackendChoice) : 'auto');
-    const backend = await chooseBackend(browser, server.baseUrl, choice === 'webgpu' || choice === 'wasm' ? choice : 'auto');
-    log(`experiment ${experiment.name}${smoke ? ' (--smoke)' : ''}: ${runs.length} run(s) on ${backend.name} (${backend.reason}), app ${server.baseUrl} → ${showPath(outDir)}`);
+    const choice: BackendChoice =
+      options.backend ?? (fileBackends.size === 1 ? ([...fileBackends][0] as BackendChoice) : 'auto');
+    const backend = await chooseBackend(
+      browser,
+      server.baseUrl,
+      choice === 'webgpu' || choice === 'wasm' ? choice : 'auto',
+    );
+    log(
+      `experiment ${experiment.name}${smoke ? ' (--smoke)' : ''}: ${runs.length} run(s) on ${backend.name} (${backend.reason}), app ${server.baseUrl} → ${showPath(outDir)}`,
+    );
 
     const git = readGit();
     const runsDir = path.join(outDir, 'runs');
     await mkdir(runsDir, { recursive: true });
-    const kept = options.resume ? pickResumableRuns(runs, await readRunFiles(runsDir, runs), backend.name) : new Map<string, RunResult>();
-    if (options.resume) log(`--resume: ${kept.size} of ${runs.length} run(s) kept from ${showPath(runsDir)}, ${runs.length - kept.size} to run`);
+    const kept = options.resume
+      ? pickResumableRuns(runs, await readRunFiles(runsDir, runs), backend.name)
+      : new Map<string, RunResult>();
+    if (options.resume)
+      log(
+        `--resume: ${kept.size} of ${runs.length} run(s) kept from ${showPath(runsDir)}, ${runs.length - kept.size} to run`,
+      );
     const results: (RunResult | undefined)[] = runs.map((r) => kept.get(r.id));
     const nSeeds = new Set(runs.map((r) => r.seed)).size;
     /** results.json, table.md and table.csv over the runs done so far (all of them at the end). */
@@ -380,7 +484,13 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
       const table = buildTable(done);
       const out: ExperimentResults = {
         format: RESULTS_FORMAT,
-        experiment: { name: experiment.name, description: experiment.description, file: path.relative(ROOT, filePath), isSmoke: Boolean(smoke), ...(smoke ? { smokeOverrides: smoke.overrides } : {}) },
+        experiment: {
+          name: experiment.name,
+          description: experiment.description,
+          file: path.relative(ROOT, filePath),
+          isSmoke: Boolean(smoke),
+          ...(smoke ? { smokeOverrides: smoke.overrides } : {}),
+        },
         app: { name: pkg.name, version: pkg.version, ...git },
         backend,
         startedAt,
@@ -392,11 +502,16 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
       const missing = runs.length - done.length;
       const notes = [
         `Backend: ${backend.name} (${backend.reason}). App ${pkg.name} ${pkg.version}, commit ${git.gitCommit}${git.isGitDirty ? ' with uncommitted changes' : ''}. ${smoke ? 'Smoke run (--smoke): shrunk sizes, first seed only; not a result.' : ''}`.trim(),
-        ...(kept.size > 0 ? [`${kept.size} run(s) were kept from an earlier invocation (--resume); their app commit may differ.`] : []),
+        ...(kept.size > 0
+          ? [`${kept.size} run(s) were kept from an earlier invocation (--resume); their app commit may differ.`]
+          : []),
         ...(missing > 0 ? [`PARTIAL: ${done.length} of ${runs.length} runs so far; ${missing} still to run.`] : []),
         `Wall clock of the runs in the page: ${formatHours(done.reduce((a, r) => a + r.seconds, 0))} in all${(options.jobs ?? 1) > 1 ? `, ${options.jobs} at a time` : ''}.`,
       ];
-      await writeFile(path.join(outDir, 'table.md'), formatTableMarkdown(table, { title: `${experiment.name}${smoke ? ' (smoke)' : ''}`, notes }));
+      await writeFile(
+        path.join(outDir, 'table.md'),
+        formatTableMarkdown(table, { title: `${experiment.name}${smoke ? ' (smoke)' : ''}`, notes }),
+      );
       await writeFile(path.join(outDir, 'table.csv'), formatTableCsv(table));
       return out;
     };
@@ -414,7 +529,14 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
       for (let next = todo.shift(); next; next = todo.shift()) {
         const { run, i } = next;
         const context = await newContext(browser);
-        const r = await runInPage(context, server.baseUrl, run, backend, outDir, options.runTimeoutMs ?? 24 * 3600_000).finally(() => context.close());
+        const r = await runInPage(
+          context,
+          server.baseUrl,
+          run,
+          backend,
+          outDir,
+          options.runTimeoutMs ?? 24 * 3600_000,
+        ).finally(() => context.close());
         results[i] = r;
         finishedCount++;
         const last = r.steps[r.steps.length - 1]?.values ?? {};
@@ -422,7 +544,9 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
           .filter(([k, v]) => (k.startsWith('eval/') || k === 'reward') && typeof v === 'number')
           .map(([k, v]) => `${k} ${(v as number).toFixed(3)}`)
           .join(' ');
-        log(`[${finishedCount}/${runs.length}] ${r.id}: ${r.status} in ${r.seconds.toFixed(0)} s, ${r.steps.length} step(s)${r.error ? ` — ${r.error}` : ''}${shown ? ` · ${shown}` : ''}`);
+        log(
+          `[${finishedCount}/${runs.length}] ${r.id}: ${r.status} in ${r.seconds.toFixed(0)} s, ${r.steps.length} step(s)${r.error ? ` — ${r.error}` : ''}${shown ? ` · ${shown}` : ''}`,
+        );
         // One writer at a time: runs finishing together must not interleave their writes.
         writing = writing.then(async () => {
           await writeFile(path.join(runsDir, `${slug(r.id)}.json`), formatRunJson(r));
@@ -436,10 +560,19 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
 
     const out = await writeOutputs();
     const all = results as RunResult[];
-    const figureMetrics = [...new Set(['reward', ...pickTableMetrics(all).filter((k) => k.startsWith('eval/')).slice(0, 3)])];
+    const figureMetrics = [
+      ...new Set([
+        'reward',
+        ...pickTableMetrics(all)
+          .filter((k) => k.startsWith('eval/'))
+          .slice(0, 3),
+      ]),
+    ];
     const figures = await writeFigures(browser, all, figureMetrics, path.join(outDir, 'figures'), nSeeds);
     const failed = all.filter((r) => r.status !== 'finished').length;
-    log(`done: ${all.length - failed} of ${all.length} run(s) finished; ${showPath(path.join(outDir, 'table.md'))}, ${figures.length} figure(s)`);
+    log(
+      `done: ${all.length - failed} of ${all.length} run(s) finished; ${showPath(path.join(outDir, 'table.md'))}, ${figures.length} figure(s)`,
+    );
     return out;
   } finally {
     await close();
@@ -452,7 +585,15 @@ export const FTRL_EVAL_RESULTS_FORMAT = 'pact-lab-ftrl-eval-results/1';
 
 export interface FtrlEvalResults {
   format: typeof FTRL_EVAL_RESULTS_FORMAT;
-  experiment: { name: string; description?: string; file: string; isSmoke: boolean; tasksFile: string; policy: string; settings: FtrlEvalExperiment['settings'] };
+  experiment: {
+    name: string;
+    description?: string;
+    file: string;
+    isSmoke: boolean;
+    tasksFile: string;
+    policy: string;
+    settings: FtrlEvalExperiment['settings'];
+  };
   app: { name: string; version: string; gitCommit: string; isGitDirty: boolean };
   backend: { name: string; reason: string };
   startedAt: string;
@@ -462,17 +603,28 @@ export interface FtrlEvalResults {
 }
 
 /** Drives the Task files panel: loads the task file, sets the form, evaluates, returns the page's report. */
-async function evaluateInPage(page: Page, baseUrl: string, exp: FtrlEvalExperiment, tasksPath: string, backend: BackendDecision, timeoutMs: number): Promise<FtrlEvalReport> {
+async function evaluateInPage(
+  page: Page,
+  baseUrl: string,
+  exp: FtrlEvalExperiment,
+  tasksPath: string,
+  backend: BackendDecision,
+  timeoutMs: number,
+): Promise<FtrlEvalReport> {
   const pageErrors: string[] = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  const withPageErrors = (message: string) => message + (pageErrors.length > 0 ? ` (page errors: ${pageErrors.join('; ')})` : '');
+  const withPageErrors = (message: string) =>
+    message + (pageErrors.length > 0 ? ` (page errors: ${pageErrors.join('; ')})` : '');
   await page.goto(baseUrl);
   await page.getByTestId('ftrl-file').setInputFiles(tasksPath);
   const files = page.getByTestId('task-files');
   await files.locator('[data-testid="ftrl-summary"], [data-testid="ftrl-error"]').first().waitFor({ timeout: 120_000 });
-  if ((await page.getByTestId('ftrl-error').count()) > 0) throw new Error(`the page refused the task file ${tasksPath}: ${await page.getByTestId('ftrl-error').innerText()}`);
+  if ((await page.getByTestId('ftrl-error').count()) > 0)
+    throw new Error(`the page refused the task file ${tasksPath}: ${await page.getByTestId('ftrl-error').innerText()}`);
   if ((await page.getByTestId('ftrl-eval').count()) === 0) {
-    throw new Error(`the task file ${tasksPath} holds no task the page could import: ${(await page.getByTestId('ftrl-summary').innerText()).trim()}`);
+    throw new Error(
+      `the task file ${tasksPath} holds no task the page could import: ${(await page.getByTestId('ftrl-summary').innerText()).trim()}`,
+    );
   }
   const panel = page.getByTestId('ftrl-eval');
   const s = exp.settings;
@@ -484,9 +636,14 @@ async function evaluateInPage(page: Page, baseUrl: string, exp: FtrlEvalExperime
   if (exp.policy.startsWith('folder:')) {
     await panel.getByTestId('model-folder-input').setInputFiles(path.resolve(exp.policy.slice('folder:'.length)));
     const picked = panel.locator('[data-testid="model-folder-error"], [data-testid="model-folder-shape"]');
-    await picked.first().waitFor({ timeout: 60_000 }).catch(() => undefined);
+    await picked
+      .first()
+      .waitFor({ timeout: 60_000 })
+      .catch(() => undefined);
     if ((await panel.getByTestId('ftrl-eval-policy').inputValue()) !== 'folder') {
-      throw new Error(`the page refused the Qwen3 folder ${exp.policy.slice('folder:'.length)}: ${(await panel.getByTestId('model-folder').innerText()).trim()}`);
+      throw new Error(
+        `the page refused the Qwen3 folder ${exp.policy.slice('folder:'.length)}: ${(await panel.getByTestId('model-folder').innerText()).trim()}`,
+      );
     }
   }
   await panel.getByTestId('btn-ftrl-eval').click();
@@ -494,10 +651,16 @@ async function evaluateInPage(page: Page, baseUrl: string, exp: FtrlEvalExperime
   for (;;) {
     const status = await panel.getAttribute('data-status');
     if (status === 'finished' || status === 'failed' || status === 'stopped') break;
-    if (Date.now() > deadline) throw new Error(withPageErrors(`the evaluation did not finish within ${Math.round(timeoutMs / 1000)} s (last: ${await panel.getByTestId('ftrl-eval-progress').innerText()})`));
+    if (Date.now() > deadline)
+      throw new Error(
+        withPageErrors(
+          `the evaluation did not finish within ${Math.round(timeoutMs / 1000)} s (last: ${await panel.getByTestId('ftrl-eval-progress').innerText()})`,
+        ),
+      );
     await page.waitForTimeout(1000);
   }
-  if ((await panel.getByTestId('ftrl-eval-error').count()) > 0) throw new Error(withPageErrors(await panel.getByTestId('ftrl-eval-error').innerText()));
+  if ((await panel.getByTestId('ftrl-eval-error').count()) > 0)
+    throw new Error(withPageErrors(await panel.getByTestId('ftrl-eval-error').innerText()));
   return JSON.parse((await panel.getByTestId('ftrl-eval-report').textContent()) ?? 'null') as FtrlEvalReport;
 }
 
@@ -521,13 +684,22 @@ export async function runFtrlEvalExperiment(options: RunExperimentOptions): Prom
   const { outDir, pkg, startedAt, server, browser, close } = await openRunnerSession(exp.name, options, log);
   try {
     const backend = await chooseBackend(browser, server.baseUrl, options.backend ?? exp.backend);
-    log(`experiment ${exp.name}${options.isSmoke ? ' (--smoke)' : ''}: ${exp.policy} on ${showPath(tasksPath)} (${exp.settings.perCategory ?? 'all'} tasks per category) on ${backend.name} (${backend.reason}), app ${server.baseUrl} → ${showPath(outDir)}`);
+    log(
+      `experiment ${exp.name}${options.isSmoke ? ' (--smoke)' : ''}: ${exp.policy} on ${showPath(tasksPath)} (${exp.settings.perCategory ?? 'all'} tasks per category) on ${backend.name} (${backend.reason}), app ${server.baseUrl} → ${showPath(outDir)}`,
+    );
     const context = await newContext(browser, { width: 1280, height: 1000 });
     let report: FtrlEvalReport;
     try {
       const page = await context.newPage();
       try {
-        report = await evaluateInPage(page, server.baseUrl, exp, tasksPath, backend, options.runTimeoutMs ?? 24 * 3600_000);
+        report = await evaluateInPage(
+          page,
+          server.baseUrl,
+          exp,
+          tasksPath,
+          backend,
+          options.runTimeoutMs ?? 24 * 3600_000,
+        );
       } finally {
         await mkdir(path.join(outDir, 'screenshots'), { recursive: true });
         await page
@@ -564,7 +736,10 @@ export async function runFtrlEvalExperiment(options: RunExperimentOptions): Prom
         `${r.pyodideLoadMs !== undefined ? `Pyodide loaded in ${(r.pyodideLoadMs / 1000).toFixed(1)} s` : 'Pyodide not needed (no prompt fit the window)'}.`,
       `Backend: ${r.backend} (${backend.reason}). App ${pkg.name} ${pkg.version}, commit ${git.gitCommit}${git.isGitDirty ? ' with uncommitted changes' : ''}. ${options.isSmoke ? 'Smoke run (--smoke): at most 2 tasks per category; not a result.' : ''}`.trim(),
     ];
-    await writeFile(path.join(outDir, 'table.md'), formatFtrlEvalMarkdown(r.summary, { title: `${exp.name}${options.isSmoke ? ' (smoke)' : ''}`, notes }));
+    await writeFile(
+      path.join(outDir, 'table.md'),
+      formatFtrlEvalMarkdown(r.summary, { title: `${exp.name}${options.isSmoke ? ' (smoke)' : ''}`, notes }),
+    );
     await writeFile(path.join(outDir, 'table.csv'), formatFtrlEvalCsv(r.summary));
     const o = r.summary.overall;
     log(
@@ -614,7 +789,8 @@ export function parseArgs(argv: string[]): RunExperimentOptions {
     if (a === '--smoke') opts.isSmoke = true;
     else if (a === '--backend') {
       const b = valueOf(i++, a);
-      if (!['auto', 'webgpu', 'wasm'].includes(b)) throw new Error(`--backend must be auto, webgpu or wasm, got "${b}"`);
+      if (!['auto', 'webgpu', 'wasm'].includes(b))
+        throw new Error(`--backend must be auto, webgpu or wasm, got "${b}"`);
       opts.backend = b as BackendChoice;
     } else if (a === '--out') opts.outDir = valueOf(i++, a);
     else if (a === '--port') {
@@ -647,7 +823,8 @@ async function main(): Promise<void> {
       process.exitCode = 0;
       return;
     }
-    if (options.tasksPath !== undefined) throw new Error(`--tasks is for evaluation files ("kind": "ftrl-eval"); ${options.file} is a training file`);
+    if (options.tasksPath !== undefined)
+      throw new Error(`--tasks is for evaluation files ("kind": "ftrl-eval"); ${options.file} is a training file`);
     const results = await runExperiment(options);
     process.exitCode = results.runs.some((r) => r.status !== 'finished') ? 1 : 0;
   } catch (e) {

@@ -13,7 +13,7 @@ export async function readPageDb(page: Page): Promise<{ runs: RunRecord[]; metri
       r.onsuccess = () => res(r.result);
       r.onerror = () => rej(r.error);
     });
-    const all = <T,>(store: string) =>
+    const all = <T>(store: string) =>
       new Promise<T[]>((res, rej) => {
         const q = db.transaction(store).objectStore(store).getAll();
         q.onsuccess = () => res(q.result as T[]);

@@ -30,10 +30,14 @@ type Category = (typeof ALL_CATEGORIES)[number];
 
 function readCategories(value: string | undefined): readonly Category[] {
   if (value === undefined) return TRAIN_CATEGORIES;
-  const names = value.split(',').map((c) => c.trim()).filter((c) => c !== '');
+  const names = value
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '');
   if (names.length === 0) throw new Error('--categories is empty');
   for (const c of names) {
-    if (!(ALL_CATEGORIES as readonly string[]).includes(c)) throw new Error(`--categories: unknown category "${c}"; valid: ${ALL_CATEGORIES.join(', ')}`);
+    if (!(ALL_CATEGORIES as readonly string[]).includes(c))
+      throw new Error(`--categories: unknown category "${c}"; valid: ${ALL_CATEGORIES.join(', ')}`);
   }
   return names as Category[];
 }
@@ -57,13 +61,30 @@ function readFlags(argv: string[]): Record<string, string> {
 }
 
 const KNOWN = [
-  'seed', 'steps', 'backend', 'out', 'train-tasks', 'vocab-tasks', 'eval-tasks', 'max-seq-len', 'batch-size', 'lr', 'init', 'worlds', 'categories', 'export-rows',
-  'search-tasks', 'vocab-search-tasks', 'search-eval-tasks',
+  'seed',
+  'steps',
+  'backend',
+  'out',
+  'train-tasks',
+  'vocab-tasks',
+  'eval-tasks',
+  'max-seq-len',
+  'batch-size',
+  'lr',
+  'init',
+  'worlds',
+  'categories',
+  'export-rows',
+  'search-tasks',
+  'vocab-search-tasks',
+  'search-eval-tasks',
 ];
 
 function readGitCommit(): string {
   try {
-    return execSync('git rev-parse HEAD', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    return execSync('git rev-parse HEAD', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
   } catch {
     return 'unknown';
   }
@@ -71,7 +92,8 @@ function readGitCommit(): string {
 
 async function main(): Promise<void> {
   const flags = readFlags(process.argv.slice(2));
-  for (const k of Object.keys(flags)) if (!KNOWN.includes(k)) throw new Error(`unknown flag --${k}; valid: ${KNOWN.map((f) => `--${f}`).join(', ')}`);
+  for (const k of Object.keys(flags))
+    if (!KNOWN.includes(k)) throw new Error(`unknown flag --${k}; valid: ${KNOWN.map((f) => `--${f}`).join(', ')}`);
   const { selectBackend } = await import('../src/model/backend');
   const { getNodeWasmPaths } = await import('../src/model/qwen3/node');
   const { Qwen3Model, getQwen3Preset } = await import('../src/model/qwen3/index');
@@ -82,7 +104,8 @@ async function main(): Promise<void> {
   const { writeFolderFiles } = await import('../src/model/weights/nodeFiles');
   const pv = await import('../src/recipes/policyVocab');
   const ws = await import('../src/recipes/warmStart');
-  const readInt = (from: Record<string, string>, name: string, fallback: number): number => ws.readCount(from[name], name) ?? fallback;
+  const readInt = (from: Record<string, string>, name: string, fallback: number): number =>
+    ws.readCount(from[name], name) ?? fallback;
 
   const preset = 'qwen3-nano';
   const options = {
@@ -98,7 +121,8 @@ async function main(): Promise<void> {
   const evalTaskCount = readInt(flags, 'eval-tasks', 20);
   const outDir = path.resolve(ROOT, flags.out ?? path.join('public', ws.WARM_START_DIR));
   const backendName = (flags.backend ?? 'wasm') as 'wasm' | 'cpu';
-  if (backendName !== 'wasm' && backendName !== 'cpu') throw new Error(`--backend must be wasm or cpu, got "${backendName}"`);
+  if (backendName !== 'wasm' && backendName !== 'cpu')
+    throw new Error(`--backend must be wasm or cpu, got "${backendName}"`);
 
   const selection = await selectBackend(backendName, { wasmPaths: getNodeWasmPaths() });
   console.log(`backend: ${selection.backend}${selection.reason ? ` (${selection.reason})` : ''}`);
@@ -107,16 +131,27 @@ async function main(): Promise<void> {
   const presetConfig = getQwen3Preset(preset);
 
   const { readFile } = await import('node:fs/promises');
-  const previous = flags.init !== undefined ? await ws.loadWarmStart(async (n) => new Uint8Array(await readFile(path.resolve(ROOT, flags.init, n)))) : undefined;
+  const previous =
+    flags.init !== undefined
+      ? await ws.loadWarmStart(async (n) => new Uint8Array(await readFile(path.resolve(ROOT, flags.init, n))))
+      : undefined;
   const search = ws.resolveSearchWarmStartCounts(
-    { searchTasks: flags['search-tasks'], vocabSearchTasks: flags['vocab-search-tasks'], searchEvalTasks: flags['search-eval-tasks'] },
+    {
+      searchTasks: flags['search-tasks'],
+      vocabSearchTasks: flags['vocab-search-tasks'],
+      searchEvalTasks: flags['search-eval-tasks'],
+    },
     previous ? { dir: flags.init!, info: previous.info } : undefined,
   );
   // Search episodes: the vocabulary's come first in the same stream, so the trained ones are in it.
   const searchRender = pv.bindRenderChat(source);
-  const searchPool = ws.generateSearchSftTasks({ seed: options.seed, n: Math.max(search.searchTasks, search.vocabSearchTasks), split: 'train' }, searchRender);
+  const searchPool = ws.generateSearchSftTasks(
+    { seed: options.seed, n: Math.max(search.searchTasks, search.vocabSearchTasks), split: 'train' },
+    searchRender,
+  );
   const searchTexts: string[] = [];
-  for (const task of searchPool.tasks.slice(0, search.vocabSearchTasks)) searchTexts.push((await ws.encodeSearchEpisode(task, source)).text);
+  for (const task of searchPool.tasks.slice(0, search.vocabSearchTasks))
+    searchTexts.push((await ws.encodeSearchEpisode(task, source)).text);
   const vocab = await pv.buildPolicyVocab(
     { seed: options.seed, nTasks: vocabTaskCount, maxVocabSize: presetConfig.vocab_size, extraTexts: searchTexts },
     source,
@@ -136,7 +171,10 @@ async function main(): Promise<void> {
   if (worldCount < 1) throw new Error('--worlds must be ≥ 1');
   const categories = readCategories(flags.categories);
   const evalOnly = flags.init !== undefined && options.steps === 0;
-  if (evalOnly && search.isVocabExtended) throw new Error('--vocab-search-tasks grows the vocabulary of --init for training; with --steps 0 there is nothing to train');
+  if (evalOnly && search.isVocabExtended)
+    throw new Error(
+      '--vocab-search-tasks grows the vocabulary of --init for training; with --steps 0 there is nothing to train',
+    );
   const trainTasks = [];
   for (let w = 0; w < (evalOnly ? 0 : worldCount); w++) {
     const n = Math.floor(trainTaskCount / worldCount) + (w < trainTaskCount % worldCount ? 1 : 0);
@@ -151,7 +189,10 @@ async function main(): Promise<void> {
     if (row.targetMask.reduce((a, b) => a + b, 0) >= 32) rows.push(row);
   }
   const meanLen = rows.reduce((s, r) => s + r.ids.length, 0) / Math.max(1, rows.length);
-  if (!evalOnly) console.log(`training rows: ${rows.length} of ${trainTasks.length} expert episodes, mean ${meanLen.toFixed(0)} tokens (cut at ${options.maxSeqLen})`);
+  if (!evalOnly)
+    console.log(
+      `training rows: ${rows.length} of ${trainTasks.length} expert episodes, mean ${meanLen.toFixed(0)} tokens (cut at ${options.maxSeqLen})`,
+    );
   const toolUseRowCount = rows.length;
   if (!evalOnly && search.searchTasks > 0) {
     let whole = 0;
@@ -179,7 +220,9 @@ async function main(): Promise<void> {
       );
     }
     if (kept === 0) {
-      throw new Error(`--search-tasks ${search.searchTasks}: no search episode keeps 32 trained tokens within --max-seq-len ${options.maxSeqLen} (its prompt alone is longer); raise --max-seq-len`);
+      throw new Error(
+        `--search-tasks ${search.searchTasks}: no search episode keeps 32 trained tokens within --max-seq-len ${options.maxSeqLen} (its prompt alone is longer); raise --max-seq-len`,
+      );
     }
   }
 
@@ -216,12 +259,16 @@ async function main(): Promise<void> {
   let model;
   if (previous && search.isVocabExtended) {
     const grown = ws.extendWarmStartVocab(previous, vocab.mapping, source);
-    console.log(`vocabulary of --init ${flags.init} grown from ${previous.mapping.keptIds.length} to ${grown.mapping.keptIds.length} tokens (new rows: the mean of the rows that spelled them)`);
+    console.log(
+      `vocabulary of --init ${flags.init} grown from ${previous.mapping.keptIds.length} to ${grown.mapping.keptIds.length} tokens (new rows: the mean of the rows that spelled them)`,
+    );
     Object.assign(previous, grown);
   }
   if (previous) {
     if (JSON.stringify(previous.mapping.keptIds) !== JSON.stringify(vocab.mapping.keptIds)) {
-      throw new Error(`--init ${flags.init}: its pruned_vocab.json differs from the vocabulary of seed ${options.seed} (${vocabTaskCount} tool-use tasks + ${search.vocabSearchTasks} search episodes)`);
+      throw new Error(
+        `--init ${flags.init}: its pruned_vocab.json differs from the vocabulary of seed ${options.seed} (${vocabTaskCount} tool-use tasks + ${search.vocabSearchTasks} search episodes)`,
+      );
     }
     previousStage = previous.info;
     options.stage = (previous.info?.options.stage ?? 1) + (options.steps === 0 ? 0 : 1);
@@ -232,11 +279,15 @@ async function main(): Promise<void> {
   }
   console.log(`model: ${preset} with vocab_size ${config.vocab_size}, ${model.countParams()} parameters`);
   const t0 = Date.now();
-  const losses = evalOnly ? [] : await ws.runWarmStartSft(model, rows, options, (p) => {
-    if (p.step % 10 === 0 || p.step === options.steps - 1) {
-      console.log(`step ${p.step + 1}/${options.steps}  loss ${p.loss.toFixed(4)}  grad_norm ${p.gradNorm.toFixed(3)}  lr ${p.lr.toExponential(2)}  ${p.seconds.toFixed(0)} s`);
-    }
-  });
+  const losses = evalOnly
+    ? []
+    : await ws.runWarmStartSft(model, rows, options, (p) => {
+        if (p.step % 10 === 0 || p.step === options.steps - 1) {
+          console.log(
+            `step ${p.step + 1}/${options.steps}  loss ${p.loss.toFixed(4)}  grad_norm ${p.gradNorm.toFixed(3)}  lr ${p.lr.toExponential(2)}  ${p.seconds.toFixed(0)} s`,
+          );
+        }
+      });
   const trainSeconds = (Date.now() - t0) / 1000;
 
   const evalTasks = generateTasks({ seed: options.seed, split: 'test', n: evalTaskCount });
@@ -249,49 +300,69 @@ async function main(): Promise<void> {
     { executor, renderChat: pv.bindRenderChat(source) },
     evalOptions,
   );
-  console.log(`evaluation on ${metrics.nTasks} held-out tasks (${((Date.now() - t1) / 1000).toFixed(0)} s): ${JSON.stringify(metrics)}`);
+  console.log(
+    `evaluation on ${metrics.nTasks} held-out tasks (${((Date.now() - t1) / 1000).toFixed(0)} s): ${JSON.stringify(metrics)}`,
+  );
   for (const tr of transcripts.slice(0, 2)) {
-    console.log(`sample episode (${tr.task.id}, answer ${JSON.stringify(tr.task.answer)}):\n${tr.turns.map((t) => t.assistantText).join('\n---\n').slice(0, 1500)}`);
+    console.log(
+      `sample episode (${tr.task.id}, answer ${JSON.stringify(tr.task.answer)}):\n${tr.turns
+        .map((t) => t.assistantText)
+        .join('\n---\n')
+        .slice(0, 1500)}`,
+    );
   }
   let searchEval: import('../src/recipes/warmStart').SearchWarmStartEval | undefined;
   if (search.searchEvalTasks > 0) {
-    const heldOut = ws.generateSearchSftTasks({ seed: options.seed, n: search.searchEvalTasks, split: 'test' }, searchRender);
+    const heldOut = ws.generateSearchSftTasks(
+      { seed: options.seed, n: search.searchEvalTasks, split: 'test' },
+      searchRender,
+    );
     const t2 = Date.now();
-    searchEval = await ws.evaluateSearchGreedy(model, vocab.tokenizer, heldOut.tasks, ws.DEFAULT_SEARCH_EVALUATE_OPTIONS);
-    console.log(`search evaluation on ${searchEval.nTasks} held-out queries (${((Date.now() - t2) / 1000).toFixed(0)} s): ${JSON.stringify(searchEval)}`);
+    searchEval = await ws.evaluateSearchGreedy(
+      model,
+      vocab.tokenizer,
+      heldOut.tasks,
+      ws.DEFAULT_SEARCH_EVALUATE_OPTIONS,
+    );
+    console.log(
+      `search evaluation on ${searchEval.nTasks} held-out queries (${((Date.now() - t2) / 1000).toFixed(0)} s): ${JSON.stringify(searchEval)}`,
+    );
   }
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   // Evaluation only (--init DIR --steps 0): DIR's own record stays the training record.
-  const info = evalOnly && previousStage ? {
-    ...previousStage,
-    eval: metrics,
-    ...(searchEval ? { searchEval } : {}),
-    evalSettings: { split: 'test' as const, seed: options.seed, ...evalOptions },
-    evalBackend: selection.backend,
-    evalDate: new Date().toISOString(),
-    evalGitCommit: readGitCommit(),
-  } : {
-    preset,
-    options,
-    trainWorlds: worldCount,
-    trainTasks: toolUseRowCount,
-    ...(search.searchTasks > 0 ? { searchTasks: rows.length - toolUseRowCount } : {}),
-    ...(search.vocabSearchTasks > 0 ? { vocabSearchTasks: search.vocabSearchTasks } : {}),
-    vocabTasks: vocabTaskCount,
-    keptTokens: vocab.mapping.keptIds.length,
-    ...(searchEval ? { searchEval } : {}),
-    finalLoss: losses[losses.length - 1],
-    lossStart: mean(losses.slice(0, 10)),
-    lossEnd: mean(losses.slice(-10)),
-    eval: metrics,
-    previousStage,
-    evalSettings: { split: 'test' as const, seed: options.seed, ...evalOptions },
-    trainSeconds,
-    backend: selection.backend,
-    date: new Date().toISOString(),
-    gitCommit: readGitCommit(),
-  };
+  const info =
+    evalOnly && previousStage
+      ? {
+          ...previousStage,
+          eval: metrics,
+          ...(searchEval ? { searchEval } : {}),
+          evalSettings: { split: 'test' as const, seed: options.seed, ...evalOptions },
+          evalBackend: selection.backend,
+          evalDate: new Date().toISOString(),
+          evalGitCommit: readGitCommit(),
+        }
+      : {
+          preset,
+          options,
+          trainWorlds: worldCount,
+          trainTasks: toolUseRowCount,
+          ...(search.searchTasks > 0 ? { searchTasks: rows.length - toolUseRowCount } : {}),
+          ...(search.vocabSearchTasks > 0 ? { vocabSearchTasks: search.vocabSearchTasks } : {}),
+          vocabTasks: vocabTaskCount,
+          keptTokens: vocab.mapping.keptIds.length,
+          ...(searchEval ? { searchEval } : {}),
+          finalLoss: losses[losses.length - 1],
+          lossStart: mean(losses.slice(0, 10)),
+          lossEnd: mean(losses.slice(-10)),
+          eval: metrics,
+          previousStage,
+          evalSettings: { split: 'test' as const, seed: options.seed, ...evalOptions },
+          trainSeconds,
+          backend: selection.backend,
+          date: new Date().toISOString(),
+          gitCommit: readGitCommit(),
+        };
   await writeFolderFiles(outDir, await ws.exportWarmStartFiles(model, vocab.mapping, info));
   console.log(`wrote ${outDir}`);
   model.dispose();

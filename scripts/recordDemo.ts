@@ -32,7 +32,10 @@ async function main(): Promise<void> {
   const configPath = path.resolve(ROOT, flag('config') ?? 'experiments/demo.json');
   const experiment = JSON.parse(await readFile(configPath, 'utf8'));
   const steps = flag('steps');
-  const [run] = expandExperiment(experiment, { recipeNames: listRecipes(), overrides: steps ? { steps: Number(steps) } : {} }).runs;
+  const [run] = expandExperiment(experiment, {
+    recipeNames: listRecipes(),
+    overrides: steps ? { steps: Number(steps) } : {},
+  }).runs;
   const config = resolveConfig(run.config);
   const assets = await prepareRunAssets(config, { publicDir: path.join(ROOT, 'public'), log: (l) => console.log(l) });
   const trainer = createRunTrainer(config, assets);
@@ -43,15 +46,37 @@ async function main(): Promise<void> {
   for (let s = 0; s < config.steps; s++) {
     const m = await trainer.step();
     metrics.push(m);
-    rollouts = buildRolloutViews(m.step, trainer.lastGroups, trainer.lastScores, trainer.lastRoutes, config, trainer.tokenizer);
-    console.log(`step ${m.step}/${config.steps}: reward ${m.reward.toFixed(3)} loss ${m.loss.toFixed(4)} ${m.seconds.toFixed(1)} s`);
+    rollouts = buildRolloutViews(
+      m.step,
+      trainer.lastGroups,
+      trainer.lastScores,
+      trainer.lastRoutes,
+      config,
+      trainer.tokenizer,
+    );
+    console.log(
+      `step ${m.step}/${config.steps}: reward ${m.reward.toFixed(3)} loss ${m.loss.toFixed(4)} ${m.seconds.toFixed(1)} s`,
+    );
     if (config.evalEvery > 0 && m.step % config.evalEvery === 0) evals.push(await trainer.evaluate());
   }
   const out = path.join(ROOT, 'public/demo/demo-run.json');
   await mkdir(path.dirname(out), { recursive: true });
   // NaN (an absent loss term) is not JSON: write null, which the charts skip.
-  const json = JSON.stringify({ config, recordedWith: { backend: 'wasm', threads: prepared.threads ?? 1, policy: path.relative(ROOT, assets.policy.source.replace(/^warm start \((.*)\)$/, '$1')) || assets.policy.source, date: new Date().toISOString() }, metrics, evals, rollouts }, (_k, v) =>
-    typeof v === 'number' && !Number.isFinite(v) ? null : v,
+  const json = JSON.stringify(
+    {
+      config,
+      recordedWith: {
+        backend: 'wasm',
+        threads: prepared.threads ?? 1,
+        policy:
+          path.relative(ROOT, assets.policy.source.replace(/^warm start \((.*)\)$/, '$1')) || assets.policy.source,
+        date: new Date().toISOString(),
+      },
+      metrics,
+      evals,
+      rollouts,
+    },
+    (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v),
   );
   await writeFile(out, json);
   console.log(`wrote ${out} (${(json.length / 1024).toFixed(0)} KiB)`);

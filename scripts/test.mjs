@@ -30,7 +30,13 @@ if (failedChecks.length) {
 // 1. Unit tests.
 const unitJson = `${tmp}/vitest.json`;
 rmSync(unitJson, { force: true });
-const unitStatus = run('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${unitJson}`]);
+const unitStatus = run('npx', [
+  'vitest',
+  'run',
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${unitJson}`,
+]);
 if (existsSync(unitJson)) {
   const r = JSON.parse(readFileSync(unitJson, 'utf8'));
   passed += r.numPassedTests;

@@ -44,8 +44,16 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const isReal = args.includes('--real');
   const iters = Number(readFlag(args, 'iters') ?? '1');
-  const [trainB, trainT] = parseShape(readFlag(args, 'train') ?? (isReal ? '8x1536' : '4x256'), /^(\d+)x(\d+)$/, 'train');
-  const [decB, decP, decN] = parseShape(readFlag(args, 'decode') ?? (isReal ? '8x1024+576' : '8x256+64'), /^(\d+)x(\d+)\+(\d+)$/, 'decode');
+  const [trainB, trainT] = parseShape(
+    readFlag(args, 'train') ?? (isReal ? '8x1536' : '4x256'),
+    /^(\d+)x(\d+)$/,
+    'train',
+  );
+  const [decB, decP, decN] = parseShape(
+    readFlag(args, 'decode') ?? (isReal ? '8x1024+576' : '8x256+64'),
+    /^(\d+)x(\d+)\+(\d+)$/,
+    'decode',
+  );
   const spec: Omit<BenchSpec, 'threads'> = {
     preset: readFlag(args, 'preset') ?? 'qwen3-nano',
     train: { batch: trainB, seq: trainT, iters },
@@ -61,7 +69,13 @@ async function main(): Promise<void> {
       logLevel: 'warn',
       build: { outDir, emptyOutDir: true, rollupOptions: { input: path.join(ROOT, PAGE) } },
     });
-    const server = await preview({ configFile, root: ROOT, logLevel: 'warn', build: { outDir }, preview: { port: 0, strictPort: false } });
+    const server = await preview({
+      configFile,
+      root: ROOT,
+      logLevel: 'warn',
+      build: { outDir },
+      preview: { port: 0, strictPort: false },
+    });
     const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
     try {
       const page = await browser.newPage();
@@ -80,7 +94,8 @@ async function main(): Promise<void> {
       await page.goto(`${new URL(PAGE, base).href}?${query}`);
       await page.waitForFunction(() => window.benchResults !== undefined, undefined, { timeout: 0, polling: 1000 });
       const results = await page.evaluate(() => window.benchResults);
-      const torch = isReal && !args.includes('--no-torch') ? compareWithTorch(spec.preset, results as BenchRun) : undefined;
+      const torch =
+        isReal && !args.includes('--no-torch') ? compareWithTorch(spec.preset, results as BenchRun) : undefined;
       const report = { date: new Date().toISOString(), chromium: browser.version(), spec, ...results, ...torch };
       const text = JSON.stringify(report, null, 2);
       console.log(text);
@@ -99,7 +114,10 @@ async function main(): Promise<void> {
 type BenchRun = { runs?: BenchResult[] } | { error: string } | undefined;
 
 /** PyTorch eager at each thread count the browser ran, and the browser's ratio to it (none against a reference BLAS). */
-function compareWithTorch(preset: string, results: BenchRun): { torch: TorchReal[]; ratios: Record<string, unknown>[] } | { torchSkipped: string } {
+function compareWithTorch(
+  preset: string,
+  results: BenchRun,
+): { torch: TorchReal[]; ratios: Record<string, unknown>[] } | { torchSkipped: string } {
   const runs = results && 'runs' in results ? (results.runs ?? []) : [];
   const found = findTorchPython();
   if (!found.python) return { torchSkipped: found.reason ?? 'no PyTorch' };
@@ -122,6 +140,6 @@ function compareWithTorch(preset: string, results: BenchRun): { torch: TorchReal
 }
 
 main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.stack ?? e.message : String(e));
+  console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
   process.exit(1);
 });

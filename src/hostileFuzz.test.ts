@@ -41,28 +41,63 @@ function fuzz(seed: string, body: (rng: Rng, i: number) => void, maxIterations =
 
 /** Throws unless `e` is one of the reader's own errors (a crash would be RangeError, TypeError, …). */
 function expectNamedError(e: unknown, ...kinds: (new (...args: never[]) => Error)[]): void {
-  if (!kinds.some((k) => e instanceof k)) throw new Error(`unexpected ${(e as Error)?.name}: ${String((e as Error)?.message).slice(0, 300)}`);
-  if ((e as Error).message.length > 2_000) throw new Error(`an error message of ${(e as Error).message.length} characters`);
+  if (!kinds.some((k) => e instanceof k))
+    throw new Error(`unexpected ${(e as Error)?.name}: ${String((e as Error)?.message).slice(0, 300)}`);
+  if ((e as Error).message.length > 2_000)
+    throw new Error(`an error message of ${(e as Error).message.length} characters`);
 }
 
 function expectPrototypeIntact(): void {
   const probe = {} as Record<string, unknown>;
-  if (probe.polluted !== undefined || probe.evil !== undefined || Object.getPrototypeOf(probe) !== Object.prototype) throw new Error('Object.prototype changed');
+  if (probe.polluted !== undefined || probe.evil !== undefined || Object.getPrototypeOf(probe) !== Object.prototype)
+    throw new Error('Object.prototype changed');
 }
 
 const pick = <T>(rng: Rng, list: readonly T[]): T => list[rng.int(list.length)];
 
-const HOSTILE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '', '\uFEFF', '\u2028', 'a'.repeat(5_000), '../x', '😀\uD800'];
+const HOSTILE_NAMES = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '',
+  '\uFEFF',
+  '\u2028',
+  'a'.repeat(5_000),
+  '../x',
+  '😀\uD800',
+];
 
 /** A random JSON value: scalars, hostile strings, nested arrays and objects (with hostile keys). */
 function randomValue(rng: Rng, depth = 0): unknown {
   const r = rng.next();
   if (depth > 4 || r < 0.4) {
-    return pick(rng, [null, true, 0, -1, 1e308, -1e-308, 2 ** 53 + 1, 1e9, 'x', '', 'x'.repeat(rng.int(3) === 0 ? 100_000 : 10), pick(rng, HOSTILE_NAMES)]);
+    return pick(rng, [
+      null,
+      true,
+      0,
+      -1,
+      1e308,
+      -1e-308,
+      2 ** 53 + 1,
+      1e9,
+      'x',
+      '',
+      'x'.repeat(rng.int(3) === 0 ? 100_000 : 10),
+      pick(rng, HOSTILE_NAMES),
+    ]);
   }
   if (r < 0.6) return Array.from({ length: rng.int(4) }, () => randomValue(rng, depth + 1));
   const out: Record<string, unknown> = {};
-  for (let k = rng.int(4); k > 0; k--) Object.defineProperty(out, pick(rng, [...HOSTILE_NAMES, 'type', 'items', 'name', 'a']), { value: randomValue(rng, depth + 1), enumerable: true, writable: true, configurable: true });
+  for (let k = rng.int(4); k > 0; k--)
+    Object.defineProperty(out, pick(rng, [...HOSTILE_NAMES, 'type', 'items', 'name', 'a']), {
+      value: randomValue(rng, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   return out;
 }
 
@@ -80,7 +115,12 @@ function mutateTree(rng: Rng, obj: unknown, value: unknown): unknown {
   if (keys.length === 0) return value;
   const key = pick(rng, keys);
   const node = obj as Record<string, unknown>;
-  Object.defineProperty(node, key, { value: mutateTree(rng, node[key], value), enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(node, key, {
+    value: mutateTree(rng, node[key], value),
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
   return obj;
 }
 
@@ -104,12 +144,16 @@ describe('tool-call parser and argument check', () => {
   it('any text parses without throwing; any parsed call is checked without throwing or touching the prototype', () => {
     const n = fuzz('hostile/parser', (rng) => {
       const args: Record<string, unknown> = {};
-      for (let k = rng.int(4); k > 0; k--) args[pick(rng, [...HOSTILE_NAMES, ...Object.keys(tools[0].function.parameters.properties)])] = randomValue(rng);
+      for (let k = rng.int(4); k > 0; k--)
+        args[pick(rng, [...HOSTILE_NAMES, ...Object.keys(tools[0].function.parameters.properties)])] = randomValue(rng);
       const name = rng.next() < 0.5 ? pick(rng, tools).function.name : pick(rng, HOSTILE_NAMES);
       let body = JSON.stringify({ name, arguments: args });
       if (rng.next() < 0.3) body = body.slice(0, rng.int(body.length + 1)); // torn
       if (rng.next() < 0.1) body = '{"name":"x","arguments":' + '['.repeat(rng.int(50_000)) + '}';
-      const text = `<think>${pick(rng, HOSTILE_NAMES)}</think>` + `<tool_call>\n${body}\n</tool_call>`.repeat(1 + rng.int(3)) + pick(rng, ['', '<answer>x</answer>', '<tool_call>']);
+      const text =
+        `<think>${pick(rng, HOSTILE_NAMES)}</think>` +
+        `<tool_call>\n${body}\n</tool_call>`.repeat(1 + rng.int(3)) +
+        pick(rng, ['', '<answer>x</answer>', '<tool_call>']);
       const parsed = parseAssistantTurn(text);
       expect(parsed.pieces.reduce((s, p) => s + (p.end - p.start), 0)).toBe(text.length);
       for (const c of parsed.calls) {
@@ -159,13 +203,29 @@ describe('safetensors reader', () => {
           const entry = pick(rng, ['a', 'b.weight', '__metadata__']);
           const field = pick(rng, ['dtype', 'shape', 'data_offsets', 'format', pick(rng, HOSTILE_NAMES)]);
           if (rng.next() < 0.5) header[entry][field] = hostileValue(rng);
-          else header[entry][field] = pick(rng, ['constructor', '__proto__', 'toString', 'F32', 'F16', 'BF16', 'I64', [1e30, 1], [-1], [[1]], [0, 2 ** 60]]);
+          else
+            header[entry][field] = pick(rng, [
+              'constructor',
+              '__proto__',
+              'toString',
+              'F32',
+              'F16',
+              'BF16',
+              'I64',
+              [1e30, 1],
+              [-1],
+              [[1]],
+              [0, 2 ** 60],
+            ]);
           file = fileOf(JSON.stringify(header), 40);
           break;
         }
         case 2: {
           // A hostile tensor name or a header of random JSON.
-          const header = rng.next() < 0.5 ? { [pick(rng, HOSTILE_NAMES)]: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } } : randomValue(rng);
+          const header =
+            rng.next() < 0.5
+              ? { [pick(rng, HOSTILE_NAMES)]: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }
+              : randomValue(rng);
           file = fileOf(JSON.stringify(header) ?? 'null', 4);
           break;
         }
@@ -210,13 +270,34 @@ describe('tar reader', () => {
         switch (rng.int(5)) {
           case 0: // a hostile name
             bytes.fill(0, at, at + 100);
-            bytes.set(encoder.encode(pick(rng, ['../x', '/etc/x', 'ck/../../x', 'ck/config.json', './ck/config.json', 'ck//config.json', 'C:\\x', '', '.', 'a\\..\\b']).slice(0, 100)), at);
+            bytes.set(
+              encoder.encode(
+                pick(rng, [
+                  '../x',
+                  '/etc/x',
+                  'ck/../../x',
+                  'ck/config.json',
+                  './ck/config.json',
+                  'ck//config.json',
+                  'C:\\x',
+                  '',
+                  '.',
+                  'a\\..\\b',
+                ]).slice(0, 100),
+              ),
+              at,
+            );
             break;
           case 1: // a type: link, directory, pax, GNU long name, device, …
-            bytes[at + 156] = encoder.encode(pick(rng, ['0', '1', '2', '3', '5', '7', 'x', 'g', 'L', 'K', 'S', '\0']))[0];
+            bytes[at + 156] = encoder.encode(
+              pick(rng, ['0', '1', '2', '3', '5', '7', 'x', 'g', 'L', 'K', 'S', '\0']),
+            )[0];
             break;
           case 2: // a size
-            bytes.set(encoder.encode(pick(rng, ['77777777777', '00000000000', '00000001000', '-1', 'zz']).padEnd(11, '\0')), at + 124);
+            bytes.set(
+              encoder.encode(pick(rng, ['77777777777', '00000000000', '00000001000', '-1', 'zz']).padEnd(11, '\0')),
+              at + 124,
+            );
             break;
           case 3: // a prefix (ustar's 155-byte directory part)
             bytes.set(encoder.encode(pick(rng, ['..', '/abs', 'ck', 'x'.repeat(155)])), at + 345);
@@ -231,7 +312,9 @@ describe('tar reader', () => {
         const names = entries.map((e) => e.name);
         expect(new Set(names).size).toBe(names.length);
         for (const name of names) {
-          expect(name.startsWith('/') || /^[A-Za-z]:/.test(name) || name.split(/[/\\]/).includes('..') || name === '').toBe(false);
+          expect(
+            name.startsWith('/') || /^[A-Za-z]:/.test(name) || name.split(/[/\\]/).includes('..') || name === '',
+          ).toBe(false);
         }
       } catch (e) {
         expectNamedError(e, TarError);
@@ -263,7 +346,9 @@ describe('task and trace import', () => {
         });
         const sep = pick(rng, ['\n', '\r\n', '\r', '\u2028']);
         // A torn line (an open string) only before LF / CR: after one, a U+2028 is inside that string.
-        const lines = records.map((r) => (sep !== '\u2028' && rng.next() < 0.1 ? JSON.stringify(r).slice(0, 30) : JSON.stringify(r)));
+        const lines = records.map((r) =>
+          sep !== '\u2028' && rng.next() < 0.1 ? JSON.stringify(r).slice(0, 30) : JSON.stringify(r),
+        );
         const text = (rng.next() < 0.3 ? '\uFEFF' : '') + lines.join(sep);
         const { tasks: got, errors, warnings } = parseFtrlJsonl(text);
         expect(got.length + errors.length).toBe(lines.length);
@@ -285,7 +370,11 @@ describe('task and trace import', () => {
         const task = mutateTree(rng, JSON.parse(JSON.stringify(pick(rng, tasks))), hostileValue(rng));
         const r = validateTask(task);
         if (!r.ok) for (const issue of r.issues) expect(issue.path.length + issue.message.length).toBeLessThan(400);
-        const trace = mutateTree(rng, { taskId: 't', turns: [{ reasoning: 'r', calls: [{ name: 'f', arguments: {} }], observations: ['o'] }] }, hostileValue(rng));
+        const trace = mutateTree(
+          rng,
+          { taskId: 't', turns: [{ reasoning: 'r', calls: [{ name: 'f', arguments: {} }], observations: ['o'] }] },
+          hostileValue(rng),
+        );
         const parsed = parseTracesJsonl(JSON.stringify(trace) + '\n' + JSON.stringify(trace));
         expect(parsed.traces.length + parsed.unlabeled.length + parsed.errors.length).toBe(2);
         for (const e of parsed.errors) expect(e.message.length + e.path.length).toBeLessThan(500);
@@ -309,39 +398,62 @@ describe('config validation', () => {
     [['tasks', 'nTrain'], CONFIG_MAXIMA.nTrain],
     [['tasks', 'nTest'], CONFIG_MAXIMA.nTest],
   ];
-  const FIELDS = [...SIZE_FIELDS.map(([p]) => p), ['pact', 'anchorProb'], ['lr'], ['model', 'lora'], ['pact', 'traceComponents', 'reasoning'], ['name'], [pick(createRng('x'), HOSTILE_NAMES)]];
+  const FIELDS = [
+    ...SIZE_FIELDS.map(([p]) => p),
+    ['pact', 'anchorProb'],
+    ['lr'],
+    ['model', 'lora'],
+    ['pact', 'traceComponents', 'reasoning'],
+    ['name'],
+    [pick(createRng('x'), HOSTILE_NAMES)],
+  ];
 
   it('random configs resolve within every maximum, or give a ConfigError naming fields', () => {
-    const n = fuzz('hostile/config', (rng) => {
-      const input: Record<string, unknown> = {};
-      for (let k = 1 + rng.int(3); k > 0; k--) {
-        const fieldPath = pick(rng, FIELDS);
-        let node = input;
-        for (const key of fieldPath.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
-        const value = rng.next() < 0.5 ? pick(rng, [1, 2, 8, 1e9, 2 ** 53, -1, 0.5, 'x', null]) : hostileValue(rng);
-        Object.defineProperty(node, fieldPath.at(-1)!, { value, enumerable: true, writable: true, configurable: true });
-      }
-      try {
-        const config = resolveConfig(input) as unknown as Record<string, Record<string, number>>;
-        for (const [fieldPath, max] of SIZE_FIELDS) {
-          const v = fieldPath.length === 1 ? (config as unknown as Record<string, number>)[fieldPath[0]] : config[fieldPath[0]][fieldPath[1]];
-          expect(v).toBeLessThanOrEqual(max);
+    const n = fuzz(
+      'hostile/config',
+      (rng) => {
+        const input: Record<string, unknown> = {};
+        for (let k = 1 + rng.int(3); k > 0; k--) {
+          const fieldPath = pick(rng, FIELDS);
+          let node = input;
+          for (const key of fieldPath.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+          const value = rng.next() < 0.5 ? pick(rng, [1, 2, 8, 1e9, 2 ** 53, -1, 0.5, 'x', null]) : hostileValue(rng);
+          Object.defineProperty(node, fieldPath.at(-1)!, {
+            value,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
         }
-      } catch (e) {
-        expectNamedError(e, ConfigError);
-        for (const issue of (e as ConfigError).issues) {
-          expect(issue.startsWith('config')).toBe(true);
-          expect(issue.length).toBeLessThan(400);
+        try {
+          const config = resolveConfig(input) as unknown as Record<string, Record<string, number>>;
+          for (const [fieldPath, max] of SIZE_FIELDS) {
+            const v =
+              fieldPath.length === 1
+                ? (config as unknown as Record<string, number>)[fieldPath[0]]
+                : config[fieldPath[0]][fieldPath[1]];
+            expect(v).toBeLessThanOrEqual(max);
+          }
+        } catch (e) {
+          expectNamedError(e, ConfigError);
+          for (const issue of (e as ConfigError).issues) {
+            expect(issue.startsWith('config')).toBe(true);
+            expect(issue.length).toBeLessThan(400);
+          }
         }
-      }
-      try {
-        expandExperiment({ base: input, runs: [mutateTree(rng, { pact: { anchorProb: 0.1 } }, hostileValue(rng)) as Record<string, unknown>] });
-      } catch (e) {
-        expectNamedError(e, Error);
-        if (e instanceof RangeError || e instanceof TypeError) throw e;
-      }
-      expectPrototypeIntact();
-    }, 500);
+        try {
+          expandExperiment({
+            base: input,
+            runs: [mutateTree(rng, { pact: { anchorProb: 0.1 } }, hostileValue(rng)) as Record<string, unknown>],
+          });
+        } catch (e) {
+          expectNamedError(e, Error);
+          if (e instanceof RangeError || e instanceof TypeError) throw e;
+        }
+        expectPrototypeIntact();
+      },
+      500,
+    );
     expect(n).toBeGreaterThan(10);
   });
 });

@@ -90,7 +90,9 @@ describe('item 4: one bad line costs that line only', () => {
   });
 
   it('a leading byte-order mark does not cost line 1 (FTRL and trace files)', () => {
-    const ftrl = parseFtrlJsonl('\uFEFF' + JSON.stringify(ftrlRecord({ id: 'a' })) + '\n' + JSON.stringify(ftrlRecord({ id: 'b' })));
+    const ftrl = parseFtrlJsonl(
+      '\uFEFF' + JSON.stringify(ftrlRecord({ id: 'a' })) + '\n' + JSON.stringify(ftrlRecord({ id: 'b' })),
+    );
     expect(ftrl.errors).toEqual([]);
     expect(ftrl.tasks.map((t) => t.id)).toEqual(['a', 'b']);
     const traces = parseTracesJsonl('\uFEFF{"taskId":"t1","turns":[]}\n{"taskId":"t2","turns":[]}');
@@ -99,7 +101,9 @@ describe('item 4: one bad line costs that line only', () => {
   });
 
   it('CR and U+2028 line ends separate lines; U+2028 inside a string stays text', () => {
-    const lines = [ftrlRecord({ id: 'a' }), ftrlRecord({ id: 'b', answer: 'x\u2028y' }), ftrlRecord({ id: 'c' })].map((r) => JSON.stringify(r));
+    const lines = [ftrlRecord({ id: 'a' }), ftrlRecord({ id: 'b', answer: 'x\u2028y' }), ftrlRecord({ id: 'c' })].map(
+      (r) => JSON.stringify(r),
+    );
     for (const sep of ['\r', '\r\n', '\u2028', '\u2029']) {
       const { tasks, errors } = parseFtrlJsonl(lines.join(sep));
       expect(errors, JSON.stringify(sep)).toEqual([]);
@@ -110,7 +114,11 @@ describe('item 4: one bad line costs that line only', () => {
 
   it('a 5 MB bad value is quoted as a short excerpt, invisible characters shown', () => {
     const huge = '\u202E' + 'x'.repeat(5_000_000);
-    const { errors } = parseFtrlJsonl(JSON.stringify(ftrlRecord({ data_source: huge })) + '\n' + JSON.stringify(ftrlRecord({ tools: [{ type: huge, function: {} }] })));
+    const { errors } = parseFtrlJsonl(
+      JSON.stringify(ftrlRecord({ data_source: huge })) +
+        '\n' +
+        JSON.stringify(ftrlRecord({ tools: [{ type: huge, function: {} }] })),
+    );
     expect(errors).toHaveLength(2);
     for (const e of errors) {
       expect(e.message.length).toBeLessThan(300);
@@ -128,7 +136,9 @@ describe('item 4: one bad line costs that line only', () => {
 describe('item 5: names from a file never reach the prototype chain', () => {
   it('a tool named constructor or toString still needs its own source', () => {
     for (const name of ['constructor', 'toString', 'hasOwnProperty', '__defineGetter__']) {
-      const { tasks, errors } = parseFtrlJsonl(JSON.stringify(ftrlRecord({ tools: [tool(name)], codes: {}, unsolved_set: {} })));
+      const { tasks, errors } = parseFtrlJsonl(
+        JSON.stringify(ftrlRecord({ tools: [tool(name)], codes: {}, unsolved_set: {} })),
+      );
       expect(tasks, name).toEqual([]);
       expect(errors[0].field).toBe(`codes.${name}`);
       expect(errors[0].message).toBe('missing: every tool in tools needs its Python source');
@@ -136,7 +146,10 @@ describe('item 5: names from a file never reach the prototype chain', () => {
   });
 
   it('a codes key "__proto__" is refused by name (object and JSON-string forms), not swallowed into a prototype', () => {
-    const asObject = '{"messages":[{"role":"user","content":"Question: q"}],"tools":[' + JSON.stringify(tool('f')) + '],"codes":{"f":"x","__proto__":{"f":"y"}},"unsolved_set":{},"answer":"a","data_source":"self/single_hop"}';
+    const asObject =
+      '{"messages":[{"role":"user","content":"Question: q"}],"tools":[' +
+      JSON.stringify(tool('f')) +
+      '],"codes":{"f":"x","__proto__":{"f":"y"}},"unsolved_set":{},"answer":"a","data_source":"self/single_hop"}';
     const asString = JSON.stringify(ftrlRecord({ codes: '{"f":"x","__proto__":"y"}' }));
     for (const line of [asObject, asString]) {
       const { tasks, errors } = parseFtrlJsonl(line);
@@ -145,7 +158,10 @@ describe('item 5: names from a file never reach the prototype chain', () => {
       expect(errors[0].message).toMatch(/a key named "__proto__" is not allowed/);
     }
     const [task] = generateTasks({ seed: 2, n: 1 });
-    const text = JSON.stringify(task).replace('"implementations":{', '"implementations":{"__proto__":{"language":"javascript","source":"x"},');
+    const text = JSON.stringify(task).replace(
+      '"implementations":{',
+      '"implementations":{"__proto__":{"language":"javascript","source":"x"},',
+    );
     const r = validateTask(JSON.parse(text));
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.issues[0].path).toBe('implementations.__proto__');
@@ -169,8 +185,14 @@ describe('item 5: names from a file never reach the prototype chain', () => {
   it('a tool repository parameter named "__proto__" stays a parameter of the schema', () => {
     const param = (name: string) => ({ name, type: 'STRING', description: name });
     const schema = convertToolDocumentToSchema({
-      id: 'a', name: 'a', apiName: 'A', toolName: 'T', category: 'c', description: 'd',
-      requiredParameters: [param('__proto__')], optionalParameters: [param('constructor')],
+      id: 'a',
+      name: 'a',
+      apiName: 'A',
+      toolName: 'T',
+      category: 'c',
+      description: 'd',
+      requiredParameters: [param('__proto__')],
+      optionalParameters: [param('constructor')],
     });
     const props = schema.function.parameters.properties;
     expect(Object.getPrototypeOf(props)).toBe(Object.prototype);
@@ -179,15 +201,24 @@ describe('item 5: names from a file never reach the prototype chain', () => {
 
   it('a "__proto__" entry inside an experiment run is refused by name instead of silently ignored', () => {
     const json = JSON.parse('{"runs":[{"name":"ok"},{"__proto__":{"klCoef":-5}}]}');
-    expect(() => expandExperiment(json)).toThrow('experiment.runs[1].__proto__: a key named "__proto__" is not allowed');
-    expect(() => resolveConfig(JSON.parse('{"pact":{"__proto__":{"anchorProb":7}}}'))).toThrow('config.pact.__proto__: a key named "__proto__" is not allowed');
+    expect(() => expandExperiment(json)).toThrow(
+      'experiment.runs[1].__proto__: a key named "__proto__" is not allowed',
+    );
+    expect(() => resolveConfig(JSON.parse('{"pact":{"__proto__":{"anchorProb":7}}}'))).toThrow(
+      'config.pact.__proto__: a key named "__proto__" is not allowed',
+    );
   });
 });
 
 // ---- checkpoint archives ------------------------------------------------------------------
 
 /** A raw 512-byte tar header (any name, any type), with a correct checksum. */
-function rawHeader(name: string, size: number, type: string, options: { linkName?: string; magic?: 'ustar' | 'gnu' } = {}): Uint8Array {
+function rawHeader(
+  name: string,
+  size: number,
+  type: string,
+  options: { linkName?: string; magic?: 'ustar' | 'gnu' } = {},
+): Uint8Array {
   const h = new Uint8Array(TAR_BLOCK);
   const put = (offset: number, text: string) => h.set(new TextEncoder().encode(text), offset);
   put(0, name.slice(0, 100));
@@ -222,7 +253,10 @@ function rawTar(entries: [Uint8Array, Uint8Array][]): Uint8Array {
 }
 
 const bytesOf = (s: string) => new TextEncoder().encode(s);
-const fileEntry = (name: string, text = 'x'): [Uint8Array, Uint8Array] => [rawHeader(name, bytesOf(text).length, '0'), bytesOf(text)];
+const fileEntry = (name: string, text = 'x'): [Uint8Array, Uint8Array] => [
+  rawHeader(name, bytesOf(text).length, '0'),
+  bytesOf(text),
+];
 const paxRecord = (key: string, value: string) => {
   const body = ` ${key}=${value}\n`;
   let len = body.length + 1;
@@ -235,10 +269,40 @@ describe('item 6: checkpoint archives', () => {
     const cases: [string, Uint8Array][] = [
       ['ustar ..', rawTar([fileEntry('ck/../../etc/passwd')])],
       ['ustar absolute', rawTar([fileEntry('/etc/passwd')])],
-      ['pax ..', rawTar([[rawHeader('PaxHeaders/x', paxRecord('path', '../evil.json').length, 'x'), bytesOf(paxRecord('path', '../evil.json'))], fileEntry('ok.json')])],
-      ['pax absolute', rawTar([[rawHeader('PaxHeaders/x', paxRecord('path', '/tmp/evil').length, 'x'), bytesOf(paxRecord('path', '/tmp/evil'))], fileEntry('ok.json')])],
-      ['GNU ..', rawTar([[rawHeader('././@LongLink', 20, 'L', { magic: 'gnu' }), bytesOf('ck/../../../evil.bin\0')], fileEntry('ok.json')])],
-      ['GNU absolute', rawTar([[rawHeader('././@LongLink', 10, 'L', { magic: 'gnu' }), bytesOf('/root/.x\0\0')], fileEntry('ok.json')])],
+      [
+        'pax ..',
+        rawTar([
+          [
+            rawHeader('PaxHeaders/x', paxRecord('path', '../evil.json').length, 'x'),
+            bytesOf(paxRecord('path', '../evil.json')),
+          ],
+          fileEntry('ok.json'),
+        ]),
+      ],
+      [
+        'pax absolute',
+        rawTar([
+          [
+            rawHeader('PaxHeaders/x', paxRecord('path', '/tmp/evil').length, 'x'),
+            bytesOf(paxRecord('path', '/tmp/evil')),
+          ],
+          fileEntry('ok.json'),
+        ]),
+      ],
+      [
+        'GNU ..',
+        rawTar([
+          [rawHeader('././@LongLink', 20, 'L', { magic: 'gnu' }), bytesOf('ck/../../../evil.bin\0')],
+          fileEntry('ok.json'),
+        ]),
+      ],
+      [
+        'GNU absolute',
+        rawTar([
+          [rawHeader('././@LongLink', 10, 'L', { magic: 'gnu' }), bytesOf('/root/.x\0\0')],
+          fileEntry('ok.json'),
+        ]),
+      ],
       ['windows drive', rawTar([fileEntry('C:\\evil.json')])],
     ];
     for (const [label, tar] of cases) {
@@ -249,25 +313,42 @@ describe('item 6: checkpoint archives', () => {
   });
 
   it('refuses a second entry of the same name (a second trainer_state.json does not silently win)', () => {
-    const twice = rawTar([fileEntry('ck/trainer_state.json', '{"step":1}'), fileEntry('ck/config.json'), fileEntry('ck/./trainer_state.json', '{"step":9}')]);
+    const twice = rawTar([
+      fileEntry('ck/trainer_state.json', '{"step":1}'),
+      fileEntry('ck/config.json'),
+      fileEntry('ck/./trainer_state.json', '{"step":9}'),
+    ]);
     expect(() => readTar(twice)).toThrow('tar: two entries are named "ck/trainer_state.json"');
     const viaSlashes = rawTar([fileEntry('ck/a.json'), fileEntry('ck//a.json')]);
     expect(() => readTar(viaSlashes)).toThrow('two entries are named "ck/a.json"');
   });
 
   it('refuses hard links and symbolic links by name', () => {
-    expect(() => readTar(rawTar([[rawHeader('ck/model.safetensors', 0, '1', { linkName: '/etc/shadow' }), new Uint8Array(0)]]))).toThrow(
-      'tar: "ck/model.safetensors" is a hard link (to "/etc/shadow"); links are refused',
-    );
-    expect(() => readTar(rawTar([[rawHeader('ck/config.json', 0, '2', { linkName: '../../x' }), new Uint8Array(0)]]))).toThrow(
-      'tar: "ck/config.json" is a symbolic link (to "../../x"); links are refused',
-    );
+    expect(() =>
+      readTar(rawTar([[rawHeader('ck/model.safetensors', 0, '1', { linkName: '/etc/shadow' }), new Uint8Array(0)]])),
+    ).toThrow('tar: "ck/model.safetensors" is a hard link (to "/etc/shadow"); links are refused');
+    expect(() =>
+      readTar(rawTar([[rawHeader('ck/config.json', 0, '2', { linkName: '../../x' }), new Uint8Array(0)]])),
+    ).toThrow('tar: "ck/config.json" is a symbolic link (to "../../x"); links are refused');
   });
 
-  const MODEL: Qwen3Config = { ...getQwen3Preset('qwen3-nano'), vocab_size: 10, hidden_size: 4, intermediate_size: 8, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 2 };
+  const MODEL: Qwen3Config = {
+    ...getQwen3Preset('qwen3-nano'),
+    vocab_size: 10,
+    hidden_size: 4,
+    intermediate_size: 8,
+    num_hidden_layers: 1,
+    num_attention_heads: 2,
+    num_key_value_heads: 1,
+    head_dim: 2,
+  };
   function buildState(config = resolveConfig({ recipe: 'grpo', steps: 8 })): TrainerState {
     let k = 0;
-    const weights = [...listQwen3ParamShapes(MODEL)].map(([name, shape]) => ({ name, shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => (k++ % 13) / 8 - 0.7) }));
+    const weights = [...listQwen3ParamShapes(MODEL)].map(([name, shape]) => ({
+      name,
+      shape,
+      data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => (k++ % 13) / 8 - 0.7),
+    }));
     return {
       version: 1,
       step: 2,
@@ -288,7 +369,13 @@ describe('item 6: checkpoint archives', () => {
   it('a checkpoint carries a manifest (bytes and SHA-256 per file), and one altered weight byte is refused', async () => {
     const files = buildCheckpointFiles(buildState(), MODEL);
     const manifest = JSON.parse(files[MANIFEST_FILE] as string);
-    expect(Object.keys(manifest.files)).toEqual(['config.json', 'model.safetensors', 'optimizer.safetensors', 'reference.safetensors', 'trainer_state.json']);
+    expect(Object.keys(manifest.files)).toEqual([
+      'config.json',
+      'model.safetensors',
+      'optimizer.safetensors',
+      'reference.safetensors',
+      'trainer_state.json',
+    ]);
     expect(manifest.files['model.safetensors'].bytes).toBe((files['model.safetensors'] as Uint8Array).length);
     const altered = (files['model.safetensors'] as Uint8Array).slice();
     altered[altered.length - 3] ^= 0x40; // a float's exponent bit: the file still parses
@@ -296,7 +383,9 @@ describe('item 6: checkpoint archives', () => {
       "model.safetensors: its SHA-256 differs from checkpoint_manifest.json's (the file was altered or damaged)",
     );
     const { [REFERENCE_FILE]: _ref, ...withoutReference } = files;
-    await expect(readCheckpointFolder(readerOfFiles(withoutReference))).rejects.toThrow('reference.safetensors is missing: checkpoint_manifest.json lists it');
+    await expect(readCheckpointFolder(readerOfFiles(withoutReference))).rejects.toThrow(
+      'reference.safetensors is missing: checkpoint_manifest.json lists it',
+    );
     const extra = { ...files, 'adapter_model.safetensors': writeSafetensors([]) };
     await expect(readCheckpointFolder(readerOfFiles(extra))).rejects.toThrow('adapter_model.safetensors');
   });
@@ -305,14 +394,21 @@ describe('item 6: checkpoint archives', () => {
     const files = buildCheckpointFiles(buildState(), MODEL);
     const { [REFERENCE_FILE]: _ref, ...rest } = files;
     const sealed = { ...rest, [MANIFEST_FILE]: buildCheckpointManifest(rest) };
-    const tar = writeTar(Object.entries(sealed).map(([name, f]) => ({ name: `ck-step2/${name}`, data: typeof f === 'string' ? bytesOf(f) : f })));
+    const tar = writeTar(
+      Object.entries(sealed).map(([name, f]) => ({
+        name: `ck-step2/${name}`,
+        data: typeof f === 'string' ? bytesOf(f) : f,
+      })),
+    );
     const reader = createTarFolderReader(readTar(tar));
     const folder = await readCheckpointFolder(reader);
     expect(folder.state.referenceWeights).toBeUndefined();
     expect(folder.warnings).toEqual([
       'reference.safetensors is missing while its run reads π_ref (config.klCoef 0.001 > 0): its policy can be evaluated, but it cannot be resumed',
     ]);
-    expect(() => checkResumableState(folder.state)).toThrow('the checkpoint has no π_ref weights (reference.safetensors) but its run reads π_ref (config.klCoef 0.001)');
+    expect(() => checkResumableState(folder.state)).toThrow(
+      'the checkpoint has no π_ref weights (reference.safetensors) but its run reads π_ref (config.klCoef 0.001)',
+    );
     const prepared = await prepareCheckpointImport(reader, 'ck.tar', { now: new Date(0), random: () => 0 });
     expect(prepared.warning).toContain('reference.safetensors is missing');
     // A run without a KL term never reads π_ref: nothing to refuse.
@@ -327,8 +423,16 @@ describe('item 8: sizes and depth are bounded', () => {
   it.each([
     ['rolloutsPerPrompt', { rolloutsPerPrompt: 1e9 }, 'config.rolloutsPerPrompt: Too big: expected number to be <=256'],
     ['tasks.nTrain', { tasks: { nTrain: 1e9 } }, 'config.tasks.nTrain: Too big: expected number to be <=100000'],
-    ['batchPrompts', { batchPrompts: 1e9, miniBatchPrompts: 1 }, 'config.batchPrompts: Too big: expected number to be <=4096'],
-    ['maxResponseTokens', { maxResponseTokens: 1e9 }, 'config.maxResponseTokens: Too big: expected number to be <=131072'],
+    [
+      'batchPrompts',
+      { batchPrompts: 1e9, miniBatchPrompts: 1 },
+      'config.batchPrompts: Too big: expected number to be <=4096',
+    ],
+    [
+      'maxResponseTokens',
+      { maxResponseTokens: 1e9 },
+      'config.maxResponseTokens: Too big: expected number to be <=131072',
+    ],
   ])('%s 1e9 is refused by name', (_label, input, message) => {
     expect(() => resolveConfig(input)).toThrow(ConfigError);
     expect(() => resolveConfig(input)).toThrow(message);
@@ -337,8 +441,12 @@ describe('item 8: sizes and depth are bounded', () => {
   it('a 20,000-deep config is refused by depth with the path, in a config and in an experiment file', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 20_000; i++) deep = { a: deep };
-    expect(() => resolveConfig({ pact: deep })).toThrow(/^invalid training config:\n {2}config\.pact(\.a){15}: nests deeper than 16 levels$/);
-    expect(() => expandExperiment({ base: { pact: deep }, runs: [{ pact: deep }] })).toThrow(/^experiment\.base\.pact(\.a){16}: nests deeper than 18 levels$/);
+    expect(() => resolveConfig({ pact: deep })).toThrow(
+      /^invalid training config:\n {2}config\.pact(\.a){15}: nests deeper than 16 levels$/,
+    );
+    expect(() => expandExperiment({ base: { pact: deep }, runs: [{ pact: deep }] })).toThrow(
+      /^experiment\.base\.pact(\.a){16}: nests deeper than 18 levels$/,
+    );
   });
 
   it('a bad header of a 2.3 GB file is refused after reading 8 + N bytes, never the file', async () => {
@@ -365,7 +473,9 @@ describe('item 8: sizes and depth are bounded', () => {
         return head.slice(offset, offset + length);
       },
     };
-    await expect(loadQwen3Folder(reader)).rejects.toThrow(`tensors index 4 bytes of data but the file holds ${fileBytes - head.length}`);
+    await expect(loadQwen3Folder(reader)).rejects.toThrow(
+      `tensors index 4 bytes of data but the file holds ${fileBytes - head.length}`,
+    );
     expect(rangeBytes).toBe(head.length);
   });
 
@@ -375,7 +485,9 @@ describe('item 8: sizes and depth are bounded', () => {
     new DataView(head.buffer).setUint32(0, 1 << 20, true); // a 1 MiB header in a file of 100 bytes
     const files: Record<string, Uint8Array> = {
       'config.json': bytesOf(JSON.stringify({ ...config, model_type: 'qwen3' })),
-      'model.safetensors.index.json': bytesOf(JSON.stringify({ weight_map: { 'model.norm.weight': 'model-00001-of-00001.safetensors' } })),
+      'model.safetensors.index.json': bytesOf(
+        JSON.stringify({ weight_map: { 'model.norm.weight': 'model-00001-of-00001.safetensors' } }),
+      ),
     };
     const reader: FolderReader = {
       async listFiles() {
@@ -392,13 +504,18 @@ describe('item 8: sizes and depth are bounded', () => {
         return head.slice(offset, offset + length);
       },
     };
-    await expect(loadQwen3Folder(reader)).rejects.toThrow('shard "model-00001-of-00001.safetensors" named in the index: header length 1048576 runs past the end of the file (92 bytes after the length field)');
+    await expect(loadQwen3Folder(reader)).rejects.toThrow(
+      'shard "model-00001-of-00001.safetensors" named in the index: header length 1048576 runs past the end of the file (92 bytes after the length field)',
+    );
   });
 
   it('the Node folder reader checks a header with ranged reads (a sparse 512 MB file is not read into memory)', async () => {
     const dir = path.join(scratch, 'big');
     mkdirSync(dir);
-    writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...getQwen3Preset('qwen3-nano'), model_type: 'qwen3' }));
+    writeFileSync(
+      path.join(dir, 'config.json'),
+      JSON.stringify({ ...getQwen3Preset('qwen3-nano'), model_type: 'qwen3' }),
+    );
     const header = bytesOf('{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}');
     const fd = openSync(path.join(dir, 'model.safetensors'), 'w');
     const length = new Uint8Array(8);
@@ -408,7 +525,9 @@ describe('item 8: sizes and depth are bounded', () => {
     ftruncateSync(fd, 512 * 2 ** 20); // sparse: no disk, and no memory unless read
     closeSync(fd);
     const before = process.memoryUsage().arrayBuffers;
-    await expect(loadQwen3Folder(createNodeFolderReader(dir))).rejects.toThrow('tensors index 8 bytes of data but the file holds');
+    await expect(loadQwen3Folder(createNodeFolderReader(dir))).rejects.toThrow(
+      'tensors index 8 bytes of data but the file holds',
+    );
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 2 ** 20);
   });
 });

@@ -43,8 +43,7 @@ const LAYERS: Readonly<Record<string, number>> = {
  * Imports that break the layering today, each with its reason, so that any new one fails.
  * `from` and `to` are repository-relative paths.
  */
-const KNOWN_BACK_EDGES: readonly { from: string; to: string; reason: string }[] = [
-];
+const KNOWN_BACK_EDGES: readonly { from: string; to: string; reason: string }[] = [];
 
 export interface ImportEdge {
   /** Repository-relative path of the importing file. */
@@ -142,7 +141,8 @@ export function findLayerViolations(edges: readonly ImportEdge[]): string[] {
     if (a === b) continue;
     if (b === 'scripts') out.push(`${where} reaches scripts/ (scripts may import src, not the other way)`);
     else if (!(a in LAYERS) || !(b in LAYERS)) out.push(`${where} goes from ${a} to ${b}, a folder with no layer`);
-    else if (LAYERS[b] > LAYERS[a]) out.push(`${where} goes up from ${a} (layer ${LAYERS[a]}) to ${b} (layer ${LAYERS[b]})`);
+    else if (LAYERS[b] > LAYERS[a])
+      out.push(`${where} goes up from ${a} (layer ${LAYERS[a]}) to ${b} (layer ${LAYERS[b]})`);
   }
   return out;
 }
@@ -219,7 +219,10 @@ describe('import graph', () => {
 
   it('lists only back-edges that still exist', () => {
     for (const k of KNOWN_BACK_EDGES) {
-      expect(all.some((e) => e.from === k.from && e.to === k.to), `${k.from} → ${k.to}`).toBe(true);
+      expect(
+        all.some((e) => e.from === k.from && e.to === k.to),
+        `${k.from} → ${k.to}`,
+      ).toBe(true);
     }
   });
 

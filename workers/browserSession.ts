@@ -31,7 +31,10 @@ let isMeasuring = false;
 export function readProcessMemory(): ProcessMemory | undefined {
   const perf = globalThis.performance as PerformanceWithMemory | undefined;
   if (!perf) return undefined;
-  if ((globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated && typeof perf.measureUserAgentSpecificMemory === 'function') {
+  if (
+    (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated &&
+    typeof perf.measureUserAgentSpecificMemory === 'function'
+  ) {
     if (!isMeasuring) {
       isMeasuring = true; // it resolves after the next garbage collection, seconds later
       perf
@@ -94,14 +97,19 @@ export function createBrowserSessionDeps(): SessionDeps {
       const selection = await activateBackend(config.backend ?? 'auto');
       // A checkpoint that carries its model shape rebuilds the policy itself (a folder or an
       // imported run resumes without its files); older records reload the run's model.init.
-      const checkpointPolicy = resume?.modelConfig ? { modelConfig: resume.modelConfig, mapping: resume.mapping } : undefined;
+      const checkpointPolicy = resume?.modelConfig
+        ? { modelConfig: resume.modelConfig, mapping: resume.mapping }
+        : undefined;
       const assets = await prepareRunAssetsWith(createBrowserPlatform({ modelFiles }), config, { checkpointPolicy });
       const disposeAssets = () => {
         assets.policy.model.dispose();
         (assets.executor as { dispose?: () => void }).dispose?.();
       };
       try {
-        const trainer = createRunTrainer(config, assets, { onProgress, wrapPolicy: (policy) => readAroundGeneration(policy, onInStep) });
+        const trainer = createRunTrainer(config, assets, {
+          onProgress,
+          wrapPolicy: (policy) => readAroundGeneration(policy, onInStep),
+        });
         if (resume) trainer.importState(resume.state);
         return {
           trainer,
@@ -110,8 +118,22 @@ export function createBrowserSessionDeps(): SessionDeps {
           nParams: assets.policy.model.countParams(),
           wasmThreads: selection.wasmThreads,
           engineThreads: selection.engineThreads,
-          viewRollouts: (step) => buildRolloutViews(step, trainer.lastGroups, trainer.lastScores, trainer.lastRoutes, config, trainer.tokenizer),
-          buildCheckpoint: async (runId) => buildCheckpointRecord(runId, await trainer.exportState(), assets.policy.mapping, assets.policy.model.config),
+          viewRollouts: (step) =>
+            buildRolloutViews(
+              step,
+              trainer.lastGroups,
+              trainer.lastScores,
+              trainer.lastRoutes,
+              config,
+              trainer.tokenizer,
+            ),
+          buildCheckpoint: async (runId) =>
+            buildCheckpointRecord(
+              runId,
+              await trainer.exportState(),
+              assets.policy.mapping,
+              assets.policy.model.config,
+            ),
           dispose: () => {
             trainer.dispose();
             disposeAssets();

@@ -18,7 +18,9 @@ function makeState(withAdapters: boolean): TrainerState {
     weights: [tensor('model.norm.weight', [1, 2])],
     optimizer: [tensor('x.exp_avg', [0.5])],
     referenceWeights: [tensor('model.norm.weight', [1, 1])],
-    ...(withAdapters ? { adapterWeights: [tensor('model.layers.0.self_attn.q_proj.lora_A.weight', [0.25, -0.5, 2])] } : {}),
+    ...(withAdapters
+      ? { adapterWeights: [tensor('model.layers.0.self_attn.q_proj.lora_A.weight', [0.25, -0.5, 2])] }
+      : {}),
     config: resolveConfig(withAdapters ? { model: { lora: { rank: 1, alpha: 2, targets: ['q'] } } } : {}),
     recipe: 'pact',
   };

@@ -47,11 +47,19 @@ export function buildCheckpointRecord(
       mapping,
       ...(modelConfig ? { modelConfig: { ...modelConfig } } : {}),
     },
-    bytes: bytesOf(state.weights) + bytesOf(state.optimizer) + bytesOf(state.referenceWeights) + bytesOf(state.adapterWeights),
+    bytes:
+      bytesOf(state.weights) +
+      bytesOf(state.optimizer) +
+      bytesOf(state.referenceWeights) +
+      bytesOf(state.adapterWeights),
   };
 }
 
-export function readCheckpointRecord(rec: CheckpointRecord): { state: TrainerState; mapping?: PrunedVocabMapping; modelConfig?: Qwen3Config } {
+export function readCheckpointRecord(rec: CheckpointRecord): {
+  state: TrainerState;
+  mapping?: PrunedVocabMapping;
+  modelConfig?: Qwen3Config;
+} {
   const ts = rec.trainerState as {
     version: 1;
     dataCursor: number;

@@ -3,7 +3,14 @@
  * request, typed replies, and subscribers for the events a run pushes.
  */
 import { connectToolSandbox } from '../src/envs/sandbox/browserSandbox';
-import { isResponse, type ToolSandboxSetup, type WorkerEvent, type WorkerMessage, type WorkerRequest, type WorkerResponse } from './protocol';
+import {
+  isResponse,
+  type ToolSandboxSetup,
+  type WorkerEvent,
+  type WorkerMessage,
+  type WorkerRequest,
+  type WorkerResponse,
+} from './protocol';
 
 type Pending = { resolve: (r: WorkerResponse) => void; reject: (e: Error) => void };
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;

@@ -22,16 +22,20 @@ function probeWasm(): DeviceReport['wasm'] {
     simd = false;
   }
   // tfjs-wasm's threaded build needs shared memory, which only a cross-origin isolated page has.
-  const threads = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+  const threads =
+    (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true &&
+    typeof SharedArrayBuffer === 'function';
   return { available: true, simd, threads };
 }
 
 export async function probeDevice(): Promise<DeviceReport> {
   const wasm = probeWasm();
-  const hardwareConcurrency = typeof navigator !== 'undefined' ? navigator.hardwareConcurrency ?? 1 : 1;
+  const hardwareConcurrency = typeof navigator !== 'undefined' ? (navigator.hardwareConcurrency ?? 1) : 1;
   const fallback = (reason: string): DeviceReport => ({
     backend: wasm.available ? 'wasm' : 'cpu',
-    fallbackReason: wasm.available ? reason : `${reason}; WebAssembly is not available either, so plain JavaScript (cpu) is used`,
+    fallbackReason: wasm.available
+      ? reason
+      : `${reason}; WebAssembly is not available either, so plain JavaScript (cpu) is used`,
     wasm,
     hardwareConcurrency,
   });
@@ -49,7 +53,9 @@ export async function probeDevice(): Promise<DeviceReport> {
     return fallback(`WebGPU requestAdapter() failed: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (!adapter) {
-    return fallback('WebGPU is present but requestAdapter() returned no adapter (GPU blocked or disabled in this browser)');
+    return fallback(
+      'WebGPU is present but requestAdapter() returned no adapter (GPU blocked or disabled in this browser)',
+    );
   }
   const info = (adapter as GPUAdapter & { info?: GPUAdapterInfo }).info;
   return {
@@ -60,7 +66,10 @@ export async function probeDevice(): Promise<DeviceReport> {
       device: info?.device ?? '',
       description: info?.description ?? '',
       // The flag sits on the info in current browsers, on the adapter in older ones; SwiftShader by name.
-      isFallbackAdapter: isSoftwareAdapter(info as GPUAdapterInfo & { isFallbackAdapter?: boolean }, (adapter as GPUAdapter & { isFallbackAdapter?: boolean }).isFallbackAdapter),
+      isFallbackAdapter: isSoftwareAdapter(
+        info as GPUAdapterInfo & { isFallbackAdapter?: boolean },
+        (adapter as GPUAdapter & { isFallbackAdapter?: boolean }).isFallbackAdapter,
+      ),
     },
     limits: {
       maxBufferSize: adapter.limits.maxBufferSize,

@@ -37,15 +37,20 @@ export interface FtrlEvalRequest {
 }
 
 /** A saved run's newest checkpoint as a policy. */
-async function loadCheckpointPolicy(runId: string, source: Awaited<ReturnType<ReturnType<typeof createBrowserPlatform>['loadSourceTokenizer']>>): Promise<Policy> {
+async function loadCheckpointPolicy(
+  runId: string,
+  source: Awaited<ReturnType<ReturnType<typeof createBrowserPlatform>['loadSourceTokenizer']>>,
+): Promise<Policy> {
   const store = await PactStore.open();
   try {
     const run = await store.getRun(runId);
     if (!run) throw new Error(`no saved run "${runId}" in this browser`);
     const record = await store.loadLatestCheckpoint(runId);
-    if (!record) throw new Error(`run "${runId}" has no checkpoint yet (runs save one when they pause, stop or finish)`);
+    if (!record)
+      throw new Error(`run "${runId}" has no checkpoint yet (runs save one when they pause, stop or finish)`);
     const { state, mapping, modelConfig } = readCheckpointRecord(record);
-    const config = modelConfig ?? inferQwen3Config(state.weights, getQwen3Preset(resolveConfig(state.config).model.preset));
+    const config =
+      modelConfig ?? inferQwen3Config(state.weights, getQwen3Preset(resolveConfig(state.config).model.preset));
     const tensors = new Map(state.weights.map((w) => [w.name, { shape: w.shape, data: w.data }]));
     return {
       model: Qwen3Model.fromTensors(config, tensors),
@@ -91,7 +96,10 @@ export class FtrlEvalSession {
       const indexURL = new URL(`${import.meta.env.BASE_URL}${PYODIDE_ASSET_DIR}/`, self.location.href).href;
       const python = createBrowserPyodideExecutor({ indexURL, timeoutMs: settings.toolTimeoutMs });
       // A task file's tools: JavaScript ones get a fresh sandbox worker per call.
-      executor = new LanguageRoutingExecutor({ javascript: await createWorkerExecutor({ isFreshPerCall: true }), python });
+      executor = new LanguageRoutingExecutor({
+        javascript: await createWorkerExecutor({ isFreshPerCall: true }),
+        python,
+      });
       progress('loading', 'loading the policy…');
       const spec = req.policy;
       policy =
@@ -121,7 +129,14 @@ export class FtrlEvalSession {
         readToolCounts: () => ({ ...routed.pythonCounts }),
         onProgress: (p) => {
           const over = `${p.promptTooLong} of ${p.selected} over the window`;
-          progress('rollouts', p.done === 0 ? `running ${p.total} task${p.total === 1 ? '' : 's'} (${over})…` : `task ${p.done} of ${p.total}: line ${p.line} (${p.category}), ${p.calls} call${p.calls === 1 ? '' : 's'} · ${over}`, p.done, p.total);
+          progress(
+            'rollouts',
+            p.done === 0
+              ? `running ${p.total} task${p.total === 1 ? '' : 's'} (${over})…`
+              : `task ${p.done} of ${p.total}: line ${p.line} (${p.category}), ${p.calls} call${p.calls === 1 ? '' : 's'} · ${over}`,
+            p.done,
+            p.total,
+          );
         },
         beforeRollouts: async () => {
           // Python runs only when a task fits; load it first so a broken Pyodide is named at once.

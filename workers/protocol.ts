@@ -102,7 +102,8 @@ export interface MemoryUsage {
 
 /** Picks the fields of `tf.memory()` the page shows (plain numbers only, so it clones). */
 export function toMemoryUsage(backend: string, info: Record<string, unknown>): MemoryUsage {
-  const num = (k: string): number | undefined => (typeof info[k] === 'number' && Number.isFinite(info[k]) ? (info[k] as number) : undefined);
+  const num = (k: string): number | undefined =>
+    typeof info[k] === 'number' && Number.isFinite(info[k]) ? (info[k] as number) : undefined;
   const usage: MemoryUsage = { backend, numBytes: num('numBytes') ?? 0, numTensors: num('numTensors') ?? 0 };
   const gpu = num('numBytesInGPU');
   const gpuAllocated = num('numBytesInGPUAllocated');
@@ -168,7 +169,14 @@ export type WorkerRequest =
    * `modelFiles`: the files of a Qwen3 folder the user picked (config.model.init names it,
    * "folder:<name>"); File objects clone as references, the worker reads them.
    */
-  | { id: number; type: 'start'; config: TrainConfigInput; resumeRunId?: string; maxSteps?: number; modelFiles?: File[] }
+  | {
+      id: number;
+      type: 'start';
+      config: TrainConfigInput;
+      resumeRunId?: string;
+      maxSteps?: number;
+      modelFiles?: File[];
+    }
   | { id: number; type: 'pause' }
   | { id: number; type: 'resume' }
   /** One step while paused. */
@@ -179,7 +187,14 @@ export type WorkerRequest =
    * Python tools in Pyodide, Solve-R/P/F1 per category. Progress comes as
    * `ftrl-eval-progress` events carrying this request's id; the reply is `ftrl-eval`.
    */
-  | { id: number; type: 'eval-ftrl'; tasksText: string; fileName: string; policy: EvalPolicySpec; settings: FtrlEvalSettings }
+  | {
+      id: number;
+      type: 'eval-ftrl';
+      tasksText: string;
+      fileName: string;
+      policy: EvalPolicySpec;
+      settings: FtrlEvalSettings;
+    }
   /** Stops the FTRL evaluation in progress after its current task. */
   | { id: number; type: 'stop-eval' };
 
@@ -200,14 +215,32 @@ export type WorkerResponse =
   | { id: number; type: 'device'; report: DeviceReport }
   | { id: number; type: 'numerics'; report: NumericsReport }
   /** `wasmThreads`: on wasm, the threads tfjs-wasm computes with; `engineThreads`: the CPU engine's (wasm, cpu). */
-  | { id: number; type: 'started'; run: RunRecord; backend: BackendName; fallbackReason?: string; nParams: number; wasmThreads?: number; engineThreads?: number }
+  | {
+      id: number;
+      type: 'started';
+      run: RunRecord;
+      backend: BackendName;
+      fallbackReason?: string;
+      nParams: number;
+      wasmThreads?: number;
+      engineThreads?: number;
+    }
   | { id: number; type: 'ftrl-eval'; report: FtrlEvalReport }
   | { id: number; type: 'ok' }
   | { id: number; type: 'error'; message: string };
 
 /** Pushed by the worker while a run goes on. */
 export type WorkerEvent =
-  | { type: 'progress'; runId: string; step: number; totalSteps: number; phase: RunPhase; state: RunState; message?: string; memory?: MemoryUsage }
+  | {
+      type: 'progress';
+      runId: string;
+      step: number;
+      totalSteps: number;
+      phase: RunPhase;
+      state: RunState;
+      message?: string;
+      memory?: MemoryUsage;
+    }
   | { type: 'metrics'; runId: string; metrics: StepMetrics }
   | { type: 'eval'; runId: string; metrics: EvalMetrics }
   | { type: 'rollouts'; runId: string; groups: RolloutGroupView[] }
@@ -220,7 +253,14 @@ export type WorkerEvent =
   | { type: 'memory'; runId: string; memory: MemoryUsage }
   | { type: 'run-error'; runId: string; message: string; failure: RunFailureReport }
   /** An FTRL evaluation's progress; `requestId` is the `eval-ftrl` request's id. */
-  | { type: 'ftrl-eval-progress'; requestId: number; phase: FtrlEvalPhase; message: string; done: number; total: number };
+  | {
+      type: 'ftrl-eval-progress';
+      requestId: number;
+      phase: FtrlEvalPhase;
+      message: string;
+      done: number;
+      total: number;
+    };
 
 export type WorkerMessage = WorkerResponse | WorkerEvent;
 

@@ -22,7 +22,10 @@ export interface BrowserPlatformOptions {
   modelFiles?: File[];
 }
 
-export function createBrowserPlatform({ baseUrl = import.meta.env.BASE_URL, modelFiles }: BrowserPlatformOptions = {}): RunPlatform {
+export function createBrowserPlatform({
+  baseUrl = import.meta.env.BASE_URL,
+  modelFiles,
+}: BrowserPlatformOptions = {}): RunPlatform {
   const warmStartUrl = new URL(`${baseUrl}${WARM_START_DIR}/`, self.location.href).href;
   return {
     loadSourceTokenizer: () => (tokenizer ??= loadQwen3TokenizerFromUrls({ tokenizerUrl, tokenizerConfigUrl })),

@@ -27,7 +27,10 @@ export function countCores(): number {
  * one and why. `wasmThreads` (default: every core) takes effect when wasm first starts in this
  * worker; on wasm and cpu the CPU engine gets as many threads (cross-origin isolation permitting).
  */
-export async function activateBackend(preferred: BackendPreference, opts: { wasmThreads?: number } = {}): Promise<BackendSelection & { engineThreads?: number; engineThreadsReason?: string }> {
+export async function activateBackend(
+  preferred: BackendPreference,
+  opts: { wasmThreads?: number } = {},
+): Promise<BackendSelection & { engineThreads?: number; engineThreadsReason?: string }> {
   const threads = opts.wasmThreads ?? countCores();
   const selection = await selectBackend(preferred, { wasmPaths: WASM_PATHS, wasmThreads: threads });
   if (selection.backend === 'webgpu') return selection;

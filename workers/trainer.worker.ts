@@ -27,12 +27,20 @@ async function handle(req: WorkerRequest): Promise<void> {
       reply({ id: req.id, type: 'device', report: await probeDevice() });
       return;
     case 'check-numerics':
-      if (session.isActive) throw new Error('a training run is in progress: stop it before checking numerics (both need the model backend)');
+      if (session.isActive)
+        throw new Error(
+          'a training run is in progress: stop it before checking numerics (both need the model backend)',
+        );
       reply({ id: req.id, type: 'numerics', report: await checkNumerics(req.backend) });
       return;
     case 'start': {
-      if (ftrlEval.isActive) throw new Error('an FTRL evaluation is running in this tab: wait for it or stop it before training');
-      const started = await session.start(req.config, { resumeRunId: req.resumeRunId, maxSteps: req.maxSteps, modelFiles: req.modelFiles });
+      if (ftrlEval.isActive)
+        throw new Error('an FTRL evaluation is running in this tab: wait for it or stop it before training');
+      const started = await session.start(req.config, {
+        resumeRunId: req.resumeRunId,
+        maxSteps: req.maxSteps,
+        modelFiles: req.modelFiles,
+      });
       reply({ id: req.id, type: 'started', ...started });
       return;
     }
@@ -53,8 +61,15 @@ async function handle(req: WorkerRequest): Promise<void> {
       reply({ id: req.id, type: 'ok' });
       return;
     case 'eval-ftrl': {
-      if (session.isActive) throw new Error('a training run is in progress: stop it before evaluating (both need the model backend)');
-      const report = await ftrlEval.run({ requestId: req.id, tasksText: req.tasksText, fileName: req.fileName, policy: req.policy, settings: req.settings });
+      if (session.isActive)
+        throw new Error('a training run is in progress: stop it before evaluating (both need the model backend)');
+      const report = await ftrlEval.run({
+        requestId: req.id,
+        tasksText: req.tasksText,
+        fileName: req.fileName,
+        policy: req.policy,
+        settings: req.settings,
+      });
       reply({ id: req.id, type: 'ftrl-eval', report });
       return;
     }
@@ -70,7 +85,9 @@ async function handle(req: WorkerRequest): Promise<void> {
 }
 
 // Anything that escapes a handler still reaches the console with its stack.
-scope.addEventListener('unhandledrejection', (ev) => console.error('PACT Lab trainer worker: unhandled rejection', ev.reason));
+scope.addEventListener('unhandledrejection', (ev) =>
+  console.error('PACT Lab trainer worker: unhandled rejection', ev.reason),
+);
 
 scope.onmessage = (ev: MessageEvent<WorkerInbound>) => {
   if (ev.data.type === 'tool-sandbox') {

@@ -102,7 +102,8 @@ function makeDeps(): SessionDeps {
     },
     readMemory: (): MemoryUsage => ({ backend: 'wasm', numBytes: memoryBytes, numTensors: 10 }),
     async holdLock(runId) {
-      if (locks.held.has(runId)) throw new Error(`run "${runId}" is training in another tab of this browser: stop it there first`);
+      if (locks.held.has(runId))
+        throw new Error(`run "${runId}" is training in another tab of this browser: stop it there first`);
       locks.held.add(runId);
       locks.taken.push(runId);
       return () => locks.held.delete(runId);
@@ -161,7 +162,10 @@ describe('TrainingSession', () => {
     t.gateOf(1).open();
     await until(() => t.completedSteps === 1, 'step 1');
     // checkpointEvery = 0, yet step 1 is saved: a reload right after Train keeps it.
-    await until(() => events.some((e) => e.type === 'progress' && e.phase === 'checkpoint' && e.step === 1), 'the step-1 checkpoint');
+    await until(
+      () => events.some((e) => e.type === 'progress' && e.phase === 'checkpoint' && e.step === 1),
+      'the step-1 checkpoint',
+    );
     await until(() => t.gates.has(2), 'step 2 to begin');
     expect((await store.getRun(id))?.lastCheckpointId).toBe(`${id}@1`);
 
@@ -175,7 +179,11 @@ describe('TrainingSession', () => {
     // Resume: the stored status says running again (not "paused" while it trains).
     session.resume();
     await until(() => t.gates.has(3), 'step 3 to begin');
-    await until(() => events.some((e) => e.type === 'progress' && e.state === 'running' && e.step === 2 && e.phase === 'rollouts'), 'the resumed step');
+    await until(
+      () =>
+        events.some((e) => e.type === 'progress' && e.state === 'running' && e.step === 2 && e.phase === 'rollouts'),
+      'the resumed step',
+    );
     expect((await store.getRun(id))?.status).toBe('running');
 
     // Stop during step 3: it ends after the step, saved, as "stopped" (not "paused").
@@ -183,7 +191,12 @@ describe('TrainingSession', () => {
     t.gateOf(3).open();
     await until(() => progressStates().includes('stopped/idle@3'), 'the stop');
     run = await store.getRun(id);
-    expect([run?.status, run?.lastStep, run?.lastCheckpointId, run?.name]).toEqual(['stopped', 3, `${id}@3`, 'first try']);
+    expect([run?.status, run?.lastStep, run?.lastCheckpointId, run?.name]).toEqual([
+      'stopped',
+      3,
+      `${id}@3`,
+      'first try',
+    ]);
     expect((await store.listCheckpoints(id)).map((c) => c.step)).toEqual([2, 3]); // keepLast 2
     expect(t.isDisposed).toBe(true);
     expect(locks.held.has(id)).toBe(false);
@@ -218,7 +231,11 @@ describe('TrainingSession', () => {
       [3000, 9000], // the peak of the step so far
     ]);
     expect(readings.map((m) => m.sampledAt)).toEqual([1_000_000, 1_001_000, 1_002_000, 1_003_000]);
-    const progress = before.flatMap((e) => (e.type === 'step-progress' ? [[e.step, e.progress.phase, e.progress.done, e.progress.tokens ?? null, e.elapsedMs]] : []));
+    const progress = before.flatMap((e) =>
+      e.type === 'step-progress'
+        ? [[e.step, e.progress.phase, e.progress.done, e.progress.tokens ?? null, e.elapsedMs]]
+        : [],
+    );
     expect(progress).toEqual([
       [1, 'rollouts', 0, 0, 0],
       [1, 'rollouts', 8, 96, 3050],
@@ -229,7 +246,7 @@ describe('TrainingSession', () => {
     expect((await store.getRun(run.id))?.status).toBe('finished');
   });
 
-  it('reads memory from inside a step through the loader\'s hook (around generation), posting at most once a second', async () => {
+  it("reads memory from inside a step through the loader's hook (around generation), posting at most once a second", async () => {
     const session = new TrainingSession((e) => events.push(e), makeDeps());
     inside = () => {
       memoryBytes = 4000;
@@ -243,7 +260,9 @@ describe('TrainingSession', () => {
     trainer!.gateOf(1).open();
     await until(() => !session.isActive, 'the end');
     const iMetrics = events.findIndex((e) => e.type === 'metrics');
-    const readings = events.slice(0, iMetrics).flatMap((e) => (e.type === 'memory' ? [[e.memory.numBytes, e.memory.peakBytes, e.memory.sampledAt]] : []));
+    const readings = events
+      .slice(0, iMetrics)
+      .flatMap((e) => (e.type === 'memory' ? [[e.memory.numBytes, e.memory.peakBytes, e.memory.sampledAt]] : []));
     expect(readings).toEqual([
       [1000, 1000, 1_000_000],
       [2000, 4000, 1_001_100],
@@ -286,7 +305,14 @@ describe('TrainingSession', () => {
     expect(extra.config.seed).toBe(7);
 
     const ev = events.find((e) => e.type === 'run-error') as Extract<WorkerEvent, { type: 'run-error' }>;
-    expect(ev.failure).toMatchObject({ runId: run.id, runName: 'run', message: 'memory access out of bounds', step: 2, backend: 'wasm', at: clock });
+    expect(ev.failure).toMatchObject({
+      runId: run.id,
+      runName: 'run',
+      message: 'memory access out of bounds',
+      step: 2,
+      backend: 'wasm',
+      at: clock,
+    });
     expect(ev.failure.stack).toContain('RangeError');
     expect((ev.failure.config as unknown as TrainConfig).seed).toBe(7);
     const stored = await store.getRun(run.id);
@@ -299,7 +325,13 @@ describe('TrainingSession', () => {
 
   it('resumes from the last checkpoint; a run with none starts again from step 0 with its stored config', async () => {
     const config = resolveConfig({ steps: 3, evalEvery: 0, seed: 5 });
-    await store.createRun({ id: 'lost', name: 'lost', recipe: 'pact', config: config as unknown as Record<string, unknown>, status: 'interrupted' });
+    await store.createRun({
+      id: 'lost',
+      name: 'lost',
+      recipe: 'pact',
+      config: config as unknown as Record<string, unknown>,
+      status: 'interrupted',
+    });
     const session = new TrainingSession((e) => events.push(e), makeDeps());
     const started = await session.start({}, { resumeRunId: 'lost' });
     expect(started.run).toMatchObject({ id: 'lost', status: 'running' });

@@ -17,7 +17,15 @@ import type { StepProgress } from '../src/recipes/types';
 import type { PactStore } from '../src/storage/db';
 import type { CheckpointRecord, RunRecord } from '../src/storage/schema';
 import { readCheckpointRecord } from './checkpointRecord';
-import type { BackendName, MemoryUsage, RolloutGroupView, RunFailureReport, RunPhase, RunState, WorkerEvent } from './protocol';
+import type {
+  BackendName,
+  MemoryUsage,
+  RolloutGroupView,
+  RunFailureReport,
+  RunPhase,
+  RunState,
+  WorkerEvent,
+} from './protocol';
 
 /** The trainer as the session drives it. */
 export type SessionTrainer = Pick<Trainer, 'completedSteps' | 'config' | 'step' | 'evaluate' | 'dispose'>;
@@ -83,7 +91,9 @@ export const PROGRESS_THROTTLE_MS = 200;
 
 function newRunId(config: TrainConfig): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
-  return `${config.recipe}-s${config.seed}-${stamp}-${Math.floor(Math.random() * 1e4).toString().padStart(4, '0')}`;
+  return `${config.recipe}-s${config.seed}-${stamp}-${Math.floor(Math.random() * 1e4)
+    .toString()
+    .padStart(4, '0')}`;
 }
 
 /** Numeric values of a metrics record (drops the recipe name). */
@@ -125,7 +135,16 @@ export class TrainingSession {
   private progress(phase: RunPhase, message?: string): void {
     if (!this.run) return;
     const step = this.loaded?.trainer.completedSteps ?? 0;
-    this.post({ type: 'progress', runId: this.run.id, step, totalSteps: this.totalSteps, phase, state: this.state, message, memory: this.sampleMemory() });
+    this.post({
+      type: 'progress',
+      runId: this.run.id,
+      step,
+      totalSteps: this.totalSteps,
+      phase,
+      state: this.state,
+      message,
+      memory: this.sampleMemory(),
+    });
   }
 
   /** Reads memory now and folds it into the step's peak. */
@@ -163,7 +182,13 @@ export class TrainingSession {
     const isNews = this.lastProgress?.phase !== p.phase || p.done >= p.total || p.done === 0;
     if (!isNews && this.lastProgress && now - this.lastProgress.at < PROGRESS_THROTTLE_MS) return;
     this.lastProgress = { phase: p.phase, at: now };
-    this.post({ type: 'step-progress', runId: this.run.id, step: this.activeStep, progress: { ...p }, elapsedMs: now - this.stepStartedAt });
+    this.post({
+      type: 'step-progress',
+      runId: this.run.id,
+      step: this.activeStep,
+      progress: { ...p },
+      elapsedMs: now - this.stepStartedAt,
+    });
   }
 
   private beginActivity(step: number): void {
@@ -179,7 +204,10 @@ export class TrainingSession {
    * resume continues from its last checkpoint, or, with none saved yet, starts again from step 0
    * with its stored config (nothing of it was kept to continue from).
    */
-  async start(input: TrainConfigInput, opts: { resumeRunId?: string; maxSteps?: number; modelFiles?: File[] } = {}): Promise<StartedRun> {
+  async start(
+    input: TrainConfigInput,
+    opts: { resumeRunId?: string; maxSteps?: number; modelFiles?: File[] } = {},
+  ): Promise<StartedRun> {
     if (this.isActive) throw new Error('a run is already in progress: stop it before starting another');
     this.isStarting = true;
     let release: (() => void) | null = null;
@@ -208,11 +236,21 @@ export class TrainingSession {
         onInStep: () => this.sampleInStep(),
       });
       if (!run) {
-        run = await store.createRun({ id: newRunId(config), name: config.name, recipe: config.recipe, config: config as unknown as Record<string, unknown> });
+        run = await store.createRun({
+          id: newRunId(config),
+          name: config.name,
+          recipe: config.recipe,
+          config: config as unknown as Record<string, unknown>,
+        });
         release = await this.deps.holdLock(run.id);
       }
       // The lock is held before the run is marked running: a `running` run without one is dead.
-      this.run = await store.updateRun(run.id, { status: 'running', error: undefined, failure: undefined, backend: loaded.backend });
+      this.run = await store.updateRun(run.id, {
+        status: 'running',
+        error: undefined,
+        failure: undefined,
+        backend: loaded.backend,
+      });
       this.loaded = loaded;
       this.releaseLock = release;
       this.totalSteps = Math.min(config.steps, opts.maxSteps ?? config.steps);
@@ -376,9 +414,16 @@ export class TrainingSession {
       backend: this.loaded?.backend,
       at: this.deps.now(),
     };
-    this.deps.logError(`PACT Lab: run "${run.name}" (${run.id}) failed at step ${failure.step} on ${failure.backend ?? 'an unknown backend'}: ${error.message}`, error, { config });
+    this.deps.logError(
+      `PACT Lab: run "${run.name}" (${run.id}) failed at step ${failure.step} on ${failure.backend ?? 'an unknown backend'}: ${error.message}`,
+      error,
+      { config },
+    );
     this.state = 'failed';
-    await this.setStatus('failed', { error: error.message, failure: { step: failure.step, stack: failure.stack, at: failure.at } }).catch(() => undefined);
+    await this.setStatus('failed', {
+      error: error.message,
+      failure: { step: failure.step, stack: failure.stack, at: failure.at },
+    }).catch(() => undefined);
     this.post({ type: 'run-error', runId: run.id, message: error.message, failure });
     this.progress('idle', error.message);
   }

@@ -25,7 +25,13 @@ if (selection.backend === wanted) {
     if (!existsSync(path.join(FIXTURES, `${name}.json`))) continue;
     const r = await checkAgainstReference(readReferenceFixture(FIXTURES, name));
     const gradMax = Math.max(...Object.values(r.gradRelErr));
-    cases.push({ name, logitsRelErr: r.logitsRelErr, gradMaxRelErr: gradMax, isGreedyEqual: r.isGreedyEqual, isPass: r.logitsRelErr < 1e-4 && gradMax < 1e-3 && r.isGreedyEqual });
+    cases.push({
+      name,
+      logitsRelErr: r.logitsRelErr,
+      gradMaxRelErr: gradMax,
+      isGreedyEqual: r.isGreedyEqual,
+      isPass: r.logitsRelErr < 1e-4 && gradMax < 1e-3 && r.isGreedyEqual,
+    });
   }
 }
 console.log(JSON.stringify({ wanted, backend: tf.getBackend(), reason: selection.reason, cases }));

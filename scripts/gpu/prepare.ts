@@ -9,7 +9,16 @@
  * What the bundle holds: docs/perf.md.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -57,8 +66,17 @@ async function buildCli(): Promise<void> {
       emptyOutDir: true,
       target: 'node20',
       rollupOptions: {
-        input: { pact: path.join(ROOT, 'scripts/gpu/pactEntry.ts'), numerics: path.join(ROOT, 'scripts/gpu/numerics.ts') },
-        output: { format: 'es', entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs', assetFileNames: '[name]-[hash][extname]', banner },
+        input: {
+          pact: path.join(ROOT, 'scripts/gpu/pactEntry.ts'),
+          numerics: path.join(ROOT, 'scripts/gpu/numerics.ts'),
+        },
+        output: {
+          format: 'es',
+          entryFileNames: '[name].mjs',
+          chunkFileNames: '[name]-[hash].mjs',
+          assetFileNames: '[name]-[hash][extname]',
+          banner,
+        },
       },
     },
   });
@@ -70,18 +88,25 @@ function copyWebGpu(version: string): void {
   let tmp: string | undefined;
   if (!existsSync(path.join(pkg, 'dist/linux-x64/dawn.node'))) {
     tmp = mkdtempSync(path.join(tmpdir(), 'pact-webgpu-'));
-    execFileSync('npm', ['pack', `webgpu@${version}`, '--silent'], { cwd: tmp, stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync('npm', ['pack', `webgpu@${version}`, '--silent'], {
+      cwd: tmp,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     execFileSync('tar', ['xzf', `webgpu-${version}.tgz`], { cwd: tmp });
     pkg = path.join(tmp, 'package');
   }
-  for (const f of ['index.js', 'package.json', 'dist/linux-x64/dawn.node']) copyInto(path.join(pkg, f), path.join(BUNDLE, 'node_modules/webgpu', f));
+  for (const f of ['index.js', 'package.json', 'dist/linux-x64/dawn.node'])
+    copyInto(path.join(pkg, f), path.join(BUNDLE, 'node_modules/webgpu', f));
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 }
 
 function copyRuntimePackages(): void {
   const wasmDir = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm'));
   const wasmPkg = path.dirname(wasmDir);
-  copyInto(path.join(wasmPkg, 'package.json'), path.join(BUNDLE, 'node_modules/@tensorflow/tfjs-backend-wasm/package.json'));
+  copyInto(
+    path.join(wasmPkg, 'package.json'),
+    path.join(BUNDLE, 'node_modules/@tensorflow/tfjs-backend-wasm/package.json'),
+  );
   for (const f of readdirSync(wasmDir).filter((n) => n.endsWith('.wasm'))) {
     copyInto(path.join(wasmDir, f), path.join(BUNDLE, 'node_modules/@tensorflow/tfjs-backend-wasm/dist', f));
   }
@@ -108,13 +133,15 @@ function copyLibraries(): string[] {
     if (!so) throw new Error('libvulkan1 holds no libvulkan.so.1.*');
     copyFileSync(path.join(dir, so), path.join(lib, 'libvulkan.so.1'));
   } catch (e) {
-    notes.push(`no libvulkan.so.1 in the bundle (${e instanceof Error ? e.message : String(e)}): the GPU machine must have its own Vulkan loader`);
+    notes.push(
+      `no libvulkan.so.1 in the bundle (${e instanceof Error ? e.message : String(e)}): the GPU machine must have its own Vulkan loader`,
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
   const dispatch = '/usr/lib/x86_64-linux-gnu/libGLdispatch.so.0';
   if (existsSync(dispatch)) copyFileSync(dispatch, path.join(lib, 'libGLdispatch.so.0'));
-  else notes.push('no libGLdispatch.so.0 here (Debian libglvnd0): NVIDIA\'s Vulkan driver needs it on the GPU machine');
+  else notes.push("no libGLdispatch.so.0 here (Debian libglvnd0): NVIDIA's Vulkan driver needs it on the GPU machine");
   return notes;
 }
 
@@ -136,11 +163,13 @@ async function main(): Promise<void> {
   const tgz = path.join(ROOT, '.gpu-bundle.tgz');
   execFileSync('tar', ['czf', tgz, '-C', BUNDLE, '.']);
   for (const n of notes) console.error(`note: ${n}`);
-  console.log(`wrote ${path.relative(ROOT, tgz)}: ${(statSync(tgz).size / 2 ** 20).toFixed(1)} MiB (unpacked ${(sizeOf(BUNDLE) / 2 ** 20).toFixed(1)} MiB in .gpu-bundle/)`);
+  console.log(
+    `wrote ${path.relative(ROOT, tgz)}: ${(statSync(tgz).size / 2 ** 20).toFixed(1)} MiB (unpacked ${(sizeOf(BUNDLE) / 2 ** 20).toFixed(1)} MiB in .gpu-bundle/)`,
+  );
   console.log('on the GPU machine: bash scripts/gpu/bench.sh (carry .gpu-bundle.tgz)');
 }
 
 main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.stack ?? e.message : String(e));
+  console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
   process.exit(1);
 });

@@ -14,9 +14,14 @@ try {
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
   if (adapter) {
     const info = adapter.info ?? {};
-    out.adapter = Object.fromEntries(['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter'].map((k) => [k, info[k]]));
+    out.adapter = Object.fromEntries(
+      ['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter'].map((k) => [k, info[k]]),
+    );
     out.features = [...adapter.features].sort();
-    out.limits = { maxBufferSize: adapter.limits.maxBufferSize, maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize };
+    out.limits = {
+      maxBufferSize: adapter.limits.maxBufferSize,
+      maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
+    };
   }
 } catch (e) {
   out.error = e instanceof Error ? e.message : String(e);

@@ -28,47 +28,70 @@ const TINY = {
 const torch = findTorchPython();
 
 function runPython(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(torch.python!, args, { encoding: 'utf8', cwd: HERE, env: { ...process.env, ...env }, timeout: 120_000 });
+  const r = spawnSync(torch.python!, args, {
+    encoding: 'utf8',
+    cwd: HERE,
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+  });
   expect(r.status, r.stderr).toBe(0);
   return r.stdout;
 }
 
-describe.skipIf(!torch.python)(`bench_torch.py --real ${torch.python ? `(${torch.python})` : `(skipped: ${torch.reason})`}`, () => {
-  it('reports gemm, decode and train for each config, with the BLAS and the threads it ran on', () => {
-    const out = JSON.parse(
-      runPython([SCRIPT, '--real', '--config', `tiny=${JSON.stringify(TINY)}`, '--threads', '2', '--decode', '2x16+8', '--train', '2x32', '--gemm-n', '256'], {
-        OPENBLAS_NUM_THREADS: '1', // the script must override it with --threads
-      }),
-    );
-    expect([out.mode, out.device, out.threads]).toEqual(['real', 'cpu', 2]);
-    expect(out.gemm.n).toBe(256);
-    expect(out.gemm.gflops).toBeGreaterThan(0);
-    expect(out.blas.gemm_gflops).toBe(out.gemm.gflops);
-    expect(typeof out.blas.is_reference).toBe('boolean');
-    if (out.blas.kind === 'openblas') expect(out.blas.openblas_threads).toBe(2);
+describe.skipIf(!torch.python)(
+  `bench_torch.py --real ${torch.python ? `(${torch.python})` : `(skipped: ${torch.reason})`}`,
+  () => {
+    it('reports gemm, decode and train for each config, with the BLAS and the threads it ran on', () => {
+      const out = JSON.parse(
+        runPython(
+          [
+            SCRIPT,
+            '--real',
+            '--config',
+            `tiny=${JSON.stringify(TINY)}`,
+            '--threads',
+            '2',
+            '--decode',
+            '2x16+8',
+            '--train',
+            '2x32',
+            '--gemm-n',
+            '256',
+          ],
+          {
+            OPENBLAS_NUM_THREADS: '1', // the script must override it with --threads
+          },
+        ),
+      );
+      expect([out.mode, out.device, out.threads]).toEqual(['real', 'cpu', 2]);
+      expect(out.gemm.n).toBe(256);
+      expect(out.gemm.gflops).toBeGreaterThan(0);
+      expect(out.blas.gemm_gflops).toBe(out.gemm.gflops);
+      expect(typeof out.blas.is_reference).toBe('boolean');
+      if (out.blas.kind === 'openblas') expect(out.blas.openblas_threads).toBe(2);
 
-    const [dec] = out.decode;
-    expect([dec.name, dec.batch, dec.context, dec.new_tokens]).toEqual(['tiny', 2, 16, 8]);
-    expect(dec.decode_tokens_per_s).toBeCloseTo((2 * 7) / dec.decode_s, 6); // 7 steps after the prefill's token
-    expect(dec.tokens_per_s).toBeCloseTo((2 * 8) / (dec.prefill_s + dec.decode_s), 6);
+      const [dec] = out.decode;
+      expect([dec.name, dec.batch, dec.context, dec.new_tokens]).toEqual(['tiny', 2, 16, 8]);
+      expect(dec.decode_tokens_per_s).toBeCloseTo((2 * 7) / dec.decode_s, 6); // 7 steps after the prefill's token
+      expect(dec.tokens_per_s).toBeCloseTo((2 * 8) / (dec.prefill_s + dec.decode_s), 6);
 
-    const [train] = out.train;
-    // Header formula by hand, H 32, I 64, L 2, d 8, nh 4, nkv 2, V 64, T 32:
-    // per token 2·(2·32·8·8 + 2·4·8·32 + 6·32·64 + 4·4·8·32) + 2·32·64 = 2·22 528 + 4 096 = 49 152;
-    // 3 (forward + backward) · B·T = 3·64 → 9 437 184.
-    expect(train.flops).toBe(9_437_184);
-    expect(train.params).toBe(64 * 32 + 2 * (3 * 32 * 64 + 32 * 32 + 2 * 32 * 16 + 32 * 32 + 2 * 32 + 2 * 8) + 32);
-    expect(train.tokens_per_s).toBeCloseTo(64 / train.step_s, 6);
-    expect(train.gflops).toBeCloseTo(train.flops / train.step_s / 1e9, 6);
-    expect(train.fraction_of_gemm).toBeCloseTo(train.gflops / out.gemm.gflops, 6);
-    expect(Math.abs(train.loss - Math.log(64))).toBeLessThan(0.2); // N(0, 0.02²) weights: near uniform
-  }, 120_000);
+      const [train] = out.train;
+      // Header formula by hand, H 32, I 64, L 2, d 8, nh 4, nkv 2, V 64, T 32:
+      // per token 2·(2·32·8·8 + 2·4·8·32 + 6·32·64 + 4·4·8·32) + 2·32·64 = 2·22 528 + 4 096 = 49 152;
+      // 3 (forward + backward) · B·T = 3·64 → 9 437 184.
+      expect(train.flops).toBe(9_437_184);
+      expect(train.params).toBe(64 * 32 + 2 * (3 * 32 * 64 + 32 * 32 + 2 * 32 * 16 + 32 * 32 + 2 * 32 + 2 * 8) + 32);
+      expect(train.tokens_per_s).toBeCloseTo(64 / train.step_s, 6);
+      expect(train.gflops).toBeCloseTo(train.flops / train.step_s / 1e9, 6);
+      expect(train.fraction_of_gemm).toBeCloseTo(train.gflops / out.gemm.gflops, 6);
+      expect(Math.abs(train.loss - Math.log(64))).toBeLessThan(0.2); // N(0, 0.02²) weights: near uniform
+    }, 120_000);
 
-  it('calls a reference BLAS a reference BLAS, and an unknown one by its gemm rate', () => {
-    const verdicts = JSON.parse(
-      runPython([
-        '-c',
-        `
+    it('calls a reference BLAS a reference BLAS, and an unknown one by its gemm rate', () => {
+      const verdicts = JSON.parse(
+        runPython([
+          '-c',
+          `
 import json, torch, bench_torch as b
 cpu = torch.device("cpu")
 b.openblas_libraries = lambda: []
@@ -81,16 +104,20 @@ for name, loaded, gflops in [("reference", ["/usr/lib/x86_64-linux-gnu/blas/libb
     out[name] = [v["kind"], v["is_reference"]]
 print(json.dumps(out))
 `,
-      ]),
-    );
-    expect(verdicts).toEqual({ reference: ['reference', true], unknown_slow: ['unknown', true], unknown_fast: ['unknown', false] });
-  }, 60_000);
+        ]),
+      );
+      expect(verdicts).toEqual({
+        reference: ['reference', true],
+        unknown_slow: ['unknown', true],
+        unknown_fast: ['unknown', false],
+      });
+    }, 60_000);
 
-  it('decodes with the preallocated cache to the logits of full recomputation', () => {
-    const maxErr = Number(
-      runPython([
-        '-c',
-        `
+    it('decodes with the preallocated cache to the logits of full recomputation', () => {
+      const maxErr = Number(
+        runPython([
+          '-c',
+          `
 import torch, bench_torch as b
 c = ${JSON.stringify(TINY).replace(/true/g, 'True')}
 torch.manual_seed(0)
@@ -108,8 +135,9 @@ with torch.no_grad():
         logits = m(nxt, P + s, cache)[:, -1]
 print(err)
 `,
-      ]),
-    );
-    expect(maxErr).toBeLessThan(1e-5);
-  }, 60_000);
-});
+        ]),
+      );
+      expect(maxErr).toBeLessThan(1e-5);
+    }, 60_000);
+  },
+);

@@ -108,6 +108,6 @@ async function run(spec: BenchSpec): Promise<BenchResult> {
 scope.onmessage = (ev: MessageEvent<BenchSpec>) => {
   run(ev.data).then(
     (r) => scope.postMessage(r),
-    (e: unknown) => scope.postMessage({ error: e instanceof Error ? e.stack ?? e.message : String(e) }),
+    (e: unknown) => scope.postMessage({ error: e instanceof Error ? (e.stack ?? e.message) : String(e) }),
   );
 };

@@ -8,7 +8,8 @@ import type { BenchResult, BenchSpec } from './bench.worker';
 
 declare global {
   interface Window {
-    benchResults?: { crossOriginIsolated: boolean; hardwareConcurrency: number; runs: BenchResult[] } | { error: string };
+    benchResults?:
+      { crossOriginIsolated: boolean; hardwareConcurrency: number; runs: BenchResult[] } | { error: string };
   }
 }
 

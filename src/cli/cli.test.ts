@@ -23,7 +23,10 @@ describe('pact CLI', () => {
   });
 
   it('parseFlags reads --a b, --a=b and booleans, and names an unknown flag', () => {
-    const r = parseFlags(['x', '--tasks', 't.jsonl', '--n=5', '--json'], { values: ['tasks', 'n'], booleans: ['json'] });
+    const r = parseFlags(['x', '--tasks', 't.jsonl', '--n=5', '--json'], {
+      values: ['tasks', 'n'],
+      booleans: ['json'],
+    });
     expect(r).toEqual({ flags: { tasks: 't.jsonl', n: '5', json: true }, positional: ['x'] });
     expect(() => parseFlags(['--nope'], { values: ['tasks'] })).toThrow('unknown flag --nope; valid flags: --tasks');
     expect(() => parseFlags(['--tasks'], { values: ['tasks'] })).toThrow('flag --tasks needs a value');

@@ -5,14 +5,20 @@
 import { writeFile } from 'node:fs/promises';
 import { chromiumPath, CHROMIUM_ARGS } from './chromium.mjs';
 
-export async function rasterizeSvg(svg: string, outPath: string, size: { width: number; height: number }): Promise<void> {
+export async function rasterizeSvg(
+  svg: string,
+  outPath: string,
+  size: { width: number; height: number },
+): Promise<void> {
   const { chromium } = await import('playwright-core');
   const executablePath = chromiumPath();
   let browser;
   try {
     browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true });
   } catch (e) {
-    throw new Error(`cannot start Chromium at ${executablePath} to write ${outPath} (set CHROMIUM_PATH, or apt-get install chromium): ${(e as Error).message.split('\n')[0]}`);
+    throw new Error(
+      `cannot start Chromium at ${executablePath} to write ${outPath} (set CHROMIUM_PATH, or apt-get install chromium): ${(e as Error).message.split('\n')[0]}`,
+    );
   }
   try {
     const page = await browser.newPage({ viewport: size, deviceScaleFactor: 1 });

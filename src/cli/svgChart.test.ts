@@ -26,8 +26,21 @@ describe('renderLineChartSvg', () => {
     xLabel: 'training step',
     yLabel: 'reward',
     series: [
-      { name: 'reward', points: [[0, 0], [10, 1]] as [number, number][] },
-      { name: 'gap', points: [[0, 0.5], [5, Number.NaN], [10, 0.5]] as [number, number][] },
+      {
+        name: 'reward',
+        points: [
+          [0, 0],
+          [10, 1],
+        ] as [number, number][],
+      },
+      {
+        name: 'gap',
+        points: [
+          [0, 0.5],
+          [5, Number.NaN],
+          [10, 0.5],
+        ] as [number, number][],
+      },
     ],
     width: 400,
     height: 300,
@@ -54,7 +67,18 @@ describe('renderLineChartSvg', () => {
   });
   it('lays the legend out in fewer columns when names are long, and makes room for its rows', () => {
     // Plot width 720 − 80 = 640; an entry is 34 + 6.6·chars + 14 px.
-    const named = (names: string[]) => ({ ...spec, width: 720, height: 440, series: names.map((name) => ({ name, points: [[0, 0.5], [10, 0.5]] as [number, number][] })) });
+    const named = (names: string[]) => ({
+      ...spec,
+      width: 720,
+      height: 440,
+      series: names.map((name) => ({
+        name,
+        points: [
+          [0, 0.5],
+          [10, 0.5],
+        ] as [number, number][],
+      })),
+    });
     expect(legendColumns(named(['sft', 'grpo', 'pact']))).toBe(3); // 71.8 px each
     const long = named(Array.from({ length: 8 }, (_, i) => `sft_then_matchtir (${i + 1} seeds)`)); // 26 chars: 219.6 px → 2 columns
     expect(legendColumns(long)).toBe(2);
@@ -66,29 +90,78 @@ describe('renderLineChartSvg', () => {
     expect(legendColumns(named(['x'.repeat(120)]))).toBe(1);
   });
   it('shades a band between its low and high edges and widens the y range to hold it', () => {
-    const svg = renderLineChartSvg({ ...spec, yRange: undefined, series: [{ name: 'mean', points: [[0, 0.5], [10, 0.5]], band: [[0, 0.25, 0.75], [10, 0, 1]] }] });
+    const svg = renderLineChartSvg({
+      ...spec,
+      yRange: undefined,
+      series: [
+        {
+          name: 'mean',
+          points: [
+            [0, 0.5],
+            [10, 0.5],
+          ],
+          band: [
+            [0, 0.25, 0.75],
+            [10, 0, 1],
+          ],
+        },
+      ],
+    });
     // y ticks cover [0, 1] (band edges included): py(1) = 44, py(0) = 232, py(0.75) = 232 − 0.75·188 = 91, py(0.25) = 185.
     expect(svg).toContain('<polygon points="64.0,91.0 384.0,44.0 384.0,232.0 64.0,185.0"');
   });
   it('puts whole-number x values (steps) on whole-number ticks', () => {
     // niceTicks(1, 2, 6) would step by 0.2; integer steps 1 and 2 get ticks 1, 2 only.
-    expect(chartGeometry({ ...spec, series: [{ name: 's', points: [[1, 0], [2, 1]] }] }).xTicks).toEqual([1, 2]);
+    expect(
+      chartGeometry({
+        ...spec,
+        series: [
+          {
+            name: 's',
+            points: [
+              [1, 0],
+              [2, 1],
+            ],
+          },
+        ],
+      }).xTicks,
+    ).toEqual([1, 2]);
   });
   it('names a chart without data', () => {
-    expect(() => renderLineChartSvg({ ...spec, series: [{ name: 'x', points: [] }] })).toThrow('chart "reward <PACT>": no finite points');
+    expect(() => renderLineChartSvg({ ...spec, series: [{ name: 'x', points: [] }] })).toThrow(
+      'chart "reward <PACT>": no finite points',
+    );
   });
 });
 
 describe('pact plot helpers', () => {
   it('reads metrics.jsonl rows and names a bad line', () => {
-    const rows = parseMetricsJsonl('{"step":2,"reward":0.5}\n\n{"step":1,"reward":null}\n{"step":3,"eval/solve_f1":0.25}\n', 'm.jsonl');
+    const rows = parseMetricsJsonl(
+      '{"step":2,"reward":0.5}\n\n{"step":1,"reward":null}\n{"step":3,"eval/solve_f1":0.25}\n',
+      'm.jsonl',
+    );
     expect(metricPoints(rows, 'reward')).toEqual([[2, 0.5]]);
     expect(metricPoints(rows, 'eval/solve_f1')).toEqual([[3, 0.25]]);
     expect(() => parseMetricsJsonl('{"step":1}\n{oops', 'm.jsonl')).toThrow('m.jsonl line 2: not valid JSON');
-    expect(() => parseMetricsJsonl('{"reward":1}', 'm.jsonl')).toThrow('m.jsonl line 1: expected an object with a numeric "step"');
+    expect(() => parseMetricsJsonl('{"reward":1}', 'm.jsonl')).toThrow(
+      'm.jsonl line 1: expected an object with a numeric "step"',
+    );
   });
   it('trailing mean over the last n points', () => {
     // n = 2: 1 → 1; (1+3)/2 = 2; (3+8)/2 = 5.5
-    expect(trailingMean([[1, 1], [2, 3], [4, 8]], 2)).toEqual([[1, 1], [2, 2], [4, 5.5]]);
+    expect(
+      trailingMean(
+        [
+          [1, 1],
+          [2, 3],
+          [4, 8],
+        ],
+        2,
+      ),
+    ).toEqual([
+      [1, 1],
+      [2, 2],
+      [4, 5.5],
+    ]);
   });
 });

@@ -36,7 +36,8 @@ const MARKERS = ['circle', 'square', 'triangle', 'diamond'] as const;
  * E.g. [0, 0.37] → step 0.1 (0.37/4 = 0.0925 → 0.1): 0, 0.1, 0.2, 0.3, 0.4.
  */
 export function niceTicks(lo: number, hi: number, target = 5): number[] {
-  if (!Number.isFinite(lo) || !Number.isFinite(hi)) throw new Error(`niceTicks: bounds must be finite, got [${lo}, ${hi}]`);
+  if (!Number.isFinite(lo) || !Number.isFinite(hi))
+    throw new Error(`niceTicks: bounds must be finite, got [${lo}, ${hi}]`);
   if (hi < lo) [lo, hi] = [hi, lo];
   if (hi === lo) {
     const pad = lo === 0 ? 1 : Math.abs(lo) * 0.1;
@@ -61,7 +62,8 @@ function formatTick(v: number): string {
   return String(Number(v.toPrecision(4)));
 }
 
-const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeXml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function marker(kind: (typeof MARKERS)[number], x: number, y: number, colour: string): string {
   const r = 3.5;
@@ -107,7 +109,9 @@ export function chartGeometry(spec: LineChartSpec) {
     const [lo, hi] = [Math.min(...xs), Math.max(...xs)];
     xTicks = Array.from({ length: Math.max(2, hi - lo + 1) }, (_, k) => lo + k);
   }
-  const yTicks = spec.yRange ? niceTicks(spec.yRange[0], spec.yRange[1], 6) : niceTicks(Math.min(...ys), Math.max(...ys), 6);
+  const yTicks = spec.yRange
+    ? niceTicks(spec.yRange[0], spec.yRange[1], 6)
+    : niceTicks(Math.min(...ys), Math.max(...ys), 6);
   const [x0, x1] = [xTicks[0], xTicks[xTicks.length - 1]];
   const [y0, y1] = [yTicks[0], yTicks[yTicks.length - 1]];
   return {
@@ -128,23 +132,36 @@ export function renderLineChartSvg(spec: LineChartSpec): string {
   const { left, right, top, bottom } = g.box;
   const columns = g.legendColumns;
   const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${g.width}" height="${g.height}" viewBox="0 0 ${g.width} ${g.height}" font-family="DejaVu Sans, Arial, sans-serif">`);
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${g.width}" height="${g.height}" viewBox="0 0 ${g.width} ${g.height}" font-family="DejaVu Sans, Arial, sans-serif">`,
+  );
   parts.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
   parts.push(`<text x="${left}" y="24" font-size="16" font-weight="bold" fill="#111">${escapeXml(spec.title)}</text>`);
-  if (spec.subtitle) parts.push(`<text x="${left}" y="44" font-size="12" fill="#444">${escapeXml(spec.subtitle)}</text>`);
+  if (spec.subtitle)
+    parts.push(`<text x="${left}" y="44" font-size="12" fill="#444">${escapeXml(spec.subtitle)}</text>`);
   for (const t of g.yTicks) {
     const y = g.py(t).toFixed(1);
     parts.push(`<line x1="${left}" x2="${right}" y1="${y}" y2="${y}" stroke="#e3e3e3"/>`);
-    parts.push(`<text x="${left - 6}" y="${y}" font-size="11" text-anchor="end" dominant-baseline="middle" fill="#333">${formatTick(t)}</text>`);
+    parts.push(
+      `<text x="${left - 6}" y="${y}" font-size="11" text-anchor="end" dominant-baseline="middle" fill="#333">${formatTick(t)}</text>`,
+    );
   }
   for (const t of g.xTicks) {
     const x = g.px(t).toFixed(1);
     parts.push(`<line x1="${x}" x2="${x}" y1="${bottom}" y2="${bottom + 4}" stroke="#333"/>`);
-    parts.push(`<text x="${x}" y="${bottom + 16}" font-size="11" text-anchor="middle" fill="#333">${formatTick(t)}</text>`);
+    parts.push(
+      `<text x="${x}" y="${bottom + 16}" font-size="11" text-anchor="middle" fill="#333">${formatTick(t)}</text>`,
+    );
   }
-  parts.push(`<rect x="${left}" y="${top}" width="${right - left}" height="${bottom - top}" fill="none" stroke="#333"/>`);
-  parts.push(`<text x="${(left + right) / 2}" y="${bottom + 34}" font-size="12" text-anchor="middle" fill="#111">${escapeXml(spec.xLabel)}</text>`);
-  parts.push(`<text transform="translate(16 ${(top + bottom) / 2}) rotate(-90)" font-size="12" text-anchor="middle" fill="#111">${escapeXml(spec.yLabel)}</text>`);
+  parts.push(
+    `<rect x="${left}" y="${top}" width="${right - left}" height="${bottom - top}" fill="none" stroke="#333"/>`,
+  );
+  parts.push(
+    `<text x="${(left + right) / 2}" y="${bottom + 34}" font-size="12" text-anchor="middle" fill="#111">${escapeXml(spec.xLabel)}</text>`,
+  );
+  parts.push(
+    `<text transform="translate(16 ${(top + bottom) / 2}) rotate(-90)" font-size="12" text-anchor="middle" fill="#111">${escapeXml(spec.yLabel)}</text>`,
+  );
   spec.series.forEach((s, i) => {
     const colour = SERIES_COLOURS[i % SERIES_COLOURS.length];
     const dash = DASHES[i % DASHES.length];
@@ -153,12 +170,17 @@ export function renderLineChartSvg(spec: LineChartSpec): string {
     if (band.length > 1) {
       const upper = band.map((b) => `${g.px(b[0]).toFixed(1)},${g.py(b[2]).toFixed(1)}`);
       const lower = [...band].reverse().map((b) => `${g.px(b[0]).toFixed(1)},${g.py(b[1]).toFixed(1)}`);
-      parts.push(`<polygon points="${[...upper, ...lower].join(' ')}" fill="${colour}" fill-opacity="0.15" stroke="none"/>`);
+      parts.push(
+        `<polygon points="${[...upper, ...lower].join(' ')}" fill="${colour}" fill-opacity="0.15" stroke="none"/>`,
+      );
     }
     // Split at non-finite values so a gap stays a gap.
     let run: string[] = [];
     const flush = () => {
-      if (run.length > 1) parts.push(`<polyline points="${run.join(' ')}" fill="none" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`);
+      if (run.length > 1)
+        parts.push(
+          `<polyline points="${run.join(' ')}" fill="none" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`,
+        );
       run = [];
     };
     for (const [x, y] of s.points) {
@@ -169,9 +191,13 @@ export function renderLineChartSvg(spec: LineChartSpec): string {
     for (const [x, y] of s.points) if (Number.isFinite(y)) parts.push(marker(kind, g.px(x), g.py(y), colour));
     const lx = left + (i % columns) * ((right - left) / columns);
     const ly = bottom + 52 + Math.floor(i / columns) * 20;
-    parts.push(`<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`);
+    parts.push(
+      `<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`,
+    );
     parts.push(marker(kind, lx + 14, ly, colour));
-    parts.push(`<text x="${lx + 34}" y="${ly}" font-size="12" dominant-baseline="middle" fill="#111">${escapeXml(s.name)}</text>`);
+    parts.push(
+      `<text x="${lx + 34}" y="${ly}" font-size="12" dominant-baseline="middle" fill="#111">${escapeXml(s.name)}</text>`,
+    );
   });
   parts.push('</svg>');
   return parts.join('\n');

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ADVANTAGE_ESTIMATORS, computeGroupStats, discountedReturns, groupAdvantages, turnAdvantages } from './advantages';
+import {
+  ADVANTAGE_ESTIMATORS,
+  computeGroupStats,
+  discountedReturns,
+  groupAdvantages,
+  turnAdvantages,
+} from './advantages';
 
 const EPS = 1e-6;
 const R2 = Math.SQRT1_2; // 1/√2 ≈ 0.70711
@@ -58,7 +64,10 @@ describe('turnAdvantages', () => {
   //   turn 1: [0, 1.5], mean 0.75, std = 0.75·√2 → A^ℓ = ∓1/√2 (A −, B +)
   //   turn 2: only B → mean 0, std 1 → A^ℓ = 1/(1 + ε)
   //   global: R = [1, 2], mean 1.5, std √0.5 → A^g = [−1/√2, +1/√2]
-  const group = [[1, 0], [0, 1, 1]];
+  const group = [
+    [1, 0],
+    [0, 1, 1],
+  ];
 
   it("combines (A^g + A^ℓ)/2 with 'mean' (MatchTIR code)", () => {
     const a = turnAdvantages(group, { gamma: 0.5, combine: 'mean' });
@@ -79,7 +88,15 @@ describe('turnAdvantages', () => {
   });
 
   it('gives all-equal rewards zero advantage', () => {
-    expect(turnAdvantages([[1, 1], [1, 1]])).toEqual([[0, 0], [0, 0]]);
+    expect(
+      turnAdvantages([
+        [1, 1],
+        [1, 1],
+      ]),
+    ).toEqual([
+      [0, 0],
+      [0, 0],
+    ]);
   });
 
   it('handles a group of one: every z-score uses mean 0, std 1', () => {
@@ -105,7 +122,10 @@ describe('turnAdvantages', () => {
 });
 
 describe('ADVANTAGE_ESTIMATORS', () => {
-  const group = [[1, 0], [0, 1, 1]]; // trajectory rewards R = [1, 2]
+  const group = [
+    [1, 0],
+    [0, 1, 1],
+  ]; // trajectory rewards R = [1, 2]
 
   it('grpo broadcasts the z-scored trajectory reward to every turn', () => {
     // mean 1.5, std √0.5 → ∓1/√2
@@ -116,22 +136,32 @@ describe('ADVANTAGE_ESTIMATORS', () => {
   });
 
   it('drgrpo subtracts the mean only: R − 1.5 = ∓0.5', () => {
-    expect(ADVANTAGE_ESTIMATORS.get('drgrpo')(group)).toEqual([[-0.5, -0.5], [0.5, 0.5, 0.5]]);
+    expect(ADVANTAGE_ESTIMATORS.get('drgrpo')(group)).toEqual([
+      [-0.5, -0.5],
+      [0.5, 0.5, 0.5],
+    ]);
   });
 
   it('turn-grpo z-scores each turn index across the rollouts that reached it, no trajectory term', () => {
     // turn 0: [1, 0] → ±1/√2; turn 1: [0, 1] → ∓1/√2; turn 2: [1] alone → 1/(1 + ε)
     const a = ADVANTAGE_ESTIMATORS.get('turn-grpo')(group);
-    expect(a.map((row) => row.map((x) => +x.toFixed(5)))).toEqual([[+R2.toFixed(5), -R2.toFixed(5)], [-R2.toFixed(5), +R2.toFixed(5), 1]]);
+    expect(a.map((row) => row.map((x) => +x.toFixed(5)))).toEqual([
+      [+R2.toFixed(5), -R2.toFixed(5)],
+      [-R2.toFixed(5), +R2.toFixed(5), 1],
+    ]);
   });
 
   it('matchtir-mean / matchtir-sum agree with turnAdvantages', () => {
-    expect(ADVANTAGE_ESTIMATORS.get('matchtir-mean')(group, { gamma: 0.5 })).toEqual(turnAdvantages(group, { gamma: 0.5, combine: 'mean' }));
+    expect(ADVANTAGE_ESTIMATORS.get('matchtir-mean')(group, { gamma: 0.5 })).toEqual(
+      turnAdvantages(group, { gamma: 0.5, combine: 'mean' }),
+    );
     expect(ADVANTAGE_ESTIMATORS.get('matchtir-sum')(group)).toEqual(turnAdvantages(group, { combine: 'sum' }));
   });
 
   it('fails on an unknown name, listing the valid ones', () => {
     expect(ADVANTAGE_ESTIMATORS.names()).toEqual(['grpo', 'drgrpo', 'turn-grpo', 'matchtir-mean', 'matchtir-sum']);
-    expect(() => ADVANTAGE_ESTIMATORS.get('ppo')).toThrow(/unknown advantage estimator "ppo"; valid: grpo, drgrpo, turn-grpo, matchtir-mean, matchtir-sum/);
+    expect(() => ADVANTAGE_ESTIMATORS.get('ppo')).toThrow(
+      /unknown advantage estimator "ppo"; valid: grpo, drgrpo, turn-grpo, matchtir-mean, matchtir-sum/,
+    );
   });
 });

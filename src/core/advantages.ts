@@ -91,9 +91,11 @@ export function turnAdvantages(
   turnRewardsPerRollout: readonly (readonly number[])[],
   { gamma = 0.9, combine = 'sum', eps = 1e-6 }: TurnAdvantageOptions = {},
 ): number[][] {
-  if (!Array.isArray(turnRewardsPerRollout)) throw new Error('turnAdvantages: turnRewardsPerRollout must be an array of arrays');
+  if (!Array.isArray(turnRewardsPerRollout))
+    throw new Error('turnAdvantages: turnRewardsPerRollout must be an array of arrays');
   turnRewardsPerRollout.forEach((r, k) => checkFiniteArray(r, `turnAdvantages: turnRewardsPerRollout[${k}]`));
-  if (combine !== 'mean' && combine !== 'sum') throw new Error(`turnAdvantages: unknown combine "${combine}"; valid: mean, sum`);
+  if (combine !== 'mean' && combine !== 'sum')
+    throw new Error(`turnAdvantages: unknown combine "${combine}"; valid: mean, sum`);
   if (!Number.isFinite(gamma)) throw new Error('turnAdvantages: gamma must be a finite number');
 
   const returns = turnRewardsPerRollout.map((r) => discountedReturns(r, gamma)); // [K][T_k]

@@ -14,7 +14,9 @@ describe('computeFtrlCallCredits', () => {
   ];
   it('credits a call only for a remaining expected answer it verifies', () => {
     expect(computeFtrlCallCredits(calls, unsolved)).toEqual([1, 0, 0, 1]);
-    expect(computeFtrlCallCredits(calls, unsolved).reduce((s, x) => s + x, 0)).toBe(ftrlSolveMetrics(calls, unsolved).solved);
+    expect(computeFtrlCallCredits(calls, unsolved).reduce((s, x) => s + x, 0)).toBe(
+      ftrlSolveMetrics(calls, unsolved).solved,
+    );
   });
   it('ignores tools outside the unsolved set and names bad input', () => {
     expect(computeFtrlCallCredits([{ name: 'c', output: '10' }], unsolved)).toEqual([0]);
@@ -24,7 +26,10 @@ describe('computeFtrlCallCredits', () => {
 });
 
 describe('computeSolveF1TurnReward (FTRL compute_solve_f1)', () => {
-  const turn = (text: string, n = 0): FtrlTurn => ({ text, calls: Array.from({ length: n }, () => ({ name: 'a', output: '' })) });
+  const turn = (text: string, n = 0): FtrlTurn => ({
+    text,
+    calls: Array.from({ length: n }, () => ({ name: 'a', output: '' })),
+  });
   it('a calling turn earns 2·solved/(calls + 1)', () => {
     expect(computeSolveF1TurnReward(turn(CALL, 2), [1, 0], 3, 0, 'x')).toBeCloseTo(2 / 3, 12); // 2·1/(2 + 1)
     expect(computeSolveF1TurnReward(turn(CALL, 1), [1], 1, 0.5, 'x')).toBe(1); // 2·1/(1 + 1)
@@ -47,11 +52,23 @@ describe('ftrlReward over a rollout', () => {
   it('scores each turn against the state the earlier turns left', () => {
     const turns: FtrlTurn[] = [
       // solves a:'10' of 2 calls: 2·1/3; state after: 2 unsolved, solve_rate 1/3
-      { text: CALL, calls: [{ name: 'a', output: 'result 10' }, { name: 'b', output: 'London' }] },
+      {
+        text: CALL,
+        calls: [
+          { name: 'a', output: 'result 10' },
+          { name: 'b', output: 'London' },
+        ],
+      },
       // the answer before everything is solved: 1/(1 + 2)
       { text: '<think>so</think><answer>Paris</answer>', calls: [] },
       // solves a:'20' and b:'Paris': 2·2/(2 + 1) = 4/3; all solved after it
-      { text: CALL, calls: [{ name: 'a', output: 'value 20' }, { name: 'b', output: 'It is Paris.' }] },
+      {
+        text: CALL,
+        calls: [
+          { name: 'a', output: 'value 20' },
+          { name: 'b', output: 'It is Paris.' },
+        ],
+      },
       // no answer but every sub-answer solved (solve_rate 1): 0.5
       { text: '<answer>Lyon</answer>', calls: [] },
       // the answer with nothing unsolved: 1/(1 + 0)

@@ -74,11 +74,21 @@ function normalizeAnswerText(text: string): string {
  * @param solveRate share of expected answers solved before the turn
  * @param answer the reference answer
  */
-export function computeSolveF1TurnReward(turn: FtrlTurn, solved: readonly number[], unsolvedBefore: number, solveRate: number, answer: string): number {
+export function computeSolveF1TurnReward(
+  turn: FtrlTurn,
+  solved: readonly number[],
+  unsolvedBefore: number,
+  solveRate: number,
+  answer: string,
+): number {
   if (turn.calls.length > 0) return (2 * solved.reduce((s, x) => s + x, 0)) / (turn.calls.length + 1);
-  const content = turn.text.trim().replace(/(?:<\|endoftext\|>|<\|im_end\|>)$/, '').trim();
+  const content = turn.text
+    .trim()
+    .replace(/(?:<\|endoftext\|>|<\|im_end\|>)$/, '')
+    .trim();
   if (content === '') return -0.5;
-  if (content.includes('<tool_call>') || content.includes('</tool_call>') || content.includes('<tool_parsed_response>')) return -0.3;
+  if (content.includes('<tool_call>') || content.includes('</tool_call>') || content.includes('<tool_parsed_response>'))
+    return -0.3;
   if (normalizeAnswerText(content).includes(normalizeAnswerText(answer))) return 1 / (1 + unsolvedBefore);
   if (solveRate === 1) return 0.5;
   return 0;
@@ -122,6 +132,9 @@ export function ftrlReward(turns: readonly FtrlTurn[], unsolvedSet: UnsolvedSet,
     reward: turnRewards.reduce((s, x) => s + x, 0),
     turnRewards,
     callCredits,
-    metrics: ftrlSolveMetrics(turns.flatMap((t) => t.calls), unsolvedSet),
+    metrics: ftrlSolveMetrics(
+      turns.flatMap((t) => t.calls),
+      unsolvedSet,
+    ),
   };
 }

@@ -8,7 +8,8 @@ import { createRng, type Rng } from './rng';
 /** One gate z_i ∈ {0, 1} per prompt, z_i = 1 with probability q (one rng.next() per prompt). */
 export function sampleAnchorGates(rng: Rng, nPrompts: number, q = 0.4): (0 | 1)[] {
   if (!rng || typeof rng.next !== 'function') throw new Error('sampleAnchorGates: rng must be an Rng (see createRng)');
-  if (!Number.isInteger(nPrompts) || nPrompts < 0) throw new Error(`sampleAnchorGates: nPrompts must be an integer ≥ 0, got ${nPrompts}`);
+  if (!Number.isInteger(nPrompts) || nPrompts < 0)
+    throw new Error(`sampleAnchorGates: nPrompts must be an integer ≥ 0, got ${nPrompts}`);
   if (!(q >= 0 && q <= 1)) throw new Error(`sampleAnchorGates: q must be in [0, 1], got ${q}`);
   const gates: (0 | 1)[] = [];
   for (let i = 0; i < nPrompts; i++) gates.push(rng.next() < q ? 1 : 0);
@@ -25,7 +26,8 @@ export function sampleAnchorGates(rng: Rng, nPrompts: number, q = 0.4): (0 | 1)[
 export const GATE_STREAM = 'gates';
 
 export function createStepGateRng(seed: number | string, step: number): Rng {
-  if (!Number.isInteger(step) || step < 1) throw new Error(`createStepGateRng: step must be an integer ≥ 1 (s = 1…T), got ${step}`);
+  if (!Number.isInteger(step) || step < 1)
+    throw new Error(`createStepGateRng: step must be an integer ≥ 1 (s = 1…T), got ${step}`);
   return createRng(seed).split(GATE_STREAM).split(`step${step}`);
 }
 

@@ -33,18 +33,44 @@ describe('gdpoAdvantages', () => {
 
   it('rewards a rarer component success more, where GRPO on the sum would not', () => {
     // c1 = [1,0,0,0], c2 = [0,1,0,0]: symmetric → rollouts 0 and 1 tie
-    const [adv] = gdpoAdvantages([[[1, 0], [0, 1], [0, 0], [0, 0]]], { isBatchNormalized: false });
+    const [adv] = gdpoAdvantages(
+      [
+        [
+          [1, 0],
+          [0, 1],
+          [0, 0],
+          [0, 0],
+        ],
+      ],
+      { isBatchNormalized: false },
+    );
     expect(adv[0]).toBeCloseTo(adv[1], 9);
     // c1 = [1,0,0,0]: mean 0.25, std 0.5 → [1.5, −0.5, −0.5, −0.5]
     // c2 = [0,1,1,0]: mean 0.5, std √(1/3) → [−0.866, 0.866, 0.866, −0.866]
     // sums [0.634, 0.366, 0.366, −1.366], while GRPO on the sums [1,1,1,0] ties rollouts 0–2
-    const [adv2] = gdpoAdvantages([[[1, 0], [0, 1], [0, 1], [0, 0]]], { isBatchNormalized: false });
+    const [adv2] = gdpoAdvantages(
+      [
+        [
+          [1, 0],
+          [0, 1],
+          [0, 1],
+          [0, 0],
+        ],
+      ],
+      { isBatchNormalized: false },
+    );
     expect(adv2[0]).toBeCloseTo(1.5 - 0.5 / Math.sqrt(1 / 3), 5);
     expect(adv2[1]).toBeCloseTo(-0.5 + 0.5 / Math.sqrt(1 / 3), 5);
   });
 
   it('normalises across groups with batch statistics', () => {
-    const batch = gdpoAdvantages([group, [[1, 1], [0, 0]]]);
+    const batch = gdpoAdvantages([
+      group,
+      [
+        [1, 1],
+        [0, 0],
+      ],
+    ]);
     // group 2: z = [1/√2·…]: each component z = [0.70711, −0.70711]; sum [1.41421, −1.41421]
     const second = [Math.SQRT2, -Math.SQRT2];
     const all = [...sums, ...second];

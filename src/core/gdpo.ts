@@ -37,15 +37,19 @@ export function gdpoAdvantages(
   rewardParts: readonly (readonly (readonly number[])[])[],
   { weights, eps = 1e-6, isBatchNormalized = true }: GdpoOptions = {},
 ): number[][] {
-  if (!Array.isArray(rewardParts)) throw new Error('gdpoAdvantages: rewardParts must be [groups][rollouts][components]');
+  if (!Array.isArray(rewardParts))
+    throw new Error('gdpoAdvantages: rewardParts must be [groups][rollouts][components]');
   let nComponents = -1;
   rewardParts.forEach((group, i) => {
     if (!Array.isArray(group)) throw new Error(`gdpoAdvantages: rewardParts[${i}] must be an array of rollouts`);
     group.forEach((parts, k) => {
-      if (!Array.isArray(parts)) throw new Error(`gdpoAdvantages: rewardParts[${i}][${k}] must be an array of component rewards`);
+      if (!Array.isArray(parts))
+        throw new Error(`gdpoAdvantages: rewardParts[${i}][${k}] must be an array of component rewards`);
       if (nComponents < 0) nComponents = parts.length;
       if (parts.length !== nComponents) {
-        throw new Error(`gdpoAdvantages: rewardParts[${i}][${k}] has ${parts.length} components, expected ${nComponents}`);
+        throw new Error(
+          `gdpoAdvantages: rewardParts[${i}][${k}] has ${parts.length} components, expected ${nComponents}`,
+        );
       }
       parts.forEach((r, c) => {
         if (!Number.isFinite(r)) throw new Error(`gdpoAdvantages: rewardParts[${i}][${k}][${c}] = ${r} is not finite`);
@@ -59,7 +63,12 @@ export function gdpoAdvantages(
   }
   const summed: number[][] = rewardParts.map((group: readonly (readonly number[])[]) => {
     if (group.length === 0) return [];
-    const perComponent = Array.from({ length: nC }, (_, c) => zScore(group.map((parts) => parts[c]), eps)); // [C][K]
+    const perComponent = Array.from({ length: nC }, (_, c) =>
+      zScore(
+        group.map((parts) => parts[c]),
+        eps,
+      ),
+    ); // [C][K]
     return group.map((_: readonly number[], k: number) => perComponent.reduce((s, z, c) => s + w[c] * z[k], 0));
   }); // [G][K]
   if (!isBatchNormalized) return summed;

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { GSPO_CLIP, gspoClipFraction, gspoLossMatrix, gspoSequenceLogRatio, gspoSequenceLoss, isSequenceClipped } from './gspo';
+import {
+  GSPO_CLIP,
+  gspoClipFraction,
+  gspoLossMatrix,
+  gspoSequenceLogRatio,
+  gspoSequenceLoss,
+  isSequenceClipped,
+} from './gspo';
 import { aggregateLoss } from './losses';
 
 describe('gspoSequenceLogRatio', () => {
@@ -43,9 +50,18 @@ describe('gspoSequenceLoss', () => {
 
 describe('gspoLossMatrix + aggregateLoss(seq-mean-token-mean)', () => {
   it('gives the mean of per-sequence losses', () => {
-    const logpNew = [[-1, -2, -0.5], [-1, -1, -1]];
-    const logpOld = [[-1.2, -1.9, -9], [-1, -1, -1]];
-    const mask = [[1, 1, 0], [1, 1, 1]];
+    const logpNew = [
+      [-1, -2, -0.5],
+      [-1, -1, -1],
+    ];
+    const logpOld = [
+      [-1.2, -1.9, -9],
+      [-1, -1, -1],
+    ];
+    const mask = [
+      [1, 1, 0],
+      [1, 1, 1],
+    ];
     const adv = [1, 2];
     const mat = gspoLossMatrix(logpNew, logpOld, mask, adv);
     // row 0: −1.0004 on its 2 masked tokens; row 1: s = 1 → −2 on 3 tokens

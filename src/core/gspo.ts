@@ -29,7 +29,11 @@ function checkRow(values: readonly number[], length: number, where: string): voi
  * @param logpOld [T] log π_old per token
  * @param mask [T] weights ≥ 0 (1 on policy-generated tokens)
  */
-export function gspoSequenceLogRatio(logpNew: readonly number[], logpOld: readonly number[], mask: readonly number[]): number {
+export function gspoSequenceLogRatio(
+  logpNew: readonly number[],
+  logpOld: readonly number[],
+  mask: readonly number[],
+): number {
   if (!Array.isArray(mask)) throw new Error('gspoSequenceLogRatio: mask must be an array of weights');
   checkRow(logpNew, mask.length, 'gspoSequenceLogRatio: logpNew');
   checkRow(logpOld, mask.length, 'gspoSequenceLogRatio: logpOld');
@@ -37,7 +41,8 @@ export function gspoSequenceLogRatio(logpNew: readonly number[], logpOld: readon
   let total = 0;
   for (let t = 0; t < mask.length; t++) {
     const m = mask[t];
-    if (!(m >= 0) || !Number.isFinite(m)) throw new Error(`gspoSequenceLogRatio: mask[${t}] = ${m} must be a finite number ≥ 0`);
+    if (!(m >= 0) || !Number.isFinite(m))
+      throw new Error(`gspoSequenceLogRatio: mask[${t}] = ${m} must be a finite number ≥ 0`);
     if (m === 0) continue;
     const delta = logpNew[t] - logpOld[t];
     if (!Number.isFinite(delta)) throw new Error(`gspoSequenceLogRatio: log-probs at token ${t} are not finite`);
@@ -49,7 +54,8 @@ export function gspoSequenceLogRatio(logpNew: readonly number[], logpOld: readon
 
 function clampRatio(ratio: number, { clipLow = GSPO_CLIP.clipLow, clipHigh }: ClipOptions): number {
   const high = clipHigh ?? clipLow;
-  if (!(clipLow >= 0) || !(high >= 0)) throw new Error(`GSPO clip ranges must be ≥ 0, got clipLow=${clipLow}, clipHigh=${high}`);
+  if (!(clipLow >= 0) || !(high >= 0))
+    throw new Error(`GSPO clip ranges must be ≥ 0, got clipLow=${clipLow}, clipHigh=${high}`);
   return Math.min(Math.max(ratio, 1 - clipLow), 1 + high);
 }
 
@@ -96,8 +102,13 @@ export function gspoLossMatrix(
   if (!Array.isArray(mask) || !Array.isArray(logpNew) || !Array.isArray(logpOld) || !Array.isArray(advantages)) {
     throw new Error('gspoLossMatrix: logpNew, logpOld, mask ([B][T]) and advantages ([B]) must be arrays');
   }
-  for (const [name, rows] of [['logpNew', logpNew], ['logpOld', logpOld], ['advantages', advantages]] as const) {
-    if (rows.length !== mask.length) throw new Error(`gspoLossMatrix: ${name} has ${rows.length} rows but mask has ${mask.length}`);
+  for (const [name, rows] of [
+    ['logpNew', logpNew],
+    ['logpOld', logpOld],
+    ['advantages', advantages],
+  ] as const) {
+    if (rows.length !== mask.length)
+      throw new Error(`gspoLossMatrix: ${name} has ${rows.length} rows but mask has ${mask.length}`);
   }
   return mask.map((row, i) => {
     const loss = gspoSequenceLoss(logpNew[i], logpOld[i], row, advantages[i], options);

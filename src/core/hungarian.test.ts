@@ -28,20 +28,47 @@ describe('solveMaxWeightMatching', () => {
   it('solves a 3×3 by hand', () => {
     // permutations: (0,1,2)=4+0+2=6, (0,2,1)=4+5+2=11, (1,0,2)=1+2+2=5,
     //               (1,2,0)=1+5+3=9, (2,0,1)=3+2+2=7, (2,1,0)=3+0+3=6 → best (0,2,1)
-    expect(solveMaxWeightMatching([[4, 1, 3], [2, 0, 5], [3, 2, 2]])).toEqual([0, 2, 1]);
+    expect(
+      solveMaxWeightMatching([
+        [4, 1, 3],
+        [2, 0, 5],
+        [3, 2, 2],
+      ]),
+    ).toEqual([0, 2, 1]);
   });
 
   it('solves a wide 2×3: r0→2 (3) + r1→1 (7) = 10 beats r0→1 (5) + r1→0 (4) = 9', () => {
-    expect(solveMaxWeightMatching([[1, 5, 3], [4, 7, 0]])).toEqual([2, 1]);
+    expect(
+      solveMaxWeightMatching([
+        [1, 5, 3],
+        [4, 7, 0],
+      ]),
+    ).toEqual([2, 1]);
   });
 
   it('solves a tall 3×2: r2→0 (5) + r1→1 (3) = 8, row 0 left over', () => {
-    expect(solveMaxWeightMatching([[2, 0], [0, 3], [5, 1]])).toEqual([null, 1, 0]);
+    expect(
+      solveMaxWeightMatching([
+        [2, 0],
+        [0, 3],
+        [5, 1],
+      ]),
+    ).toEqual([null, 1, 0]);
   });
 
   it('never matches a pair of weight ≤ 0', () => {
-    expect(solveMaxWeightMatching([[0, -1], [-2, 0]])).toEqual([null, null]);
-    expect(solveMaxWeightMatching([[0, 2], [0, 0]])).toEqual([1, null]);
+    expect(
+      solveMaxWeightMatching([
+        [0, -1],
+        [-2, 0],
+      ]),
+    ).toEqual([null, null]);
+    expect(
+      solveMaxWeightMatching([
+        [0, 2],
+        [0, 0],
+      ]),
+    ).toEqual([1, null]);
   });
 
   it('handles empty inputs', () => {

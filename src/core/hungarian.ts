@@ -24,7 +24,8 @@ export function solveMaxWeightMatching(weights: readonly (readonly number[])[]):
       throw new Error(`solveMaxWeightMatching: weights[${i}] has length ${row?.length}, expected ${nCols}`);
     }
     row.forEach((w, j) => {
-      if (typeof w !== 'number' || !Number.isFinite(w)) throw new Error(`solveMaxWeightMatching: weights[${i}][${j}] is not a finite number`);
+      if (typeof w !== 'number' || !Number.isFinite(w))
+        throw new Error(`solveMaxWeightMatching: weights[${i}][${j}] is not a finite number`);
     });
   });
   if (nCols === 0) return new Array<number | null>(nRows).fill(null);

@@ -44,7 +44,9 @@ describe('clippedSurrogate', () => {
 
   it('maps over a batch and checks shapes', () => {
     expect(clippedSurrogateMatrix([[0, LN(1.5)]], [[0, 0]], [[1, 2]])[0][1]).toBeCloseTo(-2.4, 12);
-    expect(() => clippedSurrogateMatrix([[0, 0]], [[0]], [[1, 1]])).toThrow(/logpNew\[0\] has length 2 but logpOld\[0\] has 1/);
+    expect(() => clippedSurrogateMatrix([[0, 0]], [[0]], [[1, 1]])).toThrow(
+      /logpNew\[0\] has length 2 but logpOld\[0\] has 1/,
+    );
   });
 });
 
@@ -60,8 +62,14 @@ describe('clipFraction', () => {
 });
 
 describe('aggregateLoss', () => {
-  const loss = [[1, 2, 3], [4, 5]];
-  const mask = [[1, 1, 0], [1, 0]];
+  const loss = [
+    [1, 2, 3],
+    [4, 5],
+  ];
+  const mask = [
+    [1, 1, 0],
+    [1, 0],
+  ];
 
   it('token-mean: (1 + 2 + 4)/3 = 7/3', () => {
     expect(aggregateLoss(loss, mask, 'token-mean')).toBeCloseTo(7 / 3, 12);
@@ -78,8 +86,14 @@ describe('aggregateLoss', () => {
   });
 
   it('leaves fully masked sequences out of the seq means', () => {
-    const l = [[1, 2], [9, 9]];
-    const m = [[1, 1], [0, 0]];
+    const l = [
+      [1, 2],
+      [9, 9],
+    ];
+    const m = [
+      [1, 1],
+      [0, 0],
+    ];
     expect(aggregateLoss(l, m, 'token-mean')).toBe(1.5);
     expect(aggregateLoss(l, m, 'seq-mean-token-mean')).toBe(1.5); // not (1.5 + 0)/2
     expect(aggregateLoss(l, m, 'seq-mean-token-sum')).toBe(3);

@@ -24,12 +24,18 @@ export interface ClipOptions {
 
 function resolveClip({ clipLow = 0.2, clipHigh }: ClipOptions): [number, number] {
   const high = clipHigh ?? clipLow;
-  if (!(clipLow >= 0) || !(high >= 0)) throw new Error(`clip ranges must be ≥ 0, got clipLow=${clipLow}, clipHigh=${high}`);
+  if (!(clipLow >= 0) || !(high >= 0))
+    throw new Error(`clip ranges must be ≥ 0, got clipLow=${clipLow}, clipHigh=${high}`);
   return [1 - clipLow, 1 + high];
 }
 
 /** The clipped surrogate loss of one token. */
-export function clippedSurrogate(logpNew: number, logpOld: number, advantage: number, options: ClipOptions = {}): number {
+export function clippedSurrogate(
+  logpNew: number,
+  logpOld: number,
+  advantage: number,
+  options: ClipOptions = {},
+): number {
   const [lo, hi] = resolveClip(options);
   const ratio = Math.exp(logpNew - logpOld);
   const clipped = Math.min(Math.max(ratio, lo), hi);
@@ -37,14 +43,24 @@ export function clippedSurrogate(logpNew: number, logpOld: number, advantage: nu
 }
 
 /** True when the clipped term is the one the min picked (clipping changed the loss). */
-export function isTokenClipped(logpNew: number, logpOld: number, advantage: number, options: ClipOptions = {}): boolean {
+export function isTokenClipped(
+  logpNew: number,
+  logpOld: number,
+  advantage: number,
+  options: ClipOptions = {},
+): boolean {
   const [lo, hi] = resolveClip(options);
   const ratio = Math.exp(logpNew - logpOld);
   const clipped = Math.min(Math.max(ratio, lo), hi);
   return -clipped * advantage > -ratio * advantage;
 }
 
-function checkSameShape(a: readonly (readonly number[])[], b: readonly (readonly number[])[], nameA: string, nameB: string): void {
+function checkSameShape(
+  a: readonly (readonly number[])[],
+  b: readonly (readonly number[])[],
+  nameA: string,
+  nameB: string,
+): void {
   if (!Array.isArray(a) || !Array.isArray(b)) throw new Error(`${nameA} and ${nameB} must be arrays of rows`);
   if (a.length !== b.length) throw new Error(`${nameA} has ${a.length} rows but ${nameB} has ${b.length}`);
   a.forEach((row, i) => {
@@ -99,7 +115,11 @@ export interface AggregateOptions {
 }
 
 /** Reduces a per-token loss matrix [B][T] with its mask [B][T] to one number. */
-export type LossAggregation = (lossMat: readonly (readonly number[])[], mask: readonly (readonly number[])[], options: AggregateOptions) => number;
+export type LossAggregation = (
+  lossMat: readonly (readonly number[])[],
+  mask: readonly (readonly number[])[],
+  options: AggregateOptions,
+) => number;
 
 function sumRowWeighted(loss: readonly number[], mask: readonly number[]): { lossSum: number; maskSum: number } {
   let lossSum = 0;
@@ -178,7 +198,8 @@ export function aggregateLoss(
   checkSameShape(lossMat, mask, 'lossMat', 'mask');
   mask.forEach((row, i) =>
     row.forEach((m, t) => {
-      if (!(m >= 0) || !Number.isFinite(m)) throw new Error(`aggregateLoss: mask[${i}][${t}] = ${m} must be a finite number ≥ 0`);
+      if (!(m >= 0) || !Number.isFinite(m))
+        throw new Error(`aggregateLoss: mask[${i}][${t}] = ${m} must be a finite number ≥ 0`);
     }),
   );
   return aggregate(lossMat, mask, options);
@@ -190,16 +211,22 @@ export function aggregateLoss(
  * @param mask [N] m_n(s) from Eq. (sft-mask)
  * @returns {loss, z}, or null when Z = Σ m = 0 (skip the term for this prompt)
  */
-export function componentSftLoss(logps: readonly number[], mask: readonly number[]): { loss: number; z: number } | null {
+export function componentSftLoss(
+  logps: readonly number[],
+  mask: readonly number[],
+): { loss: number; z: number } | null {
   if (!Array.isArray(logps) || !Array.isArray(mask)) throw new Error('componentSftLoss: logps and mask must be arrays');
-  if (logps.length !== mask.length) throw new Error(`componentSftLoss: logps has ${logps.length} tokens but mask has ${mask.length}`);
+  if (logps.length !== mask.length)
+    throw new Error(`componentSftLoss: logps has ${logps.length} tokens but mask has ${mask.length}`);
   let z = 0;
   let weighted = 0;
   for (let n = 0; n < mask.length; n++) {
     const m = mask[n];
-    if (!(m >= 0) || !Number.isFinite(m)) throw new Error(`componentSftLoss: mask[${n}] = ${m} must be a finite number ≥ 0`);
+    if (!(m >= 0) || !Number.isFinite(m))
+      throw new Error(`componentSftLoss: mask[${n}] = ${m} must be a finite number ≥ 0`);
     if (m === 0) continue;
-    if (!Number.isFinite(logps[n])) throw new Error(`componentSftLoss: logps[${n}] = ${logps[n]} is not finite on a supervised token`);
+    if (!Number.isFinite(logps[n]))
+      throw new Error(`componentSftLoss: logps[${n}] = ${logps[n]} is not finite on a supervised token`);
     z += m;
     weighted += m * logps[n];
   }

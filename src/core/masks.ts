@@ -24,16 +24,23 @@ function checkFraction(fraction: number, where: string): void {
   if (!(fraction >= 0 && fraction <= 1)) throw new Error(`${where}: fraction must be in [0, 1], got ${fraction}`);
 }
 
-function checkInputs(tags: readonly TokenTag[], prefixChunkCounts: readonly (readonly number[])[], where: string): void {
+function checkInputs(
+  tags: readonly TokenTag[],
+  prefixChunkCounts: readonly (readonly number[])[],
+  where: string,
+): void {
   if (!Array.isArray(tags)) throw new Error(`${where}: tags must be an array of TokenTag`);
-  if (!Array.isArray(prefixChunkCounts)) throw new Error(`${where}: prefixChunkCounts must be an array (one row per turn)`);
+  if (!Array.isArray(prefixChunkCounts))
+    throw new Error(`${where}: prefixChunkCounts must be an array (one row per turn)`);
   prefixChunkCounts.forEach((counts, t) => {
     const isValid =
       Array.isArray(counts) &&
       counts.length === MAX_PREFIX_LEVEL + 1 &&
       counts.every((c, l) => Number.isInteger(c) && c >= 0 && (l === 0 ? c === 0 : c >= counts[l - 1]));
     if (!isValid) {
-      throw new Error(`${where}: prefixChunkCounts[${t}] must be 5 non-decreasing integers starting at 0, got ${JSON.stringify(counts)}`);
+      throw new Error(
+        `${where}: prefixChunkCounts[${t}] must be 5 non-decreasing integers starting at 0, got ${JSON.stringify(counts)}`,
+      );
     }
   });
   tags.forEach((tag, n) => {
@@ -43,7 +50,9 @@ function checkInputs(tags: readonly TokenTag[], prefixChunkCounts: readonly (rea
         throw new Error(`${where}: tags[${n}] is reasoning but has no segment index`);
       }
       if (!Number.isInteger(tag.turn) || tag.turn < 0 || tag.turn >= prefixChunkCounts.length) {
-        throw new Error(`${where}: tags[${n}].turn = ${tag.turn} has no prefixChunkCounts row (${prefixChunkCounts.length} turns)`);
+        throw new Error(
+          `${where}: tags[${n}].turn = ${tag.turn} has no prefixChunkCounts row (${prefixChunkCounts.length} turns)`,
+        );
       }
     }
   });
@@ -119,7 +128,8 @@ export function buildComponentMask(
   }
 
   if (toolCall.kind === 'scale') {
-    if (!(toolCall.scale >= 0) || !Number.isFinite(toolCall.scale)) throw new Error(`buildComponentMask: tool-call scale must be ≥ 0, got ${toolCall.scale}`);
+    if (!(toolCall.scale >= 0) || !Number.isFinite(toolCall.scale))
+      throw new Error(`buildComponentMask: tool-call scale must be ≥ 0, got ${toolCall.scale}`);
     tags.forEach((tag, n) => {
       if (tag.kind === 'tool_call') mask[n] = toolCall.scale;
     });
@@ -142,7 +152,11 @@ function range(start: number, end: number): number[] {
  * tokens are taken together in token order and the first floor(fraction·N) get weight 1.
  * @returns [N] weights
  */
-export function buildFullTokenMask(tags: readonly TokenTag[], prefixChunkCounts: readonly (readonly number[])[], fraction: number): number[] {
+export function buildFullTokenMask(
+  tags: readonly TokenTag[],
+  prefixChunkCounts: readonly (readonly number[])[],
+  fraction: number,
+): number[] {
   checkInputs(tags, prefixChunkCounts, 'buildFullTokenMask');
   checkFraction(fraction, 'buildFullTokenMask');
   const mask = new Array<number>(tags.length).fill(0);

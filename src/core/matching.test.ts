@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { isJsonEqual, matchGreedy, matchToolCalls, MATCHING_METHODS, scoreArgumentKeys, toolCallSimilarity } from './matching';
+import {
+  isJsonEqual,
+  matchGreedy,
+  matchToolCalls,
+  MATCHING_METHODS,
+  scoreArgumentKeys,
+  toolCallSimilarity,
+} from './matching';
 import type { ToolCall } from './types';
 
 const call = (name: string, args: Record<string, unknown>): ToolCall => ({ name, arguments: args });
@@ -37,7 +44,9 @@ describe('toolCallSimilarity', () => {
   });
 
   it('compares nested values deeply, arrays in order, keys in any order', () => {
-    expect(toolCallSimilarity(call('f', { q: { x: [1, 2], y: null } }), call('f', { q: { y: null, x: [1, 2] } }))).toBe(1);
+    expect(toolCallSimilarity(call('f', { q: { x: [1, 2], y: null } }), call('f', { q: { y: null, x: [1, 2] } }))).toBe(
+      1,
+    );
     // [2,1] ≠ [1,2]: keyScore 1, exact 0 → (1 + 1 + 0) / 3 = 2/3
     expect(toolCallSimilarity(call('f', { q: { x: [2, 1] } }), call('f', { q: { x: [1, 2] } }))).toBeCloseTo(2 / 3, 12);
     // key order of the argument objects does not matter: {b,a} vs {a,b} → keyScore 1, exact 2 → 1
@@ -45,7 +54,9 @@ describe('toolCallSimilarity', () => {
   });
 
   it('names the bad field', () => {
-    expect(() => toolCallSimilarity(call('f', [] as unknown as Record<string, unknown>), call('f', {}))).toThrow(/pred.arguments/);
+    expect(() => toolCallSimilarity(call('f', [] as unknown as Record<string, unknown>), call('f', {}))).toThrow(
+      /pred.arguments/,
+    );
     expect(() => toolCallSimilarity(call('f', {}), { arguments: {} } as unknown as ToolCall)).toThrow(/gold.name/);
   });
 });
@@ -95,7 +106,10 @@ describe('matchToolCalls', () => {
 
   it('greedy breaks a tie between predictions pred-major: the first prediction wins', () => {
     expect(matchGreedy([[0.5], [0.5]])).toEqual([0, null]);
-    expect(matchToolCalls([call('f', {}), call('f', {})], [call('f', {})], { method: 'greedy' }).assignment).toEqual([0, null]);
+    expect(matchToolCalls([call('f', {}), call('f', {})], [call('f', {})], { method: 'greedy' }).assignment).toEqual([
+      0,
+      null,
+    ]);
   });
 
   it('gives unmatched predictions −unmatchedPenalty, and never matches a 0-score pair', () => {
@@ -103,7 +117,10 @@ describe('matchToolCalls', () => {
     const g = [call('search', { q: 'x' })];
     const p = [call('search', { q: 'x' }), call('search', { q: 'x' }), call('weather', { q: 'x' })];
     expect(matchToolCalls(p, g)).toEqual({ assignment: [0, null, null], rewards: [1, 0, 0] });
-    expect(matchToolCalls(p, g, { unmatchedPenalty: 0.5 })).toEqual({ assignment: [0, null, null], rewards: [1, -0.5, -0.5] });
+    expect(matchToolCalls(p, g, { unmatchedPenalty: 0.5 })).toEqual({
+      assignment: [0, null, null],
+      rewards: [1, -0.5, -0.5],
+    });
     expect(matchToolCalls(p, g, { method: 'greedy', unmatchedPenalty: 0.5 }).rewards).toEqual([1, -0.5, -0.5]);
     expect(matchToolCalls([call('a', {})], [call('b', {})])).toEqual({ assignment: [null], rewards: [0] });
   });
@@ -117,7 +134,9 @@ describe('matchToolCalls', () => {
   });
 
   it('fails on an unknown method, listing the valid ones, and names a bad call', () => {
-    expect(() => matchToolCalls([], [], { method: 'optimal' })).toThrow(/unknown tool-call matching method "optimal"; valid: hungarian, greedy/);
+    expect(() => matchToolCalls([], [], { method: 'optimal' })).toThrow(
+      /unknown tool-call matching method "optimal"; valid: hungarian, greedy/,
+    );
     expect(MATCHING_METHODS.names()).toEqual(['hungarian', 'greedy']);
     expect(() => matchToolCalls([call('f', {}), { name: 3 } as unknown as ToolCall], [])).toThrow(/preds\[1\].name/);
   });

@@ -64,7 +64,8 @@ export function toolCallSimilarity(pred: ToolCall, gold: ToolCall): number {
   const keyScore = scoreArgumentKeys(predKeys, goldKeys);
   let exact = 0;
   for (const k of goldKeys) {
-    if (Object.prototype.hasOwnProperty.call(pred.arguments, k) && isJsonEqual(pred.arguments[k], gold.arguments[k])) exact++;
+    if (Object.prototype.hasOwnProperty.call(pred.arguments, k) && isJsonEqual(pred.arguments[k], gold.arguments[k]))
+      exact++;
   }
   return (1 + keyScore + exact) / (2 + goldKeys.length);
 }

@@ -34,8 +34,19 @@ describe('ftrlSolveMetrics', () => {
 
   it('counts repeated expected answers once per call', () => {
     const unsolved = { a: ['1,024', '1,024'] };
-    expect(ftrlSolveMetrics([{ name: 'a', output: '1024' }, { name: 'a', output: '1024' }], unsolved)).toEqual({
-      solveP: 1, solveR: 1, solveF1: 1, solved: 2,
+    expect(
+      ftrlSolveMetrics(
+        [
+          { name: 'a', output: '1024' },
+          { name: 'a', output: '1024' },
+        ],
+        unsolved,
+      ),
+    ).toEqual({
+      solveP: 1,
+      solveR: 1,
+      solveF1: 1,
+      solved: 2,
     });
     // one call: P = 1/1, R = 1/2, F1 = 2·1/(1 + 2) = 2/3
     const one = ftrlSolveMetrics([{ name: 'a', output: '1024' }], unsolved);
@@ -46,7 +57,13 @@ describe('ftrlSolveMetrics', () => {
   it('takes the first remaining answer that verifies, in list order', () => {
     // call 1 'paris france' verifies 'paris' first; call 2 'paris' does not contain 'paris france'
     // q = 1, p = 2, n = 2 → P = R = F1 = 0.5
-    const r = ftrlSolveMetrics([{ name: 'a', output: 'Paris France' }, { name: 'a', output: 'Paris' }], { a: ['paris', 'paris france'] });
+    const r = ftrlSolveMetrics(
+      [
+        { name: 'a', output: 'Paris France' },
+        { name: 'a', output: 'Paris' },
+      ],
+      { a: ['paris', 'paris france'] },
+    );
     expect(r).toEqual({ solveP: 0.5, solveR: 0.5, solveF1: 0.5, solved: 1 });
   });
 
@@ -55,7 +72,9 @@ describe('ftrlSolveMetrics', () => {
   });
 
   it('names a malformed call or answer list', () => {
-    expect(() => ftrlSolveMetrics([{ name: 'a', output: 'x' }, { name: 'a' } as never], { a: ['x'] })).toThrow(/calls\[1\]/);
+    expect(() => ftrlSolveMetrics([{ name: 'a', output: 'x' }, { name: 'a' } as never], { a: ['x'] })).toThrow(
+      /calls\[1\]/,
+    );
     expect(() => ftrlSolveMetrics([], { a: 'x' } as never)).toThrow(/unsolvedSet\["a"\]/);
   });
 });
@@ -93,7 +112,13 @@ describe('selectionMetrics', () => {
   });
 
   it('matches sets regardless of order; sRecall counts searched gold tools', () => {
-    expect(selectionMetrics(['d', 'a'], ['a', 'd'], [])).toEqual({ precision: 1, recall: 1, f1: 1, match: true, sRecall: 0 });
+    expect(selectionMetrics(['d', 'a'], ['a', 'd'], [])).toEqual({
+      precision: 1,
+      recall: 1,
+      f1: 1,
+      match: true,
+      sRecall: 0,
+    });
     expect(selectionMetrics([], ['a', 'b'], [['b']]).sRecall).toBe(0.5);
   });
 

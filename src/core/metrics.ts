@@ -44,7 +44,10 @@ export interface SolveMetrics {
  * @param calls the policy's calls in order
  * @param unsolvedSet tool name → expected answers (not modified)
  */
-export function ftrlSolveMetrics(calls: readonly CallOutput[], unsolvedSet: Readonly<Record<string, readonly string[]>>): SolveMetrics {
+export function ftrlSolveMetrics(
+  calls: readonly CallOutput[],
+  unsolvedSet: Readonly<Record<string, readonly string[]>>,
+): SolveMetrics {
   if (!Array.isArray(calls)) throw new Error('ftrlSolveMetrics: calls must be an array');
   if (unsolvedSet === null || typeof unsolvedSet !== 'object' || Array.isArray(unsolvedSet)) {
     throw new Error('ftrlSolveMetrics: unsolvedSet must be an object {toolName: [answers]}');
@@ -85,7 +88,12 @@ export function meanSolveMetrics(perTask: readonly SolveMetrics[]): SolveMetrics
   if (perTask.length === 0) return null;
   const n = perTask.length;
   const sum = (pick: (m: SolveMetrics) => number) => perTask.reduce((s, m) => s + pick(m), 0);
-  return { solveP: sum((m) => m.solveP) / n, solveR: sum((m) => m.solveR) / n, solveF1: sum((m) => m.solveF1) / n, solved: sum((m) => m.solved) };
+  return {
+    solveP: sum((m) => m.solveP) / n,
+    solveR: sum((m) => m.solveR) / n,
+    solveF1: sum((m) => m.solveF1) / n,
+    solved: sum((m) => m.solved),
+  };
 }
 
 /** ToolHop answer correctness AC: 1 when the output contains the reference answer, else 0. */
@@ -116,8 +124,12 @@ export function selectionMetrics(
   gold: readonly string[],
   searched: readonly (readonly string[])[],
 ): SelectionMetrics {
-  for (const [name, list] of [['selected', selected], ['gold', gold]] as const) {
-    if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) throw new Error(`selectionMetrics: ${name} must be an array of strings`);
+  for (const [name, list] of [
+    ['selected', selected],
+    ['gold', gold],
+  ] as const) {
+    if (!Array.isArray(list) || !list.every((x) => typeof x === 'string'))
+      throw new Error(`selectionMetrics: ${name} must be an array of strings`);
   }
   if (!Array.isArray(searched) || !searched.every((r) => Array.isArray(r))) {
     throw new Error('selectionMetrics: searched must be an array of result lists (string[][])');

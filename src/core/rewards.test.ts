@@ -55,11 +55,15 @@ describe('turnRewards', () => {
     expect(r.turnRewards).toEqual([1]);
     expect(r.callRewards).toEqual([[1]]);
     // an empty answer is still an answer turn: F1 = 0, not the call mean
-    expect(turnRewards([{ calls: [call('search', { q: 'paris' })], answer: '' }], golds, 'sunny').turnRewards).toEqual([0]);
+    expect(turnRewards([{ calls: [call('search', { q: 'paris' })], answer: '' }], golds, 'sunny').turnRewards).toEqual([
+      0,
+    ]);
   });
 
   it('handles an empty rollout and names a bad turn', () => {
     expect(turnRewards([], golds, 'x')).toEqual({ turnRewards: [], callRewards: [], assignment: [] });
-    expect(() => turnRewards([{ calls: 'x' } as unknown as { calls: ToolCall[] }], golds, 'x')).toThrow(/turns\[0\].calls/);
+    expect(() => turnRewards([{ calls: 'x' } as unknown as { calls: ToolCall[] }], golds, 'x')).toThrow(
+      /turns\[0\].calls/,
+    );
   });
 });

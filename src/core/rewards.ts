@@ -14,7 +14,11 @@ const ASCII_PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
 
 /** Lower-case, ASCII punctuation → space, split on whitespace. */
 export function tokenizeAnswerWords(text: string): string[] {
-  return text.toLowerCase().replace(ASCII_PUNCTUATION, ' ').split(/\s+/).filter((w) => w.length > 0);
+  return text
+    .toLowerCase()
+    .replace(ASCII_PUNCTUATION, ' ')
+    .split(/\s+/)
+    .filter((w) => w.length > 0);
 }
 
 /** F1 over the two sets of words; 0 when either is empty. */
@@ -58,7 +62,8 @@ export function turnRewards(
   if (!Array.isArray(turns)) throw new Error('turnRewards: turns must be an array');
   turns.forEach((t, i) => {
     if (!t || !Array.isArray(t.calls)) throw new Error(`turnRewards: turns[${i}].calls must be an array`);
-    if (t.answer != null && typeof t.answer !== 'string') throw new Error(`turnRewards: turns[${i}].answer must be a string`);
+    if (t.answer != null && typeof t.answer !== 'string')
+      throw new Error(`turnRewards: turns[${i}].answer must be a string`);
   });
   const allCalls = turns.flatMap((t) => t.calls);
   const { assignment, rewards } = matchToolCalls(allCalls, goldCalls, options);

@@ -103,7 +103,9 @@ describe('state / rngFromState', () => {
   });
 
   it('rejects a malformed state', () => {
-    expect(() => rngFromState({ key: 'k', words: [1, 2, 3] as unknown as [number, number, number, number] })).toThrow(/four uint32/);
+    expect(() => rngFromState({ key: 'k', words: [1, 2, 3] as unknown as [number, number, number, number] })).toThrow(
+      /four uint32/,
+    );
     expect(() => rngFromState({ key: 'k', words: [1, 2, 3, -1] })).toThrow(/four uint32/);
     expect(() => rngFromState({ key: 5 as unknown as string, words: [1, 2, 3, 4] })).toThrow(/key/);
   });

@@ -105,7 +105,8 @@ class Sfc32Rng implements Rng {
   }
 
   split(name: string): Rng {
-    if (typeof name !== 'string' || name.length === 0) throw new Error('rng.split(name): name must be a non-empty string');
+    if (typeof name !== 'string' || name.length === 0)
+      throw new Error('rng.split(name): name must be a non-empty string');
     return seedFromKey(`${this.key}/${name}`);
   }
 
@@ -122,8 +123,10 @@ function seedFromKey(key: string): Rng {
 
 /** The root stream of a run. `seed` 42 and '42' give the same stream. */
 export function createRng(seed: number | string): Rng {
-  if (typeof seed === 'number' && !Number.isFinite(seed)) throw new Error(`createRng(seed): seed must be finite, got ${seed}`);
-  if (typeof seed !== 'number' && typeof seed !== 'string') throw new Error('createRng(seed): seed must be a number or a string');
+  if (typeof seed === 'number' && !Number.isFinite(seed))
+    throw new Error(`createRng(seed): seed must be finite, got ${seed}`);
+  if (typeof seed !== 'number' && typeof seed !== 'string')
+    throw new Error('createRng(seed): seed must be a number or a string');
   return seedFromKey(String(seed));
 }
 
@@ -131,7 +134,11 @@ export function createRng(seed: number | string): Rng {
 export function rngFromState(state: RngState): Rng {
   const words = state?.words;
   if (typeof state?.key !== 'string') throw new Error('rngFromState: state.key must be a string');
-  if (!Array.isArray(words) || words.length !== 4 || !words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffffffff)) {
+  if (
+    !Array.isArray(words) ||
+    words.length !== 4 ||
+    !words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffffffff)
+  ) {
     throw new Error('rngFromState: state.words must be four uint32 integers');
   }
   return new Sfc32Rng(state.key, words);
@@ -151,5 +158,8 @@ export function shuffleInPlace<T>(rng: Rng, items: T[]): T[] {
 
 /** A seeded permutation of 0…n−1: shuffleInPlace of [0, 1, …, n−1]. */
 export function permutation(n: number, rng: Rng): number[] {
-  return shuffleInPlace(rng, Array.from({ length: n }, (_, i) => i));
+  return shuffleInPlace(
+    rng,
+    Array.from({ length: n }, (_, i) => i),
+  );
 }

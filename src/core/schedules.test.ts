@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { computeProgress, reasoningPrefixLevel, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, toAlgorithmStep, tokenKeepFraction, toolCallScale } from './schedules';
+import {
+  computeProgress,
+  reasoningPrefixLevel,
+  REASONING_SCHEDULES,
+  TOOL_CALL_SCHEDULES,
+  toAlgorithmStep,
+  tokenKeepFraction,
+  toolCallScale,
+} from './schedules';
 
 describe('toAlgorithmStep', () => {
   it('numbers the step with 0-based index i as s = i + 1 (Algorithm 1)', () => {
@@ -54,8 +62,12 @@ describe('reasoningPrefixLevel (segment-level L4 → L0)', () => {
     // 2 stages: floor(2·4/9) = 0 → L2; floor(2·5/9) = 1 → L1
     expect(reasoningPrefixLevel(5, { horizon: 10, startLevel: 2, endLevel: 1 })).toBe(2);
     expect(reasoningPrefixLevel(6, { horizon: 10, startLevel: 2, endLevel: 1 })).toBe(1);
-    expect(() => reasoningPrefixLevel(0, { horizon: 10, startLevel: 1, endLevel: 3 })).toThrow(/endLevel 3 is above startLevel 1/);
-    expect(() => reasoningPrefixLevel(0, { horizon: 10, startLevel: 5 })).toThrow(/startLevel must be an integer in 0..4/);
+    expect(() => reasoningPrefixLevel(0, { horizon: 10, startLevel: 1, endLevel: 3 })).toThrow(
+      /endLevel 3 is above startLevel 1/,
+    );
+    expect(() => reasoningPrefixLevel(0, { horizon: 10, startLevel: 5 })).toThrow(
+      /startLevel must be an integer in 0..4/,
+    );
   });
 });
 
@@ -86,6 +98,8 @@ describe('schedule registries (PACT App. D: Seg A / Fix / Token A / Scale A / No
     expect(TOOL_CALL_SCHEDULES.get('fixed')(9, { ...o, toolCallStart: 1 })).toEqual({ kind: 'scale', scale: 1 });
     expect(TOOL_CALL_SCHEDULES.get('token')(2, o)).toEqual({ kind: 'token-fraction', fraction: 0.8 });
     expect(TOOL_CALL_SCHEDULES.get('none')(2, o)).toEqual({ kind: 'scale', scale: 0 });
-    expect(() => TOOL_CALL_SCHEDULES.get('cosine')).toThrow(/unknown tool-call schedule "cosine"; valid: scale, fixed, token, none/);
+    expect(() => TOOL_CALL_SCHEDULES.get('cosine')).toThrow(
+      /unknown tool-call schedule "cosine"; valid: scale, fixed, token, none/,
+    );
   });
 });

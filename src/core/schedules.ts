@@ -20,13 +20,15 @@ export const MAX_PREFIX_LEVEL = 4;
 
 /** Algorithm 1's s = 1…T of the training step with 0-based index `stepIndex` (the schedules and the gates read s). */
 export function toAlgorithmStep(stepIndex: number): number {
-  if (!Number.isInteger(stepIndex) || stepIndex < 0) throw new Error(`toAlgorithmStep: stepIndex must be an integer ≥ 0, got ${stepIndex}`);
+  if (!Number.isInteger(stepIndex) || stepIndex < 0)
+    throw new Error(`toAlgorithmStep: stepIndex must be an integer ≥ 0, got ${stepIndex}`);
   return stepIndex + 1;
 }
 
 function checkStepHorizon(step: number, horizon: number, where: string): void {
   if (!Number.isFinite(step) || step < 0) throw new Error(`${where}: step must be a finite number ≥ 0, got ${step}`);
-  if (!Number.isFinite(horizon) || horizon <= 0) throw new Error(`${where}: horizon must be a finite number > 0, got ${horizon}`);
+  if (!Number.isFinite(horizon) || horizon <= 0)
+    throw new Error(`${where}: horizon must be a finite number > 0, got ${horizon}`);
 }
 
 /** min(s/S, 1). */
@@ -57,14 +59,21 @@ export interface PrefixLevelOptions {
 }
 
 /** The active reasoning-prefix level at step s = 1…T, walking startLevel → endLevel in equal stages (s = 0: startLevel). */
-export function reasoningPrefixLevel(step: number, { horizon, startLevel = MAX_PREFIX_LEVEL, endLevel = 0 }: PrefixLevelOptions): number {
+export function reasoningPrefixLevel(
+  step: number,
+  { horizon, startLevel = MAX_PREFIX_LEVEL, endLevel = 0 }: PrefixLevelOptions,
+): number {
   checkStepHorizon(step, horizon, 'reasoningPrefixLevel');
-  for (const [name, level] of [['startLevel', startLevel], ['endLevel', endLevel]] as const) {
+  for (const [name, level] of [
+    ['startLevel', startLevel],
+    ['endLevel', endLevel],
+  ] as const) {
     if (!Number.isInteger(level) || level < 0 || level > MAX_PREFIX_LEVEL) {
       throw new Error(`reasoningPrefixLevel: ${name} must be an integer in 0..${MAX_PREFIX_LEVEL}, got ${level}`);
     }
   }
-  if (endLevel > startLevel) throw new Error(`reasoningPrefixLevel: endLevel ${endLevel} is above startLevel ${startLevel}`);
+  if (endLevel > startLevel)
+    throw new Error(`reasoningPrefixLevel: endLevel ${endLevel} is above startLevel ${startLevel}`);
   const nStages = startLevel - endLevel + 1;
   if (horizon <= 1) return step >= 1 ? endLevel : startLevel;
   const stage = Math.min(Math.max(0, Math.floor((nStages * (step - 1)) / (horizon - 1))), nStages - 1);
@@ -102,14 +111,20 @@ export type ToolCallSchedule = (step: number, options: SftScheduleOptions) => To
 
 export const REASONING_SCHEDULES = createRegistry<ReasoningSchedule>('reasoning schedule');
 /** "Seg A": L4 → L0 over the horizon. */
-REASONING_SCHEDULES.register('segment', (s, o) => ({ kind: 'prefix-level', level: reasoningPrefixLevel(s, { horizon: o.horizon }) }));
+REASONING_SCHEDULES.register('segment', (s, o) => ({
+  kind: 'prefix-level',
+  level: reasoningPrefixLevel(s, { horizon: o.horizon }),
+}));
 /** "Fix": the strongest safe prefix (L4) throughout. */
 REASONING_SCHEDULES.register('fixed', (s, o) => {
   checkStepHorizon(s, o.horizon, 'reasoning schedule "fixed"');
   return { kind: 'prefix-level', level: MAX_PREFIX_LEVEL };
 });
 /** "Token A": a token-count share of the L4 prefix, shrinking to 0. */
-REASONING_SCHEDULES.register('token', (s, o) => ({ kind: 'token-fraction', fraction: tokenKeepFraction(s, o.horizon) }));
+REASONING_SCHEDULES.register('token', (s, o) => ({
+  kind: 'token-fraction',
+  fraction: tokenKeepFraction(s, o.horizon),
+}));
 /** "None": no reasoning supervision (L0). */
 REASONING_SCHEDULES.register('none', (s, o) => {
   checkStepHorizon(s, o.horizon, 'reasoning schedule "none"');
@@ -128,7 +143,10 @@ TOOL_CALL_SCHEDULES.register('fixed', (s, o) => {
   return { kind: 'scale', scale: o.toolCallStart ?? 0.8 };
 });
 /** "Token A": a token-count share of each span, shrinking to 0. */
-TOOL_CALL_SCHEDULES.register('token', (s, o) => ({ kind: 'token-fraction', fraction: tokenKeepFraction(s, o.horizon) }));
+TOOL_CALL_SCHEDULES.register('token', (s, o) => ({
+  kind: 'token-fraction',
+  fraction: tokenKeepFraction(s, o.horizon),
+}));
 /** "None": no tool-call supervision. */
 TOOL_CALL_SCHEDULES.register('none', (s, o) => {
   checkStepHorizon(s, o.horizon, 'tool-call schedule "none"');

@@ -24,7 +24,9 @@ describe('buildSftMaskAtStep', () => {
     expect(m.slice(0, 4)).toEqual([0, 1, 1, 0]);
     expect(m[4]).toBeCloseTo(0.44, 12);
     // s ≥ S: L0 and λa = 0.2
-    expect(buildSftMaskAtStep(tags, counts, 10, 'seg+scale', o).map((x) => +x.toFixed(12))).toEqual([0, 0, 0, 0, 0.2, 0.2, 0]);
+    expect(buildSftMaskAtStep(tags, counts, 10, 'seg+scale', o).map((x) => +x.toFixed(12))).toEqual([
+      0, 0, 0, 0, 0.2, 0.2, 0,
+    ]);
   });
 
   it('full-token keeps floor(f·5) of the 5 reasoning + tool-call tokens: f = 0.6 at s = 4 → 3', () => {
@@ -32,14 +34,18 @@ describe('buildSftMaskAtStep', () => {
   });
 
   it('fixed+scale and seg+none', () => {
-    expect(buildSftMaskAtStep(tags, counts, 9, 'fixed+scale', { ...o, toolCallStart: 1, toolCallEnd: 0 }).map((x) => +x.toFixed(12))).toEqual([
-      0, 1, 1, 1, 0.1, 0.1, 0,
-    ]);
+    expect(
+      buildSftMaskAtStep(tags, counts, 9, 'fixed+scale', { ...o, toolCallStart: 1, toolCallEnd: 0 }).map(
+        (x) => +x.toFixed(12),
+      ),
+    ).toEqual([0, 1, 1, 1, 0.1, 0.1, 0]);
     expect(buildSftMaskAtStep(tags, counts, 0, 'seg+none', o)).toEqual([0, 1, 1, 1, 0, 0, 0]);
   });
 
   it('lists the designs and rejects an unknown one', () => {
     expect(SFT_DESIGNS.names()).toContain('seg+scale');
-    expect(() => buildSftMaskAtStep(tags, counts, 0, 'cosine', o)).toThrow(/unknown SFT schedule design "cosine"; valid: seg\+scale, /);
+    expect(() => buildSftMaskAtStep(tags, counts, 0, 'cosine', o)).toThrow(
+      /unknown SFT schedule design "cosine"; valid: seg\+scale, /,
+    );
   });
 });

@@ -35,7 +35,8 @@ export function buildSftMaskAtStep(
   options: SftScheduleOptions,
 ): number[] {
   const design = SFT_DESIGNS.get(designName);
-  if (design.kind === 'full-token') return buildFullTokenMask(tags, prefixChunkCounts, tokenKeepFraction(step, options.horizon));
+  if (design.kind === 'full-token')
+    return buildFullTokenMask(tags, prefixChunkCounts, tokenKeepFraction(step, options.horizon));
   return buildComponentMask(tags, prefixChunkCounts, {
     reasoning: REASONING_SCHEDULES.get(design.reasoning)(step, options),
     toolCall: TOOL_CALL_SCHEDULES.get(design.toolCall)(step, options),

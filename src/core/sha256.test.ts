@@ -18,7 +18,8 @@ describe('computeSha256Hex', () => {
   it('matches node:crypto at every length around the block and padding edges, and on a sub-array', () => {
     const rng = createRng('sha256');
     const bytes = Uint8Array.from({ length: 300 }, () => rng.int(256));
-    for (let n = 0; n <= 200; n++) expect(computeSha256Hex(bytes.subarray(0, n)), `length ${n}`).toBe(reference(bytes.subarray(0, n)));
+    for (let n = 0; n <= 200; n++)
+      expect(computeSha256Hex(bytes.subarray(0, n)), `length ${n}`).toBe(reference(bytes.subarray(0, n)));
     expect(computeSha256Hex(bytes.subarray(7, 250))).toBe(reference(bytes.subarray(7, 250)));
     const big = Uint8Array.from({ length: 1 << 20 }, (_, i) => (i * 2654435761) >>> 24);
     expect(computeSha256Hex(big)).toBe(reference(big));

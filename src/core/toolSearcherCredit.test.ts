@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type SearchCreditRollout, groupDiscoveriesByTurn, isCategoryConstrainedStep, toolSearcherAdvantages, toolSelectionReward } from './toolSearcherCredit';
+import {
+  type SearchCreditRollout,
+  groupDiscoveriesByTurn,
+  isCategoryConstrainedStep,
+  toolSearcherAdvantages,
+  toolSelectionReward,
+} from './toolSearcherCredit';
 
 describe('toolSelectionReward', () => {
   it('is set F1 plus the format bonus', () => {
@@ -18,7 +24,9 @@ describe('groupDiscoveriesByTurn', () => {
     expect(groupDiscoveriesByTurn({ g: 0, h: 2, i: null, j: 0 }, 3)).toEqual([['g', 'j'], [], ['h']]);
   });
   it('names an impossible turn', () => {
-    expect(() => groupDiscoveriesByTurn({ g: 3 }, 3)).toThrow(/firstFoundTurns\["g"\] = 3 is not a turn of a 3-turn rollout/);
+    expect(() => groupDiscoveriesByTurn({ g: 3 }, 3)).toThrow(
+      /firstFoundTurns\["g"\] = 3 is not a turn of a 3-turn rollout/,
+    );
   });
 });
 
@@ -72,7 +80,11 @@ describe('toolSearcherAdvantages', () => {
       { nTurns: 1, firstFoundTurns: { g: null }, outcomeReward: 0.1 },
     ];
     const c = toolSearcherAdvantages(single, ['g']);
-    expect(c.turnAdvantages.map((row) => row.map((a) => round5(a)))).toEqual([[0.57735, 0.70711], [0.57735, -0.70711], [0]]);
+    expect(c.turnAdvantages.map((row) => row.map((a) => round5(a)))).toEqual([
+      [0.57735, 0.70711],
+      [0.57735, -0.70711],
+      [0],
+    ]);
   });
 
   it('gives mastered discoveries no credit', () => {
@@ -90,17 +102,32 @@ describe('toolSearcherAdvantages', () => {
     expect(c.turnAdvantages[0][2]).toBeCloseTo(1, 5); // the final turn keeps A_out
   });
 
-  it('without event-level search modelling puts A_out on the search turns, TCA\'s credit on the selection', () => {
+  it("without event-level search modelling puts A_out on the search turns, TCA's credit on the selection", () => {
     const c = toolSearcherAdvantages(group, ['g', 'h'], { isEventLevelSearch: false });
-    expect(c.turnAdvantages.map((row) => row.map((a) => round5(a)))).toEqual([[1, 1, 1.1], [0, 0], [-1, 0]]);
+    expect(c.turnAdvantages.map((row) => row.map((a) => round5(a)))).toEqual([
+      [1, 1, 1.1],
+      [0, 0],
+      [-1, 0],
+    ]);
     // without both: A_out everywhere (Search-R1's credit)
-    const neither = toolSearcherAdvantages(group, ['g', 'h'], { isEventLevelSearch: false, isTrajectoryAligned: false });
-    expect(neither.turnAdvantages.map((row) => row.map((a) => round5(a)))).toEqual([[1, 1, 1], [0, 0], [-1, -1]]);
+    const neither = toolSearcherAdvantages(group, ['g', 'h'], {
+      isEventLevelSearch: false,
+      isTrajectoryAligned: false,
+    });
+    expect(neither.turnAdvantages.map((row) => row.map((a) => round5(a)))).toEqual([
+      [1, 1, 1],
+      [0, 0],
+      [-1, -1],
+    ]);
   });
 
   it('names a bad rollout', () => {
-    expect(() => toolSearcherAdvantages([{ nTurns: 1, firstFoundTurns: { g: 4 }, outcomeReward: 0 }], ['g'])).toThrow(/group\[0\]/);
-    expect(() => toolSearcherAdvantages([{ nTurns: 1, firstFoundTurns: {}, outcomeReward: NaN }], ['g'])).toThrow(/group\[0\]\.outcomeReward/);
+    expect(() => toolSearcherAdvantages([{ nTurns: 1, firstFoundTurns: { g: 4 }, outcomeReward: 0 }], ['g'])).toThrow(
+      /group\[0\]/,
+    );
+    expect(() => toolSearcherAdvantages([{ nTurns: 1, firstFoundTurns: {}, outcomeReward: NaN }], ['g'])).toThrow(
+      /group\[0\]\.outcomeReward/,
+    );
   });
 });
 

@@ -30,7 +30,8 @@ export function toolSelectionReward(
   isFormatOk: boolean,
   formatBonus: number,
 ): ToolSelectionReward {
-  if (!Number.isFinite(formatBonus) || formatBonus < 0) throw new Error(`toolSelectionReward: formatBonus must be a finite number ≥ 0, got ${formatBonus}`);
+  if (!Number.isFinite(formatBonus) || formatBonus < 0)
+    throw new Error(`toolSelectionReward: formatBonus must be a finite number ≥ 0, got ${formatBonus}`);
   const { f1 } = selectionMetrics(selectedIds, goldIds, []);
   const format = isFormatOk ? 1 : 0;
   return { reward: f1 + formatBonus * format, f1, format };
@@ -41,14 +42,21 @@ export function toolSelectionReward(
  * @param firstFoundTurns gold id → first turn that returned it, or null (SearchEpisodeSummary.firstFoundTurns)
  * @param nTurns the rollout's number of assistant turns
  */
-export function groupDiscoveriesByTurn(firstFoundTurns: Readonly<Record<string, number | null>>, nTurns: number): string[][] {
-  if (!Number.isInteger(nTurns) || nTurns < 0) throw new Error(`groupDiscoveriesByTurn: nTurns must be an integer ≥ 0, got ${nTurns}`);
-  if (firstFoundTurns === null || typeof firstFoundTurns !== 'object') throw new Error('groupDiscoveriesByTurn: firstFoundTurns must be an object {goldId: turn | null}');
+export function groupDiscoveriesByTurn(
+  firstFoundTurns: Readonly<Record<string, number | null>>,
+  nTurns: number,
+): string[][] {
+  if (!Number.isInteger(nTurns) || nTurns < 0)
+    throw new Error(`groupDiscoveriesByTurn: nTurns must be an integer ≥ 0, got ${nTurns}`);
+  if (firstFoundTurns === null || typeof firstFoundTurns !== 'object')
+    throw new Error('groupDiscoveriesByTurn: firstFoundTurns must be an object {goldId: turn | null}');
   const perTurn: string[][] = Array.from({ length: nTurns }, () => []);
   for (const [id, turn] of Object.entries(firstFoundTurns)) {
     if (turn === null) continue;
     if (!Number.isInteger(turn) || turn < 0 || turn >= nTurns) {
-      throw new Error(`groupDiscoveriesByTurn: firstFoundTurns["${id}"] = ${turn} is not a turn of a ${nTurns}-turn rollout`);
+      throw new Error(
+        `groupDiscoveriesByTurn: firstFoundTurns["${id}"] = ${turn} is not a turn of a ${nTurns}-turn rollout`,
+      );
     }
     perTurn[turn].push(id);
   }
@@ -96,9 +104,11 @@ export function toolSearcherAdvantages(
   { isEventLevelSearch = true, isTrajectoryAligned = true, eps = 1e-6 }: ToolSearcherCreditOptions = {},
 ): ToolSearcherCredit {
   if (!Array.isArray(group)) throw new Error('toolSearcherAdvantages: group must be an array of rollouts');
-  if (!Array.isArray(goldIds) || !goldIds.every((g) => typeof g === 'string')) throw new Error('toolSearcherAdvantages: goldIds must be an array of strings');
+  if (!Array.isArray(goldIds) || !goldIds.every((g) => typeof g === 'string'))
+    throw new Error('toolSearcherAdvantages: goldIds must be an array of strings');
   group.forEach((r, k) => {
-    if (!r || !Number.isFinite(r.outcomeReward)) throw new Error(`toolSearcherAdvantages: group[${k}].outcomeReward is not a finite number`);
+    if (!r || !Number.isFinite(r.outcomeReward))
+      throw new Error(`toolSearcherAdvantages: group[${k}].outcomeReward is not a finite number`);
   });
   const gold = [...new Set(goldIds)];
   const discoveries = group.map((r, k) => {
@@ -122,7 +132,7 @@ export function toolSearcherAdvantages(
   const selectionAdvantages = group.map((_, k) => (isSearchFinished[k] ? finishedAdvantages[finished.indexOf(k)] : 0));
   const toolScores: Record<string, number[]> = {};
   for (const g of gold) {
-    const found = group.map((r) => (r.firstFoundTurns?.[g] ?? null) === null ? 0 : 1);
+    const found = group.map((r) => ((r.firstFoundTurns?.[g] ?? null) === null ? 0 : 1));
     if (found.length === 0) {
       toolScores[g] = [];
       continue;
@@ -147,8 +157,11 @@ export function toolSearcherAdvantages(
  * the first round(fraction · totalSteps) steps do.
  */
 export function isCategoryConstrainedStep(step: number, totalSteps: number, fraction: number): boolean {
-  if (!Number.isInteger(step) || step < 0) throw new Error(`isCategoryConstrainedStep: step must be an integer ≥ 0, got ${step}`);
-  if (!Number.isInteger(totalSteps) || totalSteps < 1) throw new Error(`isCategoryConstrainedStep: totalSteps must be an integer ≥ 1, got ${totalSteps}`);
-  if (!(fraction >= 0 && fraction <= 1)) throw new Error(`isCategoryConstrainedStep: fraction must be in [0, 1], got ${fraction}`);
+  if (!Number.isInteger(step) || step < 0)
+    throw new Error(`isCategoryConstrainedStep: step must be an integer ≥ 0, got ${step}`);
+  if (!Number.isInteger(totalSteps) || totalSteps < 1)
+    throw new Error(`isCategoryConstrainedStep: totalSteps must be an integer ≥ 1, got ${totalSteps}`);
+  if (!(fraction >= 0 && fraction <= 1))
+    throw new Error(`isCategoryConstrainedStep: fraction must be in [0, 1], got ${fraction}`);
   return step < Math.round(fraction * totalSteps);
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { classifyToolrlTurnFormat, scoreMultisetOverlap, toolrlCorrectness, toolrlFormatReward, toolrlReward } from './toolrlReward';
+import {
+  classifyToolrlTurnFormat,
+  scoreMultisetOverlap,
+  toolrlCorrectness,
+  toolrlFormatReward,
+  toolrlReward,
+} from './toolrlReward';
 
 describe('scoreMultisetOverlap (ToolRL match_score)', () => {
   it('is intersection over union of multisets', () => {
@@ -36,14 +42,22 @@ describe('toolrlCorrectness', () => {
     const r = toolrlCorrectness([{ name: 'f', arguments: { a: 1.0, b: 2 } }], [{ name: 'f', arguments: { a: 1 } }]);
     expect(r.reward).toBeCloseTo(2, 12);
     // "1" is not 1: value 0 → R_match = 1 + 0.5 = 1.5 → 6·1.5/3 − 3 = 0
-    expect(toolrlCorrectness([{ name: 'f', arguments: { a: '1', b: 2 } }], [{ name: 'f', arguments: { a: 1 } }]).reward).toBeCloseTo(0, 12);
+    expect(
+      toolrlCorrectness([{ name: 'f', arguments: { a: '1', b: 2 } }], [{ name: 'f', arguments: { a: 1 } }]).reward,
+    ).toBeCloseTo(0, 12);
   });
 
   it('matches gold calls greedily in gold order, as the released code', () => {
     // gold f{x:1}, f{x:2}; pred f{x:2}. r_name = 1/(2+1−1) = 0.5.
     // gold 0 takes the pred (keys 1 + values 0 = 1 > 0); gold 1 finds it used → 0.
     // R_match = 1.5; S_max = 1 + 2 + 2 = 5 → 6·1.5/5 − 3 = −1.2
-    const r = toolrlCorrectness([{ name: 'f', arguments: { x: 2 } }], [{ name: 'f', arguments: { x: 1 } }, { name: 'f', arguments: { x: 2 } }]);
+    const r = toolrlCorrectness(
+      [{ name: 'f', arguments: { x: 2 } }],
+      [
+        { name: 'f', arguments: { x: 1 } },
+        { name: 'f', arguments: { x: 2 } },
+      ],
+    );
     expect(r.reward).toBeCloseTo(-1.2, 12);
   });
 
@@ -55,14 +69,18 @@ describe('toolrlCorrectness', () => {
   });
 
   it('names malformed calls', () => {
-    expect(() => toolrlCorrectness([{ name: 'f', arguments: [] as unknown as Record<string, unknown> }], [])).toThrow(/preds\[0\]\.arguments/);
+    expect(() => toolrlCorrectness([{ name: 'f', arguments: [] as unknown as Record<string, unknown> }], [])).toThrow(
+      /preds\[0\]\.arguments/,
+    );
   });
 });
 
 describe('ToolRL format reward', () => {
   it('classifies one turn', () => {
     expect(classifyToolrlTurnFormat('<think>a</think>\n<tool_call>\n{}\n</tool_call>')).toBe('call');
-    expect(classifyToolrlTurnFormat('<think>a</think><tool_call>{}</tool_call>\n<tool_call>{}</tool_call><|im_end|>')).toBe('call');
+    expect(
+      classifyToolrlTurnFormat('<think>a</think><tool_call>{}</tool_call>\n<tool_call>{}</tool_call><|im_end|>'),
+    ).toBe('call');
     expect(classifyToolrlTurnFormat('<think>a</think><answer>x</answer><|im_end|>')).toBe('answer');
     expect(classifyToolrlTurnFormat('<tool_call>{}</tool_call>')).toBeNull(); // no reasoning
     expect(classifyToolrlTurnFormat('<think>a</think><tool_call>{}</tool_call> trailing')).toBeNull();
@@ -82,7 +100,11 @@ describe('ToolRL format reward', () => {
     const preds = [{ name: 'weather', arguments: { city: 'Paris', unit: 'F' } }];
     const golds = [{ name: 'weather', arguments: { city: 'Paris', unit: 'C' } }];
     // r_name 1, keys 1, values 1 → R_match 3 of S_max 4 → 6·3/4 − 3 = 1.5; format 1 → 2.5
-    const r = toolrlReward(['<think>a</think><tool_call>{}</tool_call>', '<think>b</think><answer>y</answer>'], preds, golds);
+    const r = toolrlReward(
+      ['<think>a</think><tool_call>{}</tool_call>', '<think>b</think><answer>y</answer>'],
+      preds,
+      golds,
+    );
     expect(r).toEqual({ reward: 2.5, format: 1, correct: 1.5 });
   });
 });

@@ -43,7 +43,8 @@ export function scoreMultisetOverlap(a: readonly string[], b: readonly string[])
 function checkCalls(calls: readonly ToolCall[], where: string): void {
   if (!Array.isArray(calls)) throw new Error(`${where} must be an array of tool calls`);
   calls.forEach((c, i) => {
-    if (c === null || typeof c !== 'object' || typeof c.name !== 'string') throw new Error(`${where}[${i}].name must be a string`);
+    if (c === null || typeof c !== 'object' || typeof c.name !== 'string')
+      throw new Error(`${where}[${i}].name must be a string`);
     if (c.arguments === null || typeof c.arguments !== 'object' || Array.isArray(c.arguments)) {
       throw new Error(`${where}[${i}].arguments must be a JSON object`);
     }
@@ -82,7 +83,11 @@ export function toolrlCorrectness(preds: readonly ToolCall[], golds: readonly To
       const paramScore = scoreMultisetOverlap(goldKeys, Object.keys(pred.arguments));
       let valueScore = 0;
       for (const k of goldKeys) {
-        if (Object.prototype.hasOwnProperty.call(pred.arguments, k) && isJsonEqual(pred.arguments[k], gold.arguments[k])) valueScore++;
+        if (
+          Object.prototype.hasOwnProperty.call(pred.arguments, k) &&
+          isJsonEqual(pred.arguments[k], gold.arguments[k])
+        )
+          valueScore++;
       }
       if (paramScore + valueScore > best) {
         best = paramScore + valueScore;
@@ -94,7 +99,9 @@ export function toolrlCorrectness(preds: readonly ToolCall[], golds: readonly To
       match += best;
     }
   }
-  const isIdentical = preds.length === golds.length && preds.every((p, i) => p.name === golds[i].name && isJsonEqual(p.arguments, golds[i].arguments));
+  const isIdentical =
+    preds.length === golds.length &&
+    preds.every((p, i) => p.name === golds[i].name && isJsonEqual(p.arguments, golds[i].arguments));
   const reward = isIdentical ? TOOLRL_CORRECT_MAX : (span * match) / maxMatch + TOOLRL_CORRECT_MIN;
   return { reward, match: isIdentical ? maxMatch : match, maxMatch, nameScore };
 }
@@ -112,7 +119,8 @@ export function classifyToolrlTurnFormat(text: string): 'call' | 'answer' | null
   if (typeof text !== 'string') return null;
   const body = text.endsWith(IM_END) ? text.slice(0, -IM_END.length) : text;
   if (countOccurrences(body, '<think>') !== 1 || countOccurrences(body, '</think>') !== 1) return null;
-  if (ANSWER_TURN.test(body) && countOccurrences(body, '<answer>') === 1 && countOccurrences(body, '<tool_call>') === 0) return 'answer';
+  if (ANSWER_TURN.test(body) && countOccurrences(body, '<answer>') === 1 && countOccurrences(body, '<tool_call>') === 0)
+    return 'answer';
   if (CALL_TURN.test(body) && countOccurrences(body, '<answer>') === 0) return 'call';
   return null;
 }
@@ -137,7 +145,11 @@ export interface ToolrlReward {
 }
 
 /** ToolRL's R_final of one rollout: its turn texts, its parsed calls (all turns), the gold calls. */
-export function toolrlReward(turnTexts: readonly string[], preds: readonly ToolCall[], golds: readonly ToolCall[]): ToolrlReward {
+export function toolrlReward(
+  turnTexts: readonly string[],
+  preds: readonly ToolCall[],
+  golds: readonly ToolCall[],
+): ToolrlReward {
   const format = toolrlFormatReward(turnTexts);
   const correct = toolrlCorrectness(preds, golds).reward;
   return { reward: format + correct, format, correct };

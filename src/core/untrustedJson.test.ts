@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { excerptValue, findJsonHazard, getOwn, limitText, setOwn, showInvisible, splitJsonlLines } from './untrustedJson';
+import {
+  excerptValue,
+  findJsonHazard,
+  getOwn,
+  limitText,
+  setOwn,
+  showInvisible,
+  splitJsonlLines,
+} from './untrustedJson';
 
 describe('splitJsonlLines', () => {
   it('drops a leading BOM and splits at LF, CRLF and a lone CR, numbering from 1', () => {
@@ -24,7 +32,11 @@ describe('splitJsonlLines', () => {
   });
 
   it('an unterminated string on a bad line does not swallow the next line', () => {
-    expect(splitJsonlLines('{"q":"open\u2028\n{"q":2}\u2028{"q":3}').map((l) => l.text)).toEqual(['{"q":"open\u2028', '{"q":2}', '{"q":3}']);
+    expect(splitJsonlLines('{"q":"open\u2028\n{"q":2}\u2028{"q":3}').map((l) => l.text)).toEqual([
+      '{"q":"open\u2028',
+      '{"q":2}',
+      '{"q":3}',
+    ]);
   });
 });
 

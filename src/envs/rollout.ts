@@ -26,11 +26,15 @@ export interface ChatMessage {
 }
 
 /** Renders messages with the chat template (Qwen3's `renderChat` in the app). */
-export type RenderChat = (messages: ChatMessage[], options: { tools?: ToolSchema[]; addGenerationPrompt?: boolean }) => string;
+export type RenderChat = (
+  messages: ChatMessage[],
+  options: { tools?: ToolSchema[]; addGenerationPrompt?: boolean },
+) => string;
 
 export const DEFAULT_MAX_TURNS = 10;
 
-export const DEFAULT_SYSTEM_PROMPT = 'Use the tools to answer. When you know the answer, write it inside <answer></answer>.';
+export const DEFAULT_SYSTEM_PROMPT =
+  'Use the tools to answer. When you know the answer, write it inside <answer></answer>.';
 
 /** FTRL's user instruction (its test set's wording). */
 export const FTRL_INSTRUCTION =
@@ -121,7 +125,8 @@ export class RolloutEnv {
 
   constructor(options: RolloutOptions) {
     const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
-    if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new Error(`RolloutEnv: maxTurns must be a positive integer, got ${maxTurns}`);
+    if (!Number.isInteger(maxTurns) || maxTurns < 1)
+      throw new Error(`RolloutEnv: maxTurns must be a positive integer, got ${maxTurns}`);
     this.options = {
       executor: options.executor,
       renderChat: options.renderChat,
@@ -191,7 +196,16 @@ export class RolloutEnv {
     const closing = endsWithImEnd ? '\n' : `${IM_END}\n`;
     const envText = done ? closing : closing + formatObservationBlock(observations);
 
-    const turn: TurnRecord = { turn: turnIndex, assistantText: text, parsed, calls, outputs, observations, errors, envText };
+    const turn: TurnRecord = {
+      turn: turnIndex,
+      assistantText: text,
+      parsed,
+      calls,
+      outputs,
+      observations,
+      errors,
+      envText,
+    };
     state.turns.push(turn);
     state.messages.push({ role: 'assistant', content: endsWithImEnd ? text.slice(0, -IM_END.length) : text });
     if (!done) for (const o of observations) state.messages.push({ role: 'tool', content: o });
@@ -220,7 +234,11 @@ export class RolloutEnv {
  * Runs one whole episode: `generateTurn(context)` returns the policy's next assistant
  * text given the full context so far (prompt, earlier turns, observations).
  */
-export async function runEpisode(env: RolloutEnv, task: Task, generateTurn: (context: string) => Promise<string>): Promise<Transcript> {
+export async function runEpisode(
+  env: RolloutEnv,
+  task: Task,
+  generateTurn: (context: string) => Promise<string>,
+): Promise<Transcript> {
   env.reset(task);
   for (;;) {
     const text = await generateTurn(env.contextText());
@@ -247,7 +265,8 @@ export function tagSegments(transcript: Transcript): TaggedSegment[] {
   };
   push(transcript.promptText, 'prompt', -1);
   for (const turn of transcript.turns) {
-    for (const piece of turn.parsed.pieces) push(turn.assistantText.slice(piece.start, piece.end), piece.kind, turn.turn);
+    for (const piece of turn.parsed.pieces)
+      push(turn.assistantText.slice(piece.start, piece.end), piece.kind, turn.turn);
     push(turn.envText, 'observation', turn.turn);
   }
   return segments;
@@ -258,7 +277,10 @@ export function tagSegments(transcript: Transcript): TaggedSegment[] {
  * (Encoding per segment may split differently from encoding the joined text at a
  * segment boundary; the tags are exact for these ids.)
  */
-export function tagTokens(segments: readonly TaggedSegment[], tokenizer: TextTokenizer): { ids: number[]; tags: TokenTag[] } {
+export function tagTokens(
+  segments: readonly TaggedSegment[],
+  tokenizer: TextTokenizer,
+): { ids: number[]; tags: TokenTag[] } {
   const ids: number[] = [];
   const tags: TokenTag[] = [];
   for (const seg of segments) {
@@ -285,7 +307,9 @@ export function tagGeneratedTokens(
   const text = decode([...ids]);
   const parsed = typeof parse === 'function' ? parse(text) : parse;
   if (parsed.text !== text) {
-    throw new Error(`tagGeneratedTokens: the parse is of a different text (${parsed.text.length} characters) than decode(ids) (${text.length} characters)`);
+    throw new Error(
+      `tagGeneratedTokens: the parse is of a different text (${parsed.text.length} characters) than decode(ids) (${text.length} characters)`,
+    );
   }
   const ends = computeTokenEnds(ids, decode, text);
   const tags: TokenTag[] = [];

@@ -24,7 +24,10 @@ function makeTask(): Task {
           description: 'Population of a city.',
           parameters: {
             type: 'object',
-            properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['people', 'thousands'], default: 'people' } },
+            properties: {
+              city: { type: 'string' },
+              unit: { type: 'string', enum: ['people', 'thousands'], default: 'people' },
+            },
             required: ['city'],
           },
         },
@@ -94,7 +97,10 @@ describe('validateTask', () => {
     const t = makeTask() as unknown as Record<string, unknown>;
     const tools = t.tools as Record<string, unknown>[];
     (tools[1].function as Record<string, unknown>).extra = 1;
-    ((tools[0].function as { parameters: { properties: Record<string, unknown> } }).parameters.properties.country as Record<string, unknown>).type = 'text';
+    (
+      (tools[0].function as { parameters: { properties: Record<string, unknown> } }).parameters.properties
+        .country as Record<string, unknown>
+    ).type = 'text';
     t.category = 'two_hop';
     delete t.answer;
     (t.implementations as Record<string, unknown>).get_capital = { language: 'ruby', source: 'x' };
@@ -116,7 +122,10 @@ describe('validateTask', () => {
     (t.tools[0].function.parameters.properties.country as unknown as Record<string, unknown>).format = 'iso';
     const r = validateTask(t);
     expect(r.ok).toBe(true);
-    if (r.ok) expect((r.task.tools[0].function.parameters.properties.country as unknown as Record<string, unknown>).format).toBe('iso');
+    if (r.ok)
+      expect(
+        (r.task.tools[0].function.parameters.properties.country as unknown as Record<string, unknown>).format,
+      ).toBe('iso');
   });
 
   it('rejects non-objects and throws a listing error from parseTask', () => {
@@ -137,7 +146,9 @@ describe('validateTask', () => {
   });
 
   it('formats paths with brackets for numbers and odd keys', () => {
-    expect(formatPath(['tools', 2, 'function', 'parameters', 'required', 0])).toBe('tools[2].function.parameters.required[0]');
+    expect(formatPath(['tools', 2, 'function', 'parameters', 'required', 0])).toBe(
+      'tools[2].function.parameters.required[0]',
+    );
     expect(formatPath(['implementations', 'my tool', 'source'])).toBe('implementations["my tool"].source');
     expect(formatPath([])).toBe('');
   });

@@ -117,7 +117,8 @@ export function formatPath(path: readonly PropertyKey[]): string {
     if (typeof key === 'number') out += `[${key}]`;
     else {
       const k = String(key);
-      out += IDENTIFIER.test(k) && k.length <= MAX_KEY_CHARS ? (out ? `.${k}` : k) : `[${excerptValue(k, MAX_KEY_CHARS)}]`;
+      out +=
+        IDENTIFIER.test(k) && k.length <= MAX_KEY_CHARS ? (out ? `.${k}` : k) : `[${excerptValue(k, MAX_KEY_CHARS)}]`;
     }
   }
   return out;
@@ -141,12 +142,16 @@ export function checkTaskConsistency(task: Task): TaskIssue[] {
   const names = new Set<string>();
   task.tools.forEach((tool, i) => {
     const fn = tool.function;
-    if (names.has(fn.name)) issues.push({ path: `tools[${i}].function.name`, message: `duplicate tool name ${excerptValue(fn.name)}` });
+    if (names.has(fn.name))
+      issues.push({ path: `tools[${i}].function.name`, message: `duplicate tool name ${excerptValue(fn.name)}` });
     names.add(fn.name);
     const props = fn.parameters.properties;
     (fn.parameters.required ?? []).forEach((r, j) => {
       if (!Object.prototype.hasOwnProperty.call(props, r)) {
-        issues.push({ path: `tools[${i}].function.parameters.required[${j}]`, message: `${excerptValue(r)} is not a property` });
+        issues.push({
+          path: `tools[${i}].function.parameters.required[${j}]`,
+          message: `${excerptValue(r)} is not a property`,
+        });
       }
     });
     for (const [key, p] of Object.entries(props)) {
@@ -164,16 +169,22 @@ export function checkTaskConsistency(task: Task): TaskIssue[] {
     }
   }
   for (const key of Object.keys(task.implementations)) {
-    if (!names.has(key)) issues.push({ path: formatPath(['implementations', key]), message: `${excerptValue(key)} is not a tool name` });
+    if (!names.has(key))
+      issues.push({ path: formatPath(['implementations', key]), message: `${excerptValue(key)} is not a tool name` });
   }
   for (const key of Object.keys(task.unsolvedSet)) {
-    if (!names.has(key)) issues.push({ path: formatPath(['unsolvedSet', key]), message: `${excerptValue(key)} is not a tool name` });
+    if (!names.has(key))
+      issues.push({ path: formatPath(['unsolvedSet', key]), message: `${excerptValue(key)} is not a tool name` });
   }
   (task.goldCalls ?? []).forEach((call, i) => {
-    if (!names.has(call.name)) issues.push({ path: `goldCalls[${i}].name`, message: `${excerptValue(call.name)} is not a tool name` });
+    if (!names.has(call.name))
+      issues.push({ path: `goldCalls[${i}].name`, message: `${excerptValue(call.name)} is not a tool name` });
   });
   if (task.expertTrace && task.expertTrace.taskId !== task.id) {
-    issues.push({ path: 'expertTrace.taskId', message: `${excerptValue(task.expertTrace.taskId)} is not this task's id ${excerptValue(task.id)}` });
+    issues.push({
+      path: 'expertTrace.taskId',
+      message: `${excerptValue(task.expertTrace.taskId)} is not this task's id ${excerptValue(task.id)}`,
+    });
   }
   return issues;
 }
@@ -182,9 +193,16 @@ export function checkTaskConsistency(task: Task): TaskIssue[] {
 export function validateTask(x: unknown): TaskValidation {
   const hazard = findJsonHazard(x);
   const parsed = hazard ? null : TaskZ.safeParse(x);
-  const issues = hazard ? [{ path: formatPath(hazard.path), message: hazard.message }] : parsed!.success ? checkTaskConsistency(parsed!.data) : issuesFromZod(parsed!.error);
+  const issues = hazard
+    ? [{ path: formatPath(hazard.path), message: hazard.message }]
+    : parsed!.success
+      ? checkTaskConsistency(parsed!.data)
+      : issuesFromZod(parsed!.error);
   if (parsed?.success && issues.length === 0) return { ok: true, task: parsed.data };
-  const id = typeof x === 'object' && x !== null && typeof (x as { id?: unknown }).id === 'string' ? ` ${excerptValue((x as { id: string }).id)}` : '';
+  const id =
+    typeof x === 'object' && x !== null && typeof (x as { id?: unknown }).id === 'string'
+      ? ` ${excerptValue((x as { id: string }).id)}`
+      : '';
   const message = `invalid task${id}:\n${issues.map((i) => `  ${i.path || '(task)'}: ${i.message}`).join('\n')}`;
   return { ok: false, issues, message };
 }

@@ -17,7 +17,13 @@ describe('parseAssistantTurn', () => {
     ]);
     expect(p.reasoning).toBe('find it');
     expect(p.reasoningSpans).toEqual([{ start: 7, end: 16 }]);
-    expect(p.calls).toEqual([{ index: 0, span: { start: 26, end: text.length }, call: { name: 'get_capital', arguments: { country: 'Velmora' } } }]);
+    expect(p.calls).toEqual([
+      {
+        index: 0,
+        span: { start: 26, end: text.length },
+        call: { name: 'get_capital', arguments: { country: 'Velmora' } },
+      },
+    ]);
     expect(p.errors).toEqual([]);
     expect(p.answer).toBeUndefined();
   });
@@ -29,7 +35,17 @@ describe('parseAssistantTurn', () => {
     expect(p.answer).toBe('Tolton');
     const answerStart = text.indexOf('<answer>');
     expect(p.answerSpan).toEqual({ start: answerStart, end: answerStart + '<answer> Tolton </answer>'.length });
-    expect(p.pieces.map((x) => x.kind)).toEqual(['control', 'reasoning', 'control', 'tool_call', 'control', 'tool_call', 'control', 'answer', 'control']);
+    expect(p.pieces.map((x) => x.kind)).toEqual([
+      'control',
+      'reasoning',
+      'control',
+      'tool_call',
+      'control',
+      'tool_call',
+      'control',
+      'answer',
+      'control',
+    ]);
     expect(text.slice(p.pieces[8].start, p.pieces[8].end)).toBe('<|im_end|>');
   });
 
@@ -54,10 +70,16 @@ describe('parseAssistantTurn', () => {
 
     expect(parseToolCallJson('{"arguments": {}}').error).toBe('the tool call has no "name"');
     expect(parseToolCallJson('{"name": "", "arguments": {}}').error).toBe('"name" must be a non-empty string');
-    expect(parseToolCallJson('{"name": "f", "arguments": [1]}').error).toBe('"arguments" of the call to "f" must be a JSON object, got array');
-    expect(parseToolCallJson('{"name": "f", "arguments": "{}"}').error).toBe('"arguments" of the call to "f" must be a JSON object, got string');
+    expect(parseToolCallJson('{"name": "f", "arguments": [1]}').error).toBe(
+      '"arguments" of the call to "f" must be a JSON object, got array',
+    );
+    expect(parseToolCallJson('{"name": "f", "arguments": "{}"}').error).toBe(
+      '"arguments" of the call to "f" must be a JSON object, got string',
+    );
     expect(parseToolCallJson('{"name": "f"}').error).toBe('the call to "f" has no "arguments" (use {} for none)');
-    expect(parseToolCallJson('[1, 2]').error).toBe('the <tool_call> block must be a JSON object {"name": …, "arguments": {…}}');
+    expect(parseToolCallJson('[1, 2]').error).toBe(
+      'the <tool_call> block must be a JSON object {"name": …, "arguments": {…}}',
+    );
     expect(parseToolCallJson('  ').error).toBe('the <tool_call> block is empty');
   });
 
@@ -72,7 +94,9 @@ describe('parseAssistantTurn', () => {
     expect(parseAssistantTurn('<think>forever').errors).toEqual(['unclosed <think>: the reasoning has no </think>']);
     expect(parseAssistantTurn('<answer>42').errors).toEqual(['unclosed <answer>: no </answer>']);
     expect(parseAssistantTurn('<answer>42').answer).toBeUndefined();
-    expect(parseAssistantTurn('<tool_call>{}').errors).toEqual(['unclosed <tool_call> #1: no </tool_call> before the end of the turn']);
+    expect(parseAssistantTurn('<tool_call>{}').errors).toEqual([
+      'unclosed <tool_call> #1: no </tool_call> before the end of the turn',
+    ]);
   });
 
   it('only the first answer counts', () => {
@@ -108,7 +132,8 @@ const TOOLS: ToolSchema[] = [
 ];
 
 describe('checkToolCall', () => {
-  const check = (args: Record<string, unknown>, name = 'get_population') => checkToolCall({ name, arguments: args }, TOOLS);
+  const check = (args: Record<string, unknown>, name = 'get_population') =>
+    checkToolCall({ name, arguments: args }, TOOLS);
 
   it('accepts a valid call with optional arguments', () => {
     expect(check({ city: 'Tolton' })).toBeNull();
@@ -118,17 +143,29 @@ describe('checkToolCall', () => {
   it('names the problem: unknown tool, missing argument, unknown argument, type, enum, item', () => {
     expect(check({}, 'get_pop')).toBe('unknown tool "get_pop"; available tools: get_population');
     expect(check({ unit: 'people' })).toBe('missing required argument "city" of get_population');
-    expect(check({ city: 'T', town: 'T' })).toBe('unknown argument "town" of get_population; valid arguments: city, unit, year, weights');
+    expect(check({ city: 'T', town: 'T' })).toBe(
+      'unknown argument "town" of get_population; valid arguments: city, unit, year, weights',
+    );
     expect(check({ city: 7 })).toBe('argument "city" of get_population must be string, got number 7');
-    expect(check({ city: 'T', year: 2020.5 })).toBe('argument "year" of get_population must be integer, got number 2020.5');
-    expect(check({ city: 'T', year: '2020' })).toBe('argument "year" of get_population must be integer, got string "2020"');
-    expect(check({ city: 'T', unit: 'millions' })).toBe('argument "unit" of get_population must be one of "people", "thousands"; got string "millions"');
-    expect(check({ city: 'T', weights: [1, 'x'] })).toBe('argument "weights"[1] of get_population must be number, got string "x"');
+    expect(check({ city: 'T', year: 2020.5 })).toBe(
+      'argument "year" of get_population must be integer, got number 2020.5',
+    );
+    expect(check({ city: 'T', year: '2020' })).toBe(
+      'argument "year" of get_population must be integer, got string "2020"',
+    );
+    expect(check({ city: 'T', unit: 'millions' })).toBe(
+      'argument "unit" of get_population must be one of "people", "thousands"; got string "millions"',
+    );
+    expect(check({ city: 'T', weights: [1, 'x'] })).toBe(
+      'argument "weights"[1] of get_population must be number, got string "x"',
+    );
   });
 
   it('treats prototype keys as ordinary unknown arguments', () => {
     const args = JSON.parse('{"city": "T", "__proto__": {"polluted": true}}') as Record<string, unknown>;
-    expect(check(args)).toBe('unknown argument "__proto__" of get_population; valid arguments: city, unit, year, weights');
+    expect(check(args)).toBe(
+      'unknown argument "__proto__" of get_population; valid arguments: city, unit, year, weights',
+    );
     expect(check({ city: 'T', constructor: 1 })).toMatch(/^unknown argument "constructor"/);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

@@ -86,15 +86,21 @@ export function parseToolCallJson(inner: string): { call?: ToolCall; error?: str
     value = JSON.parse(trimmed);
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
-    return { error: `the <tool_call> block is not valid JSON (${reason.length > 120 ? reason.slice(0, 120) + '…' : reason})` };
+    return {
+      error: `the <tool_call> block is not valid JSON (${reason.length > 120 ? reason.slice(0, 120) + '…' : reason})`,
+    };
   }
-  if (!isPlainObject(value)) return { error: 'the <tool_call> block must be a JSON object {"name": …, "arguments": {…}}' };
+  if (!isPlainObject(value))
+    return { error: 'the <tool_call> block must be a JSON object {"name": …, "arguments": {…}}' };
   if (!hasOwn(value, 'name')) return { error: 'the tool call has no "name"' };
   const name = value.name;
   if (typeof name !== 'string' || name.trim().length === 0) return { error: '"name" must be a non-empty string' };
   if (!hasOwn(value, 'arguments')) return { error: `the call to "${name}" has no "arguments" (use {} for none)` };
   const args = value.arguments;
-  if (!isPlainObject(args)) return { error: `"arguments" of the call to "${name}" must be a JSON object, got ${Array.isArray(args) ? 'array' : args === null ? 'null' : typeof args}` };
+  if (!isPlainObject(args))
+    return {
+      error: `"arguments" of the call to "${name}" must be a JSON object, got ${Array.isArray(args) ? 'array' : args === null ? 'null' : typeof args}`,
+    };
   return { call: { name, arguments: args } };
 }
 
@@ -260,7 +266,11 @@ function matchesType(value: unknown, type: string): boolean {
 /** Checks one value against a parameter schema; returns the first problem or null. */
 export function checkParamValue(value: unknown, schema: ParamSchema, path: string, where = ''): string | null {
   const declared = (schema as { type?: unknown }).type;
-  const types = Array.isArray(declared) ? declared.filter((t): t is string => typeof t === 'string') : typeof declared === 'string' ? [declared] : [];
+  const types = Array.isArray(declared)
+    ? declared.filter((t): t is string => typeof t === 'string')
+    : typeof declared === 'string'
+      ? [declared]
+      : [];
   if (types.length > 0 && !types.some((t) => matchesType(value, t))) {
     return `argument ${path}${where} must be ${types.join(' or ')}, got ${describeValue(value)}`;
   }

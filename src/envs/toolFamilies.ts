@@ -128,19 +128,138 @@ export function convertNumber(raw: number, option: UnitOption): number {
 
 /** The gold relations, one tool each. Distractor tools are described in DISTRACTORS. */
 export const RELATIONS: Relation[] = [
-  { id: 'birthplace', tool: 'get_birthplace', distractor: 'get_residence', from: 'person', to: 'city', phrase: 'the birthplace of {x}', field: 'birthplace', read: (w, i) => w.people[i].birthplace },
-  { id: 'employer', tool: 'get_employer', distractor: 'get_former_employer', from: 'person', to: 'org', phrase: 'the employer of {x}', field: 'employer', read: (w, i) => w.people[i].employer },
-  { id: 'birth_year', tool: 'get_birth_year', distractor: 'get_graduation_year', from: 'person', to: 'number', phrase: 'the birth year of {x}', field: 'birth_year', read: (w, i) => w.people[i].birthYear },
-  { id: 'birth_date', tool: 'get_birth_date', distractor: 'get_graduation_year', from: 'person', to: 'date', phrase: 'the birth date of {x}', field: 'birth_date', read: (w, i) => w.people[i].birthDate },
-  { id: 'city_country', tool: 'get_country_of_city', distractor: 'get_neighbouring_country', from: 'city', to: 'country', phrase: 'the country of {x}', field: 'country', read: (w, i) => w.cities[i].country },
-  { id: 'population', tool: 'get_population', distractor: 'get_metro_population', from: 'city', to: 'number', phrase: 'the population of {x}', field: 'population', read: (w, i) => w.cities[i].population, units: POPULATION_UNITS },
-  { id: 'elevation', tool: 'get_elevation', distractor: 'get_average_temperature', from: 'city', to: 'number', phrase: 'the elevation of {x}', field: 'elevation', read: (w, i) => w.cities[i].elevationMeters, units: ELEVATION_UNITS },
-  { id: 'capital', tool: 'get_capital', distractor: 'get_largest_city', from: 'country', to: 'city', phrase: 'the capital of {x}', field: 'capital', read: (w, i) => w.countries[i].capital },
-  { id: 'currency', tool: 'get_currency', distractor: 'get_official_language', from: 'country', to: 'text', phrase: 'the currency of {x}', field: 'currency', read: (w, i) => w.countries[i].currency },
-  { id: 'independence_year', tool: 'get_independence_year', distractor: 'get_constitution_year', from: 'country', to: 'number', phrase: 'the independence year of {x}', field: 'independence_year', read: (w, i) => w.countries[i].independenceYear },
-  { id: 'founder', tool: 'get_founder', distractor: 'get_ceo', from: 'org', to: 'person', phrase: 'the founder of {x}', field: 'founder', read: (w, i) => w.orgs[i].founder },
-  { id: 'headquarters', tool: 'get_headquarters', distractor: 'get_largest_office', from: 'org', to: 'city', phrase: 'the headquarters city of {x}', field: 'headquarters', read: (w, i) => w.orgs[i].headquarters },
-  { id: 'founding_year', tool: 'get_founding_year', distractor: 'get_listing_year', from: 'org', to: 'number', phrase: 'the founding year of {x}', field: 'founding_year', read: (w, i) => w.orgs[i].foundingYear },
+  {
+    id: 'birthplace',
+    tool: 'get_birthplace',
+    distractor: 'get_residence',
+    from: 'person',
+    to: 'city',
+    phrase: 'the birthplace of {x}',
+    field: 'birthplace',
+    read: (w, i) => w.people[i].birthplace,
+  },
+  {
+    id: 'employer',
+    tool: 'get_employer',
+    distractor: 'get_former_employer',
+    from: 'person',
+    to: 'org',
+    phrase: 'the employer of {x}',
+    field: 'employer',
+    read: (w, i) => w.people[i].employer,
+  },
+  {
+    id: 'birth_year',
+    tool: 'get_birth_year',
+    distractor: 'get_graduation_year',
+    from: 'person',
+    to: 'number',
+    phrase: 'the birth year of {x}',
+    field: 'birth_year',
+    read: (w, i) => w.people[i].birthYear,
+  },
+  {
+    id: 'birth_date',
+    tool: 'get_birth_date',
+    distractor: 'get_graduation_year',
+    from: 'person',
+    to: 'date',
+    phrase: 'the birth date of {x}',
+    field: 'birth_date',
+    read: (w, i) => w.people[i].birthDate,
+  },
+  {
+    id: 'city_country',
+    tool: 'get_country_of_city',
+    distractor: 'get_neighbouring_country',
+    from: 'city',
+    to: 'country',
+    phrase: 'the country of {x}',
+    field: 'country',
+    read: (w, i) => w.cities[i].country,
+  },
+  {
+    id: 'population',
+    tool: 'get_population',
+    distractor: 'get_metro_population',
+    from: 'city',
+    to: 'number',
+    phrase: 'the population of {x}',
+    field: 'population',
+    read: (w, i) => w.cities[i].population,
+    units: POPULATION_UNITS,
+  },
+  {
+    id: 'elevation',
+    tool: 'get_elevation',
+    distractor: 'get_average_temperature',
+    from: 'city',
+    to: 'number',
+    phrase: 'the elevation of {x}',
+    field: 'elevation',
+    read: (w, i) => w.cities[i].elevationMeters,
+    units: ELEVATION_UNITS,
+  },
+  {
+    id: 'capital',
+    tool: 'get_capital',
+    distractor: 'get_largest_city',
+    from: 'country',
+    to: 'city',
+    phrase: 'the capital of {x}',
+    field: 'capital',
+    read: (w, i) => w.countries[i].capital,
+  },
+  {
+    id: 'currency',
+    tool: 'get_currency',
+    distractor: 'get_official_language',
+    from: 'country',
+    to: 'text',
+    phrase: 'the currency of {x}',
+    field: 'currency',
+    read: (w, i) => w.countries[i].currency,
+  },
+  {
+    id: 'independence_year',
+    tool: 'get_independence_year',
+    distractor: 'get_constitution_year',
+    from: 'country',
+    to: 'number',
+    phrase: 'the independence year of {x}',
+    field: 'independence_year',
+    read: (w, i) => w.countries[i].independenceYear,
+  },
+  {
+    id: 'founder',
+    tool: 'get_founder',
+    distractor: 'get_ceo',
+    from: 'org',
+    to: 'person',
+    phrase: 'the founder of {x}',
+    field: 'founder',
+    read: (w, i) => w.orgs[i].founder,
+  },
+  {
+    id: 'headquarters',
+    tool: 'get_headquarters',
+    distractor: 'get_largest_office',
+    from: 'org',
+    to: 'city',
+    phrase: 'the headquarters city of {x}',
+    field: 'headquarters',
+    read: (w, i) => w.orgs[i].headquarters,
+  },
+  {
+    id: 'founding_year',
+    tool: 'get_founding_year',
+    distractor: 'get_listing_year',
+    from: 'org',
+    to: 'number',
+    phrase: 'the founding year of {x}',
+    field: 'founding_year',
+    read: (w, i) => w.orgs[i].foundingYear,
+  },
 ];
 
 interface LookupSpec {
@@ -158,31 +277,97 @@ interface LookupSpec {
 
 /** Wording of each lookup tool, gold and distractor: [short, long]. */
 const LOOKUP_WORDING: Record<string, [string, string]> = {
-  get_birthplace: ['City where a person was born.', 'Look up the city where a person was born (their place of birth, not where they live now). Returns the city name.'],
-  get_residence: ['City where a person lives now.', 'Look up the city where a person currently lives (their residence, which may differ from where they were born). Returns the city name.'],
-  get_employer: ['Organization a person works for now.', 'Look up the organization that currently employs a person. Returns the organization name.'],
-  get_former_employer: ['Organization a person worked for before.', 'Look up the organization that employed a person before their current job. Returns the organization name.'],
-  get_birth_year: ['Year a person was born.', 'Look up the year in which a person was born. Returns a four-digit year.'],
-  get_birth_date: ['Date a person was born (YYYY-MM-DD).', 'Look up the full date of birth of a person. Returns a date in YYYY-MM-DD format.'],
-  get_graduation_year: ['Year a person graduated.', 'Look up the year in which a person graduated from university. Returns a four-digit year.'],
+  get_birthplace: [
+    'City where a person was born.',
+    'Look up the city where a person was born (their place of birth, not where they live now). Returns the city name.',
+  ],
+  get_residence: [
+    'City where a person lives now.',
+    'Look up the city where a person currently lives (their residence, which may differ from where they were born). Returns the city name.',
+  ],
+  get_employer: [
+    'Organization a person works for now.',
+    'Look up the organization that currently employs a person. Returns the organization name.',
+  ],
+  get_former_employer: [
+    'Organization a person worked for before.',
+    'Look up the organization that employed a person before their current job. Returns the organization name.',
+  ],
+  get_birth_year: [
+    'Year a person was born.',
+    'Look up the year in which a person was born. Returns a four-digit year.',
+  ],
+  get_birth_date: [
+    'Date a person was born (YYYY-MM-DD).',
+    'Look up the full date of birth of a person. Returns a date in YYYY-MM-DD format.',
+  ],
+  get_graduation_year: [
+    'Year a person graduated.',
+    'Look up the year in which a person graduated from university. Returns a four-digit year.',
+  ],
   get_country_of_city: ['Country a city is in.', 'Look up the country in which a city lies. Returns the country name.'],
-  get_neighbouring_country: ['A country bordering the country of a city.', 'Look up a foreign country that borders the country in which a city lies. Returns the country name.'],
-  get_population: ['Population of a city.', 'Look up the number of people living within the city limits of a city (not the metropolitan area).'],
-  get_metro_population: ['Population of the metropolitan area around a city.', 'Look up the number of people living in the whole metropolitan area around a city, suburbs included.'],
+  get_neighbouring_country: [
+    'A country bordering the country of a city.',
+    'Look up a foreign country that borders the country in which a city lies. Returns the country name.',
+  ],
+  get_population: [
+    'Population of a city.',
+    'Look up the number of people living within the city limits of a city (not the metropolitan area).',
+  ],
+  get_metro_population: [
+    'Population of the metropolitan area around a city.',
+    'Look up the number of people living in the whole metropolitan area around a city, suburbs included.',
+  ],
   get_elevation: ['Elevation of a city above sea level.', 'Look up the elevation of a city centre above sea level.'],
-  get_average_temperature: ['Average yearly temperature of a city.', 'Look up the average yearly air temperature measured in a city.'],
-  get_capital: ['Capital city of a country.', 'Look up the capital city of a country (the seat of government, not necessarily the largest city). Returns the city name.'],
-  get_largest_city: ['Largest city of a country.', 'Look up the most populous city of a country (not necessarily its capital). Returns the city name.'],
+  get_average_temperature: [
+    'Average yearly temperature of a city.',
+    'Look up the average yearly air temperature measured in a city.',
+  ],
+  get_capital: [
+    'Capital city of a country.',
+    'Look up the capital city of a country (the seat of government, not necessarily the largest city). Returns the city name.',
+  ],
+  get_largest_city: [
+    'Largest city of a country.',
+    'Look up the most populous city of a country (not necessarily its capital). Returns the city name.',
+  ],
   get_currency: ['Currency of a country.', 'Look up the official currency of a country. Returns the currency name.'],
-  get_official_language: ['Official language of a country.', 'Look up the official language spoken in a country. Returns the language name.'],
-  get_independence_year: ['Year a country became independent.', 'Look up the year in which a country became independent. Returns a four-digit year.'],
-  get_constitution_year: ['Year a country adopted its constitution.', 'Look up the year in which a country adopted its current constitution. Returns a four-digit year.'],
-  get_founder: ['Person who founded an organization.', 'Look up the person who founded an organization (not its current chief executive). Returns the person name.'],
-  get_ceo: ['Current CEO of an organization.', 'Look up the person who currently leads an organization as chief executive officer. Returns the person name.'],
-  get_headquarters: ['City of the headquarters of an organization.', 'Look up the city where an organization has its headquarters. Returns the city name.'],
-  get_largest_office: ['City of the largest office of an organization.', 'Look up the city where an organization has its largest office by head count (not necessarily its headquarters). Returns the city name.'],
-  get_founding_year: ['Year an organization was founded.', 'Look up the year in which an organization was founded. Returns a four-digit year.'],
-  get_listing_year: ['Year an organization was listed on a stock exchange.', 'Look up the year in which an organization was first listed on a stock exchange. Returns a four-digit year.'],
+  get_official_language: [
+    'Official language of a country.',
+    'Look up the official language spoken in a country. Returns the language name.',
+  ],
+  get_independence_year: [
+    'Year a country became independent.',
+    'Look up the year in which a country became independent. Returns a four-digit year.',
+  ],
+  get_constitution_year: [
+    'Year a country adopted its constitution.',
+    'Look up the year in which a country adopted its current constitution. Returns a four-digit year.',
+  ],
+  get_founder: [
+    'Person who founded an organization.',
+    'Look up the person who founded an organization (not its current chief executive). Returns the person name.',
+  ],
+  get_ceo: [
+    'Current CEO of an organization.',
+    'Look up the person who currently leads an organization as chief executive officer. Returns the person name.',
+  ],
+  get_headquarters: [
+    'City of the headquarters of an organization.',
+    'Look up the city where an organization has its headquarters. Returns the city name.',
+  ],
+  get_largest_office: [
+    'City of the largest office of an organization.',
+    'Look up the city where an organization has its largest office by head count (not necessarily its headquarters). Returns the city name.',
+  ],
+  get_founding_year: [
+    'Year an organization was founded.',
+    'Look up the year in which an organization was founded. Returns a four-digit year.',
+  ],
+  get_listing_year: [
+    'Year an organization was listed on a stock exchange.',
+    'Look up the year in which an organization was first listed on a stock exchange. Returns a four-digit year.',
+  ],
 };
 
 function lookupSpecs(): LookupSpec[] {
@@ -194,21 +379,129 @@ function lookupSpecs(): LookupSpec[] {
   };
   for (const r of RELATIONS) {
     const [short, long] = wording(r.tool);
-    specs.push({ name: r.tool, family: r.id, from: r.from, to: r.to, field: r.field, read: r.read, units: r.units, short, long });
+    specs.push({
+      name: r.tool,
+      family: r.id,
+      from: r.from,
+      to: r.to,
+      field: r.field,
+      read: r.read,
+      units: r.units,
+      short,
+      long,
+    });
   }
   const distractors: Omit<LookupSpec, 'short' | 'long'>[] = [
-    { name: 'get_residence', family: 'birthplace', distractorOf: 'get_birthplace', from: 'person', to: 'city', field: 'residence', read: (w, i) => w.people[i].residence },
-    { name: 'get_former_employer', family: 'employer', distractorOf: 'get_employer', from: 'person', to: 'org', field: 'former_employer', read: (w, i) => w.people[i].formerEmployer },
-    { name: 'get_graduation_year', family: 'birth_year', distractorOf: 'get_birth_year', from: 'person', to: 'number', field: 'graduation_year', read: (w, i) => w.people[i].graduationYear },
-    { name: 'get_neighbouring_country', family: 'city_country', distractorOf: 'get_country_of_city', from: 'city', to: 'country', field: 'neighbouring_country', read: (w, i) => w.countries[w.cities[i].country].neighbour },
-    { name: 'get_metro_population', family: 'population', distractorOf: 'get_population', from: 'city', to: 'number', field: 'metro_population', read: (w, i) => w.cities[i].metroPopulation, units: POPULATION_UNITS },
-    { name: 'get_average_temperature', family: 'elevation', distractorOf: 'get_elevation', from: 'city', to: 'number', field: 'average_temperature', read: (w, i) => w.cities[i].averageTempCelsius, units: TEMPERATURE_UNITS },
-    { name: 'get_largest_city', family: 'capital', distractorOf: 'get_capital', from: 'country', to: 'city', field: 'largest_city', read: (w, i) => w.countries[i].largestCity },
-    { name: 'get_official_language', family: 'currency', distractorOf: 'get_currency', from: 'country', to: 'text', field: 'language', read: (w, i) => w.countries[i].language },
-    { name: 'get_constitution_year', family: 'independence_year', distractorOf: 'get_independence_year', from: 'country', to: 'number', field: 'constitution_year', read: (w, i) => w.countries[i].constitutionYear },
-    { name: 'get_ceo', family: 'founder', distractorOf: 'get_founder', from: 'org', to: 'person', field: 'ceo', read: (w, i) => w.orgs[i].ceo },
-    { name: 'get_largest_office', family: 'headquarters', distractorOf: 'get_headquarters', from: 'org', to: 'city', field: 'largest_office', read: (w, i) => w.orgs[i].largestOffice },
-    { name: 'get_listing_year', family: 'founding_year', distractorOf: 'get_founding_year', from: 'org', to: 'number', field: 'listing_year', read: (w, i) => w.orgs[i].listingYear },
+    {
+      name: 'get_residence',
+      family: 'birthplace',
+      distractorOf: 'get_birthplace',
+      from: 'person',
+      to: 'city',
+      field: 'residence',
+      read: (w, i) => w.people[i].residence,
+    },
+    {
+      name: 'get_former_employer',
+      family: 'employer',
+      distractorOf: 'get_employer',
+      from: 'person',
+      to: 'org',
+      field: 'former_employer',
+      read: (w, i) => w.people[i].formerEmployer,
+    },
+    {
+      name: 'get_graduation_year',
+      family: 'birth_year',
+      distractorOf: 'get_birth_year',
+      from: 'person',
+      to: 'number',
+      field: 'graduation_year',
+      read: (w, i) => w.people[i].graduationYear,
+    },
+    {
+      name: 'get_neighbouring_country',
+      family: 'city_country',
+      distractorOf: 'get_country_of_city',
+      from: 'city',
+      to: 'country',
+      field: 'neighbouring_country',
+      read: (w, i) => w.countries[w.cities[i].country].neighbour,
+    },
+    {
+      name: 'get_metro_population',
+      family: 'population',
+      distractorOf: 'get_population',
+      from: 'city',
+      to: 'number',
+      field: 'metro_population',
+      read: (w, i) => w.cities[i].metroPopulation,
+      units: POPULATION_UNITS,
+    },
+    {
+      name: 'get_average_temperature',
+      family: 'elevation',
+      distractorOf: 'get_elevation',
+      from: 'city',
+      to: 'number',
+      field: 'average_temperature',
+      read: (w, i) => w.cities[i].averageTempCelsius,
+      units: TEMPERATURE_UNITS,
+    },
+    {
+      name: 'get_largest_city',
+      family: 'capital',
+      distractorOf: 'get_capital',
+      from: 'country',
+      to: 'city',
+      field: 'largest_city',
+      read: (w, i) => w.countries[i].largestCity,
+    },
+    {
+      name: 'get_official_language',
+      family: 'currency',
+      distractorOf: 'get_currency',
+      from: 'country',
+      to: 'text',
+      field: 'language',
+      read: (w, i) => w.countries[i].language,
+    },
+    {
+      name: 'get_constitution_year',
+      family: 'independence_year',
+      distractorOf: 'get_independence_year',
+      from: 'country',
+      to: 'number',
+      field: 'constitution_year',
+      read: (w, i) => w.countries[i].constitutionYear,
+    },
+    {
+      name: 'get_ceo',
+      family: 'founder',
+      distractorOf: 'get_founder',
+      from: 'org',
+      to: 'person',
+      field: 'ceo',
+      read: (w, i) => w.orgs[i].ceo,
+    },
+    {
+      name: 'get_largest_office',
+      family: 'headquarters',
+      distractorOf: 'get_headquarters',
+      from: 'org',
+      to: 'city',
+      field: 'largest_office',
+      read: (w, i) => w.orgs[i].largestOffice,
+    },
+    {
+      name: 'get_listing_year',
+      family: 'founding_year',
+      distractorOf: 'get_founding_year',
+      from: 'org',
+      to: 'number',
+      field: 'listing_year',
+      read: (w, i) => w.orgs[i].listingYear,
+    },
   ];
   for (const d of distractors) {
     const [short, long] = wording(d.name);
@@ -217,8 +510,16 @@ function lookupSpecs(): LookupSpec[] {
   return specs;
 }
 
-function makeSchema(name: string, description: string, properties: Record<string, ParamSchema>, required: string[]): ToolSchema {
-  const schema: ToolSchema = { type: 'function', function: { name, description, parameters: { type: 'object', properties, required } } };
+function makeSchema(
+  name: string,
+  description: string,
+  properties: Record<string, ParamSchema>,
+  required: string[],
+): ToolSchema {
+  const schema: ToolSchema = {
+    type: 'function',
+    function: { name, description, parameters: { type: 'object', properties, required } },
+  };
   return deepFreeze(schema);
 }
 
@@ -233,7 +534,11 @@ function deepFreeze<T>(value: T): T {
 /** Extra optional arguments of the long wording: accepted and ignored by every lookup stub. */
 const LONG_EXTRA_PARAMS: Record<string, ParamSchema> = {
   language: { type: 'string', description: 'Language of the returned names.', enum: ['en', 'fr', 'de'], default: 'en' },
-  include_sources: { type: 'boolean', description: 'Whether to list the sources consulted (not shown in this version).', default: false },
+  include_sources: {
+    type: 'boolean',
+    description: 'Whether to list the sources consulted (not shown in this version).',
+    default: false,
+  },
 };
 
 function buildLookupTool(world: World, spec: LookupSpec): ToolDef {
@@ -246,12 +551,17 @@ function buildLookupTool(world: World, spec: LookupSpec): ToolDef {
     const value = isEntityType(spec.to) ? entityName(world, spec.to, raw as number) : raw;
     entries.push([entityName(world, spec.from, i).toLowerCase(), value]);
   }
-  const shortProps: Record<string, ParamSchema> = { [param]: { type: 'string', description: `Full name of the ${word}.` } };
+  const shortProps: Record<string, ParamSchema> = {
+    [param]: { type: 'string', description: `Full name of the ${word}.` },
+  };
   if (spec.units) {
     shortProps.unit = { type: 'string', enum: spec.units.map((u) => u.unit), default: spec.units[0].unit };
   }
   const longProps: Record<string, ParamSchema> = {
-    [param]: { type: 'string', description: `The full name of the ${word}, exactly as written (case does not matter).` },
+    [param]: {
+      type: 'string',
+      description: `The full name of the ${word}, exactly as written (case does not matter).`,
+    },
   };
   if (spec.units) {
     longProps.unit = {
@@ -446,14 +756,24 @@ function buildComputeTools(): ToolDef[] {
       name: 'calculator',
       family: 'calculator',
       schemas: {
-        short: makeSchema('calculator', 'Apply an arithmetic operation to a list of numbers, left to right.', {
-          operation: { type: 'string', enum: [...CALCULATOR_OPERATIONS] },
-          numbers,
-        }, ['operation', 'numbers']),
-        long: makeSchema('calculator', 'Apply one arithmetic operation to a list of numbers, from left to right (subtract: first minus the rest; max/min: the largest/smallest). The result is rounded to two decimals.', {
-          operation: { type: 'string', description: 'The operation to apply.', enum: [...CALCULATOR_OPERATIONS] },
-          numbers: { ...numbers, description: 'The operands, in order.' },
-        }, ['operation', 'numbers']),
+        short: makeSchema(
+          'calculator',
+          'Apply an arithmetic operation to a list of numbers, left to right.',
+          {
+            operation: { type: 'string', enum: [...CALCULATOR_OPERATIONS] },
+            numbers,
+          },
+          ['operation', 'numbers'],
+        ),
+        long: makeSchema(
+          'calculator',
+          'Apply one arithmetic operation to a list of numbers, from left to right (subtract: first minus the rest; max/min: the largest/smallest). The result is rounded to two decimals.',
+          {
+            operation: { type: 'string', description: 'The operation to apply.', enum: [...CALCULATOR_OPERATIONS] },
+            numbers: { ...numbers, description: 'The operands, in order.' },
+          },
+          ['operation', 'numbers'],
+        ),
       },
       implementation: js(CALCULATOR_SOURCE),
     },
@@ -462,14 +782,29 @@ function buildComputeTools(): ToolDef[] {
       family: 'calculator',
       distractorOf: 'calculator',
       schemas: {
-        short: makeSchema('statistics_calculator', 'Compute a summary statistic of a list of numbers.', {
-          measure: { type: 'string', enum: ['mean', 'median', 'range'], default: 'mean' },
-          numbers,
-        }, ['numbers']),
-        long: makeSchema('statistics_calculator', 'Compute a summary statistic (mean, median or range) of a list of numbers, rounded to two decimals.', {
-          measure: { type: 'string', description: 'The statistic. Default: mean.', enum: ['mean', 'median', 'range'], default: 'mean' },
-          numbers: { ...numbers, description: 'The sample.' },
-        }, ['numbers']),
+        short: makeSchema(
+          'statistics_calculator',
+          'Compute a summary statistic of a list of numbers.',
+          {
+            measure: { type: 'string', enum: ['mean', 'median', 'range'], default: 'mean' },
+            numbers,
+          },
+          ['numbers'],
+        ),
+        long: makeSchema(
+          'statistics_calculator',
+          'Compute a summary statistic (mean, median or range) of a list of numbers, rounded to two decimals.',
+          {
+            measure: {
+              type: 'string',
+              description: 'The statistic. Default: mean.',
+              enum: ['mean', 'median', 'range'],
+              default: 'mean',
+            },
+            numbers: { ...numbers, description: 'The sample.' },
+          },
+          ['numbers'],
+        ),
       },
       implementation: js(STATISTICS_SOURCE),
     },
@@ -477,16 +812,31 @@ function buildComputeTools(): ToolDef[] {
       name: 'date_difference',
       family: 'date_difference',
       schemas: {
-        short: makeSchema('date_difference', 'Time between two dates (YYYY-MM-DD).', {
-          start_date: { type: 'string' },
-          end_date: { type: 'string' },
-          unit: { type: 'string', enum: [...DATE_UNITS], default: 'days' },
-        }, ['start_date', 'end_date']),
-        long: makeSchema('date_difference', 'Compute the time between two dates given as YYYY-MM-DD, in whole days, weeks or years (order does not matter).', {
-          start_date: { type: 'string', description: 'The first date, YYYY-MM-DD.' },
-          end_date: { type: 'string', description: 'The second date, YYYY-MM-DD.' },
-          unit: { type: 'string', description: 'Unit of the result. Default: days.', enum: [...DATE_UNITS], default: 'days' },
-        }, ['start_date', 'end_date']),
+        short: makeSchema(
+          'date_difference',
+          'Time between two dates (YYYY-MM-DD).',
+          {
+            start_date: { type: 'string' },
+            end_date: { type: 'string' },
+            unit: { type: 'string', enum: [...DATE_UNITS], default: 'days' },
+          },
+          ['start_date', 'end_date'],
+        ),
+        long: makeSchema(
+          'date_difference',
+          'Compute the time between two dates given as YYYY-MM-DD, in whole days, weeks or years (order does not matter).',
+          {
+            start_date: { type: 'string', description: 'The first date, YYYY-MM-DD.' },
+            end_date: { type: 'string', description: 'The second date, YYYY-MM-DD.' },
+            unit: {
+              type: 'string',
+              description: 'Unit of the result. Default: days.',
+              enum: [...DATE_UNITS],
+              default: 'days',
+            },
+          },
+          ['start_date', 'end_date'],
+        ),
       },
       implementation: js(DATE_DIFFERENCE_SOURCE),
     },
@@ -495,14 +845,24 @@ function buildComputeTools(): ToolDef[] {
       family: 'date_difference',
       distractorOf: 'date_difference',
       schemas: {
-        short: makeSchema('add_days_to_date', 'Date a number of days after a date (YYYY-MM-DD).', {
-          date: { type: 'string' },
-          days: { type: 'integer' },
-        }, ['date', 'days']),
-        long: makeSchema('add_days_to_date', 'Compute the date that falls a given number of days after (or before, if negative) a date given as YYYY-MM-DD.', {
-          date: { type: 'string', description: 'The start date, YYYY-MM-DD.' },
-          days: { type: 'integer', description: 'Days to add (negative to go back).' },
-        }, ['date', 'days']),
+        short: makeSchema(
+          'add_days_to_date',
+          'Date a number of days after a date (YYYY-MM-DD).',
+          {
+            date: { type: 'string' },
+            days: { type: 'integer' },
+          },
+          ['date', 'days'],
+        ),
+        long: makeSchema(
+          'add_days_to_date',
+          'Compute the date that falls a given number of days after (or before, if negative) a date given as YYYY-MM-DD.',
+          {
+            date: { type: 'string', description: 'The start date, YYYY-MM-DD.' },
+            days: { type: 'integer', description: 'Days to add (negative to go back).' },
+          },
+          ['date', 'days'],
+        ),
       },
       implementation: js(ADD_DAYS_SOURCE),
     },
@@ -510,16 +870,26 @@ function buildComputeTools(): ToolDef[] {
       name: 'convert_units',
       family: 'convert_units',
       schemas: {
-        short: makeSchema('convert_units', 'Convert a length between units.', {
-          value: { type: 'number' },
-          from_unit: { type: 'string', enum: [...LENGTH_UNITS] },
-          to_unit: { type: 'string', enum: [...LENGTH_UNITS] },
-        }, ['value', 'from_unit', 'to_unit']),
-        long: makeSchema('convert_units', 'Convert a length or distance from one unit to another, rounded to two decimals.', {
-          value: { type: 'number', description: 'The length to convert.' },
-          from_unit: { type: 'string', description: 'Unit of the value.', enum: [...LENGTH_UNITS] },
-          to_unit: { type: 'string', description: 'Unit wanted.', enum: [...LENGTH_UNITS] },
-        }, ['value', 'from_unit', 'to_unit']),
+        short: makeSchema(
+          'convert_units',
+          'Convert a length between units.',
+          {
+            value: { type: 'number' },
+            from_unit: { type: 'string', enum: [...LENGTH_UNITS] },
+            to_unit: { type: 'string', enum: [...LENGTH_UNITS] },
+          },
+          ['value', 'from_unit', 'to_unit'],
+        ),
+        long: makeSchema(
+          'convert_units',
+          'Convert a length or distance from one unit to another, rounded to two decimals.',
+          {
+            value: { type: 'number', description: 'The length to convert.' },
+            from_unit: { type: 'string', description: 'Unit of the value.', enum: [...LENGTH_UNITS] },
+            to_unit: { type: 'string', description: 'Unit wanted.', enum: [...LENGTH_UNITS] },
+          },
+          ['value', 'from_unit', 'to_unit'],
+        ),
       },
       implementation: js(CONVERT_UNITS_SOURCE),
     },
@@ -528,16 +898,30 @@ function buildComputeTools(): ToolDef[] {
       family: 'convert_units',
       distractorOf: 'convert_units',
       schemas: {
-        short: makeSchema('convert_temperature', 'Convert a temperature between units.', {
-          value: { type: 'number' },
-          from_unit: { type: 'string', enum: ['celsius', 'fahrenheit', 'kelvin'] },
-          to_unit: { type: 'string', enum: ['celsius', 'fahrenheit', 'kelvin'] },
-        }, ['value', 'from_unit', 'to_unit']),
-        long: makeSchema('convert_temperature', 'Convert a temperature from one scale to another, rounded to two decimals.', {
-          value: { type: 'number', description: 'The temperature to convert.' },
-          from_unit: { type: 'string', description: 'Scale of the value.', enum: ['celsius', 'fahrenheit', 'kelvin'] },
-          to_unit: { type: 'string', description: 'Scale wanted.', enum: ['celsius', 'fahrenheit', 'kelvin'] },
-        }, ['value', 'from_unit', 'to_unit']),
+        short: makeSchema(
+          'convert_temperature',
+          'Convert a temperature between units.',
+          {
+            value: { type: 'number' },
+            from_unit: { type: 'string', enum: ['celsius', 'fahrenheit', 'kelvin'] },
+            to_unit: { type: 'string', enum: ['celsius', 'fahrenheit', 'kelvin'] },
+          },
+          ['value', 'from_unit', 'to_unit'],
+        ),
+        long: makeSchema(
+          'convert_temperature',
+          'Convert a temperature from one scale to another, rounded to two decimals.',
+          {
+            value: { type: 'number', description: 'The temperature to convert.' },
+            from_unit: {
+              type: 'string',
+              description: 'Scale of the value.',
+              enum: ['celsius', 'fahrenheit', 'kelvin'],
+            },
+            to_unit: { type: 'string', description: 'Scale wanted.', enum: ['celsius', 'fahrenheit', 'kelvin'] },
+          },
+          ['value', 'from_unit', 'to_unit'],
+        ),
       },
       implementation: js(CONVERT_TEMPERATURE_SOURCE),
     },
@@ -551,7 +935,10 @@ export function buildToolCatalog(world: World): ToolCatalog {
   for (const def of buildComputeTools()) tools.set(def.name, def);
   const nearDuplicates = new Map<string, string[]>();
   const link = (a: string, b: string) => {
-    for (const [x, y] of [[a, b], [b, a]]) {
+    for (const [x, y] of [
+      [a, b],
+      [b, a],
+    ]) {
       const list = nearDuplicates.get(x) ?? [];
       if (!list.includes(y)) list.push(y);
       nearDuplicates.set(x, list);

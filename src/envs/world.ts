@@ -75,8 +75,38 @@ export interface WorldSize {
 export const DEFAULT_WORLD_SIZE: WorldSize = { people: 24, cities: 16, countries: 6, orgs: 12 };
 
 const SYLLABLES = [
-  'ka', 'lo', 'mi', 'ra', 've', 'to', 'sa', 'ne', 'ri', 'do', 'lu', 'fe', 'ba', 'zo', 'pe', 'ti',
-  'mar', 'tel', 'vin', 'sor', 'dan', 'kel', 'bri', 'hal', 'nor', 'es', 'an', 'or', 'il', 'qua', 'jo', 'wen',
+  'ka',
+  'lo',
+  'mi',
+  'ra',
+  've',
+  'to',
+  'sa',
+  'ne',
+  'ri',
+  'do',
+  'lu',
+  'fe',
+  'ba',
+  'zo',
+  'pe',
+  'ti',
+  'mar',
+  'tel',
+  'vin',
+  'sor',
+  'dan',
+  'kel',
+  'bri',
+  'hal',
+  'nor',
+  'es',
+  'an',
+  'or',
+  'il',
+  'qua',
+  'jo',
+  'wen',
 ];
 const CITY_SUFFIXES = ['ton', 'ford', 'ville', 'burg', 'port', 'mere', 'dale', 'wick'];
 const ORG_SUFFIXES = ['Labs', 'Group', 'Works', 'Systems', 'Foods', 'Motors', 'Media', 'Energy'];
@@ -108,7 +138,9 @@ function drawUniqueName(rng: Rng, used: Set<string>, split: WorldSplit, draw: (r
       return name;
     }
   }
-  throw new Error(`world: could not draw a new ${split} name after 10000 attempts (world too large for the syllable set)`);
+  throw new Error(
+    `world: could not draw a new ${split} name after 10000 attempts (world too large for the syllable set)`,
+  );
 }
 
 function pad2(n: number): string {
@@ -133,7 +165,8 @@ function drawOther(rng: Rng, n: number, avoid: number): number {
  * Generates the world of `seed` for `split`. Same (seed, split) → identical world.
  */
 export function generateWorld(seed: number, split: WorldSplit = 'train', size: WorldSize = DEFAULT_WORLD_SIZE): World {
-  if (split !== 'train' && split !== 'test') throw new Error(`generateWorld: split must be "train" or "test", got ${String(split)}`);
+  if (split !== 'train' && split !== 'test')
+    throw new Error(`generateWorld: split must be "train" or "test", got ${String(split)}`);
   if (size.countries < 2 || size.cities < 2 * size.countries || size.people < 2 || size.orgs < 2) {
     throw new Error('generateWorld: need ≥2 countries, ≥2 cities per country, ≥2 people and ≥2 organisations');
   }
@@ -146,7 +179,12 @@ export function generateWorld(seed: number, split: WorldSplit = 'train', size: W
     const name = drawUniqueName(names, used, split, (r) => drawWord(r, 2, 3));
     const stem = drawUniqueName(names, used, split, (r) => drawWord(r, 1, 2));
     const currency = `${stem} ${CURRENCY_SUFFIXES[i % CURRENCY_SUFFIXES.length]}`;
-    const language = drawUniqueName(names, used, split, (r) => drawWord(r, 1, 2) + LANGUAGE_SUFFIXES[r.int(LANGUAGE_SUFFIXES.length)]);
+    const language = drawUniqueName(
+      names,
+      used,
+      split,
+      (r) => drawWord(r, 1, 2) + LANGUAGE_SUFFIXES[r.int(LANGUAGE_SUFFIXES.length)],
+    );
     const independenceYear = 1700 + rng.int(280);
     countries.push({
       name,
@@ -162,7 +200,12 @@ export function generateWorld(seed: number, split: WorldSplit = 'train', size: W
 
   const cities: City[] = [];
   for (let i = 0; i < size.cities; i++) {
-    const name = drawUniqueName(names, used, split, (r) => drawWord(r, 1, 2) + CITY_SUFFIXES[r.int(CITY_SUFFIXES.length)]);
+    const name = drawUniqueName(
+      names,
+      used,
+      split,
+      (r) => drawWord(r, 1, 2) + CITY_SUFFIXES[r.int(CITY_SUFFIXES.length)],
+    );
     // Every country gets at least two cities: the first 2·countries cities are dealt round-robin.
     const country = i < 2 * size.countries ? i % size.countries : rng.int(size.countries);
     const population = 20_000 + rng.int(3_000_000);
@@ -204,7 +247,12 @@ export function generateWorld(seed: number, split: WorldSplit = 'train', size: W
 
   const orgs: Organisation[] = [];
   for (let i = 0; i < size.orgs; i++) {
-    const name = drawUniqueName(names, used, split, (r) => `${drawWord(r, 1, 2)} ${ORG_SUFFIXES[r.int(ORG_SUFFIXES.length)]}`);
+    const name = drawUniqueName(
+      names,
+      used,
+      split,
+      (r) => `${drawWord(r, 1, 2)} ${ORG_SUFFIXES[r.int(ORG_SUFFIXES.length)]}`,
+    );
     const founder = rng.int(size.people);
     const headquarters = rng.int(size.cities);
     const foundingYear = people[founder].birthYear + 22 + rng.int(30);

@@ -62,19 +62,28 @@ export function pickTableMetrics(runs: readonly RunResult[]): string[] {
   const keys = new Set<string>();
   for (const r of runs) {
     if (r.status !== 'finished') continue;
-    for (const s of r.steps) for (const [k, v] of Object.entries(s.values)) if (k.startsWith('eval/') && v !== null && Number.isFinite(v)) keys.add(k);
+    for (const s of r.steps)
+      for (const [k, v] of Object.entries(s.values))
+        if (k.startsWith('eval/') && v !== null && Number.isFinite(v)) keys.add(k);
   }
   const rank = (k: string) => {
     const i = PREFERRED_ORDER.indexOf(k);
     return i < 0 ? PREFERRED_ORDER.length - 1 : i; // unknown eval metrics before `reward`
   };
   const sorted = [...keys].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-  const hasReward = runs.some((r) => r.status === 'finished' && r.steps.some((s) => typeof s.values.reward === 'number' && Number.isFinite(s.values.reward)));
+  const hasReward = runs.some(
+    (r) =>
+      r.status === 'finished' &&
+      r.steps.some((s) => typeof s.values.reward === 'number' && Number.isFinite(s.values.reward)),
+  );
   return hasReward ? [...sorted, 'reward'] : sorted;
 }
 
 /** One row per method (in the experiment's order), one column per metric. */
-export function buildTable(runs: readonly RunResult[], metrics: readonly string[] = pickTableMetrics(runs)): ExperimentTable {
+export function buildTable(
+  runs: readonly RunResult[],
+  metrics: readonly string[] = pickTableMetrics(runs),
+): ExperimentTable {
   const methods: string[] = [];
   for (const r of runs) if (!methods.includes(r.name)) methods.push(r.name);
   const rows = methods.map((method) => {
@@ -82,7 +91,12 @@ export function buildTable(runs: readonly RunResult[], metrics: readonly string[
     const done = mine.filter((r) => r.status === 'finished');
     const cells: Record<string, MeanStd> = {};
     for (const k of metrics) cells[k] = computeMeanStd(done.map((r) => readFinalValue(r, k)));
-    return { method, n: done.length, failed: mine.filter((r) => r.status !== 'finished').map((r) => ({ id: r.id, error: r.error ?? 'unknown error' })), cells };
+    return {
+      method,
+      n: done.length,
+      failed: mine.filter((r) => r.status !== 'finished').map((r) => ({ id: r.id, error: r.error ?? 'unknown error' })),
+      cells,
+    };
   });
   return { metrics: [...metrics], rows };
 }

@@ -20,7 +20,10 @@ const EVAL_FILES = ALL_FILES.filter((f) => isFtrlEvalFile(readJson(f)));
 
 function load(name: string) {
   const json = JSON.parse(readFileSync(path.join(DIR, name), 'utf8'));
-  return { json, full: expandExperiment(json, { defaultName: name.replace(/\.json$/, ''), recipeNames: RECIPE_NAMES }) };
+  return {
+    json,
+    full: expandExperiment(json, { defaultName: name.replace(/\.json$/, ''), recipeNames: RECIPE_NAMES }),
+  };
 }
 
 describe('experiments/*.json evaluation files', () => {
@@ -41,7 +44,9 @@ describe('experiments/*.json', () => {
     const small = expandExperiment(smoke.file, { recipeNames: RECIPE_NAMES, overrides: smoke.overrides });
     expect(new Set(small.runs.map((r) => r.name))).toEqual(new Set(full.runs.map((r) => r.name)));
     // Every run shrinks to 2 steps, except an evaluate-only run (steps 0), which stays so.
-    full.runs.forEach((r) => expect(small.runs.find((x) => x.name === r.name)!.config.steps).toBe(r.config.steps === 0 ? 0 : 2));
+    full.runs.forEach((r) =>
+      expect(small.runs.find((x) => x.name === r.name)!.config.steps).toBe(r.config.steps === 0 ? 0 : 2),
+    );
     // Run ids become folder names (pact train --out) and --run takes a comma-separated list.
     for (const r of full.runs) expect(r.id).not.toMatch(/[/\\,]/);
   });
@@ -49,13 +54,26 @@ describe('experiments/*.json', () => {
   it('table1: Vanilla and the eight methods of PACT Table 1, 3 seeds each', () => {
     const { full } = load('table1.json');
     const names = [...new Set(full.runs.map((r) => r.name))];
-    expect(names).toEqual(['vanilla', 'sft', 'grpo', 'ftrl', 'toolrl', 'chord', 'matchtir', 'sft_then_matchtir', 'pact']);
+    expect(names).toEqual([
+      'vanilla',
+      'sft',
+      'grpo',
+      'ftrl',
+      'toolrl',
+      'chord',
+      'matchtir',
+      'sft_then_matchtir',
+      'pact',
+    ]);
     expect(full.runs.filter((r) => r.name === 'pact').map((r) => r.seed)).toEqual([1, 2, 3]);
     for (const r of full.runs.filter((x) => x.name !== 'vanilla')) expect(r.config.recipe).toBe(r.name);
     const vanilla = full.runs.find((r) => r.name === 'vanilla')!.config;
     // The warm start untouched: steps 0 = no update, only the held-out evaluation.
     expect(vanilla).toMatchObject({ recipe: 'sft', steps: 0 });
-    expect(full.runs.find((r) => r.name === 'pact')!.config.pact).toMatchObject({ objective: 'Lh+SFT', anchorProb: 0.4 });
+    expect(full.runs.find((r) => r.name === 'pact')!.config.pact).toMatchObject({
+      objective: 'Lh+SFT',
+      anchorProb: 0.4,
+    });
     for (const r of full.runs) expect(r.config.tasks.testSeed).not.toBe(r.config.tasks.trainSeed); // held-out tasks
   });
 
@@ -69,7 +87,9 @@ describe('experiments/*.json', () => {
 
   it('ablation-trace-components: PACT Table 3, one component off per row, then all', () => {
     const { full } = load('ablation-trace-components.json');
-    const rows = full.runs.filter((r) => r.seed === 1).map((r) => [r.name, r.config.pact.traceComponents, r.config.pact.anchorProb]);
+    const rows = full.runs
+      .filter((r) => r.seed === 1)
+      .map((r) => [r.name, r.config.pact.traceComponents, r.config.pact.anchorProb]);
     expect(rows).toEqual([
       ['no RE', { reasoning: false, toolCalls: true, toolResponses: true }, 0],
       ['no TC', { reasoning: true, toolCalls: false, toolResponses: true }, 0],
@@ -80,7 +100,9 @@ describe('experiments/*.json', () => {
 
   it('sft-schedules: PACT Table 4 and App. D Table 8 rows', () => {
     const { full } = load('sft-schedules.json');
-    const rows = full.runs.filter((r) => r.seed === 1).map((r) => [r.config.pact.reasoningSchedule, r.config.pact.toolCallSchedule, r.config.pact.fullTokenAnneal]);
+    const rows = full.runs
+      .filter((r) => r.seed === 1)
+      .map((r) => [r.config.pact.reasoningSchedule, r.config.pact.toolCallSchedule, r.config.pact.fullTokenAnneal]);
     expect(rows).toEqual([
       ['fixed', 'scale', false],
       ['segment', 'fixed', false],
@@ -103,20 +125,30 @@ describe('experiments/*.json', () => {
     "%s has table1's tasks and sizes, so table1's Vanilla row is its baseline",
     (name) => {
       const pick = (c: ReturnType<typeof load>['full']['runs'][number]['config']) => ({
-        tasks: c.tasks, steps: c.steps, batchPrompts: c.batchPrompts, rolloutsPerPrompt: c.rolloutsPerPrompt, maxTurns: c.maxTurns,
-        maxResponseTokens: c.maxResponseTokens, lr: c.lr, evalEvery: c.evalEvery, model: c.model,
+        tasks: c.tasks,
+        steps: c.steps,
+        batchPrompts: c.batchPrompts,
+        rolloutsPerPrompt: c.rolloutsPerPrompt,
+        maxTurns: c.maxTurns,
+        maxResponseTokens: c.maxResponseTokens,
+        lr: c.lr,
+        evalEvery: c.evalEvery,
+        model: c.model,
       });
       const table1 = pick(load('table1.json').full.runs.find((r) => r.name === 'pact')!.config);
-      for (const r of load(name).full.runs.filter((x) => x.config.steps > 0)) expect(pick(r.config), `${name} ${r.id}`).toEqual(table1);
+      for (const r of load(name).full.runs.filter((x) => x.config.steps > 0))
+        expect(pick(r.config), `${name} ${r.id}`).toEqual(table1);
     },
   );
 
   it('toolsearcher: the untrained model, Search-R1, GSPO, GDPO, ToolSearcher and its three ablations', () => {
     const { full } = load('toolsearcher.json');
-    const rows = full.runs.filter((r) => r.seed === 1).map((r) => {
-      const t = r.config.toolsearcher;
-      return [r.config.recipe, t.eventLevelSearch, t.trajectoryAlignedCredit, t.categoryConstrained];
-    });
+    const rows = full.runs
+      .filter((r) => r.seed === 1)
+      .map((r) => {
+        const t = r.config.toolsearcher;
+        return [r.config.recipe, t.eventLevelSearch, t.trajectoryAlignedCredit, t.categoryConstrained];
+      });
     expect(rows).toEqual([
       ['search_r1', true, true, true],
       ['search_r1', true, true, true],

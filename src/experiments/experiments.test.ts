@@ -8,7 +8,13 @@ import { SMOKE_OVERRIDES, shrinkForSmoke } from './smoke';
 
 const CONFIG = resolveConfig({});
 
-function run(name: string, seed: number, steps: { step: number; values: Record<string, number | null> }[], status: RunResult['status'] = 'finished', error?: string): RunResult {
+function run(
+  name: string,
+  seed: number,
+  steps: { step: number; values: Record<string, number | null> }[],
+  status: RunResult['status'] = 'finished',
+  error?: string,
+): RunResult {
   return { id: `${name}-s${seed}`, name, seed, status, error, config: CONFIG, seconds: 1, steps };
 }
 
@@ -33,7 +39,9 @@ describe('computeMeanStd (sample std, n − 1)', () => {
 const RUNS: RunResult[] = [
   run('vanilla', 1, [{ step: 1, values: { reward: 0.0, 'eval/solve_f1': 0.1, 'eval/solve_r': 0.2, seconds: 5 } }]),
   run('vanilla', 2, [{ step: 1, values: { reward: 0.0, 'eval/solve_f1': 0.2, 'eval/solve_r': 0.2, seconds: 6 } }]),
-  run('vanilla', 3, [{ step: 1, values: { reward: 0.0, 'eval/solve_f1': 0.6, 'eval/solve_r': null, 'eval/f1': null, seconds: 7 } }]),
+  run('vanilla', 3, [
+    { step: 1, values: { reward: 0.0, 'eval/solve_f1': 0.6, 'eval/solve_r': null, 'eval/f1': null, seconds: 7 } },
+  ]),
   run('pact', 1, [
     { step: 1, values: { reward: 0.5, 'eval/solve_f1': 0.0 } },
     { step: 2, values: { reward: 1.0, 'eval/solve_f1': 0.4, 'eval/solve_r': 0.5 } },
@@ -46,11 +54,11 @@ const RUNS: RunResult[] = [
 ];
 
 describe('buildTable', () => {
-  it('orders the papers\' metrics first and the train reward last; no column without a value', () => {
+  it("orders the papers' metrics first and the train reward last; no column without a value", () => {
     expect(pickTableMetrics(RUNS)).toEqual(['eval/solve_r', 'eval/solve_f1', 'reward']);
   });
 
-  it('takes each run\'s last logged value and aggregates over finished seeds', () => {
+  it("takes each run's last logged value and aggregates over finished seeds", () => {
     expect(readFinalValue(RUNS[3], 'eval/solve_f1')).toBe(0.4);
     expect(readFinalValue(RUNS[2], 'eval/solve_r')).toBeNaN(); // stored null = no value
     const t = buildTable(RUNS);
@@ -91,7 +99,9 @@ describe('buildTable', () => {
   it('writes table.csv with full precision and empty std for n < 2', () => {
     const csv = formatTableCsv(buildTable(RUNS, ['eval/solve_f1', 'reward']));
     const lines = csv.trim().split('\n');
-    expect(lines[0]).toBe('method,n,eval/solve_f1_mean,eval/solve_f1_std,eval/solve_f1_n,reward_mean,reward_std,reward_n');
+    expect(lines[0]).toBe(
+      'method,n,eval/solve_f1_mean,eval/solve_f1_std,eval/solve_f1_n,reward_mean,reward_std,reward_n',
+    );
     const pact = lines[2].split(',');
     expect(pact.slice(0, 2)).toEqual(['pact', '2']);
     expect(Number(pact[2])).toBeCloseTo(0.3, 15);
@@ -119,7 +129,10 @@ describe('results.json and bit-for-bit comparison', () => {
       { step: 2, values: { b: 1, a: Number.NaN } },
       { step: 1, values: { a: 0.1 } },
     ]);
-    expect(steps).toEqual([{ step: 1, values: { a: 0.1 } }, { step: 2, values: { a: null, b: 1 } }]);
+    expect(steps).toEqual([
+      { step: 1, values: { a: 0.1 } },
+      { step: 2, values: { a: null, b: 1 } },
+    ]);
     const text = formatResultsJson({ x: Number.NaN } as never);
     expect(text).toBe('{\n  "x": null\n}\n');
   });
@@ -146,7 +159,10 @@ describe('--resume: pickResumableRuns', () => {
     { id: 'grpo-s1', config: { ...CONFIG, lr: 5e-5 } },
     { id: 'sft-s1', config: CONFIG },
   ];
-  const stored = (r: RunResult, backend = 'wasm'): RunResult => ({ ...r, config: { ...r.config, backend } as RunResult['config'] });
+  const stored = (r: RunResult, backend = 'wasm'): RunResult => ({
+    ...r,
+    config: { ...r.config, backend } as RunResult['config'],
+  });
 
   it('keeps finished runs whose stored config is the planned one on this backend, and nothing else', () => {
     // Key order of the stored config must not matter: rebuild it with its keys reversed.
@@ -193,8 +209,17 @@ describe('--resume: pickResumableRuns', () => {
 describe('--smoke', () => {
   it('keeps the runs and their knobs, takes the first seed, and shrinks the size', () => {
     const file = {
-      base: { recipe: 'pact', steps: 24, rolloutsPerPrompt: 8, maxResponseTokens: 256, tasks: { nTrain: 256, nTest: 32, trainSeed: 5 } },
-      runs: [{ name: 'q0', pact: { anchorProb: 0 } }, { name: 'big', maxResponseTokens: 512 }],
+      base: {
+        recipe: 'pact',
+        steps: 24,
+        rolloutsPerPrompt: 8,
+        maxResponseTokens: 256,
+        tasks: { nTrain: 256, nTest: 32, trainSeed: 5 },
+      },
+      runs: [
+        { name: 'q0', pact: { anchorProb: 0 } },
+        { name: 'big', maxResponseTokens: 512 },
+      ],
       seeds: [7, 8, 9],
     };
     const smoke = shrinkForSmoke(file);
@@ -202,7 +227,16 @@ describe('--smoke', () => {
     const ex = expandExperiment(smoke.file, { overrides: smoke.overrides });
     expect(ex.runs.map((r) => r.id)).toEqual(['q0-s7', 'big-s7']);
     for (const r of ex.runs) {
-      expect(r.config).toMatchObject({ steps: 2, rolloutsPerPrompt: 2, batchPrompts: 1, miniBatchPrompts: 1, maxResponseTokens: 32, maxTurns: 2, evalEvery: 2, checkpointEvery: 0 });
+      expect(r.config).toMatchObject({
+        steps: 2,
+        rolloutsPerPrompt: 2,
+        batchPrompts: 1,
+        miniBatchPrompts: 1,
+        maxResponseTokens: 32,
+        maxTurns: 2,
+        evalEvery: 2,
+        checkpointEvery: 0,
+      });
       expect(r.config.tasks).toMatchObject({ nTrain: 8, nTest: 2, trainSeed: 5 });
     }
     expect(ex.runs[0].config.pact.anchorProb).toBe(0);

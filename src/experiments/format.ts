@@ -16,7 +16,10 @@ export function formatFixed(x: number, digits = 3): string {
 /** One markdown cell: `0.300 ± 0.265`, `0.250 (n=1)`, `–`; `(n=k)` added when fewer than the row's seeds. */
 export function formatCell(c: MeanStd, rowN: number, digits = 3): string {
   if (c.n === 0) return '–';
-  const base = c.n === 1 ? `${formatFixed(c.mean, digits)} (n=1)` : `${formatFixed(c.mean, digits)} ± ${formatFixed(c.std, digits)}`;
+  const base =
+    c.n === 1
+      ? `${formatFixed(c.mean, digits)} (n=1)`
+      : `${formatFixed(c.mean, digits)} ± ${formatFixed(c.std, digits)}`;
   return c.n > 1 && c.n < rowN ? `${base} (n=${c.n})` : base;
 }
 
@@ -35,7 +38,9 @@ export function formatTableMarkdown(table: ExperimentTable, options: TableTextOp
   lines.push(`| Method | n | ${table.metrics.map(labelMetric).join(' | ')} |`);
   lines.push(`|---|---:|${table.metrics.map(() => '---:').join('|')}|`);
   for (const row of table.rows) {
-    lines.push(`| ${row.method} | ${row.n} | ${table.metrics.map((k) => formatCell(row.cells[k], row.n, digits)).join(' | ')} |`);
+    lines.push(
+      `| ${row.method} | ${row.n} | ${table.metrics.map((k) => formatCell(row.cells[k], row.n, digits)).join(' | ')} |`,
+    );
   }
   lines.push('');
   lines.push(

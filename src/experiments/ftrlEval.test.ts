@@ -1,7 +1,12 @@
 // The ftrl-eval experiment file (validation naming the field, --smoke, the task path from the
 // command line) and its tables (categories × Solve-R/P/F1), with numbers worked out by hand.
 import { describe, expect, it } from 'vitest';
-import { isFtrlEvalFile, parseFtrlEvalExperiment, resolveFtrlTasksPath, shrinkFtrlEvalForSmoke } from './ftrlEvalConfig';
+import {
+  isFtrlEvalFile,
+  parseFtrlEvalExperiment,
+  resolveFtrlTasksPath,
+  shrinkFtrlEvalForSmoke,
+} from './ftrlEvalConfig';
 import { formatFtrlEvalCsv, formatFtrlEvalMarkdown, formatScore } from './ftrlEvalTable';
 import type { FtrlEvalSummary } from '../run/ftrlEval';
 
@@ -14,8 +19,22 @@ describe('parseFtrlEvalExperiment', () => {
       backend: 'auto',
       settings: { maxTurns: 6, maxResponseTokens: 512, toolTimeoutMs: 5000 },
     });
-    const exp = parseFtrlEvalExperiment({ kind: 'ftrl-eval', name: 'mine', description: 'd', policy: 'folder:/tmp/q', perCategory: 10, maxTurns: 3, backend: 'wasm' });
-    expect(exp).toMatchObject({ name: 'mine', description: 'd', policy: 'folder:/tmp/q', backend: 'wasm', settings: { perCategory: 10, maxTurns: 3, maxResponseTokens: 512 } });
+    const exp = parseFtrlEvalExperiment({
+      kind: 'ftrl-eval',
+      name: 'mine',
+      description: 'd',
+      policy: 'folder:/tmp/q',
+      perCategory: 10,
+      maxTurns: 3,
+      backend: 'wasm',
+    });
+    expect(exp).toMatchObject({
+      name: 'mine',
+      description: 'd',
+      policy: 'folder:/tmp/q',
+      backend: 'wasm',
+      settings: { perCategory: 10, maxTurns: 3, maxResponseTokens: 512 },
+    });
     // perCategory null = every task
     expect(parseFtrlEvalExperiment({ kind: 'ftrl-eval', perCategory: null }).settings.perCategory).toBeUndefined();
   });
@@ -24,13 +43,25 @@ describe('parseFtrlEvalExperiment', () => {
     const bad = (json: unknown) => () => parseFtrlEvalExperiment(json);
     expect(bad([])).toThrow('ftrl-eval: the file must hold a JSON object');
     expect(bad({ kind: 'train' })).toThrow('ftrl-eval.kind: must be "ftrl-eval", got "train"');
-    expect(bad({ kind: 'ftrl-eval', perCategory: 0 })).toThrow('ftrl-eval.perCategory: must be an integer from 1 to 100000, got 0');
-    expect(bad({ kind: 'ftrl-eval', maxTurns: 2.5 })).toThrow('ftrl-eval.maxTurns: must be an integer from 1 to 32, got 2.5');
-    expect(bad({ kind: 'ftrl-eval', maxResponseTokens: '512' })).toThrow('ftrl-eval.maxResponseTokens: must be an integer from 1 to 32768, got "512"');
-    expect(bad({ kind: 'ftrl-eval', toolTimeoutMs: 10 })).toThrow('ftrl-eval.toolTimeoutMs: must be an integer from 100 to 600000, got 10');
-    expect(bad({ kind: 'ftrl-eval', policy: 'scratch' })).toThrow('ftrl-eval.policy: must be "warm-start" or "folder:PATH" (a Qwen3 folder), got "scratch"');
+    expect(bad({ kind: 'ftrl-eval', perCategory: 0 })).toThrow(
+      'ftrl-eval.perCategory: must be an integer from 1 to 100000, got 0',
+    );
+    expect(bad({ kind: 'ftrl-eval', maxTurns: 2.5 })).toThrow(
+      'ftrl-eval.maxTurns: must be an integer from 1 to 32, got 2.5',
+    );
+    expect(bad({ kind: 'ftrl-eval', maxResponseTokens: '512' })).toThrow(
+      'ftrl-eval.maxResponseTokens: must be an integer from 1 to 32768, got "512"',
+    );
+    expect(bad({ kind: 'ftrl-eval', toolTimeoutMs: 10 })).toThrow(
+      'ftrl-eval.toolTimeoutMs: must be an integer from 100 to 600000, got 10',
+    );
+    expect(bad({ kind: 'ftrl-eval', policy: 'scratch' })).toThrow(
+      'ftrl-eval.policy: must be "warm-start" or "folder:PATH" (a Qwen3 folder), got "scratch"',
+    );
     expect(bad({ kind: 'ftrl-eval', policy: 'folder:' })).toThrow('ftrl-eval.policy');
-    expect(bad({ kind: 'ftrl-eval', backend: 'cuda' })).toThrow('ftrl-eval.backend: must be auto, webgpu or wasm, got "cuda"');
+    expect(bad({ kind: 'ftrl-eval', backend: 'cuda' })).toThrow(
+      'ftrl-eval.backend: must be auto, webgpu or wasm, got "cuda"',
+    );
     expect(bad({ kind: 'ftrl-eval', name: '' })).toThrow('ftrl-eval.name: must be a non-empty string');
     expect(bad({ kind: 'ftrl-eval', tasks: 'x.jsonl' })).toThrow(
       'ftrl-eval: unknown field "tasks" (the task file comes from the command line: --tasks PATH or $PACT_FTRL_TASKS)',
@@ -46,9 +77,19 @@ describe('parseFtrlEvalExperiment', () => {
 
   it('--smoke keeps at most 2 tasks per category, 2 turns, 64 response tokens', () => {
     const all = parseFtrlEvalExperiment({ kind: 'ftrl-eval' });
-    expect(shrinkFtrlEvalForSmoke(all).settings).toEqual({ perCategory: 2, maxTurns: 2, maxResponseTokens: 64, toolTimeoutMs: 5000 });
+    expect(shrinkFtrlEvalForSmoke(all).settings).toEqual({
+      perCategory: 2,
+      maxTurns: 2,
+      maxResponseTokens: 64,
+      toolTimeoutMs: 5000,
+    });
     const small = parseFtrlEvalExperiment({ kind: 'ftrl-eval', perCategory: 1, maxTurns: 1, maxResponseTokens: 16 });
-    expect(shrinkFtrlEvalForSmoke(small).settings).toEqual({ perCategory: 1, maxTurns: 1, maxResponseTokens: 16, toolTimeoutMs: 5000 });
+    expect(shrinkFtrlEvalForSmoke(small).settings).toEqual({
+      perCategory: 1,
+      maxTurns: 1,
+      maxResponseTokens: 16,
+      toolTimeoutMs: 5000,
+    });
   });
 
   it('takes the task file from --tasks, else $PACT_FTRL_TASKS, else says how to give it', () => {

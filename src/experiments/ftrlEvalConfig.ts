@@ -35,7 +35,17 @@ export interface FtrlEvalExperiment {
   settings: Omit<FtrlEvalSettings, 'backend'>;
 }
 
-const FILE_FIELDS = ['kind', 'name', 'description', 'policy', 'perCategory', 'maxTurns', 'maxResponseTokens', 'toolTimeoutMs', 'backend'];
+const FILE_FIELDS = [
+  'kind',
+  'name',
+  'description',
+  'policy',
+  'perCategory',
+  'maxTurns',
+  'maxResponseTokens',
+  'toolTimeoutMs',
+  'backend',
+];
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -62,21 +72,33 @@ export function checkFtrlEvalNumber(field: FtrlEvalNumberField, value: unknown):
 /** Parses and validates an evaluation file; throws naming the field. */
 export function parseFtrlEvalExperiment(json: unknown, options: { defaultName?: string } = {}): FtrlEvalExperiment {
   if (!isPlainObject(json)) throw new Error('ftrl-eval: the file must hold a JSON object');
-  if (json.kind !== FTRL_EVAL_KIND) throw new Error(`ftrl-eval.kind: must be "${FTRL_EVAL_KIND}", got ${JSON.stringify(json.kind)}`);
+  if (json.kind !== FTRL_EVAL_KIND)
+    throw new Error(`ftrl-eval.kind: must be "${FTRL_EVAL_KIND}", got ${JSON.stringify(json.kind)}`);
   for (const key of Object.keys(json)) {
     if (!FILE_FIELDS.includes(key)) {
-      const hint = key === 'tasks' || key === 'tasksFile' ? ' (the task file comes from the command line: --tasks PATH or $PACT_FTRL_TASKS)' : '';
+      const hint =
+        key === 'tasks' || key === 'tasksFile'
+          ? ' (the task file comes from the command line: --tasks PATH or $PACT_FTRL_TASKS)'
+          : '';
       throw new Error(`ftrl-eval: unknown field "${key}"${hint}; valid: ${FILE_FIELDS.join(', ')}`);
     }
   }
-  if (json.name !== undefined && (typeof json.name !== 'string' || json.name.trim() === '')) throw new Error('ftrl-eval.name: must be a non-empty string');
-  if (json.description !== undefined && typeof json.description !== 'string') throw new Error('ftrl-eval.description: must be a string');
+  if (json.name !== undefined && (typeof json.name !== 'string' || json.name.trim() === ''))
+    throw new Error('ftrl-eval.name: must be a non-empty string');
+  if (json.description !== undefined && typeof json.description !== 'string')
+    throw new Error('ftrl-eval.description: must be a string');
   const policy = json.policy ?? 'warm-start';
-  if (typeof policy !== 'string' || !(policy === 'warm-start' || (policy.startsWith('folder:') && policy.length > 'folder:'.length))) {
-    throw new Error(`ftrl-eval.policy: must be "warm-start" or "folder:PATH" (a Qwen3 folder), got ${JSON.stringify(policy)}`);
+  if (
+    typeof policy !== 'string' ||
+    !(policy === 'warm-start' || (policy.startsWith('folder:') && policy.length > 'folder:'.length))
+  ) {
+    throw new Error(
+      `ftrl-eval.policy: must be "warm-start" or "folder:PATH" (a Qwen3 folder), got ${JSON.stringify(policy)}`,
+    );
   }
   const backend = json.backend ?? 'auto';
-  if (backend !== 'auto' && backend !== 'webgpu' && backend !== 'wasm') throw new Error(`ftrl-eval.backend: must be auto, webgpu or wasm, got ${JSON.stringify(backend)}`);
+  if (backend !== 'auto' && backend !== 'webgpu' && backend !== 'wasm')
+    throw new Error(`ftrl-eval.backend: must be auto, webgpu or wasm, got ${JSON.stringify(backend)}`);
   for (const field of Object.keys(FTRL_EVAL_LIMITS) as FtrlEvalNumberField[]) {
     const value = field === 'perCategory' && json[field] === null ? undefined : json[field];
     const problem = checkFtrlEvalNumber(field, value);
@@ -119,7 +141,7 @@ export function resolveFtrlTasksPath(flag: string | undefined, env: Record<strin
   const path = flag ?? env.PACT_FTRL_TASKS;
   if (!path) {
     throw new Error(
-      'ftrl-eval needs the FTRL task file (JSONL, e.g. FTRL\'s test.jsonl; it is never part of the repository): pass --tasks PATH, or set PACT_FTRL_TASKS=PATH',
+      "ftrl-eval needs the FTRL task file (JSONL, e.g. FTRL's test.jsonl; it is never part of the repository): pass --tasks PATH, or set PACT_FTRL_TASKS=PATH",
     );
   }
   return path;

@@ -15,10 +15,12 @@ export function formatScore(x: number, digits = 3): string {
 
 /** Why Solve-P reads 1 where nothing was called. */
 export const NO_CALL_NOTE =
-  'A task with no calls (every prompt over the window among them) has Solve-P 1 (no wrong call: FTRL\'s definition) and Solve-R 0, so read Solve-P beside Solve-R.';
+  "A task with no calls (every prompt over the window among them) has Solve-P 1 (no wrong call: FTRL's definition) and Solve-R 0, so read Solve-P beside Solve-R.";
 
 /** One sentence on the prompts over the window (empty when none were). */
-export function describePromptTooLong(summary: Pick<FtrlEvalSummary, 'selected' | 'promptTooLong' | 'maxPromptTokens'>): string {
+export function describePromptTooLong(
+  summary: Pick<FtrlEvalSummary, 'selected' | 'promptTooLong' | 'maxPromptTokens'>,
+): string {
   if (summary.promptTooLong === 0) return '';
   return (
     `${summary.promptTooLong} of ${summary.selected} task${summary.selected === 1 ? '' : 's'} had a prompt over the model's budget of ` +
@@ -44,15 +46,16 @@ export function formatFtrlEvalMarkdown(summary: FtrlEvalSummary, options: FtrlEv
   lines.push(row(summary.overall, '**overall**'));
   lines.push('');
   lines.push(
-    'Solve-R, Solve-P, Solve-F1: FTRL\'s metrics (fractions in [0, 1]), the mean over the category\'s tasks of each task\'s ' +
-      'recall, precision and F1 of expected tool answers found in the policy\'s tool outputs; one greedy rollout per task. ' +
+    "Solve-R, Solve-P, Solve-F1: FTRL's metrics (fractions in [0, 1]), the mean over the category's tasks of each task's " +
+      "recall, precision and F1 of expected tool answers found in the policy's tool outputs; one greedy rollout per task. " +
       NO_CALL_NOTE,
   );
   const tooLong = describePromptTooLong(summary);
   if (tooLong) lines.push('', tooLong);
   const t = summary.toolCalls;
   lines.push('', `Tool calls: ${t.calls} (${t.errors} answered with an error, ${t.timeouts} past the time limit).`);
-  if (summary.lineErrors.length > 0) lines.push('', `Task file lines not imported: ${summary.lineErrors.length} (first: ${summary.lineErrors[0]}).`);
+  if (summary.lineErrors.length > 0)
+    lines.push('', `Task file lines not imported: ${summary.lineErrors.length} (first: ${summary.lineErrors[0]}).`);
   for (const note of options.notes ?? []) lines.push('', note);
   return lines.join('\n') + '\n';
 }
@@ -63,7 +66,11 @@ export function formatFtrlEvalCsv(summary: FtrlEvalSummary): string {
   const num = (x: number) => (Number.isFinite(x) ? String(x) : '');
   const lines = ['category,tasks,prompt_too_long,solve_r,solve_p,solve_f1'];
   for (const r of [...summary.rows, summary.overall]) {
-    lines.push([field(r.category), String(r.tasks), String(r.promptTooLong), num(r.solveR), num(r.solveP), num(r.solveF1)].join(','));
+    lines.push(
+      [field(r.category), String(r.tasks), String(r.promptTooLong), num(r.solveR), num(r.solveP), num(r.solveF1)].join(
+        ',',
+      ),
+    );
   }
   return lines.join('\n') + '\n';
 }

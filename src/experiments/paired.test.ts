@@ -1,18 +1,45 @@
 // Paired run − control comparison (pact compare): every number below worked out by hand.
 import { describe, expect, it } from 'vitest';
-import { comparePaired, formatPairedTable, pairedDifferences, parseStepBlocks, runningDifference, standardError, type PairedSeries } from './paired';
+import {
+  comparePaired,
+  formatPairedTable,
+  pairedDifferences,
+  parseStepBlocks,
+  runningDifference,
+  standardError,
+  type PairedSeries,
+} from './paired';
 
 // Pair 1: steps 1–4, differences 0.2, 0, 0.2, −0.2.
 const PAIR1: PairedSeries = {
   label: 'a-s1 − b-s1',
-  run: [[1, 1.0], [2, 1.5], [3, 1.2], [4, 0.9]],
-  control: [[1, 0.8], [2, 1.5], [3, 1.0], [4, 1.1]],
+  run: [
+    [1, 1.0],
+    [2, 1.5],
+    [3, 1.2],
+    [4, 0.9],
+  ],
+  control: [
+    [1, 0.8],
+    [2, 1.5],
+    [3, 1.0],
+    [4, 1.1],
+  ],
 };
 // Pair 2: the run lacks step 3, so only steps 1, 2, 4 pair: differences 1, 0, 1.
 const PAIR2: PairedSeries = {
   label: 'a-s2 − b-s2',
-  run: [[1, 2], [2, 1], [4, 1]],
-  control: [[1, 1], [2, 1], [3, 0.5], [4, 0]],
+  run: [
+    [1, 2],
+    [2, 1],
+    [4, 1],
+  ],
+  control: [
+    [1, 1],
+    [2, 1],
+    [3, 0.5],
+    [4, 0],
+  ],
 };
 
 describe('comparePaired', () => {
@@ -66,13 +93,27 @@ describe('comparePaired', () => {
 
 describe('runningDifference', () => {
   it('pairs steps that both series have', () => {
-    expect(pairedDifferences(PAIR2)).toEqual([[1, 1], [2, 0], [4, 1]]);
-    expect(pairedDifferences(PAIR1).map(([s, d]) => [s, Number(d.toFixed(12))])).toEqual([[1, 0.2], [2, 0], [3, 0.2], [4, -0.2]]);
+    expect(pairedDifferences(PAIR2)).toEqual([
+      [1, 1],
+      [2, 0],
+      [4, 1],
+    ]);
+    expect(pairedDifferences(PAIR1).map(([s, d]) => [s, Number(d.toFixed(12))])).toEqual([
+      [1, 0.2],
+      [2, 0],
+      [3, 0.2],
+      [4, -0.2],
+    ]);
   });
 
   it('one pair: the mean of d_1..d_t at each step (0.2; 0.1 ± 0.1; 0.4/3; 0.05)', () => {
     const r = runningDifference([PAIR1]);
-    expect(r.map((p) => [p.step, p.n])).toEqual([[1, 1], [2, 2], [3, 3], [4, 4]]);
+    expect(r.map((p) => [p.step, p.n])).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [4, 4],
+    ]);
     expect(r[0].mean).toBeCloseTo(0.2, 12);
     expect(r[0].se).toBeNaN();
     expect(r[1].mean).toBeCloseTo(0.1, 12);
@@ -83,7 +124,12 @@ describe('runningDifference', () => {
 
   it('two pairs pooled: step 1 {0.2, 1} → 0.6 ± 0.4; step 3 adds only pair 1 → 1.4/5 ± √(0.172/5); the last point is the pooled all-steps row', () => {
     const r = runningDifference([PAIR1, PAIR2]);
-    expect(r.map((p) => [p.step, p.n])).toEqual([[1, 2], [2, 4], [3, 5], [4, 7]]);
+    expect(r.map((p) => [p.step, p.n])).toEqual([
+      [1, 2],
+      [2, 4],
+      [3, 5],
+      [4, 7],
+    ]);
     expect(r[0].mean).toBeCloseTo(0.6, 12);
     expect(r[0].se).toBeCloseTo(0.4, 12);
     expect(r[1].mean).toBeCloseTo(0.3, 12);
@@ -99,7 +145,11 @@ describe('runningDifference', () => {
 
 describe('parseStepBlocks', () => {
   it('reads inclusive ranges and single steps, and names a bad part', () => {
-    expect(parseStepBlocks('1-16, 17-32,5')).toEqual([{ from: 1, to: 16 }, { from: 17, to: 32 }, { from: 5, to: 5 }]);
+    expect(parseStepBlocks('1-16, 17-32,5')).toEqual([
+      { from: 1, to: 16 },
+      { from: 17, to: 32 },
+      { from: 5, to: 5 },
+    ]);
     expect(() => parseStepBlocks('1-16,x')).toThrow('--blocks: "x" is not a step range like 1-16');
     expect(() => parseStepBlocks('9-3')).toThrow('--blocks: "9-3" ends before it starts');
   });

@@ -139,7 +139,11 @@ function formatMeanSe(m: MeanStd, digits: number, signed = false): string {
 }
 
 /** The rows as a Markdown table (± = standard error over the steps). */
-export function formatPairedTable(rows: readonly PairedRow[], names: { metric: string; run: string; control: string }, digits = 3): string {
+export function formatPairedTable(
+  rows: readonly PairedRow[],
+  names: { metric: string; run: string; control: string },
+  digits = 3,
+): string {
   const lines = [
     `| steps | pair | n | ${names.run} ${names.metric} | ${names.control} | ${names.run} − ${names.control} | steps ${names.run} > ${names.control} |`,
     '|---|---|---:|---:|---:|---:|---:|',

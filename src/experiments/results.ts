@@ -26,7 +26,11 @@ export function toStepRecords(rows: readonly { step: number; values: Record<stri
     .sort((a, b) => a.step - b.step)
     .map((r) => ({
       step: r.step,
-      values: Object.fromEntries(Object.keys(r.values).sort().map((k) => [k, Number.isFinite(r.values[k]) ? r.values[k] : null])),
+      values: Object.fromEntries(
+        Object.keys(r.values)
+          .sort()
+          .map((k) => [k, Number.isFinite(r.values[k]) ? r.values[k] : null]),
+      ),
     }));
 }
 
@@ -49,7 +53,11 @@ export function formatRunJson(run: RunResult): string {
  * Differences between the metrics of two experiments' runs, bit for bit (Object.is on
  * every value: -0 ≠ 0, NaN = NaN), machine metrics (time, memory) left out. Empty = identical.
  */
-export function compareRunMetrics(a: readonly RunResult[], b: readonly RunResult[], ignore: readonly string[] = MACHINE_METRICS): string[] {
+export function compareRunMetrics(
+  a: readonly RunResult[],
+  b: readonly RunResult[],
+  ignore: readonly string[] = MACHINE_METRICS,
+): string[] {
   const out: string[] = [];
   const byId = new Map(b.map((r) => [r.id, r]));
   if (a.length !== b.length) out.push(`run count: ${a.length} vs ${b.length}`);
@@ -69,7 +77,8 @@ export function compareRunMetrics(a: readonly RunResult[], b: readonly RunResult
       for (const k of [...keys].sort()) {
         if (isMachineMetric(k, ignore)) continue;
         if (!(k in sa.values) || !(k in sb.values)) out.push(`${ra.id} step ${sa.step}: ${k} only in one`);
-        else if (!Object.is(sa.values[k], sb.values[k])) out.push(`${ra.id} step ${sa.step}: ${k} ${sa.values[k]} vs ${sb.values[k]}`);
+        else if (!Object.is(sa.values[k], sb.values[k]))
+          out.push(`${ra.id} step ${sa.step}: ${k} ${sa.values[k]} vs ${sb.values[k]}`);
       }
     });
   }
@@ -82,11 +91,22 @@ export function compareRunMetrics(a: readonly RunResult[], b: readonly RunResult
  * page's setup and the worker's config with it, and `--resume` a stored run's config.
  */
 export function diffJson(a: unknown, b: unknown, at = ''): string[] {
-  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && !Array.isArray(a) && !Array.isArray(b)) {
+  if (
+    typeof a === 'object' &&
+    a !== null &&
+    typeof b === 'object' &&
+    b !== null &&
+    !Array.isArray(a) &&
+    !Array.isArray(b)
+  ) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    return [...keys].flatMap((k) => diffJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], at ? `${at}.${k}` : k));
+    return [...keys].flatMap((k) =>
+      diffJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], at ? `${at}.${k}` : k),
+    );
   }
-  return JSON.stringify(a) === JSON.stringify(b) ? [] : [`${at || '(root)'}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`];
+  return JSON.stringify(a) === JSON.stringify(b)
+    ? []
+    : [`${at || '(root)'}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`];
 }
 
 /**
@@ -108,7 +128,8 @@ export function pickResumableRuns(
   const byId = new Map<string, RunResult>();
   for (const s of stored) {
     const r = s as Partial<RunResult> | null;
-    if (r && typeof r.id === 'string' && r.status === 'finished' && Array.isArray(r.steps)) byId.set(r.id, r as RunResult);
+    if (r && typeof r.id === 'string' && r.status === 'finished' && Array.isArray(r.steps))
+      byId.set(r.id, r as RunResult);
   }
   const kept = new Map<string, RunResult>();
   for (const run of runs) {

@@ -22,10 +22,16 @@ describe('selectBackend', () => {
 
 describe("selectBackend('auto') with a software WebGPU adapter", () => {
   // Chromium's SwiftShader adapter as this machine's headless Chromium reports it.
-  const swiftShader = { info: { vendor: 'google', architecture: 'swiftshader', device: '', description: '', isFallbackAdapter: true }, limits: { maxStorageBufferBindingSize: 2 ** 30, maxBufferSize: 2 ** 30 } };
+  const swiftShader = {
+    info: { vendor: 'google', architecture: 'swiftshader', device: '', description: '', isFallbackAdapter: true },
+    limits: { maxStorageBufferBindingSize: 2 ** 30, maxBufferSize: 2 ** 30 },
+  };
   let requests = 0;
   beforeAll(() => {
-    Object.defineProperty(globalThis, 'navigator', { value: { gpu: { requestAdapter: async () => (requests++, swiftShader) } }, configurable: true });
+    Object.defineProperty(globalThis, 'navigator', {
+      value: { gpu: { requestAdapter: async () => (requests++, swiftShader) } },
+      configurable: true,
+    });
   });
   afterAll(() => {
     Reflect.deleteProperty(globalThis, 'navigator');
@@ -34,7 +40,9 @@ describe("selectBackend('auto') with a software WebGPU adapter", () => {
   it('passes the software adapter over for wasm and says why', async () => {
     const sel = await selectBackend('auto', { wasmPaths: getNodeWasmPaths() });
     expect(sel.backend).toBe('wasm');
-    expect(sel.reason).toBe('webgpu: the only adapter is a software fallback (google · swiftshader), slower than wasm; choose the webgpu backend to use it anyway');
+    expect(sel.reason).toBe(
+      'webgpu: the only adapter is a software fallback (google · swiftshader), slower than wasm; choose the webgpu backend to use it anyway',
+    );
   });
 
   it('still tries that adapter when webgpu is asked for by name', async () => {

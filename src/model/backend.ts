@@ -72,7 +72,11 @@ export interface SelectBackendOptions {
 }
 
 interface GpuLike {
-  requestAdapter(): Promise<{ info?: object; isFallbackAdapter?: boolean; limits: { maxStorageBufferBindingSize: number; maxBufferSize: number } } | null>;
+  requestAdapter(): Promise<{
+    info?: object;
+    isFallbackAdapter?: boolean;
+    limits: { maxStorageBufferBindingSize: number; maxBufferSize: number };
+  } | null>;
 }
 
 function getNavigatorGpu(): GpuLike | undefined {
@@ -94,16 +98,24 @@ function copyInfo(info: object | undefined): Record<string, unknown> | undefined
  * Tries one backend; returns a selection, or a string saying why it is unavailable.
  * `isSoftwareRefused`: a software WebGPU adapter counts as unavailable ('auto').
  */
-async function tryBackend(name: BackendName, opts: SelectBackendOptions, isSoftwareRefused = false): Promise<BackendSelection | string> {
+async function tryBackend(
+  name: BackendName,
+  opts: SelectBackendOptions,
+  isSoftwareRefused = false,
+): Promise<BackendSelection | string> {
   try {
     if (name === 'webgpu') {
       const gpu = getNavigatorGpu();
       if (!gpu) return 'navigator.gpu is absent (Node, or a browser without WebGPU)';
       const adapter = await gpu.requestAdapter();
       if (!adapter) return 'requestAdapter() returned null (no WebGPU adapter; Chromium needs --enable-unsafe-webgpu)';
-      if (isSoftwareRefused && isSoftwareAdapter(adapter.info as AdapterKindInfo | undefined, adapter.isFallbackAdapter)) {
+      if (
+        isSoftwareRefused &&
+        isSoftwareAdapter(adapter.info as AdapterKindInfo | undefined, adapter.isFallbackAdapter)
+      ) {
         const info = (adapter.info ?? {}) as AdapterKindInfo;
-        const name = [info.vendor, info.architecture].filter((v) => typeof v === 'string' && v !== '').join(' · ') || 'unnamed';
+        const name =
+          [info.vendor, info.architecture].filter((v) => typeof v === 'string' && v !== '').join(' · ') || 'unnamed';
         return `the only adapter is a software fallback (${name}), slower than wasm; choose the webgpu backend to use it anyway`;
       }
       await import('@tensorflow/tfjs-backend-webgpu');
@@ -123,7 +135,8 @@ async function tryBackend(name: BackendName, opts: SelectBackendOptions, isSoftw
         wasm.setWasmPaths(opts.wasmPaths as string);
       }
       if (opts.wasmThreads !== undefined) wasm.setThreadsCount(Math.max(1, Math.floor(opts.wasmThreads)));
-      if (!(await tf.setBackend('wasm'))) return 'tf.setBackend("wasm") failed (were the .wasm files found? pass wasmPaths)';
+      if (!(await tf.setBackend('wasm')))
+        return 'tf.setBackend("wasm") failed (were the .wasm files found? pass wasmPaths)';
       return { backend: 'wasm', wasmThreads: wasm.getThreadsCount() };
     }
     await import('@tensorflow/tfjs-backend-cpu');
@@ -139,10 +152,14 @@ async function tryBackend(name: BackendName, opts: SelectBackendOptions, isSoftw
  * `preferred` (default webgpu), and makes it tfjs's active backend. 'auto' starts at
  * webgpu but takes it only on a hardware adapter.
  */
-export async function selectBackend(preferred: BackendPreference = 'webgpu', opts: SelectBackendOptions = {}): Promise<BackendSelection> {
+export async function selectBackend(
+  preferred: BackendPreference = 'webgpu',
+  opts: SelectBackendOptions = {},
+): Promise<BackendSelection> {
   const isAuto = preferred === 'auto';
   const start = isAuto ? 0 : BACKEND_ORDER.indexOf(preferred);
-  if (start < 0) throw new Error(`selectBackend: unknown backend '${preferred}'; valid: auto, ${BACKEND_ORDER.join(', ')}`);
+  if (start < 0)
+    throw new Error(`selectBackend: unknown backend '${preferred}'; valid: auto, ${BACKEND_ORDER.join(', ')}`);
   const skipped: string[] = [];
   for (const name of BACKEND_ORDER.slice(start)) {
     const result = await tryBackend(name, opts, isAuto);

@@ -22,7 +22,10 @@ describe('resolveConfig', () => {
   });
 
   it('keeps an explicit horizon and nested overrides', () => {
-    const c = resolveConfig({ steps: 10, pact: { annealHorizon: 5, anchorProb: 0.2, traceComponents: { toolResponses: false } } });
+    const c = resolveConfig({
+      steps: 10,
+      pact: { annealHorizon: 5, anchorProb: 0.2, traceComponents: { toolResponses: false } },
+    });
     expect(c.pact.annealHorizon).toBe(5);
     expect(c.pact.anchorProb).toBe(0.2);
     expect(c.pact.traceComponents).toEqual({ reasoning: true, toolCalls: true, toolResponses: false });
@@ -31,7 +34,12 @@ describe('resolveConfig', () => {
   it('names every bad field with its path and reason', () => {
     let err: unknown;
     try {
-      resolveConfig({ pact: { anchorProb: 1.5, reasoningSchedule: 'sometimes' }, batchPrompts: 6, miniBatchPrompts: 4, typo: 1 });
+      resolveConfig({
+        pact: { anchorProb: 1.5, reasoningSchedule: 'sometimes' },
+        batchPrompts: 6,
+        miniBatchPrompts: 4,
+        typo: 1,
+      });
     } catch (e) {
       err = e;
     }
@@ -45,25 +53,43 @@ describe('resolveConfig', () => {
   it('takes generated task categories and names a bad one', () => {
     expect(resolveConfig({ tasks: { categories: ['single_hop'] } }).tasks.categories).toEqual(['single_hop']);
     expect(resolveConfig({}).tasks.categories).toBeUndefined();
-    expect(() => resolveConfig({ tasks: { categories: ['single_hop', 'two_hop'] } })).toThrow('config.tasks.categories.1');
+    expect(() => resolveConfig({ tasks: { categories: ['single_hop', 'two_hop'] } })).toThrow(
+      'config.tasks.categories.1',
+    );
     expect(() => resolveConfig({ tasks: { categories: [] } })).toThrow('config.tasks.categories');
   });
 
   it('sizes search results for qwen3-nano by default (3 short hits) and names a bad search field', () => {
     const c = resolveConfig({});
     expect(c.toolsearcher.topK).toBe(3); // ToolSearcher: top 5; see SEARCH_PRESENTATION
-    expect(c.toolsearcher.resultLimits).toEqual({ maxDescriptionChars: 96, maxParamDescriptionChars: 0, maxOutputChars: 0 });
+    expect(c.toolsearcher.resultLimits).toEqual({
+      maxDescriptionChars: 96,
+      maxParamDescriptionChars: 0,
+      maxOutputChars: 0,
+    });
     const wide = resolveConfig({ toolsearcher: { topK: 5, resultLimits: { maxOutputChars: 240 } } });
     expect(wide.toolsearcher.topK).toBe(5);
-    expect(wide.toolsearcher.resultLimits).toEqual({ maxDescriptionChars: 96, maxParamDescriptionChars: 0, maxOutputChars: 240 });
+    expect(wide.toolsearcher.resultLimits).toEqual({
+      maxDescriptionChars: 96,
+      maxParamDescriptionChars: 0,
+      maxOutputChars: 240,
+    });
     expect(() => resolveConfig({ toolsearcher: { topK: 0 } })).toThrow('config.toolsearcher.topK');
-    expect(() => resolveConfig({ toolsearcher: { resultLimits: { maxDescriptionChars: 0 } } })).toThrow('config.toolsearcher.resultLimits.maxDescriptionChars');
-    expect(() => resolveConfig({ toolsearcher: { resultLimits: { maxOutput: 5 } } })).toThrow(/config\.toolsearcher\.resultLimits: .*maxOutput/);
+    expect(() => resolveConfig({ toolsearcher: { resultLimits: { maxDescriptionChars: 0 } } })).toThrow(
+      'config.toolsearcher.resultLimits.maxDescriptionChars',
+    );
+    expect(() => resolveConfig({ toolsearcher: { resultLimits: { maxOutput: 5 } } })).toThrow(
+      /config\.toolsearcher\.resultLimits: .*maxOutput/,
+    );
   });
 
   it('checks cross-field constraints: mini-batches divide the batch, λa does not grow', () => {
-    expect(() => resolveConfig({ batchPrompts: 6, miniBatchPrompts: 4 })).toThrow('config.miniBatchPrompts: must divide batchPrompts (6), got 4');
-    expect(() => resolveConfig({ batchPrompts: 2, miniBatchPrompts: 4 })).toThrow('config.miniBatchPrompts: must be ≤ batchPrompts (2), got 4');
+    expect(() => resolveConfig({ batchPrompts: 6, miniBatchPrompts: 4 })).toThrow(
+      'config.miniBatchPrompts: must divide batchPrompts (6), got 4',
+    );
+    expect(() => resolveConfig({ batchPrompts: 2, miniBatchPrompts: 4 })).toThrow(
+      'config.miniBatchPrompts: must be ≤ batchPrompts (2), got 4',
+    );
     expect(() => resolveConfig({ pact: { toolCallScaleStart: 0.2, toolCallScaleEnd: 0.8 } })).toThrow(
       'config.pact.toolCallScaleEnd: must be ≤ toolCallScaleStart (0.2)',
     );

@@ -108,7 +108,11 @@ export const pactOptionsSchema = z.object({
   prefixReveal: z.enum(['mask', 'remove']).default('mask'),
   /** Table 3: which components of h* enter the privileged context c^h. */
   traceComponents: z
-    .object({ reasoning: z.boolean().default(true), toolCalls: z.boolean().default(true), toolResponses: z.boolean().default(true) })
+    .object({
+      reasoning: z.boolean().default(true),
+      toolCalls: z.boolean().default(true),
+      toolResponses: z.boolean().default(true),
+    })
     .default({ reasoning: true, toolCalls: true, toolResponses: true }),
 });
 
@@ -145,9 +149,24 @@ export const toolSearcherOptionsSchema = z.object({
   /** How much of each hit the policy reads (characters; 0 leaves parameter descriptions or outputs out). */
   resultLimits: z
     .object({
-      maxDescriptionChars: z.number().int().min(1).max(M.resultChars).default(SEARCH_PRESENTATION.resultLimits.maxDescriptionChars),
-      maxParamDescriptionChars: z.number().int().min(0).max(M.resultChars).default(SEARCH_PRESENTATION.resultLimits.maxParamDescriptionChars),
-      maxOutputChars: z.number().int().min(0).max(M.resultChars).default(SEARCH_PRESENTATION.resultLimits.maxOutputChars),
+      maxDescriptionChars: z
+        .number()
+        .int()
+        .min(1)
+        .max(M.resultChars)
+        .default(SEARCH_PRESENTATION.resultLimits.maxDescriptionChars),
+      maxParamDescriptionChars: z
+        .number()
+        .int()
+        .min(0)
+        .max(M.resultChars)
+        .default(SEARCH_PRESENTATION.resultLimits.maxParamDescriptionChars),
+      maxOutputChars: z
+        .number()
+        .int()
+        .min(0)
+        .max(M.resultChars)
+        .default(SEARCH_PRESENTATION.resultLimits.maxOutputChars),
     })
     .strict()
     .default({ ...SEARCH_PRESENTATION.resultLimits }),
@@ -170,7 +189,10 @@ export const trainConfigSchema = z
           .object({
             rank: z.number().int().min(1).max(M.loraRank),
             alpha: z.number().positive(),
-            targets: z.array(z.enum(LORA_TARGETS as readonly LoraTarget[] as [LoraTarget, ...LoraTarget[]])).min(1).max(LORA_TARGETS.length),
+            targets: z
+              .array(z.enum(LORA_TARGETS as readonly LoraTarget[] as [LoraTarget, ...LoraTarget[]]))
+              .min(1)
+              .max(LORA_TARGETS.length),
           })
           .optional(),
       })
@@ -189,7 +211,11 @@ export const trainConfigSchema = z
          * train and test alike. Default: all four. A short run on 2 cores uses single-hop
          * tasks, whose episodes fit a few hundred response tokens.
          */
-        categories: z.array(z.enum(['single_hop', 'multi_hop', 'parallel_single_hop', 'parallel_multi_hop'])).min(1).max(16).optional(),
+        categories: z
+          .array(z.enum(['single_hop', 'multi_hop', 'parallel_single_hop', 'parallel_multi_hop']))
+          .min(1)
+          .max(16)
+          .optional(),
       })
       .default({ source: 'generated', trainSeed: 1, testSeed: 2, nTrain: 256, nTest: 32 }),
     /** Optimiser steps; 0 = no training, only the held-out evaluation of the starting policy (a table's Vanilla row). */
@@ -246,7 +272,10 @@ export const trainConfigSchema = z
     toolsearcher: toolSearcherOptionsSchema.default(toolSearcherOptionsSchema.parse({})),
     /** GSPO (Zheng et al. 2025 §5.1): clip range of the length-normalised sequence ratio, [1 − clipLow, 1 + clipHigh]. */
     gspo: z
-      .object({ clipLow: z.number().positive().max(1).default(GSPO_CLIP.clipLow), clipHigh: z.number().positive().max(1).default(GSPO_CLIP.clipHigh) })
+      .object({
+        clipLow: z.number().positive().max(1).default(GSPO_CLIP.clipLow),
+        clipHigh: z.number().positive().max(1).default(GSPO_CLIP.clipHigh),
+      })
       .strict()
       .default({ clipLow: GSPO_CLIP.clipLow, clipHigh: GSPO_CLIP.clipHigh }),
     /** CHORD: global weight μ of the SFT term mixed with on-policy RL. */
@@ -257,12 +286,24 @@ export const trainConfigSchema = z
   .strict()
   .superRefine((c, ctx) => {
     if (c.miniBatchPrompts > c.batchPrompts) {
-      ctx.addIssue({ code: 'custom', path: ['miniBatchPrompts'], message: `must be ≤ batchPrompts (${c.batchPrompts}), got ${c.miniBatchPrompts}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['miniBatchPrompts'],
+        message: `must be ≤ batchPrompts (${c.batchPrompts}), got ${c.miniBatchPrompts}`,
+      });
     } else if (c.batchPrompts % c.miniBatchPrompts !== 0) {
-      ctx.addIssue({ code: 'custom', path: ['miniBatchPrompts'], message: `must divide batchPrompts (${c.batchPrompts}), got ${c.miniBatchPrompts}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['miniBatchPrompts'],
+        message: `must divide batchPrompts (${c.batchPrompts}), got ${c.miniBatchPrompts}`,
+      });
     }
     if (c.pact.toolCallScaleEnd > c.pact.toolCallScaleStart) {
-      ctx.addIssue({ code: 'custom', path: ['pact', 'toolCallScaleEnd'], message: `must be ≤ toolCallScaleStart (${c.pact.toolCallScaleStart})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['pact', 'toolCallScaleEnd'],
+        message: `must be ≤ toolCallScaleStart (${c.pact.toolCallScaleStart})`,
+      });
     }
   });
 
@@ -277,7 +318,8 @@ export class ConfigError extends Error {
 }
 
 /** `config.a.b[0]`-style path of a problem. */
-const formatConfigPath = (path: readonly PropertyKey[]) => ['config', ...path.map((k) => limitText(String(k), 60))].join('.');
+const formatConfigPath = (path: readonly PropertyKey[]) =>
+  ['config', ...path.map((k) => limitText(String(k), 60))].join('.');
 
 /** Validates and fills defaults; every problem is listed as `config.<path>: <reason>`. */
 export function resolveConfig(input: unknown): TrainConfig {

@@ -25,7 +25,12 @@ export interface EpisodeTokens {
   isFinished: boolean;
 }
 
-export function pushTokens(ep: EpisodeTokens, ids: readonly number[], tags: readonly TokenTag[], logprobs: readonly number[] | null): void {
+export function pushTokens(
+  ep: EpisodeTokens,
+  ids: readonly number[],
+  tags: readonly TokenTag[],
+  logprobs: readonly number[] | null,
+): void {
   ids.forEach((id, n) => {
     ep.ids.push(id);
     ep.tags.push(tags[n]);
@@ -35,8 +40,21 @@ export function pushTokens(ep: EpisodeTokens, ids: readonly number[], tags: read
 
 /** A fresh episode holding the prompt's tokens (tagged prompt, turn −1). */
 export function startEpisodeTokens(promptIds: readonly number[]): EpisodeTokens {
-  const ep: EpisodeTokens = { ids: [], tags: [], behaviourLogprobs: [], promptLength: promptIds.length, generatedLength: 0, isDone: false, isFinished: false };
-  pushTokens(ep, promptIds, promptIds.map(() => ({ kind: 'prompt', turn: -1 })), null);
+  const ep: EpisodeTokens = {
+    ids: [],
+    tags: [],
+    behaviourLogprobs: [],
+    promptLength: promptIds.length,
+    generatedLength: 0,
+    isDone: false,
+    isFinished: false,
+  };
+  pushTokens(
+    ep,
+    promptIds,
+    promptIds.map(() => ({ kind: 'prompt', turn: -1 })),
+    null,
+  );
   return ep;
 }
 
@@ -112,7 +130,12 @@ export async function runEpisodeTurns<E extends EpisodeTokens>(
       }
       const envIds = tokenizer.encode(outcome.envText);
       const kept = envIds.slice(0, Math.max(0, remainingBudget(ep, maxResponseTokens)));
-      pushTokens(ep, kept, kept.map(() => ({ kind: 'observation', turn })), null);
+      pushTokens(
+        ep,
+        kept,
+        kept.map(() => ({ kind: 'observation', turn })),
+        null,
+      );
       if (kept.length < envIds.length) ep.isDone = true;
     }
   }

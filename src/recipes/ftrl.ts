@@ -23,7 +23,8 @@ export function listFtrlTurns(rollout: Rollout): FtrlTurn[] {
 
 /** FTRL per-turn rewards and per-turn GRPO advantages of one tool-use group. */
 export function scoreFtrl(group: RolloutGroup): GroupScore {
-  if (group.prompt.kind !== 'tool-use') throw new Error(`ftrl: got a ${group.prompt.kind} prompt; ftrl runs on the tool-use env`);
+  if (group.prompt.kind !== 'tool-use')
+    throw new Error(`ftrl: got a ${group.prompt.kind} prompt; ftrl runs on the tool-use env`);
   const { unsolvedSet, answer } = group.prompt.task;
   const results = group.rollouts.map((r) => ftrlReward(listFtrlTurns(r), unsolvedSet, answer));
   return {
@@ -41,7 +42,8 @@ export const FTRL_RECIPE: Recipe = {
   name: 'ftrl',
   title: 'FTRL',
   summary: "FTRL: per-turn compute_solve_f1 reward (FTRL's released code), GRPO per turn",
-  objective: 'r_t = compute_solve_f1 of turn t (2·solved/(calls+1) for a calling turn, −0.5 empty, −0.3 malformed, …);  GRPO per turn index, clipped surrogate + β·KL',
+  objective:
+    'r_t = compute_solve_f1 of turn t (2·solved/(calls+1) for a calling turn, −0.5 empty, −0.3 malformed, …);  GRPO per turn index, clipped surrogate + β·KL',
   reference: 'Ye et al. 2025 (FTRL), bytedance/FTRL Code/verl/utils/reward_score/tool.py compute_solve_f1',
   knobs: ['rollouts'],
   env: 'tool-use',

@@ -21,7 +21,13 @@ describe('gdpo', () => {
       expect(row).toHaveLength(expected[k].length);
       row.forEach((a, t) => expect(a).toBeCloseTo(expected[k][t], 5));
     });
-    const core = gdpoAdvantages([[[1, 1, 1], [0, 1, 1], [0, 1, 0]]]);
+    const core = gdpoAdvantages([
+      [
+        [1, 1, 1],
+        [0, 1, 1],
+        [0, 1, 0],
+      ],
+    ]);
     expect(score.turnAdvantages.map((row) => row[0])).toEqual(core[0]);
     expect(score.rewards.map((r) => +r.toFixed(9))).toEqual([1.1, 0.1, 0.1]);
   });

@@ -15,7 +15,12 @@
 import { gdpoAdvantages } from '../core/gdpo';
 import { registerRecipe } from './registry';
 import { evaluateSearchRollout } from './searchRollouts';
-import { collectSearchRollouts, computeGroupRewardParts, routePromptOnly, type SearchRewardParts } from './toolsearcher';
+import {
+  collectSearchRollouts,
+  computeGroupRewardParts,
+  routePromptOnly,
+  type SearchRewardParts,
+} from './toolsearcher';
 import type { GroupScore, Recipe, RolloutGroup } from './types';
 
 /** GDPO's reward components of a rollout: [F1, format, search recall]. */
@@ -40,18 +45,25 @@ export function assignGdpoAdvantages(groups: readonly RolloutGroup[], formatBonu
 export function scoreGdpo(group: RolloutGroup, formatBonus: number): GroupScore {
   const { parts } = computeGroupRewardParts(group, formatBonus);
   const stored = group.rollouts.map((r) => r.meta?.[GDPO_ADVANTAGE_KEY]);
-  const advantages = stored.every((a) => typeof a === 'number') ? (stored as number[]) : gdpoAdvantages([parts.map(listGdpoComponents)])[0] ?? [];
+  const advantages = stored.every((a) => typeof a === 'number')
+    ? (stored as number[])
+    : (gdpoAdvantages([parts.map(listGdpoComponents)])[0] ?? []);
   return {
     rewards: parts.map((p) => p.reward),
     turnAdvantages: parts.map((p, k) => new Array<number>(p.nTurns).fill(advantages[k])),
-    rewardParts: { f1: parts.map((p) => p.f1), format: parts.map((p) => p.format), search_recall: parts.map((p) => p.searchRecall) },
+    rewardParts: {
+      f1: parts.map((p) => p.f1),
+      format: parts.map((p) => p.format),
+      search_recall: parts.map((p) => p.searchRecall),
+    },
   };
 }
 
 export const GDPO_RECIPE: Recipe = {
   name: 'gdpo',
   title: 'GDPO',
-  summary: 'GDPO: F1, format and search recall normalised separately per group, summed, batch-normalised; tool-search env',
+  summary:
+    'GDPO: F1, format and search recall normalised separately per group, summed, batch-normalised; tool-search env',
   objective: 'A_k = BN_batch(Σ_j z-score_group(R_j,k)),  R_j ∈ {F1, format, search recall}',
   reference: 'Liu et al. 2026 (GDPO); ToolSearcher §4.2 baseline',
   knobs: ['rollouts'],

@@ -12,7 +12,8 @@ export const GRPO_RECIPE: Recipe = {
   name: 'grpo',
   title: 'GRPO',
   summary: 'GRPO: outcome reward (answer F1), group-normalised advantages, prompt-only',
-  objective: 'L = −E[min(r·A_k, clip(r, 1−ε, 1+ε)·A_k)] + β·KL,  A_k = (R_k − mean R)/(std R + ε),  R_k = F1(answer, gold)',
+  objective:
+    'L = −E[min(r·A_k, clip(r, 1−ε, 1+ε)·A_k)] + β·KL,  A_k = (R_k − mean R)/(std R + ε),  R_k = F1(answer, gold)',
   reference: 'Shao et al. 2024 (DeepSeekMath) §4.1',
   knobs: ['rollouts'],
   env: 'tool-use',
@@ -20,7 +21,8 @@ export const GRPO_RECIPE: Recipe = {
   usesMatchTirCredit: false,
   usesRollouts: () => true,
   scoreGroup: (group) => scoreOutcome(group),
-  routePrompts: (groups) => groups.map(() => ({ rl: 'x' as const, rlWeight: 1, sftWeight: 0, sftMask: 'full' as const })),
+  routePrompts: (groups) =>
+    groups.map(() => ({ rl: 'x' as const, rlWeight: 1, sftWeight: 0, sftMask: 'full' as const })),
   evaluateRollout: evaluateToolUseRollout,
 };
 

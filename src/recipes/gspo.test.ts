@@ -15,7 +15,14 @@ beforeAll(useCpuBackend);
 
 /** The loss options the trainer builds for a recipe (its policyLoss, else the config's). */
 function resolveLossOptions(recipe: Recipe, config: TrainConfig): PromptLossOptions {
-  return { clipEps: config.clipEps, lossAgg: config.lossAgg, ...recipe.policyLoss?.(config), klCoef: 0, rlWeight: 1, sftWeight: 0 };
+  return {
+    clipEps: config.clipEps,
+    lossAgg: config.lossAgg,
+    ...recipe.policyLoss?.(config),
+    klCoef: 0,
+    rlWeight: 1,
+    sftWeight: 0,
+  };
 }
 
 /**
@@ -38,14 +45,28 @@ const ADVANTAGES = [
 ];
 
 /** The RL loss, clipped-token count and ∂loss/∂logp of the two rows under a recipe's loss options. */
-function evaluate(recipe: Recipe, config: TrainConfig, logRatio: number[][]): { loss: number; clipped: number; grad: number[][] } {
+function evaluate(
+  recipe: Recipe,
+  config: TrainConfig,
+  logRatio: number[][],
+): { loss: number; clipped: number; grad: number[][] } {
   return tf.tidy(() => {
-    const oldLogp = tf.tensor2d([[-1, -2, -1.5], [-0.5, -1, -3]]);
+    const oldLogp = tf.tensor2d([
+      [-1, -2, -1.5],
+      [-0.5, -1, -3],
+    ]);
     const logp = tf.add(oldLogp, tf.tensor2d(logRatio)) as tf.Tensor2D;
     const o = resolveLossOptions(recipe, config);
     const terms = (x: tf.Tensor) =>
       computePromptLossTerms(
-        { logp: x as tf.Tensor2D, oldLogp, advantages: tf.tensor2d(ADVANTAGES), mask: tf.tensor2d(MASK), level: recipe.ratioLevel ?? 'token', totals: computeAggregationTotals(MASK) },
+        {
+          logp: x as tf.Tensor2D,
+          oldLogp,
+          advantages: tf.tensor2d(ADVANTAGES),
+          mask: tf.tensor2d(MASK),
+          level: recipe.ratioLevel ?? 'token',
+          totals: computeAggregationTotals(MASK),
+        },
         null,
         o,
       );
@@ -73,7 +94,11 @@ describe('gspo', () => {
 
   it("uses GSPO's own asymmetric clip range and per-sequence aggregation, not config.clipEps / lossAgg", () => {
     const config = resolveConfig({ recipe: 'gspo', clipEps: 0.2, lossAgg: 'token-mean' });
-    expect(getRecipe('gspo').policyLoss!(config)).toEqual({ clipEps: GSPO_CLIP.clipLow, clipEpsHigh: GSPO_CLIP.clipHigh, lossAgg: 'seq-mean-token-mean' });
+    expect(getRecipe('gspo').policyLoss!(config)).toEqual({
+      clipEps: GSPO_CLIP.clipLow,
+      clipEpsHigh: GSPO_CLIP.clipHigh,
+      lossAgg: 'seq-mean-token-mean',
+    });
     expect([config.gspo.clipLow, config.gspo.clipHigh]).toEqual([3e-4, 4e-4]);
     expect(getRecipe('search_r1').policyLoss).toBeUndefined();
   });

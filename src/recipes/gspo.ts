@@ -16,15 +16,21 @@ import type { Recipe } from './types';
 export const GSPO_RECIPE: Recipe = {
   name: 'gspo',
   title: 'GSPO',
-  summary: 'GSPO: outcome reward, sequence-level importance ratio clipped to 3e-4 / 4e-4, per-sequence loss, tool-search env',
-  objective: 's_k = exp(mean_n log π_θ/π_old over τ_k);  L = −mean_k min(s_k·A_k, clip(s_k, 1−3e-4, 1+4e-4)·A_k),  A_k = GRPO\'s',
+  summary:
+    'GSPO: outcome reward, sequence-level importance ratio clipped to 3e-4 / 4e-4, per-sequence loss, tool-search env',
+  objective:
+    "s_k = exp(mean_n log π_θ/π_old over τ_k);  L = −mean_k min(s_k·A_k, clip(s_k, 1−3e-4, 1+4e-4)·A_k),  A_k = GRPO's",
   reference: 'Zheng et al. 2025 (GSPO) Eq. 5–7, §5.1; ToolSearcher §4.2 baseline',
   knobs: ['rollouts'],
   env: 'tool-search',
   needsTraces: false,
   usesMatchTirCredit: false,
   ratioLevel: 'sequence',
-  policyLoss: (config) => ({ clipEps: config.gspo.clipLow, clipEpsHigh: config.gspo.clipHigh, lossAgg: 'seq-mean-token-mean' }),
+  policyLoss: (config) => ({
+    clipEps: config.gspo.clipLow,
+    clipEpsHigh: config.gspo.clipHigh,
+    lossAgg: 'seq-mean-token-mean',
+  }),
   usesRollouts: () => true,
   collectRollouts: (request) => collectSearchRollouts(request, false),
   scoreGroup: (group, ctx) => scoreSearchOutcome(group, ctx.config.toolsearcher.formatBonus),

@@ -29,7 +29,8 @@ const MEAN = SUM.map((row) => row.map((a) => a / 2));
 async function buildGroup(): Promise<RolloutGroup> {
   const task = createTinyToolUseTasks().trainTasks[0];
   expect(task.goldCalls).toEqual([{ name: 'get_birth_year', arguments: { person: 'Fe Jora' } }]);
-  const call = (person: string) => `<think>a</think><tool_call>{"name": "get_birth_year", "arguments": {"person": "${person}"}}</tool_call>`;
+  const call = (person: string) =>
+    `<think>a</think><tool_call>{"name": "get_birth_year", "arguments": {"person": "${person}"}}</tool_call>`;
   const rollouts = await Promise.all([
     createHandToolUseRollout(task, [call('Fe Jora'), '<think>b</think><answer>1969</answer>']),
     createHandToolUseRollout(task, [call('Fe'), '<think>b</think><answer>1969</answer>']),
@@ -40,7 +41,9 @@ async function buildGroup(): Promise<RolloutGroup> {
 
 function expectAdvantages(actual: number[][], expected: number[][]): void {
   expect(actual.map((row) => row.length)).toEqual(expected.map((row) => row.length));
-  actual.forEach((row, k) => row.forEach((a, t) => expect(a, `rollout ${k}, turn ${t}`).toBeCloseTo(expected[k][t], 5)));
+  actual.forEach((row, k) =>
+    row.forEach((a, t) => expect(a, `rollout ${k}, turn ${t}`).toBeCloseTo(expected[k][t], 5)),
+  );
 }
 
 describe('MatchTIR advantages through scoreMatchTir', () => {

@@ -15,7 +15,8 @@ export const MATCHTIR_RECIPE: Recipe = {
   name: 'matchtir',
   title: 'MatchTIR',
   summary: 'MatchTIR: matched turn rewards, dual-level advantages, prompt-only RL',
-  objective: 'L^x_RL = −E[min(r^x·A, clip(r^x, 1−ε, 1+ε)·A)] + β·KL,  A_{k,n} = A^g_k + A^ℓ_{k,t}  (matched turn rewards)',
+  objective:
+    'L^x_RL = −E[min(r^x·A, clip(r^x, 1−ε, 1+ε)·A)] + β·KL,  A_{k,n} = A^g_k + A^ℓ_{k,t}  (matched turn rewards)',
   reference: 'Qu et al. 2026 (MatchTIR); PACT App. B',
   knobs: ['rollouts'],
   env: 'tool-use',
@@ -23,7 +24,8 @@ export const MATCHTIR_RECIPE: Recipe = {
   usesMatchTirCredit: true,
   usesRollouts: () => true,
   scoreGroup: (group, ctx) => scoreMatchTir(group, ctx.config),
-  routePrompts: (groups) => groups.map(() => ({ rl: 'x' as const, rlWeight: 1, sftWeight: 0, sftMask: 'full' as const })),
+  routePrompts: (groups) =>
+    groups.map(() => ({ rl: 'x' as const, rlWeight: 1, sftWeight: 0, sftMask: 'full' as const })),
   evaluateRollout: evaluateToolUseRollout,
 };
 

@@ -4,15 +4,30 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { QWEN3_PRESETS, type Qwen3Config } from '../model/qwen3/config';
 import { resolveConfig } from './config';
-import { WASM_MEMORY_LIMIT_BYTES, checkTrainingMemory, estimateStepMemory, estimateTrainingState } from './memoryEstimate';
+import {
+  WASM_MEMORY_LIMIT_BYTES,
+  checkTrainingMemory,
+  estimateStepMemory,
+  estimateTrainingState,
+} from './memoryEstimate';
 import './index';
 
 // vocab 10, hidden 4, one layer (q, k, v, o 4×4 each; q/k norms of head_dim 4; two layer norms;
 // gate, up 8×4 and down 4×8), a final norm, tied embedding:
 // 40 + (4·16 + 4 + 4 + 4 + 4 + 3·32) + 4 = 40 + 176 + 4 = 220 parameters.
 const SMALL: Qwen3Config = {
-  vocab_size: 10, hidden_size: 4, intermediate_size: 8, num_hidden_layers: 1, num_attention_heads: 1, num_key_value_heads: 1,
-  head_dim: 4, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true, max_position_embeddings: 64, initializer_range: 0.02,
+  vocab_size: 10,
+  hidden_size: 4,
+  intermediate_size: 8,
+  num_hidden_layers: 1,
+  num_attention_heads: 1,
+  num_key_value_heads: 1,
+  head_dim: 4,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  tie_word_embeddings: true,
+  max_position_embeddings: 64,
+  initializer_range: 0.02,
 };
 
 describe('estimateTrainingState', () => {
@@ -20,7 +35,10 @@ describe('estimateTrainingState', () => {
     const full = estimateTrainingState(SMALL, resolveConfig({ klCoef: 0.001 }));
     expect([full.params, full.trainable, full.bytes]).toEqual([220, 220, 4 * 220 * 6]);
     expect(estimateTrainingState(SMALL, resolveConfig({ klCoef: 0 })).bytes).toBe(4 * 220 * 5);
-    const lora = estimateTrainingState(SMALL, resolveConfig({ model: { lora: { rank: 2, alpha: 4, targets: ['q', 'v'] } } }));
+    const lora = estimateTrainingState(
+      SMALL,
+      resolveConfig({ model: { lora: { rank: 2, alpha: 4, targets: ['q', 'v'] } } }),
+    );
     expect([lora.trainable, lora.bytes]).toEqual([0, 4 * 220]);
   });
 
@@ -36,7 +54,7 @@ describe('checkTrainingMemory', () => {
   it('refuses Qwen3-0.6B on wasm with the estimate and the fields to change; LoRA, WebGPU and qwen3-nano pass', () => {
     // 13.32 GiB of state, plus 16 heads × 3,072² × 4 B × 28 layers = 15.75 GiB of attention maps for one row.
     expect(() => checkTrainingMemory(q06, resolveConfig({}), 'wasm')).toThrow(
-      'config.model: a model of 596,049,920 parameters needs at least 29.07 GiB on wasm (training state (the weights, their gradients, AdamW\'s two moments, π_old\'s snapshot, π_ref\'s copy) 13.32 GiB, attention maps of 1 row(s) of 3072 tokens (at least) 15.75 GiB), over WebAssembly\'s 4.00 GiB; train it on WebGPU (config.backend "webgpu", a hardware GPU), or train LoRA adapters on the frozen weights (config.model.lora)',
+      "config.model: a model of 596,049,920 parameters needs at least 29.07 GiB on wasm (training state (the weights, their gradients, AdamW's two moments, π_old's snapshot, π_ref's copy) 13.32 GiB, attention maps of 1 row(s) of 3072 tokens (at least) 15.75 GiB), over WebAssembly's 4.00 GiB; train it on WebGPU (config.backend \"webgpu\", a hardware GPU), or train LoRA adapters on the frozen weights (config.model.lora)",
     );
     const lora = { rank: 8, alpha: 16, targets: ['q', 'v'] as ('q' | 'v')[] };
     // LoRA: 2.22 GiB of frozen base; at the default rows the attention maps alone exceed the memory …
@@ -87,7 +105,10 @@ describe('estimateStepMemory', () => {
       const bench = JSON.parse(readFileSync(m.bench, 'utf8'));
       const peak: number = bench.steps[m.step].memory.engine_peak_bytes;
       const experiment = JSON.parse(readFileSync(m.experiment, 'utf8'));
-      const model = { ...QWEN3_PRESETS['qwen3-nano'], ...JSON.parse(readFileSync('public/warm-start/config.json', 'utf8')) };
+      const model = {
+        ...QWEN3_PRESETS['qwen3-nano'],
+        ...JSON.parse(readFileSync('public/warm-start/config.json', 'utf8')),
+      };
       const est = estimateStepMemory(model, resolveConfig(experiment.base), 'wasm');
       const bytes = est.engineParts.reduce((s, p) => s + p.bytes, 0);
       expect(peak).toBeGreaterThan(100 * 2 ** 20);

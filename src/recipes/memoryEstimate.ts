@@ -12,7 +12,12 @@
  */
 import { countQwen3Params, type Qwen3Config } from '../model/qwen3/config';
 import { ENGINE_ACTIVATION_BUDGET_BYTES, ENGINE_MAX_PARAMS, getEngineEnabled } from '../model/qwen3/engineBridge';
-import { countEngineParams, engineActivationBytes, engineSlotBytes, engineWeightCacheBytes } from '../model/engine/qwen3Engine';
+import {
+  countEngineParams,
+  engineActivationBytes,
+  engineSlotBytes,
+  engineWeightCacheBytes,
+} from '../model/engine/qwen3Engine';
 import type { TrainConfig } from './config';
 
 /** One WebAssembly memory's most (65,536 pages of 64 KiB): tfjs-wasm's heap and the engine's cannot grow past it. */
@@ -33,7 +38,10 @@ export interface TrainingStateEstimate {
   bytes: number;
 }
 
-export function estimateTrainingState(model: Qwen3Config, config: Pick<TrainConfig, 'klCoef' | 'model'>): TrainingStateEstimate {
+export function estimateTrainingState(
+  model: Qwen3Config,
+  config: Pick<TrainConfig, 'klCoef' | 'model'>,
+): TrainingStateEstimate {
   const params = countQwen3Params(model);
   const isLora = config.model.lora !== undefined;
   const trainable = isLora ? 0 : params;
@@ -80,7 +88,10 @@ export function estimateStepMemory(model: Qwen3Config, config: MemoryConfig, bac
     // One micro-batch's attention maps [rows, heads, T, T], kept per layer for the backward.
     const T = longestRowTokens;
     const maps = 4 * config.microBatchRows * model.num_attention_heads * T * T * model.num_hidden_layers;
-    backendParts.push({ what: `attention maps of ${config.microBatchRows} row(s) of ${T} tokens (at least)`, bytes: maps });
+    backendParts.push({
+      what: `attention maps of ${config.microBatchRows} row(s) of ${T} tokens (at least)`,
+      bytes: maps,
+    });
     return { engine, longestRowTokens, backend: backendParts, engineParts: [] };
   }
   const versions = 1 + (state.trainable > 0 ? 1 : 0) + (state.trainable > 0 && config.klCoef > 0 ? 1 : 0);

@@ -9,8 +9,15 @@ import type { Task } from '../envs/types';
 const trace: ExpertTrace = { taskId: 't', turns: [], source: 'teacher', verified: true };
 const task = { id: 't' } as Task;
 const groups = (n: number, withTrace = true): RolloutGroup[] =>
-  Array.from({ length: n }, (_, index) => ({ prompt: { kind: 'tool-use', index, task, trace: withTrace ? trace : undefined }, rollouts: [] }));
-const ctxOf = (step: number, pact: Record<string, unknown>, seed = 7) => ({ step, config: resolveConfig({ seed, pact }), rng: createRng(0) });
+  Array.from({ length: n }, (_, index) => ({
+    prompt: { kind: 'tool-use', index, task, trace: withTrace ? trace : undefined },
+    rollouts: [],
+  }));
+const ctxOf = (step: number, pact: Record<string, unknown>, seed = 7) => ({
+  step,
+  config: resolveConfig({ seed, pact }),
+  rng: createRng(0),
+});
 
 describe('pact routing (PACT Eq. prompt-routing-gate, overall-objective; Table 2 objectives)', () => {
   it('draws the same gates as the UI preview: stream seed/gates/step(s+1)', () => {
@@ -28,12 +35,25 @@ describe('pact routing (PACT Eq. prompt-routing-gate, overall-objective; Table 2
   });
 
   it('q = 0 routes every traced prompt to trace co-training, q = 1 to the anchor', () => {
-    expect(PACT_RECIPE.routePrompts(groups(5), ctxOf(0, { anchorProb: 0 })).map((r) => r.rl)).toEqual(['h', 'h', 'h', 'h', 'h']);
-    expect(PACT_RECIPE.routePrompts(groups(5), ctxOf(0, { anchorProb: 1 })).map((r) => r.rl)).toEqual(['x', 'x', 'x', 'x', 'x']);
+    expect(PACT_RECIPE.routePrompts(groups(5), ctxOf(0, { anchorProb: 0 })).map((r) => r.rl)).toEqual([
+      'h',
+      'h',
+      'h',
+      'h',
+      'h',
+    ]);
+    expect(PACT_RECIPE.routePrompts(groups(5), ctxOf(0, { anchorProb: 1 })).map((r) => r.rl)).toEqual([
+      'x',
+      'x',
+      'x',
+      'x',
+      'x',
+    ]);
   });
 
   it('the Table 2 objectives pick the ratio context and the SFT term', () => {
-    const at = (objective: string) => PACT_RECIPE.routePrompts(groups(1), ctxOf(0, { anchorProb: 0, objective, betaSft: 0.1 }))[0];
+    const at = (objective: string) =>
+      PACT_RECIPE.routePrompts(groups(1), ctxOf(0, { anchorProb: 0, objective, betaSft: 0.1 }))[0];
     expect([at('Lx').rl, at('Lx').sftWeight]).toEqual(['x', 0]);
     expect([at('Lh').rl, at('Lh').sftWeight]).toEqual(['h', 0]);
     expect([at('Lx+SFT').rl, at('Lx+SFT').sftWeight]).toEqual(['x', 0.1]);
@@ -41,6 +61,8 @@ describe('pact routing (PACT Eq. prompt-routing-gate, overall-objective; Table 2
   });
 
   it('a prompt without an expert trace is always anchored', () => {
-    expect(PACT_RECIPE.routePrompts(groups(3, false), ctxOf(0, { anchorProb: 0 })).map((r) => r.gate)).toEqual([1, 1, 1]);
+    expect(PACT_RECIPE.routePrompts(groups(3, false), ctxOf(0, { anchorProb: 0 })).map((r) => r.gate)).toEqual([
+      1, 1, 1,
+    ]);
   });
 });

@@ -41,7 +41,13 @@ export const PACT_RECIPE: Recipe = {
       if (z === 1) return { rl: 'x', rlWeight: 1, sftWeight: 0, sftMask: 'component', gate: 1 };
       const isTraceRatio = p.objective === 'Lh' || p.objective === 'Lh+SFT';
       const hasSft = p.objective === 'Lx+SFT' || p.objective === 'Lh+SFT';
-      return { rl: isTraceRatio ? 'h' : 'x', rlWeight: 1, sftWeight: hasSft ? p.betaSft : 0, sftMask: 'component', gate: 0 };
+      return {
+        rl: isTraceRatio ? 'h' : 'x',
+        rlWeight: 1,
+        sftWeight: hasSft ? p.betaSft : 0,
+        sftMask: 'component',
+        gate: 0,
+      };
     });
   },
   evaluateRollout: evaluateToolUseRollout,

@@ -63,7 +63,9 @@ describe('replayExpertEpisode', () => {
   it('fails clearly for a task without a trace', async () => {
     const env = new RolloutEnv({ executor, renderChat: bindRenderChat(source) });
     const bare = generateTasks({ seed: 3, n: 1 })[0];
-    await expect(replayExpertEpisode(bare, env)).rejects.toThrow(`replayExpertEpisode: task ${bare.id} has no expertTrace`);
+    await expect(replayExpertEpisode(bare, env)).rejects.toThrow(
+      `replayExpertEpisode: task ${bare.id} has no expertTrace`,
+    );
   });
 });
 

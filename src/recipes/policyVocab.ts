@@ -14,7 +14,15 @@
  */
 import type { TokenTag } from '../core/types';
 import { generateTasks, type GeneratorOptions } from '../envs/generator';
-import { DEFAULT_SYSTEM_PROMPT, FTRL_INSTRUCTION, RolloutEnv, tagSegments, tagTokens, type RenderChat, type Transcript } from '../envs/rollout';
+import {
+  DEFAULT_SYSTEM_PROMPT,
+  FTRL_INSTRUCTION,
+  RolloutEnv,
+  tagSegments,
+  tagTokens,
+  type RenderChat,
+  type Transcript,
+} from '../envs/rollout';
 import type { ToolExecutor } from '../envs/sandbox/types';
 import type { Task } from '../envs/types';
 import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
@@ -59,7 +67,8 @@ export const INSTRUCTION_TEXTS: readonly string[] = [DEFAULT_SYSTEM_PROMPT, FTRL
 
 /** The chat renderer RolloutEnv needs, bound to Qwen3's template. */
 export function bindRenderChat(tokenizer: Qwen3Tokenizer): RenderChat {
-  return (messages, options) => tokenizer.renderChat(messages, { tools: options.tools, addGenerationPrompt: options.addGenerationPrompt });
+  return (messages, options) =>
+    tokenizer.renderChat(messages, { tools: options.tools, addGenerationPrompt: options.addGenerationPrompt });
 }
 
 /**
@@ -67,7 +76,11 @@ export function bindRenderChat(tokenizer: Qwen3Tokenizer): RenderChat {
  * `${seed}/${i}`, as `pact tasks` does). Tasks whose trace fails verification keep it
  * (marked `verified: false`); callers filter on `expertTrace.verified`.
  */
-export async function attachTeacherTraces(tasks: readonly Task[], executor: ToolExecutor, seed: number): Promise<Task[]> {
+export async function attachTeacherTraces(
+  tasks: readonly Task[],
+  executor: ToolExecutor,
+  seed: number,
+): Promise<Task[]> {
   const out: Task[] = [];
   for (const [i, task] of tasks.entries()) {
     const { trace } = await buildVerifiedTrace(task, bindTaskRunner(task, executor), { seed: `${seed}/${i}` });
@@ -92,7 +105,8 @@ export async function replayExpertEpisode(task: Task, env: RolloutEnv): Promise<
   for (const [t, text] of assistantTexts.entries()) {
     const { done } = await env.step(text);
     if (done) break;
-    if (t === assistantTexts.length - 1) throw new Error(`replayExpertEpisode: task ${task.id}: the trace ended without the episode ending`);
+    if (t === assistantTexts.length - 1)
+      throw new Error(`replayExpertEpisode: task ${task.id}: the trace ended without the episode ending`);
   }
   return env.transcript;
 }
@@ -117,7 +131,12 @@ export async function generateExpertTasks(
   options: { seed: number; n: number; split?: 'train' | 'test'; generator?: Omit<GeneratorOptions, 'seed' | 'split'> },
   executor: ToolExecutor,
 ): Promise<Task[]> {
-  const tasks = generateTasks({ ...options.generator, seed: options.seed, split: options.split ?? 'train', n: options.n });
+  const tasks = generateTasks({
+    ...options.generator,
+    seed: options.seed,
+    split: options.split ?? 'train',
+    n: options.n,
+  });
   const traced = await attachTeacherTraces(tasks, executor, options.seed);
   return traced.filter((t) => t.expertTrace?.verified === true);
 }
@@ -137,9 +156,14 @@ export async function buildPolicyCorpus(tasks: readonly Task[], env: RolloutEnv)
  * tasks (seeded). `source` is Qwen3's full tokenizer; `executor` runs the tool stubs
  * (InProcessExecutor is enough for the built-in generator's stubs).
  */
-export async function buildPolicyVocab(options: PolicyVocabOptions, source: Qwen3Tokenizer, executor: ToolExecutor): Promise<PolicyVocab> {
+export async function buildPolicyVocab(
+  options: PolicyVocabOptions,
+  source: Qwen3Tokenizer,
+  executor: ToolExecutor,
+): Promise<PolicyVocab> {
   const nTasks = options.nTasks ?? DEFAULT_VOCAB_TASKS;
-  if (!Number.isInteger(nTasks) || nTasks < 1) throw new Error(`buildPolicyVocab: nTasks must be a positive integer, got ${nTasks}`);
+  if (!Number.isInteger(nTasks) || nTasks < 1)
+    throw new Error(`buildPolicyVocab: nTasks must be a positive integer, got ${nTasks}`);
   if (!Number.isInteger(options.maxVocabSize) || options.maxVocabSize < 1) {
     throw new Error(`buildPolicyVocab: maxVocabSize must be a positive integer, got ${options.maxVocabSize}`);
   }
@@ -148,7 +172,10 @@ export async function buildPolicyVocab(options: PolicyVocabOptions, source: Qwen
   const toolUseCorpus = await buildPolicyCorpus(tasks, env);
   const selectCapped = (corpus: string[], keepIds?: readonly number[]) => {
     const uncapped = selectKeptIds(source, corpus, { keepIds });
-    const mapping = uncapped.keptIds.length <= options.maxVocabSize ? uncapped : selectKeptIds(source, corpus, { maxVocabSize: options.maxVocabSize, keepIds });
+    const mapping =
+      uncapped.keptIds.length <= options.maxVocabSize
+        ? uncapped
+        : selectKeptIds(source, corpus, { maxVocabSize: options.maxVocabSize, keepIds });
     return { uncapped, mapping };
   };
   let { uncapped, mapping } = selectCapped(toolUseCorpus);

@@ -29,12 +29,21 @@ import { formatPythonJson } from '../traces/render';
 import { bindTaskRunner, buildVerifiedTrace, type ToolCallRunner } from '../traces/teacher';
 import type { ExpertTrace } from '../traces/types';
 import { bindRenderChat, encodeEpisode, replayExpertEpisode } from './policyVocab';
-import { buildComponentSftRow, buildFullSftRow, buildPrivilegedContext, type SftScheduleConfig, type TaggedIds } from './privilegedContext';
+import {
+  buildComponentSftRow,
+  buildFullSftRow,
+  buildPrivilegedContext,
+  type SftScheduleConfig,
+  type TaggedIds,
+} from './privilegedContext';
 
 const dataDir = process.env.PACT_DATA_DIR ?? '../shared/data';
 const ftrlFile = path.resolve(dataDir, 'ftrl/test.jsonl');
 const hasFtrl = existsSync(ftrlFile);
-if (!hasFtrl) console.warn(`[privilegedAnswer.test] FTRL data not found at ${ftrlFile}: the FTRL-trace checks are skipped (set PACT_DATA_DIR)`);
+if (!hasFtrl)
+  console.warn(
+    `[privilegedAnswer.test] FTRL data not found at ${ftrlFile}: the FTRL-trace checks are skipped (set PACT_DATA_DIR)`,
+  );
 
 const SCHEDULE: SftScheduleConfig = {
   reasoningSchedule: 'segment',
@@ -52,7 +61,9 @@ const SCHEDULE: SftScheduleConfig = {
  * tell them apart; the whole "a, b, c" stays.
  */
 export function listAnswerSpellings(answer: string): string[] {
-  const parts = [answer, ...answer.split(/\s*(?:,|;|\band\b)\s*/i)].map((p) => p.trim()).filter((p) => p.length > 1 || /\d/.test(p));
+  const parts = [answer, ...answer.split(/\s*(?:,|;|\band\b)\s*/i)]
+    .map((p) => p.trim())
+    .filter((p) => p.length > 1 || /\d/.test(p));
   const spellings = new Set<string>();
   for (const part of parts) {
     spellings.add(part.toLowerCase());
@@ -98,14 +109,20 @@ function blankTeacherText(text: string, question = ''): string {
 }
 
 /** "turn t: …" for each spelling of y found in a turn whose calls do not carry it; [] when none. */
-function findAnswerLeaks(textByTurn: Map<number, string>, trace: ExpertTrace, answer: string, question: string): string[] {
+function findAnswerLeaks(
+  textByTurn: Map<number, string>,
+  trace: ExpertTrace,
+  answer: string,
+  question: string,
+): string[] {
   const leaks: string[] = [];
   for (const spelling of listAnswerSpellings(answer)) {
     for (const [turn, raw] of textByTurn) {
       const text = blankTeacherText(raw, question);
       if (!containsSpelling(text, spelling)) continue;
       const calls = (trace.turns[turn]?.calls ?? []).map((c) => formatPythonJson(c.arguments)).join(' ');
-      if (!containsSpelling(calls, spelling)) leaks.push(`turn ${turn}: "${spelling}" in ${JSON.stringify(text.slice(-160))}`);
+      if (!containsSpelling(calls, spelling))
+        leaks.push(`turn ${turn}: "${spelling}" in ${JSON.stringify(text.slice(-160))}`);
     }
   }
   return leaks;
@@ -120,7 +137,13 @@ let tokenizer: Qwen3Tokenizer;
 let renderChat: ReturnType<typeof bindRenderChat>;
 
 function encodePrompt(task: Task): TaggedIds {
-  const text = renderChat([{ role: 'system', content: DEFAULT_SYSTEM_PROMPT }, { role: 'user', content: formatUserPrompt(task) }], { tools: task.tools, addGenerationPrompt: true });
+  const text = renderChat(
+    [
+      { role: 'system', content: DEFAULT_SYSTEM_PROMPT },
+      { role: 'user', content: formatUserPrompt(task) },
+    ],
+    { tools: task.tools, addGenerationPrompt: true },
+  );
   const ids = tokenizer.encode(text);
   return { ids, tags: ids.map(() => ({ kind: 'prompt' as const, turn: -1 })) };
 }
@@ -137,15 +160,29 @@ function expectNoAnswerInTrace(cases: readonly TraceCase[]): { checked: number; 
     expect(findAnswerLeaks(contextText, trace, answer, task.question), `c^h of ${task.id} (y = ${answer})`).toEqual([]);
     for (const step of [1, 5, 10]) {
       const row = buildComponentSftRow(prompt, trace, tokenizer, step, SCHEDULE);
-      expect(findAnswerLeaks(collectTextByTurn(row, prompt.ids.length, tokenizer), trace, answer, task.question), `SFT row of ${task.id} at s = ${step}`).toEqual([]);
+      expect(
+        findAnswerLeaks(collectTextByTurn(row, prompt.ids.length, tokenizer), trace, answer, task.question),
+        `SFT row of ${task.id} at s = ${step}`,
+      ).toEqual([]);
       // The supervised tokens alone (mask > 0): what L_SFT imitates.
-      const supervised = { ids: row.ids.filter((_, n) => row.mask[n] > 0), tags: row.tags.filter((_, n) => row.mask[n] > 0) };
-      expect(findAnswerLeaks(collectTextByTurn(supervised, 0, tokenizer), trace, answer, task.question), `SFT targets of ${task.id} at s = ${step}`).toEqual([]);
+      const supervised = {
+        ids: row.ids.filter((_, n) => row.mask[n] > 0),
+        tags: row.tags.filter((_, n) => row.mask[n] > 0),
+      };
+      expect(
+        findAnswerLeaks(collectTextByTurn(supervised, 0, tokenizer), trace, answer, task.question),
+        `SFT targets of ${task.id} at s = ${step}`,
+      ).toEqual([]);
     }
     // No reasoning of a turn without calls (the answer turn) is in h*.
     const callFree = new Set(trace.turns.flatMap((t, i) => (t.calls.length === 0 ? [i] : [])));
-    expect(context.tags.some((t, n) => n >= prompt.ids.length && callFree.has(t.turn) && t.kind === 'reasoning'), task.id).toBe(false);
-    const isCarried = trace.turns.some((t) => t.calls.some((c) => listAnswerSpellings(answer).some((s) => containsSpelling(formatPythonJson(c.arguments), s))));
+    expect(
+      context.tags.some((t, n) => n >= prompt.ids.length && callFree.has(t.turn) && t.kind === 'reasoning'),
+      task.id,
+    ).toBe(false);
+    const isCarried = trace.turns.some((t) =>
+      t.calls.some((c) => listAnswerSpellings(answer).some((s) => containsSpelling(formatPythonJson(c.arguments), s))),
+    );
     if (!isCarried) answerOnlyInObservations++;
   }
   return { checked: cases.length, answerOnlyInObservations };
@@ -164,7 +201,11 @@ describe('the final answer y is not in h* (generated tasks)', () => {
   beforeAll(async () => {
     for (const [c, category] of TASK_CATEGORIES.entries()) {
       for (const [i, task] of generateTasks({ seed: 30 + c, n: 6, categories: [category] }).entries()) {
-        const { trace, verdict } = await buildVerifiedTrace(task, bindTaskRunner(task, executor), { seed: `${c}/${i}`, failedCallProb: 0.3, previewProb: 0.4 });
+        const { trace, verdict } = await buildVerifiedTrace(task, bindTaskRunner(task, executor), {
+          seed: `${c}/${i}`,
+          failedCallProb: 0.3,
+          previewProb: 0.4,
+        });
         if (verdict.rejections.length === 0) cases.push({ task, trace });
       }
     }
@@ -185,7 +226,10 @@ describe('the final answer y is not in h* (generated tasks)', () => {
       const row = buildFullSftRow(episode);
       const answerIds = row.ids.filter((_, n) => row.tags[n].kind === 'answer' && row.mask[n] > 0);
       expect(tokenizer.decode(answerIds), task.id).toContain(trace.finalAnswer);
-      expect(row.tags.some((t) => POLICY_KINDS.has(t.kind) && t.turn === trace.turns.length - 1), task.id).toBe(true);
+      expect(
+        row.tags.some((t) => POLICY_KINDS.has(t.kind) && t.turn === trace.turns.length - 1),
+        task.id,
+      ).toBe(true);
     }
   });
 
@@ -196,41 +240,55 @@ describe('the final answer y is not in h* (generated tasks)', () => {
     expect(containsSpelling('numbers is [1759, 2033]', '1759')).toBe(true);
     expect(containsSpelling('in 17590 or 21759', '1759')).toBe(false);
     expect(listAnswerSpellings('b')).toEqual([]);
-    expect(containsSpelling(blankTeacherText('(call 2) Call 2 failed; 2 of 3 steps are done; there are 2 tools'), '2')).toBe(false);
-    expect(containsSpelling(blankTeacherText('The question asks: Rome or Paris? So Rome.', 'Rome or Paris?'), 'paris')).toBe(false);
+    expect(
+      containsSpelling(blankTeacherText('(call 2) Call 2 failed; 2 of 3 steps are done; there are 2 tools'), '2'),
+    ).toBe(false);
+    expect(
+      containsSpelling(blankTeacherText('The question asks: Rome or Paris? So Rome.', 'Rome or Paris?'), 'paris'),
+    ).toBe(false);
     expect(containsSpelling(blankTeacherText('the answer is 2.'), '2')).toBe(true);
   });
 });
 
-describe.skipIf(!hasFtrl)('the final answer y is not in h* (FTRL test tasks, teacher traces over reconstructed gold calls)', () => {
-  let executor: PyodideExecutor;
-  const cases: TraceCase[] = [];
+describe.skipIf(!hasFtrl)(
+  'the final answer y is not in h* (FTRL test tasks, teacher traces over reconstructed gold calls)',
+  () => {
+    let executor: PyodideExecutor;
+    const cases: TraceCase[] = [];
 
-  beforeAll(async () => {
-    const tasks = parseFtrlJsonl(readFileSync(ftrlFile, 'utf8')).tasks;
-    executor = createNodePyodideExecutor({ timeoutMs: 5_000 });
-    await executor.ready();
-    for (const category of TASK_CATEGORIES) {
-      let found = 0;
-      for (const task of tasks.filter((t) => t.category === category).slice(0, 12)) {
-        if (found === 3) break;
-        const rec = await reconstructFtrlGoldCalls(executor, task);
-        if (!rec.isComplete) continue;
-        const withGold: Task = { ...task, goldCalls: rec.calls.map((c) => ({ name: c.name, arguments: c.arguments })) };
-        const run: ToolCallRunner = async (call) => (await callTaskTool(executor, withGold, call)).observation;
-        const { trace, verdict } = await buildVerifiedTrace(withGold, run, { seed: task.id, failedCallProb: 0.3, previewProb: 0.4 });
-        if (verdict.rejections.length > 0) continue;
-        cases.push({ task: withGold, trace });
-        found++;
+    beforeAll(async () => {
+      const tasks = parseFtrlJsonl(readFileSync(ftrlFile, 'utf8')).tasks;
+      executor = createNodePyodideExecutor({ timeoutMs: 5_000 });
+      await executor.ready();
+      for (const category of TASK_CATEGORIES) {
+        let found = 0;
+        for (const task of tasks.filter((t) => t.category === category).slice(0, 12)) {
+          if (found === 3) break;
+          const rec = await reconstructFtrlGoldCalls(executor, task);
+          if (!rec.isComplete) continue;
+          const withGold: Task = {
+            ...task,
+            goldCalls: rec.calls.map((c) => ({ name: c.name, arguments: c.arguments })),
+          };
+          const run: ToolCallRunner = async (call) => (await callTaskTool(executor, withGold, call)).observation;
+          const { trace, verdict } = await buildVerifiedTrace(withGold, run, {
+            seed: task.id,
+            failedCallProb: 0.3,
+            previewProb: 0.4,
+          });
+          if (verdict.rejections.length > 0) continue;
+          cases.push({ task: withGold, trace });
+          found++;
+        }
       }
-    }
-  }, 300_000);
+    }, 300_000);
 
-  afterAll(() => executor?.close());
+    afterAll(() => executor?.close());
 
-  it('neither c^h nor the component-SFT row states y', () => {
-    expect(cases.length).toBeGreaterThanOrEqual(8);
-    const { answerOnlyInObservations } = expectNoAnswerInTrace(cases);
-    expect(answerOnlyInObservations).toBeGreaterThan(0);
-  });
-});
+    it('neither c^h nor the component-SFT row states y', () => {
+      expect(cases.length).toBeGreaterThanOrEqual(8);
+      const { answerOnlyInObservations } = expectNoAnswerInTrace(cases);
+      expect(answerOnlyInObservations).toBeGreaterThan(0);
+    });
+  },
+);

@@ -11,7 +11,16 @@ import { renderTraceMessages } from '../traces/render';
 import type { ExpertTrace } from '../traces/types';
 import { renderPrivilegedTrace } from '../traces/render';
 import { resolveConfig } from './config';
-import { ASSISTANT_HEADER, buildComponentSftRow, buildFullSftRow, buildPrivilegedContext, encodeTaggedSpans, encodeTrace, type SftScheduleConfig, type TaggedIds } from './privilegedContext';
+import {
+  ASSISTANT_HEADER,
+  buildComponentSftRow,
+  buildFullSftRow,
+  buildPrivilegedContext,
+  encodeTaggedSpans,
+  encodeTrace,
+  type SftScheduleConfig,
+  type TaggedIds,
+} from './privilegedContext';
 import { collectToolUseRollouts } from './rollouts';
 import { createTinySetup, type TinySetup } from './testing/testKit';
 import { createToolUsePrompts } from './trainer';
@@ -25,7 +34,13 @@ beforeAll(async () => {
   setup = await createTinySetup();
   const task = setup.trainTasks.find((t) => t.category === 'multi_hop') ?? setup.trainTasks[0];
   trace = task.expertTrace!;
-  const text = setup.renderChat([{ role: 'system', content: DEFAULT_SYSTEM_PROMPT }, { role: 'user', content: formatUserPrompt(task) }], { tools: task.tools, addGenerationPrompt: true });
+  const text = setup.renderChat(
+    [
+      { role: 'system', content: DEFAULT_SYSTEM_PROMPT },
+      { role: 'user', content: formatUserPrompt(task) },
+    ],
+    { tools: task.tools, addGenerationPrompt: true },
+  );
   const ids = setup.tokenizer.encode(text);
   prompt = { ids, tags: ids.map(() => ({ kind: 'prompt' as const, turn: -1 })) };
 }, 60_000);
@@ -46,7 +61,11 @@ describe('privileged context c^h = [x; h*]', () => {
     const header = setup.tokenizer.encode(ASSISTANT_HEADER);
     expect(c.ids).toEqual([...prompt.ids, ...h.ids, ...header]);
     expect(c.tags.length).toBe(c.ids.length);
-    expect(h.tags.some((t) => t.kind === 'reasoning') && h.tags.some((t) => t.kind === 'tool_call') && h.tags.some((t) => t.kind === 'observation')).toBe(true);
+    expect(
+      h.tags.some((t) => t.kind === 'reasoning') &&
+        h.tags.some((t) => t.kind === 'tool_call') &&
+        h.tags.some((t) => t.kind === 'observation'),
+    ).toBe(true);
     // No final answer in h* (PACT §3.1).
     expect(setup.tokenizer.decode(h.ids)).not.toContain('<answer>');
   });
@@ -58,11 +77,21 @@ describe('privileged context c^h = [x; h*]', () => {
       ['toolCalls', 'tool_call'],
       ['toolResponses', 'observation'],
     ] as const) {
-      const c = buildPrivilegedContext(prompt, trace, setup.tokenizer, { reasoning: true, toolCalls: true, toolResponses: true, [field]: false });
-      expect(c.tags.some((t) => t.kind === kind), field).toBe(false);
+      const c = buildPrivilegedContext(prompt, trace, setup.tokenizer, {
+        reasoning: true,
+        toolCalls: true,
+        toolResponses: true,
+        [field]: false,
+      });
+      expect(
+        c.tags.some((t) => t.kind === kind),
+        field,
+      ).toBe(false);
       // Everything else is kept: the length drops by exactly the removed tokens (spans encode alone).
       const removed = full.tags.filter((t) => t.kind === kind).length;
-      expect(c.ids.length).toBe(prompt.ids.length + full.ids.length - removed + setup.tokenizer.encode(ASSISTANT_HEADER).length);
+      expect(c.ids.length).toBe(
+        prompt.ids.length + full.ids.length - removed + setup.tokenizer.encode(ASSISTANT_HEADER).length,
+      );
     }
   });
 });
@@ -97,25 +126,38 @@ describe('component-aware SFT target (PACT Eq. sft-mask)', () => {
   });
 
   it("prefixReveal 'remove' leaves unrevealed reasoning out of the row: x then h* without the chunks the level hides", () => {
-    for (const [step, level] of [[1, 4], [7, 1], [10, 0]] as const) {
+    for (const [step, level] of [
+      [1, 4],
+      [7, 1],
+      [10, 0],
+    ] as const) {
       const masked = buildComponentSftRow(prompt, trace, setup.tokenizer, step, SCHEDULE);
-      const removed = buildComponentSftRow(prompt, trace, setup.tokenizer, step, { ...SCHEDULE, prefixReveal: 'remove' });
+      const removed = buildComponentSftRow(prompt, trace, setup.tokenizer, step, {
+        ...SCHEDULE,
+        prefixReveal: 'remove',
+      });
       expect([masked.prefixLevel, removed.prefixLevel]).toEqual([level, level]);
       // An independent reading: the spans of h* without the reasoning chunks level L does not reveal
       // (each kept chunk with its own text, paragraph break included), encoded span by span.
-      const revealed = renderPrivilegedTrace(trace).spans.filter((sp) => sp.tag.kind !== 'reasoning' || sp.tag.segment! < trace.turns[sp.tag.turn].prefixChunkCounts[level]);
+      const revealed = renderPrivilegedTrace(trace).spans.filter(
+        (sp) => sp.tag.kind !== 'reasoning' || sp.tag.segment! < trace.turns[sp.tag.turn].prefixChunkCounts[level],
+      );
       const atLevel = encodeTaggedSpans(revealed, setup.tokenizer);
       expect(removed.ids).toEqual([...prompt.ids, ...atLevel.ids]);
       expect(removed.tags).toEqual([...prompt.tags, ...atLevel.tags]);
       // 'mask' keeps every reasoning token of h* (the unrevealed ones at weight 0) ...
       expect(masked.ids).toEqual([...prompt.ids, ...encodeTrace(trace, setup.tokenizer).ids]);
       // ... and both supervise the same tokens with the same weights.
-      expect(removed.ids.filter((_, n) => removed.mask[n] > 0)).toEqual(masked.ids.filter((_, n) => masked.mask[n] > 0));
+      expect(removed.ids.filter((_, n) => removed.mask[n] > 0)).toEqual(
+        masked.ids.filter((_, n) => masked.mask[n] > 0),
+      );
       expect(removed.mask.filter((m) => m > 0)).toEqual(masked.mask.filter((m) => m > 0));
       expect(removed.tags.every((t, n) => t.kind !== 'reasoning' || removed.mask[n] === 1)).toBe(true);
     }
     // At L1 'remove' drops tokens 'mask' keeps.
-    expect(buildComponentSftRow(prompt, trace, setup.tokenizer, 7, { ...SCHEDULE, prefixReveal: 'remove' }).ids.length).toBeLessThan(buildComponentSftRow(prompt, trace, setup.tokenizer, 7, SCHEDULE).ids.length);
+    expect(
+      buildComponentSftRow(prompt, trace, setup.tokenizer, 7, { ...SCHEDULE, prefixReveal: 'remove' }).ids.length,
+    ).toBeLessThan(buildComponentSftRow(prompt, trace, setup.tokenizer, 7, SCHEDULE).ids.length);
   });
 
   it("the config's default reading is 'mask'", () => {
@@ -124,7 +166,15 @@ describe('component-aware SFT target (PACT Eq. sft-mask)', () => {
   });
 
   it('plain SFT weighs every policy-written token 1 and the context 0', () => {
-    const row = buildFullSftRow({ ids: [1, 2, 3, 4], tags: [{ kind: 'prompt', turn: -1 }, { kind: 'reasoning', turn: 0 }, { kind: 'observation', turn: 0 }, { kind: 'answer', turn: 1 }] });
+    const row = buildFullSftRow({
+      ids: [1, 2, 3, 4],
+      tags: [
+        { kind: 'prompt', turn: -1 },
+        { kind: 'reasoning', turn: 0 },
+        { kind: 'observation', turn: 0 },
+        { kind: 'answer', turn: 1 },
+      ],
+    });
     expect(row.mask).toEqual([0, 1, 0, 1]);
   });
 });
@@ -132,13 +182,20 @@ describe('component-aware SFT target (PACT Eq. sft-mask)', () => {
 describe('collectToolUseRollouts', () => {
   it('keeps generated ids as generated, tags them through the parse, and appends tagged observations', async () => {
     const task = setup.trainTasks[0];
-    const turns = renderTraceMessages(task.expertTrace!, { includeFinalAnswer: true }).filter((m) => m.role === 'assistant').map((m) => `${m.content}<|im_end|>`);
+    const turns = renderTraceMessages(task.expertTrace!, { includeFinalAnswer: true })
+      .filter((m) => m.role === 'assistant')
+      .map((m) => `${m.content}<|im_end|>`);
     let call = 0;
     // A scripted policy: every row replays the expert's turn `call`, log-prob −0.5 per token.
     const policy: PolicySampler = {
       generate: async (prompts) => {
         const tokens = setup.tokenizer.encode(turns[call++]);
-        return prompts.map(() => ({ tokens, logprobs: tokens.map(() => -0.5), samplingLogprobs: tokens.map(() => -0.5), finishReason: 'stop' as const }));
+        return prompts.map(() => ({
+          tokens,
+          logprobs: tokens.map(() => -0.5),
+          samplingLogprobs: tokens.map(() => -0.5),
+          finishReason: 'stop' as const,
+        }));
       },
     };
     const [group] = await collectToolUseRollouts({
@@ -161,7 +218,9 @@ describe('collectToolUseRollouts', () => {
     expect(r.transcript!.answer).toBe(task.expertTrace!.finalAnswer);
     // ids = the environment's context text (minus the closing text after the last turn).
     const transcript = r.transcript!;
-    expect(setup.tokenizer.decode(r.ids) + transcript.turns.at(-1)!.envText).toBe(transcript.promptText + transcript.turns.map((t) => t.assistantText + t.envText).join(''));
+    expect(setup.tokenizer.decode(r.ids) + transcript.turns.at(-1)!.envText).toBe(
+      transcript.promptText + transcript.turns.map((t) => t.assistantText + t.envText).join(''),
+    );
     // Behaviour log-probs on exactly the generated tokens; observations and prompt get 0.
     const generated = r.tags.filter((t) => POLICY_KINDS.has(t.kind)).length;
     expect(r.generatedLength).toBe(generated);
@@ -169,7 +228,9 @@ describe('collectToolUseRollouts', () => {
     expect(r.tags.slice(0, r.promptLength).every((t) => t.kind === 'prompt')).toBe(true);
     expect(r.tags.some((t) => t.kind === 'observation')).toBe(true);
     // The tool-call tokens decode to the expert's calls.
-    const callText = setup.tokenizer.decode(r.ids.filter((_, n) => r.tags[n].kind === 'tool_call' && r.tags[n].turn === 0));
+    const callText = setup.tokenizer.decode(
+      r.ids.filter((_, n) => r.tags[n].kind === 'tool_call' && r.tags[n].turn === 0),
+    );
     expect(callText).toContain(`"name": "${task.expertTrace!.turns[0].calls[0].name}"`);
     expect(r.callOutputs.length).toBe(task.expertTrace!.turns.reduce((s, t) => s + t.calls.length, 0));
   });

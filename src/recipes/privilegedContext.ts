@@ -11,7 +11,13 @@
  * Each builder in full: docs/trainer.md.
  */
 import { POLICY_KINDS, type TokenTag } from '../core/types';
-import { MAX_PREFIX_LEVEL, REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, tokenKeepFraction, type SftScheduleOptions } from '../core/schedules';
+import {
+  MAX_PREFIX_LEVEL,
+  REASONING_SCHEDULES,
+  TOOL_CALL_SCHEDULES,
+  tokenKeepFraction,
+  type SftScheduleOptions,
+} from '../core/schedules';
 import { buildComponentMask, buildFullTokenMask } from '../core/masks';
 import type { TextTokenizer } from '../model/tokenizer/types';
 import { renderPrivilegedTrace } from '../traces/render';
@@ -36,7 +42,10 @@ const ALL_COMPONENTS: TraceComponents = { reasoning: true, toolCalls: true, tool
 export const ASSISTANT_HEADER = '<|im_start|>assistant\n';
 
 /** Encodes tagged text spans one by one, so every token keeps its span's tag. */
-export function encodeTaggedSpans(spans: readonly { text: string; tag: TokenTag }[], tokenizer: TextTokenizer): TaggedIds {
+export function encodeTaggedSpans(
+  spans: readonly { text: string; tag: TokenTag }[],
+  tokenizer: TextTokenizer,
+): TaggedIds {
   const ids: number[] = [];
   const tags: TokenTag[] = [];
   for (const span of spans) {
@@ -49,7 +58,11 @@ export function encodeTaggedSpans(spans: readonly { text: string; tag: TokenTag 
 }
 
 /** h* as tagged ids (full reasoning), keeping only the chosen components. */
-export function encodeTrace(trace: ExpertTrace, tokenizer: TextTokenizer, components: TraceComponents = ALL_COMPONENTS): TaggedIds {
+export function encodeTrace(
+  trace: ExpertTrace,
+  tokenizer: TextTokenizer,
+  components: TraceComponents = ALL_COMPONENTS,
+): TaggedIds {
   const { spans } = renderPrivilegedTrace(trace, { level: 'full' });
   const kept = spans.filter(
     (s) =>
@@ -133,7 +146,9 @@ export function buildSftMaskAtStep(
     toolCallEnd: schedule.toolCallScaleEnd,
   };
   // Only trace tokens carry reasoning segments; prompt tokens (turn −1) are masked 0 anyway.
-  const traceTags = tags.map((t) => (t.turn >= 0 && t.turn < counts.length ? t : { ...t, kind: t.kind === 'reasoning' ? ('control' as const) : t.kind }));
+  const traceTags = tags.map((t) =>
+    t.turn >= 0 && t.turn < counts.length ? t : { ...t, kind: t.kind === 'reasoning' ? ('control' as const) : t.kind },
+  );
   if (schedule.fullTokenAnneal) {
     const fraction = tokenKeepFraction(step, schedule.annealHorizon);
     return { mask: buildFullTokenMask(traceTags, counts, fraction), lambdaA: fraction, prefixLevel: Number.NaN };

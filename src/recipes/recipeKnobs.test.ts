@@ -12,7 +12,11 @@ const GROUPS: RolloutGroup[] = Array.from({ length: 4 }, (_, index) => ({
   rollouts: [],
 }));
 
-function routeAt(name: string, step: number, config: TrainConfigInput): { routes: PromptRoute[]; usesRollouts: boolean } {
+function routeAt(
+  name: string,
+  step: number,
+  config: TrainConfigInput,
+): { routes: PromptRoute[]; usesRollouts: boolean } {
   const ctx: RecipeContext = { step, config: resolveConfig({ recipe: name, steps: 24, ...config }), rng: createRng(1) };
   const recipe = getRecipe(name);
   return { routes: recipe.routePrompts(GROUPS, ctx), usesRollouts: recipe.usesRollouts(ctx) };

@@ -17,13 +17,16 @@ const RECIPES = createRegistry<Recipe>('recipe');
 export function registerRecipe(recipe: Recipe): void {
   if (!recipe || typeof recipe.name !== 'string') throw new Error('registerRecipe: recipe must have a name');
   for (const field of ['scoreGroup', 'routePrompts', 'usesRollouts'] as const) {
-    if (typeof recipe[field] !== 'function') throw new Error(`registerRecipe: recipe "${recipe.name}" has no ${field}()`);
+    if (typeof recipe[field] !== 'function')
+      throw new Error(`registerRecipe: recipe "${recipe.name}" has no ${field}()`);
   }
   for (const field of ['needsTraces', 'usesMatchTirCredit'] as const) {
-    if (typeof recipe[field] !== 'boolean') throw new Error(`registerRecipe: recipe "${recipe.name}" has no boolean ${field}`);
+    if (typeof recipe[field] !== 'boolean')
+      throw new Error(`registerRecipe: recipe "${recipe.name}" has no boolean ${field}`);
   }
   for (const field of ['title', 'summary', 'objective', 'reference'] as const) {
-    if (typeof recipe[field] !== 'string' || recipe[field] === '') throw new Error(`registerRecipe: recipe "${recipe.name}" has no ${field} text`);
+    if (typeof recipe[field] !== 'string' || recipe[field] === '')
+      throw new Error(`registerRecipe: recipe "${recipe.name}" has no ${field} text`);
   }
   if (!Array.isArray(recipe.knobs)) throw new Error(`registerRecipe: recipe "${recipe.name}" has no knobs list`);
   RECIPES.register(recipe.name, recipe);

@@ -21,7 +21,15 @@ export interface RolloutView {
   turnRewards: number[];
   turnAdvantages: number[];
   /** Each executed call, with its MatchTIR reward and the gold call it matched (index or null). */
-  calls: { turn: number; name: string; arguments: string; output: string; isError: boolean; matchedGold: number | null; reward: number }[];
+  calls: {
+    turn: number;
+    name: string;
+    arguments: string;
+    output: string;
+    isError: boolean;
+    matchedGold: number | null;
+    reward: number;
+  }[];
   answer?: string;
   stopReason: string;
 }
@@ -41,7 +49,10 @@ export interface RolloutGroupView {
 }
 
 /** Runs of equal (kind, turn) over `tags`, after the prompt: [start, end) token ranges. */
-export function groupTokenRuns(tags: readonly TokenTag[], from: number): { kind: TokenKind; turn: number; start: number; end: number }[] {
+export function groupTokenRuns(
+  tags: readonly TokenTag[],
+  from: number,
+): { kind: TokenKind; turn: number; start: number; end: number }[] {
   const runs: { kind: TokenKind; turn: number; start: number; end: number }[] = [];
   for (let n = from; n < tags.length; n++) {
     const last = runs[runs.length - 1];
@@ -51,17 +62,36 @@ export function groupTokenRuns(tags: readonly TokenTag[], from: number): { kind:
   return runs;
 }
 
-function viewRollout(rollout: Rollout, k: number, group: RolloutGroup, score: GroupScore | null, config: TrainConfig, tokenizer: TextTokenizer): RolloutView {
+function viewRollout(
+  rollout: Rollout,
+  k: number,
+  group: RolloutGroup,
+  score: GroupScore | null,
+  config: TrainConfig,
+  tokenizer: TextTokenizer,
+): RolloutView {
   const advantages = score ? broadcastTokenAdvantages(score, k, rollout.tags) : rollout.tags.map(() => 0);
   const segments = groupTokenRuns(rollout.tags, rollout.promptLength).map((r) => {
     let sum = 0;
     for (let n = r.start; n < r.end; n++) sum += advantages[n];
-    return { kind: r.kind, turn: r.turn, text: tokenizer.decode(rollout.ids.slice(r.start, r.end)), nTokens: r.end - r.start, advantage: sum / (r.end - r.start) };
+    return {
+      kind: r.kind,
+      turn: r.turn,
+      text: tokenizer.decode(rollout.ids.slice(r.start, r.end)),
+      nTokens: r.end - r.start,
+      advantage: sum / (r.end - r.start),
+    };
   });
   const transcript = rollout.transcript;
   const task = group.prompt.kind === 'tool-use' ? group.prompt.task : undefined;
   const turns = listRolloutTurns(rollout);
-  const matched = task && turns.length > 0 ? turnRewards(turns, task.goldCalls ?? [], task.answer, { method: config.matching, unmatchedPenalty: config.unmatchedPenalty }) : undefined;
+  const matched =
+    task && turns.length > 0
+      ? turnRewards(turns, task.goldCalls ?? [], task.answer, {
+          method: config.matching,
+          unmatchedPenalty: config.unmatchedPenalty,
+        })
+      : undefined;
   const calls: RolloutView['calls'] = [];
   for (const [t, turn] of (transcript?.turns ?? []).entries()) {
     turn.calls.forEach((call, c) => {
@@ -78,7 +108,16 @@ function viewRollout(rollout: Rollout, k: number, group: RolloutGroup, score: Gr
     });
     // Malformed calls never became a ToolCall: show each parse error as a failed call.
     for (const piece of turn.parsed.calls) {
-      if (!piece.call) calls.push({ turn: t, name: '(malformed)', arguments: '', output: piece.error ?? 'malformed tool call', isError: true, matchedGold: null, reward: 0 });
+      if (!piece.call)
+        calls.push({
+          turn: t,
+          name: '(malformed)',
+          arguments: '',
+          output: piece.error ?? 'malformed tool call',
+          isError: true,
+          matchedGold: null,
+          reward: 0,
+        });
     }
   }
   return {

@@ -48,11 +48,17 @@ interface Episode extends EpisodeTokens {
 }
 
 function startEpisode(task: Task, options: ToolUseRolloutOptions): Episode {
-  const env = new RolloutEnv({ executor: options.executor, renderChat: options.renderChat, maxTurns: options.maxTurns });
+  const env = new RolloutEnv({
+    executor: options.executor,
+    renderChat: options.renderChat,
+    maxTurns: options.maxTurns,
+  });
   const { promptText } = env.reset(task);
   const promptIds = options.tokenizer.encode(promptText);
   if (promptIds.length > options.maxPromptTokens) {
-    throw new Error(`rollouts: the prompt of task ${task.id} has ${promptIds.length} tokens, over maxPromptTokens ${options.maxPromptTokens}`);
+    throw new Error(
+      `rollouts: the prompt of task ${task.id} has ${promptIds.length} tokens, over maxPromptTokens ${options.maxPromptTokens}`,
+    );
   }
   return { env, task, ...startEpisodeTokens(promptIds) };
 }
@@ -63,16 +69,25 @@ function startEpisode(task: Task, options: ToolUseRolloutOptions): Episode {
  */
 export async function collectToolUseRollouts(options: ToolUseRolloutOptions): Promise<RolloutGroup[]> {
   const { prompts, rolloutsPerPrompt: K, tokenizer } = options;
-  if (!Number.isInteger(K) || K < 1) throw new Error(`rollouts: rolloutsPerPrompt must be a positive integer, got ${K}`);
+  if (!Number.isInteger(K) || K < 1)
+    throw new Error(`rollouts: rolloutsPerPrompt must be a positive integer, got ${K}`);
   const episodes: Episode[] = [];
   for (const [i, prompt] of prompts.entries()) {
-    if (prompt.kind !== 'tool-use') throw new Error(`rollouts: prompts[${i}] is a ${prompt.kind} prompt; collectToolUseRollouts takes tool-use tasks`);
+    if (prompt.kind !== 'tool-use')
+      throw new Error(
+        `rollouts: prompts[${i}] is a ${prompt.kind} prompt; collectToolUseRollouts takes tool-use tasks`,
+      );
     for (let k = 0; k < K; k++) episodes.push(startEpisode(prompt.task, options));
   }
   const decode = (ids: number[]) => tokenizer.decode(ids);
   await runEpisodeTurns(episodes, { ...options, where: 'rollouts' }, async (ep, text, tokens, turn) => {
     const result = await ep.env.step(text);
-    return { tags: tagGeneratedTokens(tokens, decode, result.turn.parsed, turn), isDone: result.done, isSuccess: result.done, envText: result.envText };
+    return {
+      tags: tagGeneratedTokens(tokens, decode, result.turn.parsed, turn),
+      isDone: result.done,
+      isSuccess: result.done,
+      envText: result.envText,
+    };
   });
 
   const groups: RolloutGroup[] = prompts.map((prompt) => ({ prompt, rollouts: [] }));

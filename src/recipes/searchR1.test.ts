@@ -26,7 +26,9 @@ describe('search_r1', () => {
     const { metrics, evaluation, trainer } = await runOneStep('search_r1');
     for (const key of FINITE_STEP_METRICS) expect(Number.isFinite(metrics[key]), key).toBe(true);
     expect(metrics.grad_norm).toBeGreaterThan(0);
-    for (const g of trainer.lastGroups) for (const r of g.rollouts) expect((r.meta?.search as { isCategoryConstrained: boolean }).isCategoryConstrained).toBe(false);
+    for (const g of trainer.lastGroups)
+      for (const r of g.rollouts)
+        expect((r.meta?.search as { isCategoryConstrained: boolean }).isCategoryConstrained).toBe(false);
     expect(Number.isFinite(evaluation['eval/f1'])).toBe(true);
   }, 120_000);
 });

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { createRng } from '../core/rng';
 import type { GeneratedRow } from '../model/qwen3';
-import { collectToolSearchRollouts, createToolSearchPrompts, evaluateSearchRollout, readSearchRolloutInfo, listSearchCallOutputs, readToolSearchPrompt, splitToolSearchPrompts, type ToolSearchRolloutOptions } from './searchRollouts';
+import {
+  collectToolSearchRollouts,
+  createToolSearchPrompts,
+  evaluateSearchRollout,
+  readSearchRolloutInfo,
+  listSearchCallOutputs,
+  readToolSearchPrompt,
+  splitToolSearchPrompts,
+  type ToolSearchRolloutOptions,
+} from './searchRollouts';
 import { createSearchScript, createTinySearchSetup, renderUserOnly } from './testing/searchTestKit';
 import type { PolicySampler, PromptItem } from './types';
 
@@ -20,13 +29,22 @@ function createFakePolicy(pick = createSearchScript(repo)): PolicySampler & { co
         const all = [...tokenizer.encode(pick(tokenizer.decode(p), r)), imEnd];
         const tokens = all.slice(0, opts.maxNewTokens);
         const logprobs = tokens.map(() => -1);
-        return { tokens, logprobs, samplingLogprobs: logprobs, finishReason: tokens.length === all.length ? 'stop' : 'length' };
+        return {
+          tokens,
+          logprobs,
+          samplingLogprobs: logprobs,
+          finishReason: tokens.length === all.length ? 'stop' : 'length',
+        };
       });
     },
   };
 }
 
-function makeOptions(prompts: PromptItem[], policy: PolicySampler, extra: Partial<ToolSearchRolloutOptions> = {}): ToolSearchRolloutOptions {
+function makeOptions(
+  prompts: PromptItem[],
+  policy: PolicySampler,
+  extra: Partial<ToolSearchRolloutOptions> = {},
+): ToolSearchRolloutOptions {
   return {
     prompts,
     rolloutsPerPrompt: 2,
@@ -84,12 +102,30 @@ describe('collectToolSearchRollouts', () => {
   it('reports selection metrics for evaluation', async () => {
     const [group] = await collectToolSearchRollouts(makeOptions([prompt], createFakePolicy()));
     // rollout 0 selects the gold tool: all 1; rollout 1 selects nothing known: P = R = F1 = 0, SRecall 1
-    expect(evaluateSearchRollout(group.rollouts[0], prompt)).toEqual({ f1: 1, recall: 1, precision: 1, match: 1, search_recall: 1, format: 1, turns: 2 });
-    expect(evaluateSearchRollout(group.rollouts[1], prompt)).toEqual({ f1: 0, recall: 0, precision: 0, match: 0, search_recall: 1, format: 1, turns: 2 });
+    expect(evaluateSearchRollout(group.rollouts[0], prompt)).toEqual({
+      f1: 1,
+      recall: 1,
+      precision: 1,
+      match: 1,
+      search_recall: 1,
+      format: 1,
+      turns: 2,
+    });
+    expect(evaluateSearchRollout(group.rollouts[1], prompt)).toEqual({
+      f1: 0,
+      recall: 0,
+      precision: 0,
+      match: 0,
+      search_recall: 1,
+      format: 1,
+      turns: 2,
+    });
   });
 
   it('searches inside the gold categories when category-constrained', async () => {
-    const groups = await collectToolSearchRollouts(makeOptions(setup.trainPrompts, createFakePolicy(), { isCategoryConstrained: true }));
+    const groups = await collectToolSearchRollouts(
+      makeOptions(setup.trainPrompts, createFakePolicy(), { isCategoryConstrained: true }),
+    );
     groups.forEach((g) => {
       const { query: q } = readToolSearchPrompt(g.prompt);
       for (const r of g.rollouts) {
@@ -103,7 +139,9 @@ describe('collectToolSearchRollouts', () => {
   });
 
   it('cuts an episode at the response budget', async () => {
-    const [group] = await collectToolSearchRollouts(makeOptions([prompt], createFakePolicy(), { maxResponseTokens: 20 }));
+    const [group] = await collectToolSearchRollouts(
+      makeOptions([prompt], createFakePolicy(), { maxResponseTokens: 20 }),
+    );
     for (const r of group.rollouts) {
       expect(r.ids.length - r.promptLength).toBe(20);
       expect(r.isFinished).toBe(false);
@@ -120,14 +158,23 @@ describe('collectToolSearchRollouts', () => {
     const ids = [...split.trainPrompts, ...split.testPrompts].map((x) => readToolSearchPrompt(x).query.id).sort();
     expect(ids).toEqual(repo.queries.map((q) => q.id).sort());
     const again = splitToolSearchPrompts(repo.queries, { engine, renderChat: renderUserOnly }, { nTest: 2, seed: 1 });
-    expect(again.testPrompts.map((x) => readToolSearchPrompt(x).query.id)).toEqual(split.testPrompts.map((x) => readToolSearchPrompt(x).query.id));
-    expect(() => splitToolSearchPrompts(repo.queries, { engine, renderChat: renderUserOnly }, { nTest: 99, seed: 1 })).toThrow(/nTest/);
+    expect(again.testPrompts.map((x) => readToolSearchPrompt(x).query.id)).toEqual(
+      split.testPrompts.map((x) => readToolSearchPrompt(x).query.id),
+    );
+    expect(() =>
+      splitToolSearchPrompts(repo.queries, { engine, renderChat: renderUserOnly }, { nTest: 99, seed: 1 }),
+    ).toThrow(/nTest/);
   });
 
   it('marks failed and skipped searches as not ok in callOutputs', () => {
     const ok = { isOk: true as const, query: 'q', category: null };
     const calls = [ok, { isOk: false as const, error: 'bad' }, ok, ok];
-    const observations = ['1. a', 'Error: bad', 'Category X is not within the search scope', 'Error: only 1 search call(s) per turn are executed; this one was skipped.'];
+    const observations = [
+      '1. a',
+      'Error: bad',
+      'Category X is not within the search scope',
+      'Error: only 1 search call(s) per turn are executed; this one was skipped.',
+    ];
     const events = [
       { turn: 0, query: 'q', category: null, returnedIds: ['a'] },
       { turn: 0, query: '', category: null, returnedIds: [], error: 'bad' },
@@ -138,9 +185,13 @@ describe('collectToolSearchRollouts', () => {
 
   it('names prompts it cannot run', async () => {
     const toolUse = { kind: 'tool-use', index: 0, task: {} } as unknown as PromptItem;
-    await expect(collectToolSearchRollouts(makeOptions([toolUse], createFakePolicy()))).rejects.toThrow(/prompts\[0\] is a tool-use prompt/);
+    await expect(collectToolSearchRollouts(makeOptions([toolUse], createFakePolicy()))).rejects.toThrow(
+      /prompts\[0\] is a tool-use prompt/,
+    );
     const bare = { kind: 'tool-search', index: 0, query: repo.queries[0] } as unknown as PromptItem;
-    await expect(collectToolSearchRollouts(makeOptions([bare], createFakePolicy()))).rejects.toThrow(/createToolSearchPrompts/);
+    await expect(collectToolSearchRollouts(makeOptions([bare], createFakePolicy()))).rejects.toThrow(
+      /createToolSearchPrompts/,
+    );
     expect(() => createToolSearchPrompts(repo.queries, { engine } as never)).toThrow(/renderChat/);
   });
 });

@@ -14,7 +14,12 @@ import { createRng, type Rng } from '../core/rng';
 import { selectionMetrics } from '../core/metrics';
 import { IM_END, formatObservationBlock, tagGeneratedTokens, type CallOutput, type RenderChat } from '../envs/rollout';
 import { parseAssistantTurn } from '../envs/toolCallParser';
-import { createSearchEnv, type SearchCallParse, type SearchEnv, type SearchEpisodeSummary } from '../envs/toolRepo/searchEnv';
+import {
+  createSearchEnv,
+  type SearchCallParse,
+  type SearchEnv,
+  type SearchEpisodeSummary,
+} from '../envs/toolRepo/searchEnv';
 import type { SearchEvent, ToolSearch } from '../envs/toolRepo/search';
 import type { RepoQuery } from '../envs/toolRepo/types';
 import type { TextTokenizer } from '../model/tokenizer/types';
@@ -58,7 +63,9 @@ export function splitToolSearchPrompts(
   { nTest, seed }: { nTest: number; seed: number },
 ): { trainPrompts: PromptItem[]; testPrompts: PromptItem[] } {
   if (!Number.isInteger(nTest) || nTest < 0 || nTest >= queries.length) {
-    throw new Error(`splitToolSearchPrompts: nTest must be an integer in [0, ${queries.length - 1}] (there are ${queries.length} queries), got ${nTest}`);
+    throw new Error(
+      `splitToolSearchPrompts: nTest must be an integer in [0, ${queries.length - 1}] (there are ${queries.length} queries), got ${nTest}`,
+    );
   }
   const rng = createRng(`toolSearchSplit/${seed}`);
   const order = queries.map((_, i) => i);
@@ -66,18 +73,30 @@ export function splitToolSearchPrompts(
     const j = rng.int(i + 1);
     [order[i], order[j]] = [order[j], order[i]];
   }
-  const test = createToolSearchPrompts(order.slice(0, nTest).map((i) => queries[i]), handle);
-  const train = createToolSearchPrompts(order.slice(nTest).map((i) => queries[i]), handle);
+  const test = createToolSearchPrompts(
+    order.slice(0, nTest).map((i) => queries[i]),
+    handle,
+  );
+  const train = createToolSearchPrompts(
+    order.slice(nTest).map((i) => queries[i]),
+    handle,
+  );
   return { trainPrompts: train, testPrompts: test };
 }
 
 /** The query and handle of a tool-search prompt; throws naming what is missing. */
-export function readToolSearchPrompt(prompt: PromptItem, where = 'prompt'): { query: RepoQuery; handle: ToolSearchHandle } {
-  if (!prompt || prompt.kind !== 'tool-search') throw new Error(`${where} is a ${prompt?.kind} prompt; tool-search recipes need tool-search prompts`);
+export function readToolSearchPrompt(
+  prompt: PromptItem,
+  where = 'prompt',
+): { query: RepoQuery; handle: ToolSearchHandle } {
+  if (!prompt || prompt.kind !== 'tool-search')
+    throw new Error(`${where} is a ${prompt?.kind} prompt; tool-search recipes need tool-search prompts`);
   const query = prompt.query as unknown as RepoQuery & Record<string, unknown>;
   const handle = query[SEARCH_HANDLE_KEY] as ToolSearchHandle | undefined;
   if (!handle || !handle.engine || typeof handle.renderChat !== 'function') {
-    throw new Error(`${where}.query.${SEARCH_HANDLE_KEY} is missing: build tool-search prompts with createToolSearchPrompts(queries, {engine, renderChat})`);
+    throw new Error(
+      `${where}.query.${SEARCH_HANDLE_KEY} is missing: build tool-search prompts with createToolSearchPrompts(queries, {engine, renderChat})`,
+    );
   }
   if (!Array.isArray(query.goldToolIds)) throw new Error(`${where}.query.goldToolIds must be an array of tool ids`);
   return { query, handle };
@@ -143,7 +162,9 @@ function startEpisode(prompt: PromptItem, where: string, options: ToolSearchRoll
   );
   const promptIds = options.tokenizer.encode(promptText);
   if (promptIds.length > options.maxPromptTokens) {
-    throw new Error(`searchRollouts: the prompt of query ${query.id} has ${promptIds.length} tokens, over maxPromptTokens ${options.maxPromptTokens}`);
+    throw new Error(
+      `searchRollouts: the prompt of query ${query.id} has ${promptIds.length} tokens, over maxPromptTokens ${options.maxPromptTokens}`,
+    );
   }
   return { env, query, turns: [], callOutputs: [], ...startEpisodeTokens(promptIds) };
 }
@@ -154,7 +175,8 @@ function startEpisode(prompt: PromptItem, where: string, options: ToolSearchRoll
  */
 export async function collectToolSearchRollouts(options: ToolSearchRolloutOptions): Promise<RolloutGroup[]> {
   const { prompts, rolloutsPerPrompt: K, tokenizer } = options;
-  if (!Number.isInteger(K) || K < 1) throw new Error(`searchRollouts: rolloutsPerPrompt must be a positive integer, got ${K}`);
+  if (!Number.isInteger(K) || K < 1)
+    throw new Error(`searchRollouts: rolloutsPerPrompt must be a positive integer, got ${K}`);
   const episodes: Episode[] = [];
   prompts.forEach((prompt, i) => {
     for (let k = 0; k < K; k++) episodes.push(startEpisode(prompt, `prompts[${i}]`, options));
@@ -164,7 +186,14 @@ export async function collectToolSearchRollouts(options: ToolSearchRolloutOption
     const nEventsBefore = ep.env.session.events.length;
     const result = ep.env.step(text.endsWith(IM_END) ? text.slice(0, -IM_END.length) : text);
     const events = ep.env.session.events.slice(nEventsBefore);
-    ep.turns.push({ turn, assistantText: text, calls: result.calls, observations: result.observations, events, isSelection: result.stopReason === 'tool_list' });
+    ep.turns.push({
+      turn,
+      assistantText: text,
+      calls: result.calls,
+      observations: result.observations,
+      events,
+      isSelection: result.stopReason === 'tool_list',
+    });
     ep.callOutputs.push(...listSearchCallOutputs(result.calls, result.observations, events));
     const closing = text.endsWith(IM_END) ? '\n' : `${IM_END}\n`;
     return {
@@ -177,7 +206,11 @@ export async function collectToolSearchRollouts(options: ToolSearchRolloutOption
 
   const groups: RolloutGroup[] = prompts.map((prompt) => ({ prompt, rollouts: [] }));
   episodes.forEach((ep, e) => {
-    const info: SearchRolloutInfo = { summary: ep.env.summarize(), turns: ep.turns, isCategoryConstrained: options.isCategoryConstrained };
+    const info: SearchRolloutInfo = {
+      summary: ep.env.summarize(),
+      turns: ep.turns,
+      isCategoryConstrained: options.isCategoryConstrained,
+    };
     const rollout: Rollout = {
       ids: ep.ids,
       tags: ep.tags,
@@ -199,7 +232,11 @@ export async function collectToolSearchRollouts(options: ToolSearchRolloutOption
  * order (a call skipped over the per-turn limit and an unclosed `<tool_call>` recorded
  * none). A call is ok when it parsed and its search returned without error.
  */
-export function listSearchCallOutputs(calls: readonly SearchCallParse[], observations: readonly string[], events: readonly SearchEvent[]): CallOutput[] {
+export function listSearchCallOutputs(
+  calls: readonly SearchCallParse[],
+  observations: readonly string[],
+  events: readonly SearchEvent[],
+): CallOutput[] {
   let e = 0;
   return calls.map((call, i) => {
     const output = observations[i] ?? '';
@@ -263,7 +300,8 @@ export async function replaySearchTeacherEpisode(
   handle: ToolSearchHandle,
   tokenizer: TextTokenizer,
 ): Promise<Rollout> {
-  if (query.id !== episode.queryId) throw new Error(`replaySearchTeacherEpisode: the episode is of query ${episode.queryId}, not ${query.id}`);
+  if (query.id !== episode.queryId)
+    throw new Error(`replaySearchTeacherEpisode: the episode is of query ${episode.queryId}, not ${query.id}`);
   const imEnd = tokenizer.tokenId(IM_END);
   if (imEnd === undefined) throw new Error(`replaySearchTeacherEpisode: the tokenizer has no ${IM_END} token`);
   let turn = 0;
@@ -271,11 +309,22 @@ export async function replaySearchTeacherEpisode(
     async generate(prompts) {
       return prompts.map(() => {
         const text = episode.assistantTexts[turn++];
-        if (text === undefined) throw new Error(`replaySearchTeacherEpisode: query ${query.id}: the env asked for turn ${turn - 1}, but the episode has ${episode.assistantTexts.length} turns`);
+        if (text === undefined)
+          throw new Error(
+            `replaySearchTeacherEpisode: query ${query.id}: the env asked for turn ${turn - 1}, but the episode has ${episode.assistantTexts.length} turns`,
+          );
         const tokens = tokenizer.encode(text + IM_END);
-        if (tokenizer.decode(tokens) !== text + IM_END) throw new Error(`replaySearchTeacherEpisode: query ${query.id} turn ${turn - 1} does not decode back to its text`);
+        if (tokenizer.decode(tokens) !== text + IM_END)
+          throw new Error(
+            `replaySearchTeacherEpisode: query ${query.id} turn ${turn - 1} does not decode back to its text`,
+          );
         const zeros = tokens.map(() => 0);
-        return { tokens, logprobs: zeros, samplingLogprobs: zeros, finishReason: tokens[tokens.length - 1] === imEnd ? 'stop' : 'length' };
+        return {
+          tokens,
+          logprobs: zeros,
+          samplingLogprobs: zeros,
+          finishReason: tokens[tokens.length - 1] === imEnd ? 'stop' : 'length',
+        };
       });
     },
   };
@@ -296,7 +345,9 @@ export async function replaySearchTeacherEpisode(
   const rollout = group.rollouts[0];
   const info = readSearchRolloutInfo(rollout, `the replay of ${query.id}`);
   if (info.summary.stopReason !== 'tool_list' || turn !== episode.assistantTexts.length) {
-    throw new Error(`replaySearchTeacherEpisode: query ${query.id}: the env stopped with ${info.summary.stopReason} after ${turn} of ${episode.assistantTexts.length} turns`);
+    throw new Error(
+      `replaySearchTeacherEpisode: query ${query.id}: the env stopped with ${info.summary.stopReason} after ${turn} of ${episode.assistantTexts.length} turns`,
+    );
   }
   return rollout;
 }

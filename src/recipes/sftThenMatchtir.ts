@@ -14,7 +14,7 @@ export const SFT_THEN_MATCHTIR_RECIPE: Recipe = {
   name: 'sft_then_matchtir',
   title: 'SFT → MatchTIR',
   summary: 'SFT on expert traces for sftSteps steps, then MatchTIR',
-  objective: 's < sftSteps: L_SFT on the full expert trace;  s ≥ sftSteps: MatchTIR\'s L^x_RL + β·KL',
+  objective: "s < sftSteps: L_SFT on the full expert trace;  s ≥ sftSteps: MatchTIR's L^x_RL + β·KL",
   reference: 'PACT §5 baselines (SFT → RL)',
   knobs: ['rollouts', 'sftSteps'],
   env: 'tool-use',

@@ -118,7 +118,9 @@ describe('tfjs losses agree with src/core', () => {
       const totals = computeAggregationTotals(mask);
       expect(totals).toEqual({ maskSum: 5.5, liveRows: 2, rows: 3, columns: 4 });
       // Chunks {row 0} and {rows 1, 2}; row 0 alone is 3 columns long (a chunk pads only to its own longest row).
-      const first = (await read(aggregateLossTf(t2([loss[0].slice(0, 3)]), t2([mask[0].slice(0, 3)]), mode, undefined, totals)))[0];
+      const first = (
+        await read(aggregateLossTf(t2([loss[0].slice(0, 3)]), t2([mask[0].slice(0, 3)]), mode, undefined, totals))
+      )[0];
       const rest = (await read(aggregateLossTf(t2(loss.slice(1)), t2(mask.slice(1)), mode, undefined, totals)))[0];
       expect(first + rest).toBeCloseTo(aggregateLoss(loss, mask, mode), 6);
     });
@@ -169,7 +171,7 @@ describe('tfjs losses agree with src/core', () => {
     expect(await read(z)).toEqual([expect.closeTo(1.8, 6), 0]);
   });
 
-  it('batch-token-mean SFT loss: one division of all rows\' Σ m·logp by Σ m, = core token-mean of −logp', async () => {
+  it("batch-token-mean SFT loss: one division of all rows' Σ m·logp by Σ m, = core token-mean of −logp", async () => {
     const logps = [
       [-0.5, -1.0, -2.0],
       [-0.1, -0.2, Number.NEGATIVE_INFINITY], // masked: must not leak
@@ -182,7 +184,14 @@ describe('tfjs losses agree with src/core', () => {
     expect(loss.shape).toEqual([]);
     // −(−0.5 − 0.8 − 0.2) / 2.8 = 0.535714 (the per-row mean would average 0.7222 and 0.2).
     expect((await read(loss))[0]).toBeCloseTo(1.5 / 2.8, 6);
-    expect((await read(loss))[0]).toBeCloseTo(aggregateLoss(logps.map((r) => r.map((v) => -v)), mask, 'token-mean'), 6);
+    expect((await read(loss))[0]).toBeCloseTo(
+      aggregateLoss(
+        logps.map((r) => r.map((v) => -v)),
+        mask,
+        'token-mean',
+      ),
+      6,
+    );
     expect((await read(z))[0]).toBeCloseTo(2.8, 6);
   });
 
@@ -198,7 +207,8 @@ describe('tfjs losses agree with src/core', () => {
     const written = (x: tf.Tensor) => x.mul(mask).sum().neg().div(mask.sum().maximum(1)) as tf.Scalar;
     const shared = (x: tf.Tensor) => computeMaskedSftLoss(x as tf.Tensor2D, mask, 'batch-token-mean').loss;
     // Float32 bit patterns; +0 for the zero gradient of masked tokens, which the product with m writes as −0.
-    const bits = async (t: tf.Tensor) => Array.from(new Uint32Array(Float32Array.from(await t.data(), (v) => v + 0).buffer));
+    const bits = async (t: tf.Tensor) =>
+      Array.from(new Uint32Array(Float32Array.from(await t.data(), (v) => v + 0).buffer));
     expect(await bits(shared(logps))).toEqual(await bits(written(logps)));
     expect(await bits(tf.grad(shared)(logps))).toEqual(await bits(tf.grad(written)(logps)));
   });
@@ -237,7 +247,14 @@ describe('one PACT prompt loss vs a plain-array computation with src/core', () =
   for (const mode of ['token-mean', 'seq-mean-token-mean'] as const) {
     it(`L_i = L^h + klCoef·KL + β·L_SFT (${mode})`, async () => {
       const terms = computePromptLossTerms(
-        { logp: t2(LOGP_NEW), oldLogp: t2(LOGP_OLD), refLogp: t2(REF), advantages: t2(ADV), mask: t2(MASK), level: 'token' },
+        {
+          logp: t2(LOGP_NEW),
+          oldLogp: t2(LOGP_OLD),
+          refLogp: t2(REF),
+          advantages: t2(ADV),
+          mask: t2(MASK),
+          level: 'token',
+        },
         { logp: t2(SFT_LOGP), mask: t2(SFT_MASK) },
         { clipEps: 0.2, lossAgg: mode, klCoef: KL_COEF, rlWeight: 1, sftWeight: BETA },
       );
@@ -249,21 +266,34 @@ describe('one PACT prompt loss vs a plain-array computation with src/core', () =
   }
 
   it('asymmetric clip ranges [1 − ε_low, 1 + ε_high] match the core reference, loss and clip count', async () => {
-    for (const [low, high] of [[0.1, 0.3], [0.3, 0.05]] as const) {
+    for (const [low, high] of [
+      [0.1, 0.3],
+      [0.3, 0.05],
+    ] as const) {
       const terms = computePromptLossTerms(
         { logp: t2(LOGP_NEW), oldLogp: t2(LOGP_OLD), advantages: t2(ADV), mask: t2(MASK), level: 'token' },
         null,
         { clipEps: low, clipEpsHigh: high, lossAgg: 'token-mean', klCoef: 0, rlWeight: 1, sftWeight: 0 },
       );
       const options = { clipLow: low, clipHigh: high };
-      expect((await read(terms.rlLoss))[0]).toBeCloseTo(aggregateLoss(clippedSurrogateMatrix(LOGP_NEW, LOGP_OLD, ADV, options), MASK, 'token-mean'), 5);
+      expect((await read(terms.rlLoss))[0]).toBeCloseTo(
+        aggregateLoss(clippedSurrogateMatrix(LOGP_NEW, LOGP_OLD, ADV, options), MASK, 'token-mean'),
+        5,
+      );
       expect((await read(terms.clipSum))[0]).toBeCloseTo(6 * clipFraction(LOGP_NEW, LOGP_OLD, ADV, MASK, options), 5);
     }
   });
 
   it('an anchored prompt (z = 1, L^x only) has no SFT term', async () => {
     const terms = computePromptLossTerms(
-      { logp: t2(LOGP_NEW), oldLogp: t2(LOGP_OLD), refLogp: t2(REF), advantages: t2(ADV), mask: t2(MASK), level: 'token' },
+      {
+        logp: t2(LOGP_NEW),
+        oldLogp: t2(LOGP_OLD),
+        refLogp: t2(REF),
+        advantages: t2(ADV),
+        mask: t2(MASK),
+        level: 'token',
+      },
       null,
       { clipEps: 0.2, lossAgg: 'token-mean', klCoef: KL_COEF, rlWeight: 1, sftWeight: 0 },
     );
@@ -272,7 +302,14 @@ describe('one PACT prompt loss vs a plain-array computation with src/core', () =
 
   it('the gradient of L_SFT reaches only the masked log-probs, with weight m/Z', async () => {
     const logp = t2(SFT_LOGP);
-    const grad = tf.grad((x: tf.Tensor) => computePromptLossTerms(null, { logp: x as tf.Tensor2D, mask: t2(SFT_MASK) }, { clipEps: 0.2, lossAgg: 'token-mean', klCoef: 0, rlWeight: 0, sftWeight: 1 }).total)(logp);
+    const grad = tf.grad(
+      (x: tf.Tensor) =>
+        computePromptLossTerms(
+          null,
+          { logp: x as tf.Tensor2D, mask: t2(SFT_MASK) },
+          { clipEps: 0.2, lossAgg: 'token-mean', klCoef: 0, rlWeight: 0, sftWeight: 1 },
+        ).total,
+    )(logp);
     // ∂/∂logp_n = −m_n / Z, Z = 3.
     const expected = SFT_MASK[0].map((m) => -m / 3);
     (await read(grad)).forEach((g, i) => expect(g).toBeCloseTo(expected[i], 6));

@@ -287,7 +287,15 @@ export function computeKlPenaltyTerms(
   const zero = tf.scalar(0);
   const kl = computeKlK3(logp, refLogp); // [B, T]
   const total = tf.mul(aggregateLossTf(kl, mask, 'token-mean', undefined, totals), o.klCoef * o.rlWeight) as tf.Scalar;
-  return { total, rlLoss: zero, sftLoss: zero, klSum: tf.sum(applyMask(kl, mask)), entropySum: zero, clipSum: zero, tokenCount: zero };
+  return {
+    total,
+    rlLoss: zero,
+    sftLoss: zero,
+    klSum: tf.sum(applyMask(kl, mask)),
+    entropySum: zero,
+    clipSum: zero,
+    tokenCount: zero,
+  };
 }
 
 /**
@@ -305,11 +313,28 @@ export function computePromptLossTerms(
 ): PromptLossTerms {
   const zero = tf.scalar(0);
   let total: tf.Scalar = zero;
-  const terms: PromptLossTerms = { total, rlLoss: zero, sftLoss: zero, klSum: zero, entropySum: zero, clipSum: zero, tokenCount: zero };
+  const terms: PromptLossTerms = {
+    total,
+    rlLoss: zero,
+    sftLoss: zero,
+    klSum: zero,
+    entropySum: zero,
+    clipSum: zero,
+    tokenCount: zero,
+  };
   if (rl) {
-    const logRatio = rl.level === 'sequence' ? computeSequenceLogRatio(rl.logp, rl.oldLogp, rl.mask) : (tf.sub(rl.logp, rl.oldLogp) as tf.Tensor2D); // [K, T]
+    const logRatio =
+      rl.level === 'sequence'
+        ? computeSequenceLogRatio(rl.logp, rl.oldLogp, rl.mask)
+        : (tf.sub(rl.logp, rl.oldLogp) as tf.Tensor2D); // [K, T]
     const clipHigh = o.clipEpsHigh ?? o.clipEps;
-    terms.rlLoss = aggregateLossTf(computeClippedSurrogateFromLogRatio(logRatio, rl.advantages, o.clipEps, clipHigh), rl.mask, o.lossAgg, undefined, rl.totals);
+    terms.rlLoss = aggregateLossTf(
+      computeClippedSurrogateFromLogRatio(logRatio, rl.advantages, o.clipEps, clipHigh),
+      rl.mask,
+      o.lossAgg,
+      undefined,
+      rl.totals,
+    );
     let term: tf.Scalar = terms.rlLoss;
     if (rl.refLogp && o.klCoef > 0) {
       const kl = computeKlK3(rl.logp, rl.refLogp); // [K, T]

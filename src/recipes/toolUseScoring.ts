@@ -31,12 +31,18 @@ export function listRolloutTurns(rollout: Rollout): RolloutTurn[] {
 }
 
 /** MatchTIR turn rewards and dual-level advantages of one group. */
-export function scoreMatchTir(group: RolloutGroup, config: Pick<TrainConfig, 'gamma' | 'advantageCombine' | 'matching' | 'unmatchedPenalty'>): GroupScore {
+export function scoreMatchTir(
+  group: RolloutGroup,
+  config: Pick<TrainConfig, 'gamma' | 'advantageCombine' | 'matching' | 'unmatchedPenalty'>,
+): GroupScore {
   const { task } = requireToolUse(group);
   const gold = task.goldCalls ?? [];
   const perRollout = group.rollouts.map((r) => {
     const turns = listRolloutTurns(r);
-    return turns.length === 0 ? [] : turnRewards(turns, gold, task.answer, { method: config.matching, unmatchedPenalty: config.unmatchedPenalty }).turnRewards;
+    return turns.length === 0
+      ? []
+      : turnRewards(turns, gold, task.answer, { method: config.matching, unmatchedPenalty: config.unmatchedPenalty })
+          .turnRewards;
   });
   // A rollout with no turn still needs a trajectory reward for A^g: give it one 0-reward turn.
   const padded = perRollout.map((r) => (r.length === 0 ? [0] : r));

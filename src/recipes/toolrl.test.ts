@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { groupAdvantages } from '../core/advantages';
 import { resolveConfig } from './config';
 import { getRecipe } from './registry';
-import { createHandToolUseRollout, createTinyToolUseTasks, FINITE_STEP_METRICS, runOneStep } from './testing/searchTestKit';
+import {
+  createHandToolUseRollout,
+  createTinyToolUseTasks,
+  FINITE_STEP_METRICS,
+  runOneStep,
+} from './testing/searchTestKit';
 import { createToolUsePrompts } from './trainer';
 import './index';
 
@@ -12,7 +17,8 @@ describe('toolrl', () => {
   it('feeds the trainer the GRPO advantage of the ToolRL reward for a hand-built group', async () => {
     const task = createTinyToolUseTasks().trainTasks[0]; // birth year of Fe Jora: get_birth_year {person}; answer 1969
     expect(task.goldCalls).toEqual([{ name: 'get_birth_year', arguments: { person: 'Fe Jora' } }]);
-    const call = (person: string) => `<tool_call>{"name": "get_birth_year", "arguments": {"person": "${person}"}}</tool_call>`;
+    const call = (person: string) =>
+      `<tool_call>{"name": "get_birth_year", "arguments": {"person": "${person}"}}</tool_call>`;
     const rollouts = await Promise.all([
       // format 1; identical calls → R_correct 3 → R = 4
       createHandToolUseRollout(task, [`<think>a</think>${call('Fe Jora')}`, '<think>b</think><answer>1969</answer>']),

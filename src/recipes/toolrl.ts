@@ -16,7 +16,8 @@ import type { GroupScore, Recipe, RolloutGroup } from './types';
 
 /** ToolRL reward and GRPO advantages of one tool-use group. */
 export function scoreToolrl(group: RolloutGroup): GroupScore {
-  if (group.prompt.kind !== 'tool-use') throw new Error(`toolrl: got a ${group.prompt.kind} prompt; toolrl runs on the tool-use env`);
+  if (group.prompt.kind !== 'tool-use')
+    throw new Error(`toolrl: got a ${group.prompt.kind} prompt; toolrl runs on the tool-use env`);
   const golds = group.prompt.task.goldCalls ?? [];
   const results = group.rollouts.map((r) => {
     const turns = r.transcript?.turns ?? [];
@@ -39,7 +40,8 @@ export const TOOLRL_RECIPE: Recipe = {
   name: 'toolrl',
   title: 'ToolRL',
   summary: 'ToolRL: format + tool-call correctness reward (names, parameter names, values), GRPO',
-  objective: 'R = R_format + R_correct (tool names, parameter names, values);  GRPO advantages, prompt-only clipped surrogate + β·KL',
+  objective:
+    'R = R_format + R_correct (tool names, parameter names, values);  GRPO advantages, prompt-only clipped surrogate + β·KL',
   reference: 'Qian et al. 2025 (ToolRL) §3.3',
   knobs: ['rollouts'],
   env: 'tool-use',

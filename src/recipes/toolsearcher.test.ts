@@ -65,13 +65,24 @@ describe('toolsearcher scoring', () => {
     };
     const scores: Record<string, number[][]> = {
       search_r1: getRecipe('search_r1').scoreGroup(group, ctx).turnAdvantages,
-      'without ESM': getRecipe('toolsearcher').scoreGroup(group, { ...ctx, config: { ...config, toolsearcher: { ...config.toolsearcher, eventLevelSearch: false } } }).turnAdvantages,
-      'without TCA': getRecipe('toolsearcher').scoreGroup(group, { ...ctx, config: { ...config, toolsearcher: { ...config.toolsearcher, trajectoryAlignedCredit: false } } }).turnAdvantages,
+      'without ESM': getRecipe('toolsearcher').scoreGroup(group, {
+        ...ctx,
+        config: { ...config, toolsearcher: { ...config.toolsearcher, eventLevelSearch: false } },
+      }).turnAdvantages,
+      'without TCA': getRecipe('toolsearcher').scoreGroup(group, {
+        ...ctx,
+        config: { ...config, toolsearcher: { ...config.toolsearcher, trajectoryAlignedCredit: false } },
+      }).turnAdvantages,
       toolsearcher: getRecipe('toolsearcher').scoreGroup(group, ctx).turnAdvantages,
     };
     for (const [name, rows] of Object.entries(scores)) {
-      expect(rows.map((row) => row.length), name).toEqual(expected[name].map((row) => row.length));
-      rows.forEach((row, k) => row.forEach((a, t) => expect(a, `${name}, rollout ${k}, turn ${t}`).toBeCloseTo(expected[name][k][t], 5)));
+      expect(
+        rows.map((row) => row.length),
+        name,
+      ).toEqual(expected[name].map((row) => row.length));
+      rows.forEach((row, k) =>
+        row.forEach((a, t) => expect(a, `${name}, rollout ${k}, turn ${t}`).toBeCloseTo(expected[name][k][t], 5)),
+      );
     }
     const names = Object.keys(scores);
     for (const a of names) for (const b of names) if (a < b) expect(scores[a], `${a} vs ${b}`).not.toEqual(scores[b]);
@@ -93,7 +104,8 @@ describe('toolsearcher training step', () => {
     const { metrics, evaluation, trainer } = await runOneStep('toolsearcher', { seed: 3 });
     for (const key of FINITE_STEP_METRICS) expect(Number.isFinite(metrics[key]), key).toBe(true);
     expect(metrics.grad_norm).toBeGreaterThan(0);
-    for (const g of trainer.lastGroups) for (const r of g.rollouts) expect((r.meta?.search as SearchRolloutInfo).isCategoryConstrained).toBe(true);
+    for (const g of trainer.lastGroups)
+      for (const r of g.rollouts) expect((r.meta?.search as SearchRolloutInfo).isCategoryConstrained).toBe(true);
     for (const key of ['eval/f1', 'eval/recall', 'eval/precision', 'eval/match', 'eval/search_recall']) {
       expect(evaluation[key], key).toBeGreaterThanOrEqual(0);
       expect(evaluation[key], key).toBeLessThanOrEqual(1);

@@ -17,7 +17,13 @@ import { groupAdvantages } from '../core/advantages';
 import { isCategoryConstrainedStep, toolSearcherAdvantages, toolSelectionReward } from '../core/toolSearcherCredit';
 import type { TrainConfig } from './config';
 import { registerRecipe } from './registry';
-import { collectToolSearchRollouts, evaluateSearchRollout, isSearchFormatOk, readSearchRolloutInfo, readToolSearchPrompt } from './searchRollouts';
+import {
+  collectToolSearchRollouts,
+  evaluateSearchRollout,
+  isSearchFormatOk,
+  readSearchRolloutInfo,
+  readToolSearchPrompt,
+} from './searchRollouts';
 import type { CollectRequest, GroupScore, PromptRoute, Recipe, Rollout, RolloutGroup } from './types';
 
 /** The reward parts of one tool-search rollout. */
@@ -32,21 +38,47 @@ export interface SearchRewardParts {
   firstFoundTurns: Record<string, number | null>;
 }
 
-export function computeSearchRewardParts(rollout: Rollout, goldIds: readonly string[], formatBonus: number, where = 'rollout'): SearchRewardParts {
+export function computeSearchRewardParts(
+  rollout: Rollout,
+  goldIds: readonly string[],
+  formatBonus: number,
+  where = 'rollout',
+): SearchRewardParts {
   const info = readSearchRolloutInfo(rollout, where);
-  const { reward, f1, format } = toolSelectionReward(info.summary.selectedIds, goldIds, isSearchFormatOk(info), formatBonus);
-  return { reward, f1, format, searchRecall: info.summary.searchRecall, nTurns: info.turns.length, firstFoundTurns: info.summary.firstFoundTurns };
+  const { reward, f1, format } = toolSelectionReward(
+    info.summary.selectedIds,
+    goldIds,
+    isSearchFormatOk(info),
+    formatBonus,
+  );
+  return {
+    reward,
+    f1,
+    format,
+    searchRecall: info.summary.searchRecall,
+    nTurns: info.turns.length,
+    firstFoundTurns: info.summary.firstFoundTurns,
+  };
 }
 
 /** The reward parts of every rollout of a group, with the query's gold ids. */
-export function computeGroupRewardParts(group: RolloutGroup, formatBonus: number): { goldIds: string[]; parts: SearchRewardParts[] } {
+export function computeGroupRewardParts(
+  group: RolloutGroup,
+  formatBonus: number,
+): { goldIds: string[]; parts: SearchRewardParts[] } {
   const { query } = readToolSearchPrompt(group.prompt, 'group.prompt');
-  const parts = group.rollouts.map((r, k) => computeSearchRewardParts(r, query.goldToolIds, formatBonus, `group.rollouts[${k}]`));
+  const parts = group.rollouts.map((r, k) =>
+    computeSearchRewardParts(r, query.goldToolIds, formatBonus, `group.rollouts[${k}]`),
+  );
   return { goldIds: query.goldToolIds, parts };
 }
 
 function describeParts(parts: readonly SearchRewardParts[]): Record<string, number[]> {
-  return { f1: parts.map((p) => p.f1), format: parts.map((p) => p.format), search_recall: parts.map((p) => p.searchRecall) };
+  return {
+    f1: parts.map((p) => p.f1),
+    format: parts.map((p) => p.format),
+    search_recall: parts.map((p) => p.searchRecall),
+  };
 }
 
 /** GRPO on the outcome reward, on every turn (search_r1 and gspo). */
@@ -54,22 +86,36 @@ export function scoreSearchOutcome(group: RolloutGroup, formatBonus: number): Gr
   const { parts } = computeGroupRewardParts(group, formatBonus);
   const rewards = parts.map((p) => p.reward);
   const adv = groupAdvantages(rewards);
-  return { rewards, turnAdvantages: parts.map((p, k) => new Array<number>(p.nTurns).fill(adv[k])), rewardParts: describeParts(parts) };
+  return {
+    rewards,
+    turnAdvantages: parts.map((p, k) => new Array<number>(p.nTurns).fill(adv[k])),
+    rewardParts: describeParts(parts),
+  };
 }
 
 /** ToolSearcher's per-turn credit for one group. */
-export function scoreToolSearcher(group: RolloutGroup, options: Pick<TrainConfig['toolsearcher'], 'formatBonus' | 'eventLevelSearch' | 'trajectoryAlignedCredit'>): GroupScore {
+export function scoreToolSearcher(
+  group: RolloutGroup,
+  options: Pick<TrainConfig['toolsearcher'], 'formatBonus' | 'eventLevelSearch' | 'trajectoryAlignedCredit'>,
+): GroupScore {
   const { goldIds, parts } = computeGroupRewardParts(group, options.formatBonus);
   const credit = toolSearcherAdvantages(
     parts.map((p) => ({ nTurns: p.nTurns, firstFoundTurns: p.firstFoundTurns, outcomeReward: p.reward })),
     goldIds,
     { isEventLevelSearch: options.eventLevelSearch, isTrajectoryAligned: options.trajectoryAlignedCredit },
   );
-  return { rewards: parts.map((p) => p.reward), turnAdvantages: credit.turnAdvantages, rewardParts: describeParts(parts) };
+  return {
+    rewards: parts.map((p) => p.reward),
+    turnAdvantages: credit.turnAdvantages,
+    rewardParts: describeParts(parts),
+  };
 }
 
 /** Rollouts for a tool-search recipe at request.step; `isCategoryConstrained` only applies to training (not to held-out evaluation, greedy or sampled). */
-export function collectSearchRollouts(request: CollectRequest, isCategoryConstrained: boolean): Promise<RolloutGroup[]> {
+export function collectSearchRollouts(
+  request: CollectRequest,
+  isCategoryConstrained: boolean,
+): Promise<RolloutGroup[]> {
   const c = request.config;
   return collectToolSearchRollouts({
     prompts: request.prompts,
@@ -101,8 +147,10 @@ export function isToolSearcherConstrained(config: TrainConfig, step: number): bo
 export const TOOLSEARCHER_RECIPE: Recipe = {
   name: 'toolsearcher',
   title: 'ToolSearcher',
-  summary: 'ToolSearcher: selection F1 + format, event-level search credit, trajectory-aligned z-scores, category-constrained warm-up',
-  objective: 'R = F1(selected, gold) + b·1[format];  a search turn\'s advantage from the gold tools it found first, the last turn\'s from R (group z-score)',
+  summary:
+    'ToolSearcher: selection F1 + format, event-level search credit, trajectory-aligned z-scores, category-constrained warm-up',
+  objective:
+    "R = F1(selected, gold) + b·1[format];  a search turn's advantage from the gold tools it found first, the last turn's from R (group z-score)",
   reference: 'ToolSearcher §3.3–3.4, App. D',
   knobs: ['rollouts'],
   env: 'tool-search',

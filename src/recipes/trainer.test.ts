@@ -19,8 +19,23 @@ import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot'
 import { buildPrivilegedContext, buildTraceConditionedRow, encodeTrace } from './privilegedContext';
 import { resolveConfig, type TrainConfigInput } from './config';
 import { listRecipes } from './registry';
-import { createTinyTrainer, meanPolicyTokenK3, readRowLogprobs, stripTiming, useWasmTinySetup, type TinySetup } from './testing/testKit';
-import { Trainer, buildMicroBatchLoss, computePromptOnlyKl, computeTraceLogprobGap, createToolUsePrompts, splitMicroBatches, type PromptPlan } from './trainer';
+import {
+  createTinyTrainer,
+  meanPolicyTokenK3,
+  readRowLogprobs,
+  stripTiming,
+  useWasmTinySetup,
+  type TinySetup,
+} from './testing/testKit';
+import {
+  Trainer,
+  buildMicroBatchLoss,
+  computePromptOnlyKl,
+  computeTraceLogprobGap,
+  createToolUsePrompts,
+  splitMicroBatches,
+  type PromptPlan,
+} from './trainer';
 import type { StepProgress } from './types';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
 import { POLICY_KINDS } from '../core/types';
@@ -78,11 +93,19 @@ describe('Trainer', () => {
     expect(m.gate_fraction).toBe(0);
 
     // The first generate call holds the first turn of every episode: exactly the prompts x.
-    const promptIds = setup.trainTasks.map((task) => setup.tokenizer.encode(setup.renderChat(
-      [{ role: 'system', content: DEFAULT_SYSTEM_PROMPT }, { role: 'user', content: formatUserPrompt(task) }],
-      { tools: task.tools, addGenerationPrompt: true },
-    )));
-    for (const context of contexts.slice(0, 4)) expect(promptIds.some((x) => x.length === context.length && x.every((id, n) => id === context[n]))).toBe(true);
+    const promptIds = setup.trainTasks.map((task) =>
+      setup.tokenizer.encode(
+        setup.renderChat(
+          [
+            { role: 'system', content: DEFAULT_SYSTEM_PROMPT },
+            { role: 'user', content: formatUserPrompt(task) },
+          ],
+          { tools: task.tools, addGenerationPrompt: true },
+        ),
+      ),
+    );
+    for (const context of contexts.slice(0, 4))
+      expect(promptIds.some((x) => x.length === context.length && x.every((id, n) => id === context[n]))).toBe(true);
     for (const task of setup.trainTasks) {
       const trace = task.expertTrace!;
       const chunkTexts = trace.turns.flatMap((t) => t.chunks.map((c) => c.text)).filter((text) => text.length >= 20);
@@ -99,8 +122,13 @@ describe('Trainer', () => {
       expect(grams.length).toBeGreaterThan(20);
       for (const context of contexts) {
         const text = setup.tokenizer.decode(context);
-        for (const chunk of chunkTexts) expect(text.includes(chunk), `trace text in a rollout context: ${chunk}`).toBe(false);
-        for (const gram of grams) expect(containsSubsequence(context, gram), `trace tokens in a rollout context: ${setup.tokenizer.decode(gram)}`).toBe(false);
+        for (const chunk of chunkTexts)
+          expect(text.includes(chunk), `trace text in a rollout context: ${chunk}`).toBe(false);
+        for (const gram of grams)
+          expect(
+            containsSubsequence(context, gram),
+            `trace tokens in a rollout context: ${setup.tokenizer.decode(gram)}`,
+          ).toBe(false);
       }
     }
   }, 120_000);
@@ -135,9 +163,19 @@ describe('Trainer', () => {
     });
     expect(rollouts.at(-1)).toEqual({ phase: 'rollouts', done: 4, total: 4, turn: calls.length, tokens });
     // q = 0: both prompts read π_old(c^h) (one report each), then one mini-batch per prompt.
-    expect(seen.filter((p) => p.phase === 'logprobs')).toEqual([0, 1].map((done) => ({ phase: 'logprobs', done, total: 2 })));
-    expect(seen.filter((p) => p.phase === 'update')).toEqual([0, 1].map((done) => ({ phase: 'update', done, total: 2 })));
-    expect(seen.map((p) => p.phase)).toEqual([...rollouts.map(() => 'rollouts'), 'logprobs', 'logprobs', 'update', 'update']);
+    expect(seen.filter((p) => p.phase === 'logprobs')).toEqual(
+      [0, 1].map((done) => ({ phase: 'logprobs', done, total: 2 })),
+    );
+    expect(seen.filter((p) => p.phase === 'update')).toEqual(
+      [0, 1].map((done) => ({ phase: 'update', done, total: 2 })),
+    );
+    expect(seen.map((p) => p.phase)).toEqual([
+      ...rollouts.map(() => 'rollouts'),
+      'logprobs',
+      'logprobs',
+      'update',
+      'update',
+    ]);
   }, 120_000);
 
   it('reports trace_logprob_gap: log π_old(τ | c^h) − log π_old(τ | x) over L^h tokens, recomputed here from the rollouts', async () => {
@@ -152,7 +190,10 @@ describe('Trainer', () => {
     for (const group of trainer.lastGroups) {
       const trace = group.prompt.kind === 'tool-use' ? group.prompt.trace! : undefined;
       for (const rollout of group.rollouts) {
-        const prompt = { ids: rollout.ids.slice(0, rollout.promptLength), tags: rollout.tags.slice(0, rollout.promptLength) };
+        const prompt = {
+          ids: rollout.ids.slice(0, rollout.promptLength),
+          tags: rollout.tags.slice(0, rollout.promptLength),
+        };
         const row = buildTraceConditionedRow(rollout, buildPrivilegedContext(prompt, trace!, setup.tokenizer));
         const underX = readRow(rollout.ids);
         const underH = readRow(row.ids);
@@ -180,7 +221,10 @@ describe('Trainer', () => {
     // under x with the weights after step 1 (π_old) and a fresh model of the same seed (π_ref).
     // L^h rows: PACT at q = 0. L^x rows: CHORD (prompt-only ratios; its SFT term moves the
     // weights in step 1 even when every reward of the tiny setup ties).
-    for (const [recipe, anchorProb] of [['pact', 0], ['chord', 1]] as const) {
+    for (const [recipe, anchorProb] of [
+      ['pact', 0],
+      ['chord', 1],
+    ] as const) {
       const trainer = createTrainer({ recipe, pact: { anchorProb }, klCoef: 0.1 });
       const first = await trainer.step();
       expect(first.kl_prompt_only, `${recipe}, step 1`).toBeCloseTo(0, 6);
@@ -275,10 +319,22 @@ describe('computeTraceLogprobGap', () => {
       rl: {
         level: 'token',
         ids: [[], []],
-        mask: [[0, 1, 1], [1, 0]],
-        advantages: [[0, 0, 0], [0, 0]],
-        oldLogprobs: [[-9, -1, -2], [-0.5, -9]],
-        promptOnlyLogprobs: [[0, -0.5, -0.5], [-1.5, 0]],
+        mask: [
+          [0, 1, 1],
+          [1, 0],
+        ],
+        advantages: [
+          [0, 0, 0],
+          [0, 0],
+        ],
+        oldLogprobs: [
+          [-9, -1, -2],
+          [-0.5, -9],
+        ],
+        promptOnlyLogprobs: [
+          [0, -0.5, -0.5],
+          [-1.5, 0],
+        ],
       },
     };
     const x: PromptPlan = {
@@ -308,7 +364,14 @@ describe('computePromptOnlyKl', () => {
     };
     const x: PromptPlan = {
       route: { rl: 'x', rlWeight: 1, sftWeight: 0, sftMask: 'component', gate: 1 },
-      rl: { level: 'token', ids: [[]], mask: [[1, 1]], advantages: [[0, 0]], oldLogprobs: [[-1, -0.5]], refLogprobs: [[-2, -0.5]] },
+      rl: {
+        level: 'token',
+        ids: [[]],
+        mask: [[1, 1]],
+        advantages: [[0, 0]],
+        oldLogprobs: [[-1, -0.5]],
+        refLogprobs: [[-2, -0.5]],
+      },
     };
     // k3(p, q) = e^(q−p) − (q−p) − 1: (−1, −1) → 0; (−2, −1) → e − 2; (−1, −2) → e^−1; (−0.5, −0.5) → 0
     expect(computePromptOnlyKl([h, x])).toBeCloseTo((Math.E - 2 + Math.exp(-1)) / 4, 12);
@@ -324,20 +387,34 @@ describe('gradient micro-batches (microBatchRows)', () => {
   const PROMPT_TOKENS = 4;
 
   /** A trace-routed prompt with RL + KL + SFT on hand-made rows; π_old and π_ref = the model's log-probs ± a fixed wiggle. */
-  async function buildPlan(model: ReturnType<TinySetup['createModel']>, level: 'token' | 'sequence'): Promise<PromptPlan> {
+  async function buildPlan(
+    model: ReturnType<TinySetup['createModel']>,
+    level: 'token' | 'sequence',
+  ): Promise<PromptPlan> {
     const V = setup.modelConfig.vocab_size;
     const ids = LENGTHS.map((n, k) => Array.from({ length: n }, (_, j) => (7 * j + 13 * k + 3) % V));
-    const mask = ids.map((row, k) => row.slice(1).map((_, c) => (k === 3 || c + 1 < PROMPT_TOKENS ? 0 : c % 5 === 4 ? 0.5 : 1))); // row 3: a dead row
+    const mask = ids.map((row, k) =>
+      row.slice(1).map((_, c) => (k === 3 || c + 1 < PROMPT_TOKENS ? 0 : c % 5 === 4 ? 0.5 : 1)),
+    ); // row 3: a dead row
     const advantages = ids.map((row, k) => row.slice(1).map((_, c) => ((k + c) % 3) - 0.8));
     const T = Math.max(...LENGTHS);
     const out = tf.tidy(() => {
-      const inputIds = tf.tensor2d(ids.map((r) => [...r, ...new Array<number>(T - r.length).fill(0)]), [K, T], 'int32');
-      const attentionMask = tf.tensor2d(ids.map((r) => Array.from({ length: T }, (_, n) => (n < r.length ? 1 : 0))), [K, T], 'int32');
+      const inputIds = tf.tensor2d(
+        ids.map((r) => [...r, ...new Array<number>(T - r.length).fill(0)]),
+        [K, T],
+        'int32',
+      );
+      const attentionMask = tf.tensor2d(
+        ids.map((r) => Array.from({ length: T }, (_, n) => (n < r.length ? 1 : 0))),
+        [K, T],
+        'int32',
+      );
       return model.computeTokenLogprobs(inputIds, attentionMask).logprobs; // [K, T−1]
     });
     const data = Array.from(await out.data());
     out.dispose();
-    const wiggle = (sign: number) => ids.map((r, k) => r.slice(1).map((_, c) => data[k * (T - 1) + c] + sign * 0.15 * Math.sin(k + 2 * c)));
+    const wiggle = (sign: number) =>
+      ids.map((r, k) => r.slice(1).map((_, c) => data[k * (T - 1) + c] + sign * 0.15 * Math.sin(k + 2 * c)));
     const sftIds = Array.from({ length: 12 }, (_, j) => (5 * j + 1) % V);
     return {
       route: { rl: 'h', rlWeight: 1, sftWeight: 0.5, sftMask: 'component' },
@@ -347,14 +424,21 @@ describe('gradient micro-batches (microBatchRows)', () => {
   }
 
   /** Σ over the micro-batches of the prompt's loss, its gradients and its stats. */
-  async function computeSplit(model: ReturnType<TinySetup['createModel']>, plan: PromptPlan, rows: number, lossAgg: string) {
+  async function computeSplit(
+    model: ReturnType<TinySetup['createModel']>,
+    plan: PromptPlan,
+    rows: number,
+    lossAgg: string,
+  ) {
     const micro = splitMicroBatches([plan], [0], rows);
     const stats = [0, 0, 0, 0, 0, 0];
     const { grads, loss } = accumulateGradients(
       model.params,
       (j) => {
         const t = buildMicroBatchLoss(model, plan, micro[j], { clipEps: 0.2, lossAgg, klCoef: 0.1 });
-        const values = [t.rlLoss, t.sftLoss, t.klSum, t.entropySum, t.clipSum, t.tokenCount].map((x) => x.dataSync()[0]);
+        const values = [t.rlLoss, t.sftLoss, t.klSum, t.entropySum, t.clipSum, t.tokenCount].map(
+          (x) => x.dataSync()[0],
+        );
         values.forEach((v, i) => (stats[i] += v));
         return t.total;
       },
@@ -419,18 +503,39 @@ describe('gradient micro-batches (microBatchRows)', () => {
         const inputIds = tf.tensor2d(rows, [rows.length, T], 'int32');
         return model.computeTokenLogprobs(inputIds, tf.onesLike(inputIds)).logprobs.arraySync() as number[][];
       });
-    const maskedSum = (logp: number[][], mask: number[][], k: number) => logp[k].reduce((a, v, c) => a + v * mask[k][c], 0);
+    const maskedSum = (logp: number[][], mask: number[][], k: number) =>
+      logp[k].reduce((a, v, c) => a + v * mask[k][c], 0);
     for (const route of ['x', 'h'] as const) {
       const model = setup.createModel(7);
       const before = readLogp(model, ids);
       const plan: PromptPlan = {
         route: { rl: route, rlWeight: 1, sftWeight: 0, sftMask: 'component' },
-        rl: { level: 'token', ids, mask: respMask, advantages: respMask.map((r, k) => r.map((m) => m * (k === 0 ? 1 : -1))), oldLogprobs: before },
+        rl: {
+          level: 'token',
+          ids,
+          mask: respMask,
+          advantages: respMask.map((r, k) => r.map((m) => m * (k === 0 ? 1 : -1))),
+          oldLogprobs: before,
+        },
       };
       const optimizer = new AdamW(model.params, { weightDecay: 0 });
-      await trainStep({ params: model.params, lossFn: () => buildMicroBatchLoss(model, plan, splitMicroBatches([plan], [0], K)[0], { clipEps: 0.2, lossAgg: 'token-mean', klCoef: 0 }).total, nMicro: 1, optimizer, maxGradNorm: 1, lr: 1e-3 });
+      await trainStep({
+        params: model.params,
+        lossFn: () =>
+          buildMicroBatchLoss(model, plan, splitMicroBatches([plan], [0], K)[0], {
+            clipEps: 0.2,
+            lossAgg: 'token-mean',
+            klCoef: 0,
+          }).total,
+        nMicro: 1,
+        optimizer,
+        maxGradNorm: 1,
+        lr: 1e-3,
+      });
       const after = readLogp(model, ids);
-      expect(maskedSum(after, respMask, 0), `route ${route}: row A = +1`).toBeGreaterThan(maskedSum(before, respMask, 0));
+      expect(maskedSum(after, respMask, 0), `route ${route}: row A = +1`).toBeGreaterThan(
+        maskedSum(before, respMask, 0),
+      );
       expect(maskedSum(after, respMask, 1), `route ${route}: row A = −1`).toBeLessThan(maskedSum(before, respMask, 1));
       optimizer.dispose();
       model.dispose();
@@ -438,9 +543,24 @@ describe('gradient micro-batches (microBatchRows)', () => {
     const model = setup.createModel(7);
     const sftMask = [respMask[0]];
     const before = readLogp(model, [ids[0]]);
-    const plan: PromptPlan = { route: { rl: null, rlWeight: 0, sftWeight: 1, sftMask: 'component' }, sft: { ids: ids[0], mask: sftMask[0] } };
+    const plan: PromptPlan = {
+      route: { rl: null, rlWeight: 0, sftWeight: 1, sftMask: 'component' },
+      sft: { ids: ids[0], mask: sftMask[0] },
+    };
     const optimizer = new AdamW(model.params, { weightDecay: 0 });
-    await trainStep({ params: model.params, lossFn: () => buildMicroBatchLoss(model, plan, splitMicroBatches([plan], [0], K)[0], { clipEps: 0.2, lossAgg: 'token-mean', klCoef: 0 }).total, nMicro: 1, optimizer, maxGradNorm: 1, lr: 1e-3 });
+    await trainStep({
+      params: model.params,
+      lossFn: () =>
+        buildMicroBatchLoss(model, plan, splitMicroBatches([plan], [0], K)[0], {
+          clipEps: 0.2,
+          lossAgg: 'token-mean',
+          klCoef: 0,
+        }).total,
+      nMicro: 1,
+      optimizer,
+      maxGradNorm: 1,
+      lr: 1e-3,
+    });
     expect(maskedSum(readLogp(model, [ids[0]]), sftMask, 0)).toBeGreaterThan(maskedSum(before, sftMask, 0));
     optimizer.dispose();
     model.dispose();
@@ -449,7 +569,14 @@ describe('gradient micro-batches (microBatchRows)', () => {
   it('two whole steps report the same metrics with microBatchRows = 1 as with = K', async () => {
     // Step 2 has π_ref ≠ π_θ, so its KL term (token-mean over the prompt's K rows) is > 0.
     const run = async (microBatchRows: number) => {
-      const trainer = createTrainer({ recipe: 'pact', batchPrompts: 1, maxTurns: 1, pact: { anchorProb: 0 }, klCoef: 0.1, microBatchRows });
+      const trainer = createTrainer({
+        recipe: 'pact',
+        batchPrompts: 1,
+        maxTurns: 1,
+        pact: { anchorProb: 0 },
+        klCoef: 0.1,
+        microBatchRows,
+      });
       const m = [await trainer.step(), await trainer.step()];
       trainer.model.dispose();
       trainer.dispose();

@@ -17,7 +17,6 @@ import * as tf from '../model/qwen3/tf';
 import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot';
 import type { NamedArray } from '../model/qwen3/train/types';
 
-
 import type { TrainConfigInput } from './config';
 import { createTinyTrainer, meanPolicyTokenK3, useWasmTinySetup, type TinySetup } from './testing/testKit';
 import { listRecipes } from './registry';
@@ -60,9 +59,11 @@ function release(...trainers: Trainer[]): void {
   }
 }
 
-const sameBits = (a: NamedArray, b: NamedArray) => Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength));
+const sameBits = (a: NamedArray, b: NamedArray) =>
+  Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(
+    Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength),
+  );
 const byName = (list: readonly NamedArray[]) => new Map(list.map((t) => [t.name, t]));
-
 
 describe('Trainer with LoRA (config.model.lora)', () => {
   it('trains only the adapters; the exported policy is W + (α/r)·B·A; π_ref is the base without adapters', async () => {
@@ -84,12 +85,20 @@ describe('Trainer with LoRA (config.model.lora)', () => {
     // AdamW holds exactly A and B of the 4 adapted weights: 8 tensors × (exp_avg, exp_avg_sq, step).
     const adapterNames = state.adapterWeights!.map((t) => t.name).sort();
     expect(adapterNames).toEqual(
-      [0, 1].flatMap((l) => ['q', 'v'].flatMap((p) => ['A', 'B'].map((ab) => `model.layers.${l}.self_attn.${p}_proj.lora_${ab}.weight`))).sort(),
+      [0, 1]
+        .flatMap((l) =>
+          ['q', 'v'].flatMap((p) => ['A', 'B'].map((ab) => `model.layers.${l}.self_attn.${p}_proj.lora_${ab}.weight`)),
+        )
+        .sort(),
     );
-    expect(new Set(state.optimizer.map((t) => t.name.replace(/\.(exp_avg|exp_avg_sq|step)$/, '')))).toEqual(new Set(adapterNames));
+    expect(new Set(state.optimizer.map((t) => t.name.replace(/\.(exp_avg|exp_avg_sq|step)$/, '')))).toEqual(
+      new Set(adapterNames),
+    );
     // B started at 0 and moved.
     const adapters = byName(state.adapterWeights!);
-    expect(Math.max(...Array.from(adapters.get('model.layers.0.self_attn.q_proj.lora_B.weight')!.data, Math.abs))).toBeGreaterThan(0);
+    expect(
+      Math.max(...Array.from(adapters.get('model.layers.0.self_attn.q_proj.lora_B.weight')!.data, Math.abs)),
+    ).toBeGreaterThan(0);
 
     // Merged = W + 2·B·A, recomputed for every adapted weight; the others equal the base.
     const baseByName = byName(base);

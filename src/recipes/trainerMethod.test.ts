@@ -11,7 +11,13 @@ import { resolveConfig, type TrainConfigInput } from './config';
 import { encodeEpisode, replayExpertEpisode } from './policyVocab';
 import { exportTensors } from '../model/qwen3/train/snapshot';
 import { buildPrivilegedContext, buildTraceConditionedRow } from './privilegedContext';
-import { createTinyTrainer, meanPolicyTokenK3, readRowLogprobs, useWasmTinySetup, type TinySetup } from './testing/testKit';
+import {
+  createTinyTrainer,
+  meanPolicyTokenK3,
+  readRowLogprobs,
+  useWasmTinySetup,
+  type TinySetup,
+} from './testing/testKit';
 import { buildMicroBatchLoss, splitMicroBatches, type PromptPlan } from './trainer';
 import './index';
 
@@ -67,10 +73,22 @@ describe("the KL penalty of an L^h prompt (pact.klContext, default 'prompt')", (
     const promptLength = episode.tags.findIndex((t) => t.kind !== 'prompt');
     const mask = episode.tags.slice(1).map((t, j) => (j + 1 >= promptLength && POLICY_KINDS.has(t.kind) ? 1 : 0)); // column j = token j + 1
     const refLogprobs = readRowLogprobs(ref, episode.ids);
-    const plan: PromptPlan = { route: { rl: 'h', rlWeight: 1, sftWeight: 0, sftMask: 'component' }, kl: { ids: [episode.ids], mask: [mask], refLogprobs: [refLogprobs] } };
+    const plan: PromptPlan = {
+      route: { rl: 'h', rlWeight: 1, sftWeight: 0, sftMask: 'component' },
+      kl: { ids: [episode.ids], mask: [mask], refLogprobs: [refLogprobs] },
+    };
     expect(splitMicroBatches([plan], [0], 1)).toEqual([{ prompt: 0, part: 'kl', start: 0, end: 1 }]);
-    const terms = buildMicroBatchLoss(model, plan, { prompt: 0, part: 'kl', start: 0, end: 1 }, { clipEps: 0.2, lossAgg: 'token-mean', klCoef: 0.5 });
-    const [total, klSum, count] = [await terms.total.data(), await terms.klSum.data(), await terms.tokenCount.data()].map((d) => d[0]);
+    const terms = buildMicroBatchLoss(
+      model,
+      plan,
+      { prompt: 0, part: 'kl', start: 0, end: 1 },
+      { clipEps: 0.2, lossAgg: 'token-mean', klCoef: 0.5 },
+    );
+    const [total, klSum, count] = [
+      await terms.total.data(),
+      await terms.klSum.data(),
+      await terms.tokenCount.data(),
+    ].map((d) => d[0]);
     // By hand from two plain readings: Σ m·k3(log π_θ, log π_ref) and its token mean × klCoef.
     const logp = readRowLogprobs(model, episode.ids);
     let sum = 0;
@@ -87,7 +105,14 @@ describe("the KL penalty of an L^h prompt (pact.klContext, default 'prompt')", (
   it("through the trainer: 'prompt' reports k3 under x, 'trace' under c^h, each equal to an independent reading", async () => {
     /** One step, every prompt trace-routed, one mini-batch (so the penalty reads π_old = the seed-7 model), π_ref = a seed-8 model. */
     const run = async (klContext: 'prompt' | 'trace') => {
-      const trainer = createTinyTrainer(setup, { ...TINY, batchPrompts: 2, miniBatchPrompts: 2, klCoef: 0.5, steps: 1, pact: { anchorProb: 0, klContext } });
+      const trainer = createTinyTrainer(setup, {
+        ...TINY,
+        batchPrompts: 2,
+        miniBatchPrompts: 2,
+        klCoef: 0.5,
+        steps: 1,
+        pact: { anchorProb: 0, klContext },
+      });
       const state = await trainer.exportState();
       const other = setup.createModel(8);
       state.referenceWeights = await exportTensors(other.params);
@@ -110,7 +135,10 @@ describe("the KL penalty of an L^h prompt (pact.klContext, default 'prompt')", (
     for (const group of trace.groups) {
       const task = group.prompt.kind === 'tool-use' ? group.prompt : null;
       for (const rollout of group.rollouts) {
-        const x = { ids: rollout.ids.slice(0, rollout.promptLength), tags: rollout.tags.slice(0, rollout.promptLength) };
+        const x = {
+          ids: rollout.ids.slice(0, rollout.promptLength),
+          tags: rollout.tags.slice(0, rollout.promptLength),
+        };
         const row = buildTraceConditionedRow(rollout, buildPrivilegedContext(x, task!.trace!, setup.tokenizer));
         const lo = readRowLogprobs(old, row.ids);
         const lr = readRowLogprobs(ref, row.ids);

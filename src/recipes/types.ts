@@ -32,7 +32,11 @@ export type RolloutEnvKind = 'tool-use' | 'tool-search';
  */
 export type PromptItem =
   | { kind: 'tool-use'; /** Position in the train set (data cursor). */ index: number; task: Task; trace?: ExpertTrace }
-  | { kind: 'tool-search'; index: number; query: { id: string; text: string; goldToolIds: string[] } & Record<string, unknown> };
+  | {
+      kind: 'tool-search';
+      index: number;
+      query: { id: string; text: string; goldToolIds: string[] } & Record<string, unknown>;
+    };
 
 /** One prompt-only rollout τ_{i,k} (PACT Eq. prompt-only-rollout). */
 export interface Rollout {
@@ -231,7 +235,13 @@ export function isMachineMetric(key: string): boolean {
  * (rollouts, the π_old/π_ref log-prob reads, the PPO update, the held-out evaluation), how many
  * of its units are done out of `total`, and for rollouts the tokens generated so far and the turn.
  */
-export interface StepProgress { phase: 'rollouts' | 'logprobs' | 'update' | 'eval'; done: number; total: number; tokens?: number; turn?: number }
+export interface StepProgress {
+  phase: 'rollouts' | 'logprobs' | 'update' | 'eval';
+  done: number;
+  total: number;
+  tokens?: number;
+  turn?: number;
+}
 
 /** Held-out evaluation: tool-use Solve-R/P/F1 and answer correctness. */
 export interface EvalMetrics {

@@ -48,7 +48,15 @@ describe('buildSftRow', () => {
     // ids:  p p r c o t a   → targets ids[1..]: p r c o t a → mask 0 1 1 0 1 1
     const episode = {
       ids: [1, 2, 3, 4, 5, 6, 7],
-      tags: [tag('prompt'), tag('prompt'), tag('reasoning'), tag('control'), tag('observation'), tag('tool_call'), tag('answer')],
+      tags: [
+        tag('prompt'),
+        tag('prompt'),
+        tag('reasoning'),
+        tag('control'),
+        tag('observation'),
+        tag('tool_call'),
+        tag('answer'),
+      ],
     };
     expect(buildSftRow(episode, 100)).toEqual({ ids: [1, 2, 3, 4, 5, 6, 7], targetMask: [0, 1, 1, 0, 1, 1] });
     expect(buildSftRow(episode, 4)).toEqual({ ids: [1, 2, 3, 4], targetMask: [0, 1, 1] });
@@ -66,7 +74,9 @@ describe('packSftRows', () => {
     // u32 2 | u32 3 | u32 2 | 5 | 300+32768=33068 (0x812C) | 7 | 32767 (0x7FFF) | 1+32768 (0x8001)
     expect([...bytes]).toEqual([2, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 5, 0, 0x2c, 0x81, 7, 0, 0xff, 0x7f, 0x01, 0x80]);
     expect(unpackSftRows(bytes)).toEqual(rows);
-    expect(() => packSftRows([{ ids: [32768, 1], targetMask: [1] }])).toThrow('row 0 token 0 id 32768 is not in [0, 32768)');
+    expect(() => packSftRows([{ ids: [32768, 1], targetMask: [1] }])).toThrow(
+      'row 0 token 0 id 32768 is not in [0, 32768)',
+    );
     expect(() => packSftRows([{ ids: [1, 2], targetMask: [] }])).toThrow('row 0 has 2 ids but 0 target-mask entries');
     expect(() => unpackSftRows(bytes.subarray(0, 20))).toThrow();
   });
@@ -85,7 +95,10 @@ describe('computeSftLoss', () => {
     let sum = 0;
     let count = 0;
     for (const row of rows) {
-      const logits = model.computeLogits(tf.tensor2d([row.ids], [1, row.ids.length], 'int32'), tf.ones([1, row.ids.length]) as tf.Tensor2D);
+      const logits = model.computeLogits(
+        tf.tensor2d([row.ids], [1, row.ids.length], 'int32'),
+        tf.ones([1, row.ids.length]) as tf.Tensor2D,
+      );
       const z = await logits.data();
       logits.dispose();
       const V = TINY.vocab_size;
@@ -110,7 +123,12 @@ describe('runWarmStartSft', () => {
     const run = async (steps: number) => {
       const model = Qwen3Model.fromConfig(TINY, 1);
       const before = tf.memory().numTensors;
-      const losses = await runWarmStartSft(model, rows, { ...DEFAULT_WARM_START_OPTIONS, steps, warmupSteps: 1, lrPeak: 1e-2 });
+      const losses = await runWarmStartSft(model, rows, {
+        ...DEFAULT_WARM_START_OPTIONS,
+        steps,
+        warmupSteps: 1,
+        lrPeak: 1e-2,
+      });
       const leftover = tf.memory().numTensors - before;
       model.dispose();
       return { losses, leftover };
@@ -127,10 +145,12 @@ describe('runWarmStartSft', () => {
 
   it('names a bad option', async () => {
     const model = Qwen3Model.fromConfig(TINY, 1);
-    await expect(runWarmStartSft(model, [], DEFAULT_WARM_START_OPTIONS)).rejects.toThrow('runWarmStartSft: no training rows');
-    await expect(runWarmStartSft(model, [{ ids: [1, 2], targetMask: [1] }], { ...DEFAULT_WARM_START_OPTIONS, steps: 0 })).rejects.toThrow(
-      'runWarmStartSft: steps must be a positive integer, got 0',
+    await expect(runWarmStartSft(model, [], DEFAULT_WARM_START_OPTIONS)).rejects.toThrow(
+      'runWarmStartSft: no training rows',
     );
+    await expect(
+      runWarmStartSft(model, [{ ids: [1, 2], targetMask: [1] }], { ...DEFAULT_WARM_START_OPTIONS, steps: 0 }),
+    ).rejects.toThrow('runWarmStartSft: steps must be a positive integer, got 0');
     model.dispose();
   });
 });
@@ -201,15 +221,18 @@ describe('warm-start files', () => {
         expect(Array.from(loaded.tensors.get(name)!.data)).toEqual(Array.from(await v.data()));
       }
     }
-    await expect(loadWarmStart(async (n) => (n === 'model.safetensors' ? Promise.reject(new Error('gone')) : bytesOf(n)))).rejects.toThrow(
-      'warm start: cannot read model.safetensors (gone)',
-    );
+    await expect(
+      loadWarmStart(async (n) => (n === 'model.safetensors' ? Promise.reject(new Error('gone')) : bytesOf(n))),
+    ).rejects.toThrow('warm start: cannot read model.safetensors (gone)');
     model.dispose();
   });
 
   const shipped = path.join(REPO, 'public/warm-start');
   it('the shipped public/warm-start (npm run pretrain) loads as a qwen3-nano with its pruned vocabulary', async () => {
-    expect(existsSync(path.join(shipped, 'model.safetensors')), `${shipped} lacks model.safetensors: run npm run pretrain`).toBe(true);
+    expect(
+      existsSync(path.join(shipped, 'model.safetensors')),
+      `${shipped} lacks model.safetensors: run npm run pretrain`,
+    ).toBe(true);
     const ws = await loadWarmStart(async (n) => new Uint8Array(readFileSync(path.join(shipped, n))));
     const nano = getQwen3Preset('qwen3-nano');
     expect({ ...ws.config, vocab_size: nano.vocab_size }).toEqual(nano);

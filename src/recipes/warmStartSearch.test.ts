@@ -16,7 +16,12 @@ import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
 import { selectBackend } from '../model/backend';
 import { Qwen3Model } from '../model/qwen3/index';
 import { bindRenderChat, buildPolicyVocab } from './policyVocab';
-import { createCharTokenizer, createTinyModelConfig, createTinySearchSetup, renderUserOnly } from './testing/searchTestKit';
+import {
+  createCharTokenizer,
+  createTinyModelConfig,
+  createTinySearchSetup,
+  renderUserOnly,
+} from './testing/searchTestKit';
 import { evaluateSearchRollout, createToolSearchPrompts, replaySearchTeacherEpisode } from './searchRollouts';
 import {
   buildSftRow,
@@ -52,7 +57,10 @@ beforeAll(async () => {
 
 /** The episode as Qwen3's chat template writes it, from the env's own observations (the reference). */
 function renderReference(task: SearchSftTask): string {
-  const env = createSearchEnv(task.handle.engine, { maxTurns: task.episode.maxTurns, isCategoryConstrained: task.episode.isCategoryConstrained });
+  const env = createSearchEnv(task.handle.engine, {
+    maxTurns: task.episode.maxTurns,
+    isCategoryConstrained: task.episode.isCategoryConstrained,
+  });
   const start = env.reset(task.query);
   let text = source.renderChat(
     [
@@ -75,14 +83,30 @@ describe('search episodes as SFT rows', () => {
       expect(episode.text).toBe(renderReference(task));
       const rollout = await replaySearchTeacherEpisode(task.episode, task.query, task.handle, source);
       const [prompt] = createToolSearchPrompts([task.query], task.handle);
-      expect(evaluateSearchRollout(rollout, prompt)).toMatchObject({ f1: 1, recall: 1, precision: 1, match: 1, search_recall: 1, format: 1 });
+      expect(evaluateSearchRollout(rollout, prompt)).toMatchObject({
+        f1: 1,
+        recall: 1,
+        precision: 1,
+        match: 1,
+        search_recall: 1,
+        format: 1,
+      });
       expect(rollout.isFinished).toBe(true);
     }
   });
 
   it('trains exactly the policy-written tokens: each turn + <|im_end|>, never the prompt or the observations', async () => {
-    const shipped = new PrunedTokenizer(source, parsePrunedVocabMapping(JSON.parse(readFileSync(path.join(REPO, 'public/warm-start/pruned_vocab.json'), 'utf8'))));
-    for (const [task, tokenizer] of tasks.flatMap((t) => [[t, source], [t, shipped]] as const)) {
+    const shipped = new PrunedTokenizer(
+      source,
+      parsePrunedVocabMapping(JSON.parse(readFileSync(path.join(REPO, 'public/warm-start/pruned_vocab.json'), 'utf8'))),
+    );
+    for (const [task, tokenizer] of tasks.flatMap(
+      (t) =>
+        [
+          [t, source],
+          [t, shipped],
+        ] as const,
+    )) {
       const episode = await encodeSearchEpisode(task, tokenizer);
       const row = buildSftRow(episode, 1 << 20);
       expect(row.ids).toEqual(episode.ids);
@@ -105,7 +129,10 @@ describe('search episodes as SFT rows', () => {
   });
 
   it('the shipped pruned vocabulary (tool-use text only) encodes search text exactly but through the byte fallback; a vocabulary with the search text does not', async () => {
-    const shipped = new PrunedTokenizer(source, parsePrunedVocabMapping(JSON.parse(readFileSync(path.join(REPO, 'public/warm-start/pruned_vocab.json'), 'utf8'))));
+    const shipped = new PrunedTokenizer(
+      source,
+      parsePrunedVocabMapping(JSON.parse(readFileSync(path.join(REPO, 'public/warm-start/pruned_vocab.json'), 'utf8'))),
+    );
     const text = (await encodeSearchEpisode(tasks[0], source)).text;
     const viaShipped = shipped.encode(text);
     expect(shipped.decode(viaShipped)).toBe(text);
@@ -113,9 +140,17 @@ describe('search episodes as SFT rows', () => {
     // Measured: about 2.5× the full vocabulary's count (tool names, categories and
     // descriptions are words the tool-use corpus never had).
     expect(viaShipped.length).toBeGreaterThan(1.8 * fullCount);
-    const withSearch = await buildPolicyVocab({ seed: 3, nTasks: 2, maxVocabSize: 4096, extraTexts: [text] }, source, new InProcessExecutor());
+    const withSearch = await buildPolicyVocab(
+      { seed: 3, nTasks: 2, maxVocabSize: 4096, extraTexts: [text] },
+      source,
+      new InProcessExecutor(),
+    );
     expect(withSearch.tokenizer.encode(text).length).toBe(fullCount);
-    const withoutSearch = await buildPolicyVocab({ seed: 3, nTasks: 2, maxVocabSize: 4096 }, source, new InProcessExecutor());
+    const withoutSearch = await buildPolicyVocab(
+      { seed: 3, nTasks: 2, maxVocabSize: 4096 },
+      source,
+      new InProcessExecutor(),
+    );
     expect(withoutSearch.tokenizer.encode(text).length).toBeGreaterThan(fullCount);
   }, 60_000);
 });
@@ -130,7 +165,11 @@ describe('generateSearchSftTasks', () => {
     expect(a.tasks.map((t) => t.episode.isCategoryConstrained)).toEqual([true, false, true, false]);
     expect(a.tasks.every((t) => t.episode.maxTurns === SEARCH_WARM_START.maxTurns)).toBe(true);
     expect(a.tasks[0].query.id).toMatch(/^gen:1000:/);
-    expect(a.tasks.slice(0, 3).map((t) => t.query.level)).toEqual(['single_tool', 'intra_category', 'intra_collection']);
+    expect(a.tasks.slice(0, 3).map((t) => t.query.level)).toEqual([
+      'single_tool',
+      'intra_category',
+      'intra_collection',
+    ]);
     const test = generateSearchSftTasks({ seed: 1, n: 2, split: 'test' }, renderChat);
     expect(test.tasks[0].query.id).toMatch(/^gen:1999:/);
     expect(test.tasks.every((t) => !t.episode.isCategoryConstrained)).toBe(true);
@@ -145,7 +184,18 @@ describe('generateSearchSftTasks', () => {
     expect(out.text.split('\n')).toHaveLength(9); // name, description, inputs per hit
     expect(out.text).not.toContain('outputs:');
     expect(out.text).not.toMatch(/required\): /); // inputs by name and type only
-    const [wide] = generateSearchSftTasks({ seed: 1, n: 1, split: 'train', presentation: { topK: 5, resultLimits: { maxDescriptionChars: 256, maxParamDescriptionChars: 96, maxOutputChars: 240 } } }, renderChat).tasks;
+    const [wide] = generateSearchSftTasks(
+      {
+        seed: 1,
+        n: 1,
+        split: 'train',
+        presentation: {
+          topK: 5,
+          resultLimits: { maxDescriptionChars: 256, maxParamDescriptionChars: 96, maxOutputChars: 240 },
+        },
+      },
+      renderChat,
+    ).tasks;
     const wideOut = wide.handle.engine.search(query);
     expect(wideOut.hits).toHaveLength(5);
     expect(wideOut.hits.slice(0, 3).map((h) => h.doc.id)).toEqual(out.hits.map((h) => h.doc.id));
@@ -157,8 +207,18 @@ describe('resolveSearchWarmStartCounts (npm run pretrain --search-tasks …)', (
   const info = (extra: Partial<WarmStartInfo>): WarmStartInfo => ({ ...extra }) as WarmStartInfo;
 
   it('defaults: no search; --search-tasks N puts the N episodes in the vocabulary and evaluates 8 held-out queries', () => {
-    expect(resolveSearchWarmStartCounts({})).toEqual({ searchTasks: 0, vocabSearchTasks: 0, searchEvalTasks: 0, isVocabExtended: false });
-    expect(resolveSearchWarmStartCounts({ searchTasks: '200' })).toEqual({ searchTasks: 200, vocabSearchTasks: 200, searchEvalTasks: 8, isVocabExtended: false });
+    expect(resolveSearchWarmStartCounts({})).toEqual({
+      searchTasks: 0,
+      vocabSearchTasks: 0,
+      searchEvalTasks: 0,
+      isVocabExtended: false,
+    });
+    expect(resolveSearchWarmStartCounts({ searchTasks: '200' })).toEqual({
+      searchTasks: 200,
+      vocabSearchTasks: 200,
+      searchEvalTasks: 8,
+      isVocabExtended: false,
+    });
     expect(resolveSearchWarmStartCounts({ searchTasks: '200', vocabSearchTasks: '50', searchEvalTasks: '3' })).toEqual({
       searchTasks: 200,
       vocabSearchTasks: 50,
@@ -167,28 +227,42 @@ describe('resolveSearchWarmStartCounts (npm run pretrain --search-tasks …)', (
     });
   });
 
-  it('--init DIR keeps DIR\'s vocabulary (its vocabSearchTasks, 0 for the shipped warm start) unless asked to grow it; it never shrinks', () => {
+  it("--init DIR keeps DIR's vocabulary (its vocabSearchTasks, 0 for the shipped warm start) unless asked to grow it; it never shrinks", () => {
     expect(resolveSearchWarmStartCounts({ searchTasks: '64' }, { dir: 'public/warm-start', info: info({}) })).toEqual({
       searchTasks: 64,
       vocabSearchTasks: 0,
       searchEvalTasks: 8,
       isVocabExtended: false,
     });
-    expect(resolveSearchWarmStartCounts({ searchTasks: '64', vocabSearchTasks: '64' }, { dir: 'public/warm-start', info: info({}) })).toMatchObject({
+    expect(
+      resolveSearchWarmStartCounts(
+        { searchTasks: '64', vocabSearchTasks: '64' },
+        { dir: 'public/warm-start', info: info({}) },
+      ),
+    ).toMatchObject({
       vocabSearchTasks: 64,
       isVocabExtended: true,
     });
-    expect(() => resolveSearchWarmStartCounts({ vocabSearchTasks: '10' }, { dir: 'w', info: info({ vocabSearchTasks: 64 }) })).toThrow(
-      "--vocab-search-tasks 10: --init w's vocabulary was built with 64 search episodes and cannot shrink",
+    expect(() =>
+      resolveSearchWarmStartCounts({ vocabSearchTasks: '10' }, { dir: 'w', info: info({ vocabSearchTasks: 64 }) }),
+    ).toThrow("--vocab-search-tasks 10: --init w's vocabulary was built with 64 search episodes and cannot shrink");
+    expect(resolveSearchWarmStartCounts({}, { dir: 'x', info: info({ vocabSearchTasks: 300 }) }).vocabSearchTasks).toBe(
+      300,
     );
-    expect(resolveSearchWarmStartCounts({}, { dir: 'x', info: info({ vocabSearchTasks: 300 }) }).vocabSearchTasks).toBe(300);
     // A stage whose earlier stage trained search episodes is evaluated on search by default.
-    expect(resolveSearchWarmStartCounts({}, { dir: 'x', info: info({ previousStage: info({ searchTasks: 10 }) }) }).searchEvalTasks).toBe(8);
+    expect(
+      resolveSearchWarmStartCounts({}, { dir: 'x', info: info({ previousStage: info({ searchTasks: 10 }) }) })
+        .searchEvalTasks,
+    ).toBe(8);
   });
 
   it('rejects values that are not non-negative integers, naming the flag', () => {
-    expect(() => resolveSearchWarmStartCounts({ searchTasks: '-3' })).toThrow('--search-tasks must be a non-negative integer, got "-3"');
-    expect(() => resolveSearchWarmStartCounts({ searchEvalTasks: 'x' })).toThrow('--search-eval-tasks must be a non-negative integer, got "x"');
+    expect(() => resolveSearchWarmStartCounts({ searchTasks: '-3' })).toThrow(
+      '--search-tasks must be a non-negative integer, got "-3"',
+    );
+    expect(() => resolveSearchWarmStartCounts({ searchEvalTasks: 'x' })).toThrow(
+      '--search-eval-tasks must be a non-negative integer, got "x"',
+    );
   });
 });
 
@@ -205,7 +279,11 @@ describe('evaluateSearchGreedy', () => {
     });
     const model = Qwen3Model.fromConfig(createTinyModelConfig(tokenizer.vocabSize), 1);
     try {
-      const m = await evaluateSearchGreedy(model, tokenizer, held, { maxTurns: 2, maxPromptTokens: 256, maxResponseTokens: 24 });
+      const m = await evaluateSearchGreedy(model, tokenizer, held, {
+        maxTurns: 2,
+        maxPromptTokens: 256,
+        maxResponseTokens: 24,
+      });
       expect(m.nTasks).toBe(2);
       for (const key of ['f1', 'recall', 'precision', 'match', 'search_recall', 'format'] as const) {
         expect(m[key]).toBeGreaterThanOrEqual(0);
@@ -226,16 +304,25 @@ describe('extendWarmStartVocab', () => {
     const executor = new InProcessExecutor();
     const text = (await encodeSearchEpisode(tasks[0], source)).text;
     const small = await buildPolicyVocab({ seed: 3, nTasks: 2, maxVocabSize: 4096 }, source, executor);
-    const grown = await buildPolicyVocab({ seed: 3, nTasks: 2, maxVocabSize: 4096, extraTexts: [text] }, source, executor);
+    const grown = await buildPolicyVocab(
+      { seed: 3, nTasks: 2, maxVocabSize: 4096, extraTexts: [text] },
+      source,
+      executor,
+    );
     const oldV = small.mapping.keptIds.length;
     // Under a cap, the extra text's tokens go first: the tool-use vocabulary stays a subset.
-    const capped = await buildPolicyVocab({ seed: 3, nTasks: 2, maxVocabSize: oldV + 10, extraTexts: [text] }, source, executor);
+    const capped = await buildPolicyVocab(
+      { seed: 3, nTasks: 2, maxVocabSize: oldV + 10, extraTexts: [text] },
+      source,
+      executor,
+    );
     expect(capped.mapping.keptIds).toHaveLength(oldV + 10);
     expect(small.mapping.keptIds.every((id) => capped.mapping.keptIds.includes(id))).toBe(true);
     const config = { ...createTinyModelConfig(oldV), tie_word_embeddings: true };
     const model = Qwen3Model.fromConfig(config, 1);
     const tensors = new Map<string, HostTensor>();
-    for (const [name, t] of model.params) tensors.set(name, { shape: [...t.shape], data: Float32Array.from(t.dataSync()) });
+    for (const [name, t] of model.params)
+      tensors.set(name, { shape: [...t.shape], data: Float32Array.from(t.dataSync()) });
     model.dispose();
     const warm: WarmStart = { config, tensors, mapping: small.mapping };
     const out = extendWarmStartVocab(warm, grown.mapping, source);
@@ -257,7 +344,9 @@ describe('extendWarmStartVocab', () => {
       } else if (checked.averaged < 20 && source.encode(source.decode([fullId])).join() === String(fullId)) {
         // The old vocabulary spelled this token with pieces p1..pn: its row starts at their mean.
         const pieces = small.tokenizer.encode(source.decode([fullId]));
-        const mean = row(oldEmbed, 0).map((_, h) => pieces.reduce((acc, p) => acc + oldEmbed[p * H + h], 0) / pieces.length);
+        const mean = row(oldEmbed, 0).map(
+          (_, h) => pieces.reduce((acc, p) => acc + oldEmbed[p * H + h], 0) / pieces.length,
+        );
         row(newEmbed.data, r).forEach((v, h) => expect(v).toBeCloseTo(mean[h], 6));
         checked.averaged++;
       }
@@ -270,6 +359,8 @@ describe('extendWarmStartVocab', () => {
     grownModel.dispose();
     // A vocabulary that is not a superset is refused.
     const lastOld = small.mapping.keptIds[oldV - 1];
-    expect(() => extendWarmStartVocab(warm, { keptIds: grown.mapping.keptIds.filter((id) => id !== lastOld) }, source)).toThrow(/must be a superset/);
+    expect(() =>
+      extendWarmStartVocab(warm, { keptIds: grown.mapping.keptIds.filter((id) => id !== lastOld) }, source),
+    ).toThrow(/must be a superset/);
   }, 60_000);
 });

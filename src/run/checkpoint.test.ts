@@ -82,12 +82,29 @@ describe('checkpoint folder', () => {
     const state = buildState();
     const files = buildCheckpointFiles(state, MODEL, MAPPING);
     expect(Object.keys(files).sort()).toEqual([
-      'checkpoint_manifest.json', 'config.json', 'model.safetensors', 'optimizer.safetensors', 'pruned_vocab.json', 'reference.safetensors', 'trainer_state.json',
+      'checkpoint_manifest.json',
+      'config.json',
+      'model.safetensors',
+      'optimizer.safetensors',
+      'pruned_vocab.json',
+      'reference.safetensors',
+      'trainer_state.json',
     ]);
     const config = JSON.parse(files['config.json'] as string);
-    expect([config.model_type, config.vocab_size, config.hidden_size, config.head_dim, config.tie_word_embeddings]).toEqual(['qwen3', 10, 4, 2, true]);
+    expect([
+      config.model_type,
+      config.vocab_size,
+      config.hidden_size,
+      config.head_dim,
+      config.tie_word_embeddings,
+    ]).toEqual(['qwen3', 10, 4, 2, true]);
     expect(JSON.parse(files[TRAINER_STATE_FILE] as string)).toEqual({
-      version: 1, step: 3, dataCursor: 6, rngStates: { root: { key: '3', words: [1, 2, 3, 4294967295] } }, config: state.config, recipe: 'grpo',
+      version: 1,
+      step: 3,
+      dataCursor: 6,
+      rngStates: { root: { key: '3', words: [1, 2, 3, 4294967295] } },
+      config: state.config,
+      recipe: 'grpo',
     });
 
     const back = await readCheckpointFolder(readerOf(files), { knownRecipes: ['grpo', 'pact'] });
@@ -97,7 +114,8 @@ describe('checkpoint folder', () => {
     const { weights: w0, optimizer: o0, referenceWeights: r0, ...rest0 } = state;
     expect(rest).toEqual(rest0);
     // safetensors sorts tensors by name; compare by name, bit for bit.
-    const byName = (list: NamedArray[]) => Object.fromEntries(list.map((t) => [t.name, { shape: t.shape, data: Array.from(t.data) }]));
+    const byName = (list: NamedArray[]) =>
+      Object.fromEntries(list.map((t) => [t.name, { shape: t.shape, data: Array.from(t.data) }]));
     expect(byName(weights)).toEqual(byName(w0));
     expect(byName(optimizer)).toEqual(byName(o0));
     expect(byName(referenceWeights!)).toEqual(byName(r0!));
@@ -110,7 +128,9 @@ describe('checkpoint folder', () => {
     // An untied head shows up as lm_head.weight.
     const untied = [...state.weights, { name: 'lm_head.weight', shape: [10, 4], data: new Float32Array(40) }];
     expect(inferQwen3Config(untied, nano).tie_word_embeddings).toBe(false);
-    expect(() => inferQwen3Config(state.weights.slice(1), nano)).toThrow('weights have no 2-d "model.embed_tokens.weight"');
+    expect(() => inferQwen3Config(state.weights.slice(1), nano)).toThrow(
+      'weights have no 2-d "model.embed_tokens.weight"',
+    );
   });
 
   it('names the missing file', async () => {
@@ -125,29 +145,67 @@ describe('checkpoint folder', () => {
   });
 
   it.each([
-    ['step -1', (j: Record<string, unknown>) => (j.step = -1), 'trainer_state.json: step must be a non-negative integer (got -1)'],
-    ['step 1.5', (j: Record<string, unknown>) => (j.step = 1.5), 'trainer_state.json: step must be a non-negative integer (got 1.5)'],
-    ['dataCursor "6"', (j: Record<string, unknown>) => (j.dataCursor = '6'), 'trainer_state.json: dataCursor must be a non-negative integer (got "6")'],
+    [
+      'step -1',
+      (j: Record<string, unknown>) => (j.step = -1),
+      'trainer_state.json: step must be a non-negative integer (got -1)',
+    ],
+    [
+      'step 1.5',
+      (j: Record<string, unknown>) => (j.step = 1.5),
+      'trainer_state.json: step must be a non-negative integer (got 1.5)',
+    ],
+    [
+      'dataCursor "6"',
+      (j: Record<string, unknown>) => (j.dataCursor = '6'),
+      'trainer_state.json: dataCursor must be a non-negative integer (got "6")',
+    ],
     ['version 2', (j: Record<string, unknown>) => (j.version = 2), 'trainer_state.json: version must be 1 (got 2)'],
-    ['no rng root', (j: Record<string, unknown>) => (j.rngStates = {}), 'trainer_state.json: rngStates.root is missing'],
-    ['bad rng words', (j: Record<string, unknown>) => (j.rngStates = { root: { key: '3', words: [1, 2, 3] } }), 'trainer_state.json: rngStates.root.words must be four uint32 integers'],
-    ['bad config', (j: Record<string, unknown>) => ((j.config as Record<string, unknown>).lr = -1), 'trainer_state.json: config.lr:'],
-    ['recipe mismatch', (j: Record<string, unknown>) => (j.recipe = 'pact'), 'trainer_state.json: config.recipe "grpo" differs from recipe "pact"'],
-    ['unknown recipe', (j: Record<string, unknown>) => ((j.recipe = 'nope'), ((j.config as Record<string, unknown>).recipe = 'nope')), 'trainer_state.json: recipe "nope" is not one of this app\'s recipes (grpo, pact)'],
+    [
+      'no rng root',
+      (j: Record<string, unknown>) => (j.rngStates = {}),
+      'trainer_state.json: rngStates.root is missing',
+    ],
+    [
+      'bad rng words',
+      (j: Record<string, unknown>) => (j.rngStates = { root: { key: '3', words: [1, 2, 3] } }),
+      'trainer_state.json: rngStates.root.words must be four uint32 integers',
+    ],
+    [
+      'bad config',
+      (j: Record<string, unknown>) => ((j.config as Record<string, unknown>).lr = -1),
+      'trainer_state.json: config.lr:',
+    ],
+    [
+      'recipe mismatch',
+      (j: Record<string, unknown>) => (j.recipe = 'pact'),
+      'trainer_state.json: config.recipe "grpo" differs from recipe "pact"',
+    ],
+    [
+      'unknown recipe',
+      (j: Record<string, unknown>) => ((j.recipe = 'nope'), ((j.config as Record<string, unknown>).recipe = 'nope')),
+      'trainer_state.json: recipe "nope" is not one of this app\'s recipes (grpo, pact)',
+    ],
   ])('trainer_state.json with %s is refused, naming the field', async (_label, edit, message) => {
-    await expect(readCheckpointFolder(readerOf(withTrainerState(edit)), { knownRecipes: ['grpo', 'pact'] })).rejects.toThrow(message);
+    await expect(
+      readCheckpointFolder(readerOf(withTrainerState(edit)), { knownRecipes: ['grpo', 'pact'] }),
+    ).rejects.toThrow(message);
   });
 
   it('refuses bad JSON, weights that do not match config.json, and a misshapen or incomplete optimiser state', async () => {
     const good = buildCheckpointFiles(buildState(), MODEL, MAPPING);
     const edited = (over: Record<string, string | Uint8Array>) => readerOf(resealed({ ...good, ...over }));
-    await expect(readCheckpointFolder(edited({ [TRAINER_STATE_FILE]: '{"step": 3,' }))).rejects.toThrow('trainer_state.json is not valid JSON');
+    await expect(readCheckpointFolder(edited({ [TRAINER_STATE_FILE]: '{"step": 3,' }))).rejects.toThrow(
+      'trainer_state.json is not valid JSON',
+    );
 
     const wider = JSON.stringify({ ...JSON.parse(good['config.json'] as string), vocab_size: 12 });
     await expect(readCheckpointFolder(edited({ 'config.json': wider }))).rejects.toThrow('model.embed_tokens.weight');
 
     const state = buildState();
-    const misshapen = state.optimizer.map((t) => (t.name === 'model.norm.weight.exp_avg' ? { ...t, shape: [2, 2] } : t));
+    const misshapen = state.optimizer.map((t) =>
+      t.name === 'model.norm.weight.exp_avg' ? { ...t, shape: [2, 2] } : t,
+    );
     await expect(readCheckpointFolder(edited({ [OPTIMIZER_FILE]: writeSafetensors(misshapen) }))).rejects.toThrow(
       'optimizer.safetensors: tensor "model.norm.weight.exp_avg" has shape [2, 2], expected [4]',
     );
@@ -155,7 +213,11 @@ describe('checkpoint folder', () => {
     await expect(readCheckpointFolder(edited({ [OPTIMIZER_FILE]: writeSafetensors(noStep) }))).rejects.toThrow(
       'optimizer.safetensors: "model.norm.weight.step" is missing',
     );
-    await expect(readCheckpointFolder(edited({ [OPTIMIZER_FILE]: new Uint8Array(16) }))).rejects.toThrow(CheckpointFileError);
-    await expect(readCheckpointFolder(edited({ [OPTIMIZER_FILE]: new Uint8Array(16) }))).rejects.toThrow(/^optimizer\.safetensors: /);
+    await expect(readCheckpointFolder(edited({ [OPTIMIZER_FILE]: new Uint8Array(16) }))).rejects.toThrow(
+      CheckpointFileError,
+    );
+    await expect(readCheckpointFolder(edited({ [OPTIMIZER_FILE]: new Uint8Array(16) }))).rejects.toThrow(
+      /^optimizer\.safetensors: /,
+    );
   });
 });

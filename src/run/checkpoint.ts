@@ -34,7 +34,11 @@ const PEFT_PREFIX = 'base_model.model.';
 const peftModuleOf = (target: LoraTarget) => LORA_TARGET_SUFFIX[target].split('.').at(-2)!;
 
 /** The files of one checkpoint folder (name → text or bytes). */
-export function buildCheckpointFiles(state: TrainerState, modelConfig: Qwen3Config, mapping?: PrunedVocabMapping): Record<string, string | Uint8Array> {
+export function buildCheckpointFiles(
+  state: TrainerState,
+  modelConfig: Qwen3Config,
+  mapping?: PrunedVocabMapping,
+): Record<string, string | Uint8Array> {
   const files: Record<string, string | Uint8Array> = {
     ...saveQwen3Folder({ config: modelConfig, tensors: state.weights, prunedVocab: mapping }),
     [OPTIMIZER_FILE]: writeSafetensors(state.optimizer, { format: 'pact-adamw' }),
@@ -96,7 +100,11 @@ export class CheckpointFileError extends Error {
 /** A safetensors file of the folder as NamedArrays (its header checked before its data is read). */
 async function readArrays(reader: FolderReader, file: string): Promise<NamedArray[]> {
   try {
-    return [...(await readSafetensorsFile(reader, file)).tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data }));
+    return [...(await readSafetensorsFile(reader, file)).tensors].map(([name, t]) => ({
+      name,
+      shape: t.shape,
+      data: t.data,
+    }));
   } catch (e) {
     if (e instanceof CheckpointFileError) throw e;
     throw new CheckpointFileError(`${file}: ${(e as Error).message}`);
@@ -115,13 +123,17 @@ function parseManifest(bytes: Uint8Array): Map<string, ManifestEntry> {
   const hazard = findJsonHazard(json, 4);
   if (hazard) throw new CheckpointFileError(`${F}: ${hazard.path.map(String).join('.')}: ${hazard.message}`);
   if (!isObject(json) || json.version !== 1 || json.algorithm !== 'sha256' || !isObject(json.files)) {
-    throw new CheckpointFileError(`${F} must hold {"version": 1, "algorithm": "sha256", "files": {name: {bytes, sha256}}}`);
+    throw new CheckpointFileError(
+      `${F} must hold {"version": 1, "algorithm": "sha256", "files": {name: {bytes, sha256}}}`,
+    );
   }
   const entries = new Map<string, ManifestEntry>();
   for (const [name, entry] of Object.entries(json.files)) {
     const e = isObject(entry) ? entry : {};
     if (!isNonNegativeInt(e.bytes) || typeof e.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(e.sha256)) {
-      throw new CheckpointFileError(`${F}: files.${excerptValue(name)} must be {bytes: integer ≥ 0, sha256: 64 hex digits}`);
+      throw new CheckpointFileError(
+        `${F}: files.${excerptValue(name)} must be {bytes: integer ≥ 0, sha256: 64 hex digits}`,
+      );
     }
     entries.set(name, { bytes: e.bytes, sha256: e.sha256 });
   }
@@ -133,18 +145,31 @@ function parseManifest(bytes: Uint8Array): Map<string, ManifestEntry> {
  * a size that differs is refused before the file is read, and the SHA-256 of what was read
  * must match. Throws naming the first listed file that is missing.
  */
-function createVerifiedReader(reader: FolderReader, manifest: Map<string, ManifestEntry>, present: ReadonlySet<string>): FolderReader {
+function createVerifiedReader(
+  reader: FolderReader,
+  manifest: Map<string, ManifestEntry>,
+  present: ReadonlySet<string>,
+): FolderReader {
   for (const name of manifest.keys()) {
-    if (!present.has(name)) throw new CheckpointFileError(`${name} is missing: ${MANIFEST_FILE} lists it (the folder or archive is incomplete)`);
+    if (!present.has(name))
+      throw new CheckpointFileError(
+        `${name} is missing: ${MANIFEST_FILE} lists it (the folder or archive is incomplete)`,
+      );
   }
   const entryOf = (name: string): ManifestEntry => {
     const entry = manifest.get(name);
-    if (!entry) throw new CheckpointFileError(`${excerptValue(name)} is not listed in ${MANIFEST_FILE}; a file added after the checkpoint was written is refused`);
+    if (!entry)
+      throw new CheckpointFileError(
+        `${excerptValue(name)} is not listed in ${MANIFEST_FILE}; a file added after the checkpoint was written is refused`,
+      );
     return entry;
   };
   const checkSize = (name: string, bytes: number) => {
     const want = entryOf(name).bytes;
-    if (bytes !== want) throw new CheckpointFileError(`${name} is ${bytes} bytes but ${MANIFEST_FILE} says ${want} (a truncated or altered file)`);
+    if (bytes !== want)
+      throw new CheckpointFileError(
+        `${name} is ${bytes} bytes but ${MANIFEST_FILE} says ${want} (a truncated or altered file)`,
+      );
   };
   const verified: FolderReader = {
     listFiles: () => reader.listFiles(),
@@ -153,7 +178,9 @@ function createVerifiedReader(reader: FolderReader, manifest: Map<string, Manife
       const bytes = await reader.readFile(name);
       checkSize(name, bytes.length);
       if (computeSha256Hex(bytes) !== entryOf(name).sha256) {
-        throw new CheckpointFileError(`${name}: its SHA-256 differs from ${MANIFEST_FILE}'s (the file was altered or damaged)`);
+        throw new CheckpointFileError(
+          `${name}: its SHA-256 differs from ${MANIFEST_FILE}'s (the file was altered or damaged)`,
+        );
       }
       return bytes;
     },
@@ -203,26 +230,35 @@ const isNonNegativeInt = (v: unknown): v is number => typeof v === 'number' && N
 export function parseTrainerStateJson(json: unknown, knownRecipes?: readonly string[]): TrainerStateFields {
   const F = TRAINER_STATE_FILE;
   if (!isObject(json)) throw new CheckpointFileError(`${F} must hold a JSON object`);
-  if (json.version !== 1) throw new CheckpointFileError(`${F}: version must be 1 (got ${JSON.stringify(json.version)})`);
+  if (json.version !== 1)
+    throw new CheckpointFileError(`${F}: version must be 1 (got ${JSON.stringify(json.version)})`);
   for (const field of ['step', 'dataCursor'] as const) {
-    if (!isNonNegativeInt(json[field])) throw new CheckpointFileError(`${F}: ${field} must be a non-negative integer (got ${JSON.stringify(json[field])})`);
+    if (!isNonNegativeInt(json[field]))
+      throw new CheckpointFileError(
+        `${F}: ${field} must be a non-negative integer (got ${JSON.stringify(json[field])})`,
+      );
   }
   const hazard = findJsonHazard(json);
   if (hazard) throw new CheckpointFileError(`${F}: ${hazard.path.map(String).join('.')}: ${hazard.message}`);
-  if (!isObject(json.rngStates)) throw new CheckpointFileError(`${F}: rngStates must be an object of named random streams`);
+  if (!isObject(json.rngStates))
+    throw new CheckpointFileError(`${F}: rngStates must be an object of named random streams`);
   if (!getOwn(json.rngStates, 'root')) throw new CheckpointFileError(`${F}: rngStates.root is missing`);
   const rngStates: Record<string, unknown> = {};
   for (const [name, st] of Object.entries(json.rngStates)) {
     const words = isObject(st) ? st.words : undefined;
-    if (!isObject(st) || typeof st.key !== 'string') throw new CheckpointFileError(`${F}: rngStates.${limitText(name, 60)}.key must be a string`);
+    if (!isObject(st) || typeof st.key !== 'string')
+      throw new CheckpointFileError(`${F}: rngStates.${limitText(name, 60)}.key must be a string`);
     if (!Array.isArray(words) || words.length !== 4 || !words.every((w) => isNonNegativeInt(w) && w <= 0xffffffff)) {
       throw new CheckpointFileError(`${F}: rngStates.${limitText(name, 60)}.words must be four uint32 integers`);
     }
     setOwn(rngStates, name, st);
   }
-  if (typeof json.recipe !== 'string' || json.recipe === '') throw new CheckpointFileError(`${F}: recipe must be a recipe name`);
+  if (typeof json.recipe !== 'string' || json.recipe === '')
+    throw new CheckpointFileError(`${F}: recipe must be a recipe name`);
   if (knownRecipes && !knownRecipes.includes(json.recipe)) {
-    throw new CheckpointFileError(`${F}: recipe ${excerptValue(json.recipe)} is not one of this app's recipes (${knownRecipes.join(', ')})`);
+    throw new CheckpointFileError(
+      `${F}: recipe ${excerptValue(json.recipe)} is not one of this app's recipes (${knownRecipes.join(', ')})`,
+    );
   }
   if (!isObject(json.config)) throw new CheckpointFileError(`${F}: config must be the training config object`);
   let config;
@@ -245,14 +281,19 @@ export function parseTrainerStateJson(json: unknown, knownRecipes?: readonly str
   };
 }
 
-const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
+const sameShape = (a: readonly number[], b: readonly number[]) =>
+  a.length === b.length && a.every((d, i) => d === b[i]);
 const formatShape = (s: readonly number[]) => `[${s.join(', ')}]`;
 
 /**
  * AdamW.exportState's layout: `<param>.exp_avg`, `<param>.exp_avg_sq` (param's shape), `<param>.step` ([]).
  * `weights` are what AdamW trained (the model's, or a LoRA run's adapters), named in `weightsFile`.
  */
-function checkOptimizer(optimizer: readonly NamedArray[], weights: readonly NamedArray[], weightsFile = 'model.safetensors'): void {
+function checkOptimizer(
+  optimizer: readonly NamedArray[],
+  weights: readonly NamedArray[],
+  weightsFile = 'model.safetensors',
+): void {
   const F = OPTIMIZER_FILE;
   const shapes = new Map(weights.map((w) => [w.name, w.shape]));
   const seen = new Map<string, Set<string>>();
@@ -261,10 +302,15 @@ function checkOptimizer(optimizer: readonly NamedArray[], weights: readonly Name
     if (!m) throw new CheckpointFileError(`${F}: tensor "${t.name}" is not <param>.exp_avg, .exp_avg_sq or .step`);
     const [, param, part] = m;
     const shape = shapes.get(param);
-    if (!shape) throw new CheckpointFileError(`${F}: tensor "${t.name}" is for "${param}", which ${weightsFile} does not hold`);
+    if (!shape)
+      throw new CheckpointFileError(`${F}: tensor "${t.name}" is for "${param}", which ${weightsFile} does not hold`);
     const want = part === 'step' ? [] : shape;
-    if (!sameShape(t.shape, want)) throw new CheckpointFileError(`${F}: tensor "${t.name}" has shape ${formatShape(t.shape)}, expected ${formatShape(want)}`);
-    if (part === 'step' && !isNonNegativeInt(t.data[0])) throw new CheckpointFileError(`${F}: "${t.name}" must be a non-negative integer (got ${t.data[0]})`);
+    if (!sameShape(t.shape, want))
+      throw new CheckpointFileError(
+        `${F}: tensor "${t.name}" has shape ${formatShape(t.shape)}, expected ${formatShape(want)}`,
+      );
+    if (part === 'step' && !isNonNegativeInt(t.data[0]))
+      throw new CheckpointFileError(`${F}: "${t.name}" must be a non-negative integer (got ${t.data[0]})`);
     seen.set(param, (seen.get(param) ?? new Set()).add(part));
   }
   for (const [param, parts] of seen) {
@@ -280,12 +326,17 @@ function checkReference(reference: readonly NamedArray[], weights: readonly Name
   const shapes = new Map(weights.map((w) => [w.name, w.shape]));
   for (const t of reference) {
     const shape = shapes.get(t.name);
-    if (!shape) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor ${excerptValue(t.name)} is not in model.safetensors`);
-    if (!sameShape(t.shape, shape)) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor "${t.name}" has shape ${formatShape(t.shape)}, model.safetensors has ${formatShape(shape)}`);
+    if (!shape)
+      throw new CheckpointFileError(`${REFERENCE_FILE}: tensor ${excerptValue(t.name)} is not in model.safetensors`);
+    if (!sameShape(t.shape, shape))
+      throw new CheckpointFileError(
+        `${REFERENCE_FILE}: tensor "${t.name}" has shape ${formatShape(t.shape)}, model.safetensors has ${formatShape(shape)}`,
+      );
   }
   const held = new Set(reference.map((t) => t.name));
   const missing = weights.find((w) => !held.has(w.name));
-  if (missing) throw new CheckpointFileError(`${REFERENCE_FILE}: tensor "${missing.name}" of model.safetensors is missing`);
+  if (missing)
+    throw new CheckpointFileError(`${REFERENCE_FILE}: tensor "${missing.name}" of model.safetensors is missing`);
 }
 
 /**
@@ -296,20 +347,30 @@ function checkReference(reference: readonly NamedArray[], weights: readonly Name
 async function readAdapters(reader: FolderReader, weights: readonly NamedArray[], rank: number): Promise<NamedArray[]> {
   const F = ADAPTER_FILE;
   const shapes = new Map(weights.map((w) => [w.name, w.shape]));
-  const adapters = (await readArrays(reader, F)).map((t) => ({ ...t, name: t.name.startsWith(PEFT_PREFIX) ? t.name.slice(PEFT_PREFIX.length) : t.name }));
+  const adapters = (await readArrays(reader, F)).map((t) => ({
+    ...t,
+    name: t.name.startsWith(PEFT_PREFIX) ? t.name.slice(PEFT_PREFIX.length) : t.name,
+  }));
   const parts = new Map<string, Set<string>>();
   for (const t of adapters) {
     const m = /^(.*)\.lora_(A|B)\.weight$/.exec(t.name);
     if (!m) throw new CheckpointFileError(`${F}: tensor "${t.name}" is not <module>.lora_A.weight or .lora_B.weight`);
     const [, module, part] = m;
     const shape = shapes.get(`${module}.weight`);
-    if (!shape || shape.length !== 2) throw new CheckpointFileError(`${F}: tensor "${t.name}" adapts "${module}.weight", which model.safetensors does not hold as a matrix`);
+    if (!shape || shape.length !== 2)
+      throw new CheckpointFileError(
+        `${F}: tensor "${t.name}" adapts "${module}.weight", which model.safetensors does not hold as a matrix`,
+      );
     const want = part === 'A' ? [rank, shape[1]] : [shape[0], rank];
-    if (!sameShape(t.shape, want)) throw new CheckpointFileError(`${F}: tensor "${t.name}" has shape ${formatShape(t.shape)}, expected ${formatShape(want)} (rank ${rank})`);
+    if (!sameShape(t.shape, want))
+      throw new CheckpointFileError(
+        `${F}: tensor "${t.name}" has shape ${formatShape(t.shape)}, expected ${formatShape(want)} (rank ${rank})`,
+      );
     parts.set(module, (parts.get(module) ?? new Set()).add(part));
   }
   for (const [module, seen] of parts) {
-    for (const part of ['A', 'B']) if (!seen.has(part)) throw new CheckpointFileError(`${F}: "${module}.lora_${part}.weight" is missing`);
+    for (const part of ['A', 'B'])
+      if (!seen.has(part)) throw new CheckpointFileError(`${F}: "${module}.lora_${part}.weight" is missing`);
   }
   if (parts.size === 0) throw new CheckpointFileError(`${F} holds no adapters`);
   return adapters;
@@ -334,7 +395,10 @@ export interface CheckpointFolder {
  * a warning, and checkResumableState refuses the state).
  * When checkpoint_manifest.json is there, every file is first checked against it.
  */
-export async function readCheckpointFolder(source: FolderReader, options: { knownRecipes?: readonly string[] } = {}): Promise<CheckpointFolder> {
+export async function readCheckpointFolder(
+  source: FolderReader,
+  options: { knownRecipes?: readonly string[] } = {},
+): Promise<CheckpointFolder> {
   const files = new Set(await source.listFiles());
   const missing = ['config.json', 'model.safetensors', OPTIMIZER_FILE, TRAINER_STATE_FILE].filter((f) => !files.has(f));
   if (missing.length > 0) {
@@ -348,7 +412,9 @@ export async function readCheckpointFolder(source: FolderReader, options: { know
   if (files.has(MANIFEST_FILE)) {
     reader = createVerifiedReader(source, parseManifest(await source.readFile(MANIFEST_FILE)), files);
   } else {
-    warnings.push(`no ${MANIFEST_FILE} (a checkpoint written before they carried one): file sizes and checksums were not checked`);
+    warnings.push(
+      `no ${MANIFEST_FILE} (a checkpoint written before they carried one): file sizes and checksums were not checked`,
+    );
   }
   const stateBytes = await reader.readFile(TRAINER_STATE_FILE);
   let json: unknown;
@@ -367,14 +433,19 @@ export async function readCheckpointFolder(source: FolderReader, options: { know
   const weights = [...folder.tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data }));
   const lora = rest.config.model.lora;
   if (lora && !files.has(ADAPTER_FILE)) {
-    throw new CheckpointFileError(`${ADAPTER_FILE} is missing: trainer_state.json's config.model.lora says this run trained LoRA adapters`);
+    throw new CheckpointFileError(
+      `${ADAPTER_FILE} is missing: trainer_state.json's config.model.lora says this run trained LoRA adapters`,
+    );
   }
   if (!lora && files.has(ADAPTER_FILE)) {
     throw new CheckpointFileError(`${ADAPTER_FILE} is present but trainer_state.json's config has no model.lora`);
   }
-  if (lora && !files.has(REFERENCE_FILE)) throw new CheckpointFileError(`${REFERENCE_FILE} is missing: a LoRA checkpoint keeps its frozen base there`);
+  if (lora && !files.has(REFERENCE_FILE))
+    throw new CheckpointFileError(`${REFERENCE_FILE} is missing: a LoRA checkpoint keeps its frozen base there`);
   if (usesReferencePolicy(rest.config) && !files.has(REFERENCE_FILE)) {
-    warnings.push(`${REFERENCE_FILE} is missing while its run reads π_ref (config.klCoef ${rest.config.klCoef} > 0): its policy can be evaluated, but it cannot be resumed`);
+    warnings.push(
+      `${REFERENCE_FILE} is missing while its run reads π_ref (config.klCoef ${rest.config.klCoef} > 0): its policy can be evaluated, but it cannot be resumed`,
+    );
   }
   const adapterWeights = lora ? await readAdapters(reader, weights, lora.rank) : undefined;
   const optimizer = await readArrays(reader, OPTIMIZER_FILE);
@@ -404,7 +475,8 @@ export function inferQwen3Config(weights: readonly NamedArray[], base: Qwen3Conf
   const byName = new Map(weights.map((w) => [w.name, w.shape]));
   const need = (name: string, rank: number): number[] => {
     const shape = byName.get(name);
-    if (!shape || shape.length !== rank) throw new CheckpointFileError(`cannot infer the model config: weights have no ${rank}-d "${name}"`);
+    if (!shape || shape.length !== rank)
+      throw new CheckpointFileError(`cannot infer the model config: weights have no ${rank}-d "${name}"`);
     return shape;
   };
   const [V, H] = need('model.embed_tokens.weight', 2);

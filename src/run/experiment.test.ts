@@ -4,7 +4,9 @@ import { expandExperiment, mergeDeep } from './experiment';
 
 describe('experiment files', () => {
   it('deep-merges objects and replaces everything else', () => {
-    expect(mergeDeep({ a: 1, pact: { anchorProb: 0.4, betaSft: 0.1 }, l: [1, 2] }, { pact: { anchorProb: 0 }, l: [3] })).toEqual({
+    expect(
+      mergeDeep({ a: 1, pact: { anchorProb: 0.4, betaSft: 0.1 }, l: [1, 2] }, { pact: { anchorProb: 0 }, l: [3] }),
+    ).toEqual({
       a: 1,
       pact: { anchorProb: 0, betaSft: 0.1 },
       l: [3],
@@ -36,14 +38,19 @@ describe('experiment files', () => {
   });
 
   it('names the run and the field of a bad config, and unknown file fields', () => {
-    expect(() => expandExperiment({ runs: [{ name: 'bad', pact: { anchorProb: 2 } }] })).toThrow(/runs\[0\] \(bad\): config\.pact\.anchorProb/);
+    expect(() => expandExperiment({ runs: [{ name: 'bad', pact: { anchorProb: 2 } }] })).toThrow(
+      /runs\[0\] \(bad\): config\.pact\.anchorProb/,
+    );
     expect(() => expandExperiment({ bse: {} })).toThrow('unknown field "bse"');
     expect(() => expandExperiment({ runs: [{}, {}] })).toThrow('two runs are both named "run-s1"');
   });
 
   it('the committed experiment files are valid', () => {
     const names = ['sft', 'grpo', 'pact'];
-    const smoke = expandExperiment(JSON.parse(readFileSync('experiments/smoke.json', 'utf8')), { recipeNames: names, overrides: { steps: 2 } });
+    const smoke = expandExperiment(JSON.parse(readFileSync('experiments/smoke.json', 'utf8')), {
+      recipeNames: names,
+      overrides: { steps: 2 },
+    });
     expect(smoke.runs.map((r) => r.config.recipe)).toEqual(names);
     expect(smoke.runs.every((r) => r.config.model.init === 'scratch' && r.config.steps === 2)).toBe(true);
     const short = expandExperiment(JSON.parse(readFileSync('experiments/pact-nano-short.json', 'utf8')));

@@ -72,14 +72,19 @@ export function expandExperiment(
     throw new Error(`experiment${where}: ${hazard.message}`);
   }
   for (const key of Object.keys(json)) {
-    if (!FILE_FIELDS.has(key)) throw new Error(`experiment: unknown field ${excerptValue(key)}; valid: ${[...FILE_FIELDS].join(', ')}`);
+    if (!FILE_FIELDS.has(key))
+      throw new Error(`experiment: unknown field ${excerptValue(key)}; valid: ${[...FILE_FIELDS].join(', ')}`);
   }
   const file = json as ExperimentFile;
-  if (file.base !== undefined && !isPlainObject(file.base)) throw new Error('experiment.base: must be an object of config fields');
+  if (file.base !== undefined && !isPlainObject(file.base))
+    throw new Error('experiment.base: must be an object of config fields');
   if (file.runs !== undefined && (!Array.isArray(file.runs) || !file.runs.every(isPlainObject))) {
     throw new Error('experiment.runs: must be an array of objects');
   }
-  if (file.seeds !== undefined && (!Array.isArray(file.seeds) || file.seeds.length === 0 || !file.seeds.every((s) => Number.isInteger(s) && s >= 0))) {
+  if (
+    file.seeds !== undefined &&
+    (!Array.isArray(file.seeds) || file.seeds.length === 0 || !file.seeds.every((s) => Number.isInteger(s) && s >= 0))
+  ) {
     throw new Error('experiment.seeds: must be a non-empty array of integers ≥ 0');
   }
   const base = file.base ?? {};
@@ -89,8 +94,14 @@ export function expandExperiment(
     const { name, ...fields } = run;
     if (name !== undefined && typeof name !== 'string') throw new Error(`experiment.runs[${r}].name: must be a string`);
     if (fields.recipe === '*') {
-      if (!options.recipeNames) throw new Error(`experiment.runs[${r}]: recipe "*" needs the list of registered recipes`);
-      for (const recipe of options.recipeNames) runSpecs.push({ name: name ? `${name}-${recipe}` : recipe, fields: { ...fields, recipe }, where: `runs[${r}] (${recipe})` });
+      if (!options.recipeNames)
+        throw new Error(`experiment.runs[${r}]: recipe "*" needs the list of registered recipes`);
+      for (const recipe of options.recipeNames)
+        runSpecs.push({
+          name: name ? `${name}-${recipe}` : recipe,
+          fields: { ...fields, recipe },
+          where: `runs[${r}] (${recipe})`,
+        });
     } else {
       const merged = mergeDeep(base, fields);
       const runName = name ?? (typeof merged.recipe === 'string' ? merged.recipe : 'run');
@@ -101,7 +112,10 @@ export function expandExperiment(
   const ids = new Set<string>();
   for (const spec of runSpecs) {
     for (const seed of seeds) {
-      const input = mergeDeep(mergeDeep(mergeDeep(base, spec.fields), { seed, name: spec.name }), options.overrides ?? {});
+      const input = mergeDeep(
+        mergeDeep(mergeDeep(base, spec.fields), { seed, name: spec.name }),
+        options.overrides ?? {},
+      );
       let config: TrainConfig;
       try {
         config = resolveConfig(input);
@@ -115,5 +129,9 @@ export function expandExperiment(
       runs.push({ id, name: spec.name, seed, config });
     }
   }
-  return { name: typeof file.name === 'string' ? file.name : (options.defaultName ?? 'experiment'), description: file.description, runs };
+  return {
+    name: typeof file.name === 'string' ? file.name : (options.defaultName ?? 'experiment'),
+    description: file.description,
+    runs,
+  };
 }

@@ -95,7 +95,10 @@ export interface FtrlEvalOptions {
 }
 
 /** The tasks of an FTRL file with their category (data_source) and 0-based line index. */
-export function readFtrlTaskLines(tasksText: string): { items: { task: Task; category: string; index: number }[]; lineErrors: string[] } {
+export function readFtrlTaskLines(tasksText: string): {
+  items: { task: Task; category: string; index: number }[];
+  lineErrors: string[];
+} {
   const items: { task: Task; category: string; index: number }[] = [];
   const lineErrors: string[] = [];
   // Line by line (cut as the scorer cuts them), so each task keeps its 0-based line index: the prediction's `index`.
@@ -105,7 +108,8 @@ export function readFtrlTaskLines(tasksText: string): { items: { task: Task; cat
     const { tasks, errors } = parseFtrlJsonl(line);
     for (const e of errors) lineErrors.push(formatFtrlLineError({ ...e, line: lineNumber }));
     // The report's category rule (data_source, else category), so per-category counts line up.
-    for (const task of tasks) items.push({ task, category: readFtrlCategory(JSON.parse(line) as Record<string, unknown>), index });
+    for (const task of tasks)
+      items.push({ task, category: readFtrlCategory(JSON.parse(line) as Record<string, unknown>), index });
   }
   return { items, lineErrors };
 }
@@ -114,12 +118,16 @@ export function readFtrlTaskLines(tasksText: string): { items: { task: Task; cat
 export async function evaluatePolicyOnFtrlTasks(options: FtrlEvalOptions): Promise<FtrlEvalSummary> {
   const { items, lineErrors } = readFtrlTaskLines(options.tasksText);
   if (items.length === 0) {
-    throw new Error(`the task file holds no FTRL task${lineErrors.length > 0 ? `: ${lineErrors.slice(0, 3).join('; ')}` : ''}`);
+    throw new Error(
+      `the task file holds no FTRL task${lineErrors.length > 0 ? `: ${lineErrors.slice(0, 3).join('; ')}` : ''}`,
+    );
   }
   const chosen = selectPerCategory(items, options.perCategory);
   const maxPromptTokens = options.contextTokens - options.maxResponseTokens;
   if (maxPromptTokens <= 0) {
-    throw new Error(`maxResponseTokens ${options.maxResponseTokens} leaves no room for a prompt in the model's window of ${options.contextTokens} tokens`);
+    throw new Error(
+      `maxResponseTokens ${options.maxResponseTokens} leaves no room for a prompt in the model's window of ${options.contextTokens} tokens`,
+    );
   }
   const tooLong = new Set<number>();
   const fits = chosen.filter(({ task, index }) => {
@@ -154,7 +162,14 @@ export async function evaluatePolicyOnFtrlTasks(options: FtrlEvalOptions): Promi
     const transcript = group.rollouts[0].transcript;
     const calls = transcript ? listCallOutputs(transcript) : [];
     predictions.push(JSON.stringify({ index: item.index, calls }));
-    options.onProgress?.({ done: k + 1, ...base, line: item.index + 1, taskId: item.task.id, category: item.category, calls: calls.length });
+    options.onProgress?.({
+      done: k + 1,
+      ...base,
+      line: item.index + 1,
+      taskId: item.task.id,
+      category: item.category,
+      calls: calls.length,
+    });
   }
 
   // Score every selected task: those not run count as making no calls.

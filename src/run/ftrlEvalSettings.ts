@@ -18,4 +18,9 @@ export interface FtrlEvalSettings {
 }
 
 /** `pact eval-ftrl --model`'s defaults; the app starts on WebGPU (falling back to wasm, then cpu). */
-export const DEFAULT_FTRL_EVAL_SETTINGS: Readonly<FtrlEvalSettings> = Object.freeze({ maxTurns: 6, maxResponseTokens: 512, toolTimeoutMs: 5000, backend: 'webgpu' });
+export const DEFAULT_FTRL_EVAL_SETTINGS: Readonly<FtrlEvalSettings> = Object.freeze({
+  maxTurns: 6,
+  maxResponseTokens: 512,
+  toolTimeoutMs: 5000,
+  backend: 'webgpu',
+});

@@ -14,7 +14,14 @@ import type { TrainConfig } from '../recipes/config';
 import { prepareRunAssetsWith, type CheckpointPolicy, type RunAssets, type RunPlatform } from './runAssets';
 import { WARM_START_DIR } from '../recipes/warmStart';
 
-export { createRunTrainer, registerPolicySource, type Policy, type PolicySource, type PolicySourceContext, type RunAssets } from './runAssets';
+export {
+  createRunTrainer,
+  registerPolicySource,
+  type Policy,
+  type PolicySource,
+  type PolicySourceContext,
+  type RunAssets,
+} from './runAssets';
 
 export function createNodePlatform(publicDir = 'public'): RunPlatform {
   const dir = path.join(publicDir, WARM_START_DIR);
@@ -35,5 +42,8 @@ export function prepareRunAssets(
   config: TrainConfig,
   options: { publicDir?: string; log?: (line: string) => void; checkpointPolicy?: CheckpointPolicy } = {},
 ): Promise<RunAssets> {
-  return prepareRunAssetsWith(createNodePlatform(options.publicDir), config, { log: options.log, checkpointPolicy: options.checkpointPolicy });
+  return prepareRunAssetsWith(createNodePlatform(options.publicDir), config, {
+    log: options.log,
+    checkpointPolicy: options.checkpointPolicy,
+  });
 }

@@ -5,7 +5,13 @@ import { exportTensors } from '../model/qwen3/train/snapshot';
 import type { NamedArray } from '../model/qwen3/train/types';
 import { parseSafetensors } from '../model/weights/safetensors';
 import type { TrainConfigInput } from '../recipes/config';
-import { createTinyTrainer, readerOfFiles, stripTiming, useWasmTinySetup, type TinySetup } from '../recipes/testing/testKit';
+import {
+  createTinyTrainer,
+  readerOfFiles,
+  stripTiming,
+  useWasmTinySetup,
+  type TinySetup,
+} from '../recipes/testing/testKit';
 import type { Trainer } from '../recipes/trainer';
 import type { StepMetrics } from '../recipes/types';
 import '../recipes/index';
@@ -67,12 +73,21 @@ function release(...trainers: Trainer[]): void {
 }
 
 const sameBits = (a: NamedArray, b: NamedArray) =>
-  Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength));
+  Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(
+    Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength),
+  );
 const asReader = readerOfFiles;
 
 describe('resume through checkpoint files', () => {
   it('resumes bit for bit: 4 steps = 2 steps → export → new Trainer → import → 2 steps', async () => {
-    const config: TrainConfigInput = { ...TINY, recipe: 'pact', batchPrompts: 1, maxTurns: 1, maxResponseTokens: 8, pact: { anchorProb: 0 } }; // SFT on every step: the weights move
+    const config: TrainConfigInput = {
+      ...TINY,
+      recipe: 'pact',
+      batchPrompts: 1,
+      maxTurns: 1,
+      maxResponseTokens: 8,
+      pact: { anchorProb: 0 },
+    }; // SFT on every step: the weights move
     const straight = createTrainer(config);
     const straightMetrics: StepMetrics[] = [];
     for (let s = 0; s < 4; s++) straightMetrics.push(await straight.step());
@@ -95,11 +110,15 @@ describe('resume through checkpoint files', () => {
 
     expect(resumedMetrics.map(stripTiming)).toEqual(straightMetrics.slice(2).map(stripTiming));
     expect(resumedWeights.map((w) => w.name)).toEqual(straightWeights.map((w) => w.name));
-    resumedWeights.forEach((w, i) => expect(Buffer.from(w.data.buffer).equals(Buffer.from(straightWeights[i].data.buffer)), w.name).toBe(true));
+    resumedWeights.forEach((w, i) =>
+      expect(Buffer.from(w.data.buffer).equals(Buffer.from(straightWeights[i].data.buffer)), w.name).toBe(true),
+    );
     // The run did move: a weight differs from a fresh model of the same seed.
     const fresh = setup.createModel(7);
     const initial = await exportTensors(fresh.params);
-    expect(initial.some((w, i) => !Buffer.from(w.data.buffer).equals(Buffer.from(straightWeights[i].data.buffer)))).toBe(true);
+    expect(
+      initial.some((w, i) => !Buffer.from(w.data.buffer).equals(Buffer.from(straightWeights[i].data.buffer))),
+    ).toBe(true);
     for (const t of [straight, resumed]) {
       t.model.dispose();
       t.dispose();
@@ -117,8 +136,15 @@ describe('resume through checkpoint files', () => {
     await first.step();
     await first.step();
     const files = buildCheckpointFiles(await first.exportState(), setup.modelConfig, setup.tokenizer.toMapping());
-    expect(Object.keys(files)).toEqual(expect.arrayContaining([ADAPTER_FILE, ADAPTER_CONFIG_FILE, REFERENCE_FILE, 'model.safetensors']));
-    expect(JSON.parse(files[ADAPTER_CONFIG_FILE] as string)).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['q_proj', 'v_proj'] });
+    expect(Object.keys(files)).toEqual(
+      expect.arrayContaining([ADAPTER_FILE, ADAPTER_CONFIG_FILE, REFERENCE_FILE, 'model.safetensors']),
+    );
+    expect(JSON.parse(files[ADAPTER_CONFIG_FILE] as string)).toMatchObject({
+      peft_type: 'LORA',
+      r: 2,
+      lora_alpha: 4,
+      target_modules: ['q_proj', 'v_proj'],
+    });
     const peftNames = [...parseSafetensors(files[ADAPTER_FILE] as Uint8Array).tensors.keys()];
     expect(peftNames).toContain('base_model.model.model.layers.1.self_attn.v_proj.lora_A.weight');
     const state = await readCheckpointState(asReader(files));
@@ -134,7 +160,10 @@ describe('resume through checkpoint files', () => {
     for (const field of ['weights', 'adapterWeights', 'referenceWeights', 'optimizer'] as const) {
       const a = straightState[field]!;
       const b = resumedState[field]!;
-      expect(b.map((t) => t.name), field).toEqual(a.map((t) => t.name));
+      expect(
+        b.map((t) => t.name),
+        field,
+      ).toEqual(a.map((t) => t.name));
       a.forEach((t, i) => expect(sameBits(t, b[i]), `${field}: ${t.name}`).toBe(true));
     }
     release(straight, resumed);
@@ -157,7 +186,9 @@ describe('resume through checkpoint files', () => {
     );
     // (the manifest rewritten to match, so the shape check itself is what refuses it)
     const badFiles = { ...files, [ADAPTER_FILE]: writeSafetensors(bad, { format: 'pt' }) };
-    await expect(readCheckpointState(asReader({ ...badFiles, [MANIFEST_FILE]: buildCheckpointManifest(badFiles) }))).rejects.toThrow(
+    await expect(
+      readCheckpointState(asReader({ ...badFiles, [MANIFEST_FILE]: buildCheckpointManifest(badFiles) })),
+    ).rejects.toThrow(
       /adapter_model\.safetensors: tensor "model\.layers\.0\.self_attn\.q_proj\.lora_A\.weight" has shape \[3, 32\], expected \[2, 32\]/,
     );
 
@@ -165,6 +196,6 @@ describe('resume through checkpoint files', () => {
     const plain = createTrainer({ ...LORA, model: {} });
     const plainState = await plain.exportState();
     expect(() => trainer.importState(plainState)).toThrow(/not a LoRA checkpoint/);
-    release(trainer, plain);  }, 120_000);
-
+    release(trainer, plain);
+  }, 120_000);
 });

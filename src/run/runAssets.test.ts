@@ -26,7 +26,10 @@ describe('createGeneratedSearchPrompts', () => {
     expect(hits.text).not.toContain('outputs:');
 
     const wide = createGeneratedSearchPrompts(
-      resolveConfig({ ...base, toolsearcher: { topK: 5, resultLimits: { maxParamDescriptionChars: 96, maxOutputChars: 240 } } }),
+      resolveConfig({
+        ...base,
+        toolsearcher: { topK: 5, resultLimits: { maxParamDescriptionChars: 96, maxOutputChars: 240 } },
+      }),
       renderChat,
     );
     const wideHandle = readToolSearchPrompt(wide.trainPrompts[0]);
@@ -56,7 +59,9 @@ describe('prepareRunAssetsWith refuses what it cannot run, before loading anythi
   it('does not start another preset from the shipped qwen3-nano warm start', async () => {
     for (const preset of ['qwen3-micro', 'Qwen3-0.6B'] as const) {
       const { platform, read } = recordingPlatform();
-      await expect(prepareRunAssetsWith(platform, resolveConfig({ model: { preset, init: 'warm-start' } }))).rejects.toThrow(
+      await expect(
+        prepareRunAssetsWith(platform, resolveConfig({ model: { preset, init: 'warm-start' } })),
+      ).rejects.toThrow(
         `config.model.preset "${preset}": the shipped warm start is a qwen3-nano; start a ${preset} from random weights (model.init "scratch") or from a Qwen3 folder`,
       );
       expect(read).toEqual([]);
@@ -65,10 +70,14 @@ describe('prepareRunAssetsWith refuses what it cannot run, before loading anythi
 
   it('refuses a task source the recipe cannot train on, naming the ones it can', async () => {
     const { platform } = recordingPlatform();
-    await expect(prepareRunAssetsWith(platform, resolveConfig({ recipe: 'pact', tasks: { source: 'tool-repo' } }))).rejects.toThrow(
+    await expect(
+      prepareRunAssetsWith(platform, resolveConfig({ recipe: 'pact', tasks: { source: 'tool-repo' } })),
+    ).rejects.toThrow(
       'config.tasks.source: "tool-repo" is not wired into pact train yet for tool-use recipes; use "generated"',
     );
-    await expect(prepareRunAssetsWith(platform, resolveConfig({ recipe: 'toolsearcher', tasks: { source: 'ftrl' } }))).rejects.toThrow(
+    await expect(
+      prepareRunAssetsWith(platform, resolveConfig({ recipe: 'toolsearcher', tasks: { source: 'ftrl' } })),
+    ).rejects.toThrow(
       'config.tasks.source: "ftrl" is not wired into pact train yet for tool-search recipes; use "generated" or "tool-repo"',
     );
   });
@@ -84,7 +93,9 @@ describe('prepareRunAssetsWith refuses what it cannot run, before loading anythi
       createExecutor: () => ({}) as ToolExecutor,
     };
     // Building it would first allocate 2.4 GB of weights; the refusal comes before.
-    await expect(prepareRunAssetsWith(platform, resolveConfig({ model: { preset: 'Qwen3-0.6B', init: 'scratch' } }))).rejects.toThrow(
+    await expect(
+      prepareRunAssetsWith(platform, resolveConfig({ model: { preset: 'Qwen3-0.6B', init: 'scratch' } })),
+    ).rejects.toThrow(
       /^config\.model: a model of 596,049,920 parameters needs at least 29\.07 GiB on wasm \(training state/,
     );
   });

@@ -81,12 +81,21 @@ registerPolicySource('scratch', async (config, ctx) => {
   let vocab = vocabCache.get(key);
   if (!vocab) {
     ctx.log(`building the pruned vocabulary from ${config.model.vocabTasks} generated tasks…`);
-    vocab = buildPolicyVocab({ seed: config.tasks.trainSeed, nTasks: config.model.vocabTasks, maxVocabSize: preset.vocab_size }, ctx.source, ctx.executor);
+    vocab = buildPolicyVocab(
+      { seed: config.tasks.trainSeed, nTasks: config.model.vocabTasks, maxVocabSize: preset.vocab_size },
+      ctx.source,
+      ctx.executor,
+    );
     vocabCache.set(key, vocab);
   }
   const { tokenizer, mapping } = await vocab;
   const model = Qwen3Model.fromConfig({ ...preset, vocab_size: tokenizer.vocabSize }, config.seed);
-  return { model, tokenizer, mapping, source: `scratch (${config.model.preset}, ${tokenizer.vocabSize} tokens, seed ${config.seed})` };
+  return {
+    model,
+    tokenizer,
+    mapping,
+    source: `scratch (${config.model.preset}, ${tokenizer.vocabSize} tokens, seed ${config.seed})`,
+  };
 });
 
 registerPolicySource('warm-start', async (config, ctx) => {
@@ -100,7 +109,9 @@ registerPolicySource('warm-start', async (config, ctx) => {
   try {
     warm = await loadWarmStart(ctx.platform.readWarmStartFile);
   } catch (e) {
-    throw new Error(`config.model.init "warm-start": ${(e as Error).message} — run \`npm run pretrain\` to build ${dir}, or set model.init to "scratch"`);
+    throw new Error(
+      `config.model.init "warm-start": ${(e as Error).message} — run \`npm run pretrain\` to build ${dir}, or set model.init to "scratch"`,
+    );
   }
   return {
     model: Qwen3Model.fromTensors(warm.config, warm.tensors),
@@ -113,7 +124,9 @@ registerPolicySource('warm-start', async (config, ctx) => {
 /** A Hugging Face Qwen3 folder (config.model.init = its path). */
 async function loadFolderPolicy(dir: string, ctx: PolicySourceContext, trainConfig?: TrainConfig): Promise<Policy> {
   if (!ctx.platform.openFolder) {
-    throw new Error(`config.model.init: "${dir}" is not "scratch" or "warm-start", and this platform cannot open a folder by name`);
+    throw new Error(
+      `config.model.init: "${dir}" is not "scratch" or "warm-start", and this platform cannot open a folder by name`,
+    );
   }
   const reader = ctx.platform.openFolder(dir);
   let folder;
@@ -131,7 +144,12 @@ async function loadFolderPolicy(dir: string, ctx: PolicySourceContext, trainConf
   }
   const tensors = new Map([...folder.tensors].map(([name, t]) => [name, { shape: t.shape, data: t.data }]));
   const tokenizer = folder.prunedVocab ? new PrunedTokenizer(ctx.source, folder.prunedVocab) : ctx.source;
-  return { model: Qwen3Model.fromTensors(folder.config, tensors), tokenizer, mapping: folder.prunedVocab, source: `folder ${dir}` };
+  return {
+    model: Qwen3Model.fromTensors(folder.config, tensors),
+    tokenizer,
+    mapping: folder.prunedVocab,
+    source: `folder ${dir}`,
+  };
 }
 
 /**
@@ -139,8 +157,15 @@ async function loadFolderPolicy(dir: string, ctx: PolicySourceContext, trainConf
  * `eval-ftrl` request): "warm-start" or a Qwen3 folder the platform opens. "scratch" is
  * refused: a random policy has nothing to evaluate.
  */
-export async function loadNamedPolicy(platform: RunPlatform, init: string, ctx: Omit<PolicySourceContext, 'platform'>): Promise<Policy> {
-  if (init === 'scratch') throw new Error('a policy to evaluate must be trained: "warm-start", a saved run\'s checkpoint, or a Qwen3 folder, not "scratch"');
+export async function loadNamedPolicy(
+  platform: RunPlatform,
+  init: string,
+  ctx: Omit<PolicySourceContext, 'platform'>,
+): Promise<Policy> {
+  if (init === 'scratch')
+    throw new Error(
+      'a policy to evaluate must be trained: "warm-start", a saved run\'s checkpoint, or a Qwen3 folder, not "scratch"',
+    );
   const full: PolicySourceContext = { ...ctx, platform };
   const load = POLICY_SOURCES.get(init);
   return load ? load(resolveConfig({}), full) : loadFolderPolicy(init, full);
@@ -151,9 +176,16 @@ export async function loadNamedPolicy(platform: RunPlatform, init: string, ctx: 
  * queries for nTrain + nTest, the first nTest of a seeded permutation held out. Searches
  * return config.toolsearcher.topK hits shown within its resultLimits.
  */
-export function createGeneratedSearchPrompts(config: TrainConfig, renderChat: RenderChat): { trainPrompts: PromptItem[]; testPrompts: PromptItem[] } {
+export function createGeneratedSearchPrompts(
+  config: TrainConfig,
+  renderChat: RenderChat,
+): { trainPrompts: PromptItem[]; testPrompts: PromptItem[] } {
   const { nTrain, nTest, trainSeed } = config.tasks;
-  const repo = generateToolRepo({ seed: trainSeed, minTools: 1000, queriesPerLevel: Math.ceil((nTrain + nTest) / 3) + 1 });
+  const repo = generateToolRepo({
+    seed: trainSeed,
+    minTools: 1000,
+    queriesPerLevel: Math.ceil((nTrain + nTest) / 3) + 1,
+  });
   const { topK, resultLimits } = config.toolsearcher;
   const engine = createToolSearch(repo, { topK, formatLimits: resultLimits });
   const split = splitToolSearchPrompts(repo.queries, { engine, renderChat }, { nTest, seed: trainSeed });
@@ -195,7 +227,9 @@ export async function prepareRunAssetsWith(
   // Tool-use recipes train on generated tasks; tool-search recipes on the generated tool repository ("tool-repo").
   const sources = recipe.env === 'tool-use' ? ['generated'] : ['generated', 'tool-repo'];
   if (!sources.includes(config.tasks.source)) {
-    throw new Error(`config.tasks.source: "${config.tasks.source}" is not wired into pact train yet for ${recipe.env} recipes; use ${sources.map((x) => `"${x}"`).join(' or ')}`);
+    throw new Error(
+      `config.tasks.source: "${config.tasks.source}" is not wired into pact train yet for ${recipe.env} recipes; use ${sources.map((x) => `"${x}"`).join(' or ')}`,
+    );
   }
   const source = await platform.loadSourceTokenizer();
   const executor = await platform.createExecutor();
@@ -225,7 +259,10 @@ export async function prepareRunAssetsWith(
       log(`generating ${config.tasks.nTrain} train tasks with expert traces…`);
       tasks = (async () => {
         const generator = categories ? { categories } : {};
-        const train = await generateExpertTasks({ seed: config.tasks.trainSeed, n: config.tasks.nTrain, generator }, executor);
+        const train = await generateExpertTasks(
+          { seed: config.tasks.trainSeed, n: config.tasks.nTrain, generator },
+          executor,
+        );
         const test = generateTasks({ ...generator, seed: config.tasks.testSeed, split: 'test', n: config.tasks.nTest });
         return { train: createToolUsePrompts(train), test: createToolUsePrompts(test) };
       })();

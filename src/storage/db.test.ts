@@ -95,7 +95,9 @@ describe('PactStore (IndexedDB through idb; fake-indexeddb in Node)', () => {
   });
 
   it('a checkpoint for an unknown run is refused, naming it', async () => {
-    await expect(store.saveCheckpoint(ckpt('ghost', 1))).rejects.toThrow('no run with id "ghost" for checkpoint "ghost@1"');
+    await expect(store.saveCheckpoint(ckpt('ghost', 1))).rejects.toThrow(
+      'no run with id "ghost" for checkpoint "ghost@1"',
+    );
   });
 
   it('deleteRun removes the run, its metrics and its checkpoints, and leaves other runs alone', async () => {
@@ -116,7 +118,10 @@ describe('PactStore (IndexedDB through idb; fake-indexeddb in Node)', () => {
   it('importRun adds a new paused run and its checkpoint together, pointing the run at it', async () => {
     await store.createRun({ id: 'old', name: 'old', recipe: 'pact', config: {} });
     await store.saveCheckpoint(ckpt('old', 2));
-    const run = await store.importRun({ id: 'imp', name: 'imported', recipe: 'pact', config: { lr: 1e-3 }, status: 'paused', lastStep: 3 }, ckpt('imp', 3));
+    const run = await store.importRun(
+      { id: 'imp', name: 'imported', recipe: 'pact', config: { lr: 1e-3 }, status: 'paused', lastStep: 3 },
+      ckpt('imp', 3),
+    );
     expect(run.lastCheckpointId).toBe('imp@3');
     expect((await store.getRun('imp'))!.status).toBe('paused');
     const back = await store.loadLatestCheckpoint('imp');
@@ -126,15 +131,24 @@ describe('PactStore (IndexedDB through idb; fake-indexeddb in Node)', () => {
     expect((await store.listRuns()).map((r) => r.id)).toEqual(['imp', 'old']);
   });
 
-  it('importRun writes nothing when the id is taken, the checkpoint is not the run\'s, or a value cannot be stored', async () => {
+  it("importRun writes nothing when the id is taken, the checkpoint is not the run's, or a value cannot be stored", async () => {
     await store.createRun({ id: 'old', name: 'old', recipe: 'pact', config: { keep: 1 } });
     await store.saveCheckpoint(ckpt('old', 2));
     const before = await store.getRun('old');
-    const runOf = (id: string) => ({ id, name: id, recipe: 'pact', config: {}, status: 'paused' as const, lastStep: 1 });
+    const runOf = (id: string) => ({
+      id,
+      name: id,
+      recipe: 'pact',
+      config: {},
+      status: 'paused' as const,
+      lastStep: 1,
+    });
     await expect(store.importRun(runOf('old'), ckpt('old', 5))).rejects.toThrow('a run with id "old" already exists');
     expect(await store.getCheckpoint('old@5')).toBeUndefined();
     expect(await store.getRun('old')).toEqual(before);
-    await expect(store.importRun(runOf('x'), ckpt('y', 1))).rejects.toThrow('checkpoint "y@1" belongs to run "y", not to the imported run "x"');
+    await expect(store.importRun(runOf('x'), ckpt('y', 1))).rejects.toThrow(
+      'checkpoint "y@1" belongs to run "y", not to the imported run "x"',
+    );
     // A function cannot be structured-cloned: the checkpoint's add fails, and the run is not added either.
     const bad = ckpt('z', 1, { trainerState: { hook: () => 1 } as unknown as Record<string, unknown> });
     await expect(store.importRun(runOf('z'), bad)).rejects.toThrow();

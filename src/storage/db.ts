@@ -78,11 +78,14 @@ export class PactStore {
 
   // --- runs -------------------------------------------------------------
 
-  async createRun(run: Omit<RunRecord, 'createdAt' | 'updatedAt' | 'status' | 'lastStep'> & Partial<RunRecord>): Promise<RunRecord> {
+  async createRun(
+    run: Omit<RunRecord, 'createdAt' | 'updatedAt' | 'status' | 'lastStep'> & Partial<RunRecord>,
+  ): Promise<RunRecord> {
     const now = this.tick();
     const rec: RunRecord = { status: 'created', lastStep: 0, createdAt: now, updatedAt: now, ...run };
     await this.db.add('runs', rec).catch((e: unknown) => {
-      if ((e as { name?: string })?.name === 'ConstraintError') throw new Error(`a run with id "${run.id}" already exists`);
+      if ((e as { name?: string })?.name === 'ConstraintError')
+        throw new Error(`a run with id "${run.id}" already exists`);
       throw e;
     });
     return rec;
@@ -149,7 +152,8 @@ export class PactStore {
    */
   async saveCheckpoint(ckpt: CheckpointRecord, opts: { keepLast?: number } = {}): Promise<{ pruned: string[] }> {
     const keepLast = opts.keepLast ?? 2;
-    if (!Number.isInteger(keepLast) || keepLast < 1) throw new Error(`keepLast must be an integer ≥ 1, got ${keepLast}`);
+    if (!Number.isInteger(keepLast) || keepLast < 1)
+      throw new Error(`keepLast must be an integer ≥ 1, got ${keepLast}`);
     try {
       const tx = this.db.transaction(['runs', 'checkpoints'], 'readwrite');
       const run = await tx.objectStore('runs').get(ckpt.runId);
@@ -191,16 +195,24 @@ export class PactStore {
     run: Omit<RunRecord, 'createdAt' | 'updatedAt' | 'lastCheckpointId'>,
     ckpt: CheckpointRecord,
   ): Promise<RunRecord> {
-    if (ckpt.runId !== run.id) throw new Error(`checkpoint "${ckpt.id}" belongs to run "${ckpt.runId}", not to the imported run "${run.id}"`);
+    if (ckpt.runId !== run.id)
+      throw new Error(`checkpoint "${ckpt.id}" belongs to run "${ckpt.runId}", not to the imported run "${run.id}"`);
     const now = this.tick();
     const rec: RunRecord = { ...run, createdAt: now, updatedAt: now, lastCheckpointId: ckpt.id };
     try {
       const tx = this.db.transaction(['runs', 'checkpoints'], 'readwrite');
-      const [oldRun, oldCkpt] = await Promise.all([tx.objectStore('runs').getKey(run.id), tx.objectStore('checkpoints').getKey(ckpt.id)]);
+      const [oldRun, oldCkpt] = await Promise.all([
+        tx.objectStore('runs').getKey(run.id),
+        tx.objectStore('checkpoints').getKey(ckpt.id),
+      ]);
       if (oldRun !== undefined || oldCkpt !== undefined) {
         tx.abort();
         await tx.done.catch(() => undefined);
-        throw new Error(oldRun !== undefined ? `a run with id "${run.id}" already exists` : `a checkpoint with id "${ckpt.id}" already exists`);
+        throw new Error(
+          oldRun !== undefined
+            ? `a run with id "${run.id}" already exists`
+            : `a checkpoint with id "${ckpt.id}" already exists`,
+        );
       }
       try {
         await tx.objectStore('checkpoints').add(ckpt);

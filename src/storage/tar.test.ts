@@ -3,7 +3,16 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TAR_BLOCK, TAR_RECORD, TarError, buildTarHeader, looksLikeTar, readTar, writeTar, writeTarChunks } from './tar';
+import {
+  TAR_BLOCK,
+  TAR_RECORD,
+  TarError,
+  buildTarHeader,
+  looksLikeTar,
+  readTar,
+  writeTar,
+  writeTarChunks,
+} from './tar';
 
 const text = (s: string) => new TextEncoder().encode(s);
 const ascii = (b: Uint8Array, from: number, len: number) => String.fromCharCode(...b.subarray(from, from + len));
@@ -43,7 +52,20 @@ describe('ustar header, by hand', () => {
     expect(ascii(h, 148, 8)).toBe('010557\0 ');
     // Every other byte is zero.
     const used = new Set<number>();
-    for (const [from, len] of [[0, 8], [100, 7], [108, 7], [116, 7], [124, 11], [136, 11], [148, 8], [156, 1], [257, 5], [263, 2], [329, 7], [337, 7]]) {
+    for (const [from, len] of [
+      [0, 8],
+      [100, 7],
+      [108, 7],
+      [116, 7],
+      [124, 11],
+      [136, 11],
+      [148, 8],
+      [156, 1],
+      [257, 5],
+      [263, 2],
+      [329, 7],
+      [337, 7],
+    ]) {
       for (let i = from; i < from + len; i++) used.add(i);
     }
     expect([...h].every((b, i) => used.has(i) || b === 0)).toBe(true);
@@ -66,7 +88,12 @@ describe('ustar header, by hand', () => {
     expect(bytes[512 + 513]).toBe(0);
     const chunks = writeTarChunks([{ name: 'a', data: text('x'.repeat(513)) }]);
     expect(chunks.map((c) => c.length)).toEqual([512, 513, 511, TAR_RECORD - 1536]);
-    expect(() => writeTar([{ name: 'a', data: text('1') }, { name: 'a', data: text('2') }])).toThrow('two entries are named "a"');
+    expect(() =>
+      writeTar([
+        { name: 'a', data: text('1') },
+        { name: 'a', data: text('2') },
+      ]),
+    ).toThrow('two entries are named "a"');
   });
 });
 
@@ -86,16 +113,31 @@ describe.skipIf(!hasGnuTar)('against GNU tar (the independent reference)', () =>
     }
     const mtime = 1_764_500_000;
     execFileSync('tar', [
-      '--format=ustar', '--numeric-owner', '--owner=0', '--group=0', '--mode=0644', `--mtime=@${mtime}`, '--no-recursion',
-      '-C', dir, '-cf', path.join(scratch, 'ref.tar'), ...files.map(([n]) => n),
+      '--format=ustar',
+      '--numeric-owner',
+      '--owner=0',
+      '--group=0',
+      '--mode=0644',
+      `--mtime=@${mtime}`,
+      '--no-recursion',
+      '-C',
+      dir,
+      '-cf',
+      path.join(scratch, 'ref.tar'),
+      ...files.map(([n]) => n),
     ]);
     const reference = new Uint8Array(readFileSync(path.join(scratch, 'ref.tar')));
-    const ours = writeTar(files.map(([name, data]) => ({ name, data })), { mtimeSeconds: mtime });
+    const ours = writeTar(
+      files.map(([name, data]) => ({ name, data })),
+      { mtimeSeconds: mtime },
+    );
     expect(ours.length).toBe(reference.length);
     expect(Buffer.from(ours).equals(Buffer.from(reference))).toBe(true);
     // …and GNU tar lists and extracts ours.
     writeFileSync(path.join(scratch, 'ours.tar'), ours);
-    const listed = execFileSync('tar', ['-tf', path.join(scratch, 'ours.tar')], { encoding: 'utf8' }).trim().split('\n');
+    const listed = execFileSync('tar', ['-tf', path.join(scratch, 'ours.tar')], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
     expect(listed).toEqual(files.map(([n]) => n));
     const out = path.join(scratch, 'x');
     mkdirSync(out);
@@ -121,7 +163,9 @@ describe.skipIf(!hasGnuTar)('against GNU tar (the independent reference)', () =>
     // A symlink is refused by name, not followed.
     symlinkSync('a.txt', path.join(dir, 'ck', 'link'));
     execFileSync('tar', ['--format=ustar', '-C', dir, '-cf', path.join(scratch, 'link.tar'), 'ck/link']);
-    expect(() => readTar(new Uint8Array(readFileSync(path.join(scratch, 'link.tar'))))).toThrow(`"ck/link" is a symbolic link (to "a.txt"); links are refused`);
+    expect(() => readTar(new Uint8Array(readFileSync(path.join(scratch, 'link.tar'))))).toThrow(
+      `"ck/link" is a symbolic link (to "a.txt"); links are refused`,
+    );
   });
 });
 

@@ -45,7 +45,14 @@ function writeString(header: Uint8Array, offset: number, length: number, bytes: 
 }
 
 /** A zero-padded octal number of `length − 1` digits and a NUL. */
-function writeOctal(header: Uint8Array, offset: number, length: number, value: number, field: string, entry: string): void {
+function writeOctal(
+  header: Uint8Array,
+  offset: number,
+  length: number,
+  value: number,
+  field: string,
+  entry: string,
+): void {
   const digits = Math.floor(value).toString(8);
   if (!Number.isSafeInteger(value) || value < 0 || digits.length > length - 1) {
     throw new TarError(`tar: ${entry}: ${field} ${value} does not fit the ustar header`);
@@ -64,7 +71,9 @@ function splitPath(path: Uint8Array, entry: string): { prefix: Uint8Array; name:
     if (name.length === 0 || name.length > 100) break;
     return { prefix: path.subarray(0, i), name };
   }
-  throw new TarError(`tar: path "${entry}" is too long for a ustar header (name ≤ 100 bytes after a '/'-split prefix ≤ 155 bytes)`);
+  throw new TarError(
+    `tar: path "${entry}" is too long for a ustar header (name ≤ 100 bytes after a '/'-split prefix ≤ 155 bytes)`,
+  );
 }
 
 /** The sum of the header bytes with the chksum field (148..155) counted as spaces. */
@@ -77,7 +86,8 @@ function sumHeader(header: Uint8Array): number {
 /** One 512-byte ustar header for a regular file. */
 export function buildTarHeader(name: string, size: number, options: TarWriteOptions = {}): Uint8Array {
   if (name.length === 0) throw new TarError('tar: an entry needs a name');
-  if (name.startsWith('/') || name.split('/').includes('..')) throw new TarError(`tar: path "${name}" must be relative, without ".."`);
+  if (name.startsWith('/') || name.split('/').includes('..'))
+    throw new TarError(`tar: path "${name}" must be relative, without ".."`);
   const header = new Uint8Array(TAR_BLOCK);
   const parts = splitPath(encoder.encode(name), name);
   writeString(header, 0, 100, parts.name);
@@ -170,7 +180,8 @@ function parsePaxRecords(data: Uint8Array, where: string): Map<string, string> {
   while (at < data.length) {
     const space = data.indexOf(0x20, at);
     const len = space < 0 ? NaN : Number(decoder.decode(data.subarray(at, space)));
-    if (!Number.isInteger(len) || len <= 0 || at + len > data.length) throw new TarError(`tar: ${where}: malformed pax header record`);
+    if (!Number.isInteger(len) || len <= 0 || at + len > data.length)
+      throw new TarError(`tar: ${where}: malformed pax header record`);
     const record = decoder.decode(data.subarray(space + 1, at + len - 1));
     const eq = record.indexOf('=');
     if (eq > 0) out.set(record.slice(0, eq), record.slice(eq + 1));
@@ -186,9 +197,11 @@ function parsePaxRecords(data: Uint8Array, where: string): Map<string, string> {
 function normalizeEntryName(raw: string, source: string): string {
   const shown = `${excerptValue(raw, 120)} (${source})`;
   if (raw.includes('\0')) throw new TarError(`tar: entry ${shown}: a name with a NUL byte is refused`);
-  if (/^([/\\]|[A-Za-z]:)/.test(raw)) throw new TarError(`tar: entry ${shown}: an absolute path is refused; archive names must be relative`);
+  if (/^([/\\]|[A-Za-z]:)/.test(raw))
+    throw new TarError(`tar: entry ${shown}: an absolute path is refused; archive names must be relative`);
   const parts = raw.split(/[/\\]/).filter((p) => p !== '' && p !== '.');
-  if (parts.includes('..')) throw new TarError(`tar: entry ${shown}: a ".." part is refused; archive names must stay inside the archive`);
+  if (parts.includes('..'))
+    throw new TarError(`tar: entry ${shown}: a ".." part is refused; archive names must stay inside the archive`);
   if (parts.length === 0) throw new TarError(`tar: entry ${shown}: the name is empty`);
   return parts.join('/');
 }
@@ -201,7 +214,8 @@ const LINK_TYPES: Readonly<Record<string, string>> = { '1': 'a hard link', '2': 
  * an absolute or climbing path, two entries of one name.
  */
 export function readTar(bytes: Uint8Array): TarEntry[] {
-  if (bytes.length < TAR_BLOCK) throw new TarError(`tar: ${bytes.length} bytes is shorter than one 512-byte tar header`);
+  if (bytes.length < TAR_BLOCK)
+    throw new TarError(`tar: ${bytes.length} bytes is shorter than one 512-byte tar header`);
   const out: TarEntry[] = [];
   let at = 0;
   let longName: string | null = null;
@@ -229,18 +243,24 @@ export function readTar(bytes: Uint8Array): TarEntry[] {
       signed += b > 127 ? b - 256 : b;
     }
     if (stored !== unsigned && stored !== signed) {
-      throw new TarError(`tar: ${where}: header checksum ${stored} does not match its bytes (${unsigned}); not a tar archive, or a damaged one`);
+      throw new TarError(
+        `tar: ${where}: header checksum ${stored} does not match its bytes (${unsigned}); not a tar archive, or a damaged one`,
+      );
     }
     const magic = readString(block, 257, 6);
     const prefix = magic === 'ustar' ? readString(block, 345, 155) : '';
     const source = longName !== null ? 'GNU long name' : pax?.has('path') ? 'pax path' : 'header';
-    const rawName = longName ?? pax?.get('path') ?? (prefix ? `${prefix}/${readString(block, 0, 100)}` : readString(block, 0, 100));
+    const rawName =
+      longName ?? pax?.get('path') ?? (prefix ? `${prefix}/${readString(block, 0, 100)}` : readString(block, 0, 100));
     const name = excerptValue(rawName, 120); // quoted, cut, for messages
     const size = pax?.has('size') ? Number(pax.get('size')) : readNumber(block, 124, 12, 'size', `${where} (${name})`);
-    if (!Number.isSafeInteger(size) || size < 0) throw new TarError(`tar: ${name}: bad size ${excerptValue(pax?.get('size') ?? size, 40)}`);
+    if (!Number.isSafeInteger(size) || size < 0)
+      throw new TarError(`tar: ${name}: bad size ${excerptValue(pax?.get('size') ?? size, 40)}`);
     const dataStart = at + TAR_BLOCK;
     if (dataStart + size > bytes.length) {
-      throw new TarError(`tar: ${name} says it holds ${size} bytes but the archive ends ${bytes.length - dataStart} bytes after its header (truncated download?)`);
+      throw new TarError(
+        `tar: ${name} says it holds ${size} bytes but the archive ends ${bytes.length - dataStart} bytes after its header (truncated download?)`,
+      );
     }
     const data = bytes.subarray(dataStart, dataStart + size);
     at = dataStart + Math.ceil(size / TAR_BLOCK) * TAR_BLOCK;
@@ -259,10 +279,16 @@ export function readTar(bytes: Uint8Array): TarEntry[] {
     const path = normalizeEntryName(rawName, source);
     if (type === '5') continue; // a directory: its files carry the full path
     if (Object.hasOwn(LINK_TYPES, type)) {
-      throw new TarError(`tar: ${name} is ${LINK_TYPES[type]} (to ${excerptValue(readString(block, 157, 100), 120)}); links are refused, only files are read`);
+      throw new TarError(
+        `tar: ${name} is ${LINK_TYPES[type]} (to ${excerptValue(readString(block, 157, 100), 120)}); links are refused, only files are read`,
+      );
     }
-    if (type !== '0' && type !== '7') throw new TarError(`tar: ${name} is not a regular file (type '${type}'); only files are read`);
-    if (seen.has(path)) throw new TarError(`tar: two entries are named "${path}"; an archive with a repeated name is refused (which one would count?)`);
+    if (type !== '0' && type !== '7')
+      throw new TarError(`tar: ${name} is not a regular file (type '${type}'); only files are read`);
+    if (seen.has(path))
+      throw new TarError(
+        `tar: two entries are named "${path}"; an archive with a repeated name is refused (which one would count?)`,
+      );
     seen.add(path);
     out.push({ name: path, data: data.slice() });
   }

@@ -26,7 +26,11 @@ describe('teacher on generated tasks', () => {
     expect(new Set(tasks.map((t) => t.category))).toEqual(new Set(TASK_CATEGORIES));
     const traces: ExpertTrace[] = [];
     for (const [i, task] of tasks.entries()) {
-      const { trace, verdict } = await buildVerifiedTrace(task, bindTaskRunner(task, executor), { seed: i, failedCallProb: 0.3, previewProb: 0.4 });
+      const { trace, verdict } = await buildVerifiedTrace(task, bindTaskRunner(task, executor), {
+        seed: i,
+        failedCallProb: 0.3,
+        previewProb: 0.4,
+      });
       expect(verdict.rejections, `${task.id}: ${JSON.stringify(verdict.rejections)}`).toEqual([]);
       // Every gold call was issued with its gold arguments (a successful call per gold call).
       const issued = trace.turns.flatMap((t) => t.calls.map((c) => JSON.stringify(c)));
@@ -34,9 +38,14 @@ describe('teacher on generated tasks', () => {
       for (const turn of trace.turns) {
         expect(describePrefixCountsError(turn.prefixChunkCounts, turn.chunks)).toBeNull();
         const firstPreview = turn.chunks.findIndex((c) => c.type === 'explicit_call_preview');
-        const previewStart = firstPreview === -1 ? null : turn.chunks.slice(0, firstPreview).reduce((n, c) => n + c.text.length, 0);
+        const previewStart =
+          firstPreview === -1 ? null : turn.chunks.slice(0, firstPreview).reduce((n, c) => n + c.text.length, 0);
         expect(findLeak(turn.reasoning, turn.calls)?.start ?? null, turn.reasoning).toBe(previewStart);
-        const byRules = segmentTurnByRules({ reasoning: turn.reasoning, calls: turn.calls, observations: turn.observations });
+        const byRules = segmentTurnByRules({
+          reasoning: turn.reasoning,
+          calls: turn.calls,
+          observations: turn.observations,
+        });
         expect('turn' in byRules && byRules.turn.chunks, turn.reasoning).toEqual(turn.chunks);
       }
       traces.push(trace);
@@ -63,7 +72,9 @@ describe('teacher on generated tasks', () => {
   });
 
   it('a calculator reads its numbers from the branch observations: a broken branch shows up', async () => {
-    const task = generateTasks({ seed: 6, n: 12, categories: ['parallel_single_hop'] }).find((t) => t.goldCalls!.at(-1)!.name === 'calculator');
+    const task = generateTasks({ seed: 6, n: 12, categories: ['parallel_single_hop'] }).find(
+      (t) => t.goldCalls!.at(-1)!.name === 'calculator',
+    );
     expect(task, 'no calculator task among the first 12').toBeDefined();
     const gold = task!.goldCalls!;
     const firstAnswer = task!.unsolvedSet[gold[0].name][0];

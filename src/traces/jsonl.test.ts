@@ -6,7 +6,8 @@ import type { ExpertTrace } from './types';
 
 async function makeTraces(): Promise<ExpertTrace[]> {
   const traces: ExpertTrace[] = [];
-  for (const [i, task] of FIXTURE_TASKS.entries()) traces.push(await runTeacher(task, createFixtureExecutor(), { seed: i, failedCallProb: 0.5, previewProb: 0.5 }));
+  for (const [i, task] of FIXTURE_TASKS.entries())
+    traces.push(await runTeacher(task, createFixtureExecutor(), { seed: i, failedCallProb: 0.5, previewProb: 0.5 }));
   const { finalAnswer: _dropped, ...withoutAnswer } = traces[0];
   traces.push({ ...withoutAnswer, taskId: 'no-answer', verified: true });
   return traces;
@@ -64,7 +65,8 @@ describe('JSONL export/import', () => {
       taskId: 'imported-1',
       turns: [
         {
-          reasoning: '<think>The question asks: what is the capital of Nordia?\n\nI should use get_capital here.\n\nSo the tool call would be: {"name": "get_capital", "arguments": {"country": "Nordia"}}</think>',
+          reasoning:
+            '<think>The question asks: what is the capital of Nordia?\n\nI should use get_capital here.\n\nSo the tool call would be: {"name": "get_capital", "arguments": {"country": "Nordia"}}</think>',
           calls: [{ name: 'get_capital', arguments: { country: 'Nordia' } }],
           observations: ['Varno'],
         },
@@ -77,7 +79,11 @@ describe('JSONL export/import', () => {
     expect(result.traces).toHaveLength(1);
     const trace = result.traces[0];
     expect(trace).toMatchObject({ taskId: 'imported-1', source: 'imported', verified: false, finalAnswer: 'Varno' });
-    expect(trace.turns[0].chunks.map((c) => c.type)).toEqual(['task_restate', 'tool_selection', 'explicit_call_preview']);
+    expect(trace.turns[0].chunks.map((c) => c.type)).toEqual([
+      'task_restate',
+      'tool_selection',
+      'explicit_call_preview',
+    ]);
     expect(trace.turns[0].reasoning.startsWith('The question asks')).toBe(true); // <think> removed
     expect(result.segmentation[0].reports.map((r) => r.method)).toEqual(['rules', 'fallback']);
     expect(trace.turns[1].chunks.map((c) => c.type)).toEqual(['other']);

@@ -40,10 +40,18 @@ const turnSchema = z
   })
   .superRefine((turn, ctx) => {
     if (turn.calls.length !== turn.observations.length) {
-      ctx.addIssue({ code: 'custom', path: ['observations'], message: `${turn.calls.length} call(s) need as many observations, got ${turn.observations.length}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['observations'],
+        message: `${turn.calls.length} call(s) need as many observations, got ${turn.observations.length}`,
+      });
     }
     if ((turn.chunks === undefined) !== (turn.prefixChunkCounts === undefined)) {
-      ctx.addIssue({ code: 'custom', path: [turn.chunks === undefined ? 'chunks' : 'prefixChunkCounts'], message: 'chunks and prefixChunkCounts must be given together' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [turn.chunks === undefined ? 'chunks' : 'prefixChunkCounts'],
+        message: 'chunks and prefixChunkCounts must be given together',
+      });
       return;
     }
     if (turn.chunks && turn.prefixChunkCounts) {
@@ -68,7 +76,11 @@ export const traceLineSchema = z
     const labeled = trace.turns.map((t) => t.chunks !== undefined);
     if (labeled.some((v) => v) && labeled.some((v) => !v)) {
       const first = labeled.indexOf(false);
-      ctx.addIssue({ code: 'custom', path: ['turns', first, 'chunks'], message: 'either every turn has chunks or none does' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['turns', first, 'chunks'],
+        message: 'either every turn has chunks or none does',
+      });
     }
   });
 
@@ -150,7 +162,11 @@ export function parseTracesJsonl(text: string): ParsedTraces {
 export async function importTracesJsonl(
   text: string,
   options: { annotator?: LlmAnnotator } = {},
-): Promise<{ traces: ExpertTrace[]; errors: JsonlLineError[]; segmentation: Array<{ taskId: string; reports: TurnSegmentation[] }> }> {
+): Promise<{
+  traces: ExpertTrace[];
+  errors: JsonlLineError[];
+  segmentation: Array<{ taskId: string; reports: TurnSegmentation[] }>;
+}> {
   const parsed = parseTracesJsonl(text);
   const traces = [...parsed.traces];
   const segmentation: Array<{ taskId: string; reports: TurnSegmentation[] }> = [];

@@ -23,7 +23,7 @@ describe('findLeak', () => {
 
   it.each([
     ['I will call get_weather with city Paris.', 'i_will_call_x_with'],
-    ["Let me invoke `get_weather` using the city we found.", 'i_will_call_x_with'],
+    ['Let me invoke `get_weather` using the city we found.', 'i_will_call_x_with'],
     ['Calling get_weather with the city now.', 'calling_x_with'],
     ['Here is the call I will make.', 'here_is_the_call'],
     ['My final call is: weather for Paris.', 'call_is_colon'],
@@ -91,7 +91,14 @@ describe('buildChunksWithLeak', () => {
   });
 
   it('without a leak the spans are kept as they are', () => {
-    const chunks = buildChunksWithLeak('ab', [{ type: 'other', start: 0, end: 1 }, { type: 'other', start: 1, end: 2 }], null);
+    const chunks = buildChunksWithLeak(
+      'ab',
+      [
+        { type: 'other', start: 0, end: 1 },
+        { type: 'other', start: 1, end: 2 },
+      ],
+      null,
+    );
     expect(chunks.map((c) => [c.text, c.keepForPrefix])).toEqual([
       ['a', true],
       ['b', true],

@@ -42,12 +42,14 @@ export const CALL_PREVIEW_DETECTORS: readonly LeakDetector[] = [
   {
     id: 'call_would_be',
     kind: 'phrase_preview',
-    pattern: /\b(?:tool|function)?\s*call\s+(?:would|will|should|could|might|must)\s+(?:then\s+|therefore\s+)?(?:be|look(?:s)?\s+like)\b/i,
+    pattern:
+      /\b(?:tool|function)?\s*call\s+(?:would|will|should|could|might|must)\s+(?:then\s+|therefore\s+)?(?:be|look(?:s)?\s+like)\b/i,
   },
   {
     id: 'call_is_colon',
     kind: 'phrase_preview',
-    pattern: /\b(?:the|my)\s+(?:final\s+|exact\s+|resulting\s+|next\s+)?(?:tool\s+|function\s+)?call\s+(?:is|looks\s+like)\s*:/i,
+    pattern:
+      /\b(?:the|my)\s+(?:final\s+|exact\s+|resulting\s+|next\s+)?(?:tool\s+|function\s+)?call\s+(?:is|looks\s+like)\s*:/i,
   },
   {
     id: 'here_is_the_call',
@@ -83,7 +85,8 @@ export const CALL_PREVIEW_DETECTORS: readonly LeakDetector[] = [
   {
     id: 'make_the_call',
     kind: 'phrase_preview',
-    pattern: /\b(?:make|making|issue|issuing|emit|emitting|send|sending)\s+(?:the|this|a|my)\s+(?:following\s+)?(?:tool\s+|function\s+)?call\b/i,
+    pattern:
+      /\b(?:make|making|issue|issuing|emit|emitting|send|sending)\s+(?:the|this|a|my)\s+(?:following\s+)?(?:tool\s+|function\s+)?call\b/i,
   },
   {
     id: 'call_as_follows',
@@ -126,7 +129,8 @@ export function splitSentences(text: string): Array<{ start: number; end: number
   let start = 0;
   for (let i = 0; i < text.length; i++) {
     const ch = text[i];
-    const isBreak = ch === '\n' || ((ch === '.' || ch === '!' || ch === '?') && i + 1 < text.length && /\s/.test(text[i + 1]));
+    const isBreak =
+      ch === '\n' || ((ch === '.' || ch === '!' || ch === '?') && i + 1 < text.length && /\s/.test(text[i + 1]));
     if (isBreak) {
       ranges.push({ start, end: i + 1 });
       start = i + 1;
@@ -142,7 +146,8 @@ function describeValueForms(value: unknown): string[] {
   if (typeof value === 'string') return value.trim() ? [value.trim().toLowerCase()] : [];
   if (typeof value === 'number' || typeof value === 'boolean') return [String(value).toLowerCase()];
   if (Array.isArray(value)) return value.flatMap((v) => describeValueForms(v));
-  if (typeof value === 'object') return Object.values(value as Record<string, unknown>).flatMap((v) => describeValueForms(v));
+  if (typeof value === 'object')
+    return Object.values(value as Record<string, unknown>).flatMap((v) => describeValueForms(v));
   return [];
 }
 
@@ -220,7 +225,11 @@ export interface ChunkSpan {
  * from the first preview on (including spans already typed `explicit_call_preview`)
  * gets keepForPrefix = false. Returns chunks with ids C1, C2, …
  */
-export function buildChunksWithLeak(reasoning: string, spans: readonly ChunkSpan[], leakStart: number | null): ReasoningChunk[] {
+export function buildChunksWithLeak(
+  reasoning: string,
+  spans: readonly ChunkSpan[],
+  leakStart: number | null,
+): ReasoningChunk[] {
   const cut: ChunkSpan[] = [];
   for (const span of spans) {
     if (leakStart !== null && leakStart > span.start && leakStart < span.end) {

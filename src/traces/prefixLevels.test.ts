@@ -1,12 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { assignPrefixLevels, computePrefixChunkCounts, countSafeChunks, describePrefixCountsError, revealPrefix } from './prefixLevels';
+import {
+  assignPrefixLevels,
+  computePrefixChunkCounts,
+  countSafeChunks,
+  describePrefixCountsError,
+  revealPrefix,
+} from './prefixLevels';
 import type { ChunkType, ReasoningChunk, TraceTurn } from './types';
 
 function makeChunks(types: ChunkType[]): ReasoningChunk[] {
   let isLeaked = false;
   return types.map((type, i) => {
     if (type === 'explicit_call_preview') isLeaked = true;
-    return { id: `C${i + 1}`, type, text: i < types.length - 1 ? `P${i + 1}.\n\n` : `P${i + 1}.`, keepForPrefix: !isLeaked };
+    return {
+      id: `C${i + 1}`,
+      type,
+      text: i < types.length - 1 ? `P${i + 1}.\n\n` : `P${i + 1}.`,
+      keepForPrefix: !isLeaked,
+    };
   });
 }
 
@@ -39,7 +50,14 @@ describe('computePrefixChunkCounts', () => {
 
 describe('prefix levels of turns', () => {
   it('a leak in the middle: 6 chunks, preview at index 3 → 3 safe chunks → [0,1,2,3,3]', () => {
-    const turn = makeTurn(['task_restate', 'tool_selection', 'required_arg_grounding', 'explicit_call_preview', 'decision_summary', 'other']);
+    const turn = makeTurn([
+      'task_restate',
+      'tool_selection',
+      'required_arg_grounding',
+      'explicit_call_preview',
+      'decision_summary',
+      'other',
+    ]);
     expect(countSafeChunks(turn.chunks)).toBe(3);
     expect(turn.chunks.map((c) => c.keepForPrefix)).toEqual([true, true, true, false, false, false]);
     expect(turn.prefixChunkCounts).toEqual([0, 1, 2, 3, 3]);
@@ -56,7 +74,14 @@ describe('prefix levels of turns', () => {
   });
 
   it('6 safe chunks and no leak: L3 shows C1..C3, L4 all six', () => {
-    const turn = makeTurn(['task_restate', 'tool_scan', 'irrelevant_tool_rejection', 'tool_selection', 'required_arg_grounding', 'decision_summary']);
+    const turn = makeTurn([
+      'task_restate',
+      'tool_scan',
+      'irrelevant_tool_rejection',
+      'tool_selection',
+      'required_arg_grounding',
+      'decision_summary',
+    ]);
     expect(revealPrefix(turn, 3)).toBe('P1.\n\nP2.\n\nP3.');
     expect(revealPrefix(turn, 4)).toBe('P1.\n\nP2.\n\nP3.\n\nP4.\n\nP5.\n\nP6.');
   });

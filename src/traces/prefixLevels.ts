@@ -36,7 +36,9 @@ export function computePrefixChunkCounts(safeChunkCount: number): PrefixChunkCou
 }
 
 /** Returns the turn with `prefixChunkCounts` recomputed from its chunks. */
-export function assignPrefixLevels<T extends Pick<TraceTurn, 'chunks'>>(turn: T): T & { prefixChunkCounts: PrefixChunkCounts } {
+export function assignPrefixLevels<T extends Pick<TraceTurn, 'chunks'>>(
+  turn: T,
+): T & { prefixChunkCounts: PrefixChunkCounts } {
   return { ...turn, prefixChunkCounts: computePrefixChunkCounts(countSafeChunks(turn.chunks)) };
 }
 
@@ -48,16 +50,20 @@ export function describePrefixCountsError(
   counts: readonly number[],
   chunks: readonly Pick<ReasoningChunk, 'type' | 'keepForPrefix'>[],
 ): string | null {
-  if (!Array.isArray(counts) || counts.length !== 5) return `prefixChunkCounts must have 5 entries (L0..L4), got ${Array.isArray(counts) ? counts.length : typeof counts}`;
+  if (!Array.isArray(counts) || counts.length !== 5)
+    return `prefixChunkCounts must have 5 entries (L0..L4), got ${Array.isArray(counts) ? counts.length : typeof counts}`;
   for (let level = 0; level < 5; level++) {
-    if (!Number.isInteger(counts[level]) || counts[level] < 0) return `prefixChunkCounts[${level}] must be a non-negative integer, got ${counts[level]}`;
+    if (!Number.isInteger(counts[level]) || counts[level] < 0)
+      return `prefixChunkCounts[${level}] must be a non-negative integer, got ${counts[level]}`;
   }
   if (counts[0] !== 0) return `prefixChunkCounts[0] (L0) must be 0, got ${counts[0]}`;
   for (let level = 1; level < 5; level++) {
-    if (counts[level] < counts[level - 1]) return `prefixChunkCounts must not decrease: L${level}=${counts[level]} < L${level - 1}=${counts[level - 1]}`;
+    if (counts[level] < counts[level - 1])
+      return `prefixChunkCounts must not decrease: L${level}=${counts[level]} < L${level - 1}=${counts[level - 1]}`;
   }
   const safe = countSafeChunks(chunks);
-  if (counts[4] > safe) return `prefixChunkCounts[4] (L4) = ${counts[4]} passes the ${safe} safe chunk(s) before the first leak`;
+  if (counts[4] > safe)
+    return `prefixChunkCounts[4] (L4) = ${counts[4]} passes the ${safe} safe chunk(s) before the first leak`;
   return null;
 }
 

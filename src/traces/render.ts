@@ -16,7 +16,8 @@ import type { ExpertTrace, PrefixLevel, TraceTurn } from './types';
 /** JSON in Python's json.dumps(ensure_ascii=False) layout: `, ` and `: ` separators. */
 export function formatPythonJson(value: unknown): string {
   if (value === null || value === undefined) return 'null';
-  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : value > 0 ? 'Infinity' : value < 0 ? '-Infinity' : 'NaN';
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? JSON.stringify(value) : value > 0 ? 'Infinity' : value < 0 ? '-Infinity' : 'NaN';
   if (typeof value === 'string' || typeof value === 'boolean') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map((v) => formatPythonJson(v)).join(', ')}]`;
   if (typeof value === 'object') {
@@ -106,7 +107,8 @@ export function renderPrivilegedTrace(trace: ExpertTrace, options: { level?: Ren
   const push = (piece: string, tag: TokenTag) => {
     if (piece.length === 0) return;
     const last = spans.at(-1);
-    const isSameTag = last && last.tag.kind === tag.kind && last.tag.turn === tag.turn && last.tag.segment === tag.segment;
+    const isSameTag =
+      last && last.tag.kind === tag.kind && last.tag.turn === tag.turn && last.tag.segment === tag.segment;
     if (isSameTag && tag.kind !== 'tool_call') {
       last.text += piece;
       last.end += piece.length;
@@ -158,7 +160,8 @@ export function formatTraceForConsole(trace: ExpertTrace, options: { maxChunkCha
   trace.turns.forEach((turn, t) => {
     lines.push(`  turn ${t}  L0..L4 = [${turn.prefixChunkCounts.join(', ')}]`);
     if (!isToolCallingTurn(turn)) lines.push('    (the answer turn: not part of h*)');
-    for (const chunk of turn.chunks) lines.push(`    ${chunk.id} ${chunk.type}${chunk.keepForPrefix ? '' : ' [hidden]'}: ${clip(chunk.text)}`);
+    for (const chunk of turn.chunks)
+      lines.push(`    ${chunk.id} ${chunk.type}${chunk.keepForPrefix ? '' : ' [hidden]'}: ${clip(chunk.text)}`);
     turn.calls.forEach((call, c) => {
       lines.push(`    call ${formatToolCallJson(call)}`);
       lines.push(`    obs  ${clip(turn.observations[c] ?? '')}`);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { applyAnnotation, classifyParagraph, normalizeReasoning, segmentTrace, segmentTurn, splitParagraphs, type RawTurn } from './segment';
+import {
+  applyAnnotation,
+  classifyParagraph,
+  normalizeReasoning,
+  segmentTrace,
+  segmentTurn,
+  splitParagraphs,
+  type RawTurn,
+} from './segment';
 
 const CALL = { name: 'get_capital', arguments: { country: 'Nordia' } };
 
@@ -67,7 +75,11 @@ describe('deterministic rules', () => {
 });
 
 describe('fallback and the LLM annotator', () => {
-  const hardTurn = makeRawTurn(['Hmm, where to start.', 'I should use get_capital here.', 'Okay, let me call get_capital with country Nordia now.']);
+  const hardTurn = makeRawTurn([
+    'Hmm, where to start.',
+    'I should use get_capital here.',
+    'Okay, let me call get_capital with country Nordia now.',
+  ]);
 
   it('without an annotator an uncovered turn falls back to one `other` chunk per paragraph, leak still cut', async () => {
     const result = await segmentTurn(hardTurn);
@@ -87,9 +99,32 @@ describe('fallback and the LLM annotator', () => {
     turn_pattern: 'initial_attempt',
     cleaning_actions: [],
     chunks: [
-      { chunk_id: 'C1', chunk_type: 'task_restate', paragraph_ids: [0], split_paragraph_id: null, cut_before_text: null, summary: 's', keep_for_prefix: true, hint_strength: 'weak' },
-      { chunk_id: 'C2', chunk_type: 'tool_selection', paragraph_ids: [1, 2], split_paragraph_id: null, cut_before_text: null, keep_for_prefix: true },
-      { chunk_id: 'C3', chunk_type: 'explicit_call_preview', paragraph_ids: [2], split_paragraph_id: 2, cut_before_text: 'let me call', keep_for_prefix: false },
+      {
+        chunk_id: 'C1',
+        chunk_type: 'task_restate',
+        paragraph_ids: [0],
+        split_paragraph_id: null,
+        cut_before_text: null,
+        summary: 's',
+        keep_for_prefix: true,
+        hint_strength: 'weak',
+      },
+      {
+        chunk_id: 'C2',
+        chunk_type: 'tool_selection',
+        paragraph_ids: [1, 2],
+        split_paragraph_id: null,
+        cut_before_text: null,
+        keep_for_prefix: true,
+      },
+      {
+        chunk_id: 'C3',
+        chunk_type: 'explicit_call_preview',
+        paragraph_ids: [2],
+        split_paragraph_id: 2,
+        cut_before_text: 'let me call',
+        keep_for_prefix: false,
+      },
     ],
     dangerous_spans: [{ type: 'explicit_call_preview', paragraph_id: 2, cut_before_text: 'let me call' }],
     recommended_prefix_levels: [
@@ -123,8 +158,22 @@ describe('fallback and the LLM annotator', () => {
   it('the leak detector cuts where the annotator did not', async () => {
     const answer = structuredClone(validAnswer);
     answer.chunks = [
-      { chunk_id: 'C1', chunk_type: 'task_restate', paragraph_ids: [0], split_paragraph_id: null, cut_before_text: null, keep_for_prefix: true },
-      { chunk_id: 'C2', chunk_type: 'tool_selection', paragraph_ids: [1, 2], split_paragraph_id: null, cut_before_text: null, keep_for_prefix: true },
+      {
+        chunk_id: 'C1',
+        chunk_type: 'task_restate',
+        paragraph_ids: [0],
+        split_paragraph_id: null,
+        cut_before_text: null,
+        keep_for_prefix: true,
+      },
+      {
+        chunk_id: 'C2',
+        chunk_type: 'tool_selection',
+        paragraph_ids: [1, 2],
+        split_paragraph_id: null,
+        cut_before_text: null,
+        keep_for_prefix: true,
+      },
     ] as typeof answer.chunks;
     answer.dangerous_spans = [];
     delete (answer as Partial<typeof answer>).recommended_prefix_levels;
@@ -158,14 +207,42 @@ describe('fallback and the LLM annotator', () => {
 
   const invalidCases: Array<[string, (a: typeof validAnswer) => unknown, RegExp]> = [
     ['bad JSON', () => '{"turn_pattern": "initial_attempt", chunks: [', /^annotator answer invalid: bad JSON/],
-    ['unknown chunk type', (a) => ({ ...a, chunks: [{ ...a.chunks[0], chunk_type: 'musing' }, ...a.chunks.slice(1)] }), /schema: chunks\.0\.chunk_type/],
+    [
+      'unknown chunk type',
+      (a) => ({ ...a, chunks: [{ ...a.chunks[0], chunk_type: 'musing' }, ...a.chunks.slice(1)] }),
+      /schema: chunks\.0\.chunk_type/,
+    ],
     ['unknown turn pattern', (a) => ({ ...a, turn_pattern: 'wandering' }), /schema: turn_pattern/],
-    ['non-contiguous chunks', (a) => ({ ...a, chunks: [a.chunks[0], { ...a.chunks[1], paragraph_ids: [2] }] }), /not contiguous \(starts at paragraph 2, expected 1\)/],
-    ['gap inside paragraph_ids', (a) => ({ ...a, chunks: [{ ...a.chunks[0], paragraph_ids: [0, 2] }] }), /paragraph_ids \[0,2\] are not contiguous/],
-    ['chunks stop early', (a) => ({ ...a, chunks: [a.chunks[0]] }), /chunks end at paragraph 0 but the turn has 3 paragraphs/],
-    ['cut text not found', (a) => ({ ...a, chunks: [a.chunks[0], a.chunks[1], { ...a.chunks[2], cut_before_text: 'So the call is' }] }), /cut_before_text "So the call is" not found in paragraph 2/],
-    ['dangerous span text not found', (a) => ({ ...a, dangerous_spans: [{ type: 'explicit_call_preview', paragraph_id: 1, cut_before_text: 'nope' }] }), /dangerous_spans\.0: cut_before_text not found/],
-    ['paragraph out of range', (a) => ({ ...a, chunks: [{ ...a.chunks[0], paragraph_ids: [0, 1, 2, 3] }] }), /paragraph id 3 out of range/],
+    [
+      'non-contiguous chunks',
+      (a) => ({ ...a, chunks: [a.chunks[0], { ...a.chunks[1], paragraph_ids: [2] }] }),
+      /not contiguous \(starts at paragraph 2, expected 1\)/,
+    ],
+    [
+      'gap inside paragraph_ids',
+      (a) => ({ ...a, chunks: [{ ...a.chunks[0], paragraph_ids: [0, 2] }] }),
+      /paragraph_ids \[0,2\] are not contiguous/,
+    ],
+    [
+      'chunks stop early',
+      (a) => ({ ...a, chunks: [a.chunks[0]] }),
+      /chunks end at paragraph 0 but the turn has 3 paragraphs/,
+    ],
+    [
+      'cut text not found',
+      (a) => ({ ...a, chunks: [a.chunks[0], a.chunks[1], { ...a.chunks[2], cut_before_text: 'So the call is' }] }),
+      /cut_before_text "So the call is" not found in paragraph 2/,
+    ],
+    [
+      'dangerous span text not found',
+      (a) => ({ ...a, dangerous_spans: [{ type: 'explicit_call_preview', paragraph_id: 1, cut_before_text: 'nope' }] }),
+      /dangerous_spans\.0: cut_before_text not found/,
+    ],
+    [
+      'paragraph out of range',
+      (a) => ({ ...a, chunks: [{ ...a.chunks[0], paragraph_ids: [0, 1, 2, 3] }] }),
+      /paragraph id 3 out of range/,
+    ],
   ];
 
   it.each(invalidCases)('invalid answer (%s) → fallback with the reason', async (_name, mutate, reason) => {

@@ -16,7 +16,12 @@
 import { z } from 'zod';
 import type { ToolCall } from '../core/types';
 import { buildChunksWithLeak, findLeak, type ChunkSpan } from './leakage';
-import { computePrefixChunkCounts, countSafeChunks, describePrefixCountsError, type PrefixChunkCounts } from './prefixLevels';
+import {
+  computePrefixChunkCounts,
+  countSafeChunks,
+  describePrefixCountsError,
+  type PrefixChunkCounts,
+} from './prefixLevels';
 import { CHUNK_TYPES, type ChunkType, type ExpertTrace, type TraceTurn } from './types';
 
 /** A turn as imported: reasoning text without chunk labels. */
@@ -73,7 +78,8 @@ export function splitParagraphs(reasoning: string): Paragraph[] {
     paragraphs.push({ id: paragraphs.length, start, end, text: reasoning.slice(start, match.index) });
     start = end;
   }
-  if (start < reasoning.length) paragraphs.push({ id: paragraphs.length, start, end: reasoning.length, text: reasoning.slice(start) });
+  if (start < reasoning.length)
+    paragraphs.push({ id: paragraphs.length, start, end: reasoning.length, text: reasoning.slice(start) });
   return paragraphs;
 }
 
@@ -96,7 +102,9 @@ export const SEGMENT_RULES: readonly SegmentRule[] = [
   },
   {
     type: 'fallback_plan',
-    patterns: [/\b(?:instead|plan b|try again|retry|fall\s?back|as an alternative|another approach|correct the call)\b/i],
+    patterns: [
+      /\b(?:instead|plan b|try again|retry|fall\s?back|as an alternative|another approach|correct the call)\b/i,
+    ],
   },
   {
     type: 'final_answer_grounding',
@@ -106,11 +114,15 @@ export const SEGMENT_RULES: readonly SegmentRule[] = [
   },
   {
     type: 'irrelevant_tool_rejection',
-    patterns: [/\b(?:not relevant|irrelevant|rule out|do(?:es)? not fit|do(?:es)? not help|set (?:it|them) aside|not needed here|can (?:be )?ignored?)\b/i],
+    patterns: [
+      /\b(?:not relevant|irrelevant|rule out|do(?:es)? not fit|do(?:es)? not help|set (?:it|them) aside|not needed here|can (?:be )?ignored?)\b/i,
+    ],
   },
   {
     type: 'tool_scan',
-    patterns: [/\b(?:available tools|tools I have|tool list|the tools (?:are|provided)|I have access to|the following tools)\b/i],
+    patterns: [
+      /\b(?:available tools|tools I have|tool list|the tools (?:are|provided)|I have access to|the following tools)\b/i,
+    ],
   },
   {
     type: 'tool_selection',
@@ -124,7 +136,9 @@ export const SEGMENT_RULES: readonly SegmentRule[] = [
   },
   {
     type: 'required_arg_grounding',
-    patterns: [/\b(?:required (?:arguments?|parameters?|inputs?)|grounding|the question gives|needs? (?:the|an?) (?:argument|parameter))\b/i],
+    patterns: [
+      /\b(?:required (?:arguments?|parameters?|inputs?)|grounding|the question gives|needs? (?:the|an?) (?:argument|parameter))\b/i,
+    ],
   },
   {
     type: 'decision_summary',
@@ -170,12 +184,7 @@ export interface TurnSegmentation {
   notes: string[];
 }
 
-function assembleTurn(
-  reasoning: string,
-  spans: ChunkSpan[],
-  raw: RawTurn,
-  counts?: PrefixChunkCounts,
-): TraceTurn {
+function assembleTurn(reasoning: string, spans: ChunkSpan[], raw: RawTurn, counts?: PrefixChunkCounts): TraceTurn {
   const leak = findLeak(reasoning, raw.calls);
   const chunks = buildChunksWithLeak(reasoning, spans, leak ? leak.start : null);
   const prefixChunkCounts = counts ?? computePrefixChunkCounts(countSafeChunks(chunks));
@@ -244,7 +253,9 @@ export const annotationSchema = z.object({
     )
     .min(1),
   dangerous_spans: z
-    .array(z.object({ type: z.string(), paragraph_id: z.number().int().nonnegative(), cut_before_text: z.string().min(1) }))
+    .array(
+      z.object({ type: z.string(), paragraph_id: z.number().int().nonnegative(), cut_before_text: z.string().min(1) }),
+    )
     .optional(),
   recommended_prefix_levels: z
     .array(z.object({ level: z.enum(['L0', 'L1', 'L2', 'L3', 'L4']), visible_chunks: z.array(z.string()) }))
@@ -264,7 +275,8 @@ export interface AnnotatorInput {
 /** Returns the annotator's answer: a JSON string or an already parsed object. */
 export type LlmAnnotator = (turn: AnnotatorInput) => Promise<unknown>;
 
-type AnnotationResult = { ok: true; turn: TraceTurn; turnPattern: TurnPattern; notes: string[] } | { ok: false; reason: string };
+type AnnotationResult =
+  { ok: true; turn: TraceTurn; turnPattern: TurnPattern; notes: string[] } | { ok: false; reason: string };
 
 /**
  * Converts an annotator answer into a turn, or says why it is invalid.
@@ -301,8 +313,10 @@ export function applyAnnotation(raw: RawTurn, answer: unknown): AnnotationResult
     seenIds.add(chunk.chunk_id);
     const ids = chunk.paragraph_ids;
     for (let j = 0; j < ids.length; j++) {
-      if (ids[j] >= paragraphCount) return { ok: false, reason: `${where}: paragraph id ${ids[j]} out of range (0..${paragraphCount - 1})` };
-      if (j > 0 && ids[j] !== ids[j - 1] + 1) return { ok: false, reason: `${where}: paragraph_ids ${JSON.stringify(ids)} are not contiguous` };
+      if (ids[j] >= paragraphCount)
+        return { ok: false, reason: `${where}: paragraph id ${ids[j]} out of range (0..${paragraphCount - 1})` };
+      if (j > 0 && ids[j] !== ids[j - 1] + 1)
+        return { ok: false, reason: `${where}: paragraph_ids ${JSON.stringify(ids)} are not contiguous` };
     }
     const split = chunk.split_paragraph_id ?? null;
     const cutText = chunk.cut_before_text ?? null;
@@ -312,26 +326,40 @@ export function applyAnnotation(raw: RawTurn, answer: unknown): AnnotationResult
     if (split === null) {
       const expectedFirst = k === 0 ? 0 : annotation.chunks[k - 1].paragraph_ids.at(-1)! + 1;
       if (ids[0] !== expectedFirst) {
-        return { ok: false, reason: `${where}: chunks are not contiguous (starts at paragraph ${ids[0]}, expected ${expectedFirst})` };
+        return {
+          ok: false,
+          reason: `${where}: chunks are not contiguous (starts at paragraph ${ids[0]}, expected ${expectedFirst})`,
+        };
       }
       starts.push(paragraphs[ids[0]].start);
     } else {
       const previousLast = k === 0 ? 0 : annotation.chunks[k - 1].paragraph_ids.at(-1)!;
       if (split !== ids[0] || split !== previousLast) {
-        return { ok: false, reason: `${where}: split_paragraph_id ${split} must be this chunk's first paragraph and the previous chunk's last` };
+        return {
+          ok: false,
+          reason: `${where}: split_paragraph_id ${split} must be this chunk's first paragraph and the previous chunk's last`,
+        };
       }
       const paragraph = paragraphs[split];
       const from = k > 0 && starts[k - 1] > paragraph.start ? starts[k - 1] - paragraph.start + 1 : 0;
       const offset = paragraph.text.indexOf(cutText!, from);
-      if (offset === -1) return { ok: false, reason: `${where}: cut_before_text ${JSON.stringify(cutText)} not found in paragraph ${split}` };
-      if (k === 0 && offset !== 0) return { ok: false, reason: `${where}: the first chunk cannot start inside paragraph ${split}` };
+      if (offset === -1)
+        return {
+          ok: false,
+          reason: `${where}: cut_before_text ${JSON.stringify(cutText)} not found in paragraph ${split}`,
+        };
+      if (k === 0 && offset !== 0)
+        return { ok: false, reason: `${where}: the first chunk cannot start inside paragraph ${split}` };
       starts.push(paragraph.start + offset);
     }
     if (k > 0 && starts[k] <= starts[k - 1]) return { ok: false, reason: `${where}: chunk starts are not in order` };
   }
   const lastParagraph = annotation.chunks.at(-1)!.paragraph_ids.at(-1)!;
   if (lastParagraph !== paragraphCount - 1) {
-    return { ok: false, reason: `chunks end at paragraph ${lastParagraph} but the turn has ${paragraphCount} paragraphs` };
+    return {
+      ok: false,
+      reason: `chunks end at paragraph ${lastParagraph} but the turn has ${paragraphCount} paragraphs`,
+    };
   }
 
   // Dangerous spans and chunks the annotator keeps out of the prefix are leaks too.
@@ -340,7 +368,8 @@ export function applyAnnotation(raw: RawTurn, answer: unknown): AnnotationResult
     const paragraph = paragraphs[span.paragraph_id];
     if (!paragraph) return { ok: false, reason: `dangerous_spans.${i}: paragraph ${span.paragraph_id} out of range` };
     const offset = paragraph.text.indexOf(span.cut_before_text);
-    if (offset === -1) return { ok: false, reason: `dangerous_spans.${i}: cut_before_text not found in paragraph ${span.paragraph_id}` };
+    if (offset === -1)
+      return { ok: false, reason: `dangerous_spans.${i}: cut_before_text not found in paragraph ${span.paragraph_id}` };
     leakStarts.push(paragraph.start + offset);
   }
   annotation.chunks.forEach((chunk, k) => {
@@ -369,7 +398,8 @@ export function applyAnnotation(raw: RawTurn, answer: unknown): AnnotationResult
     for (const { level, visible_chunks } of annotation.recommended_prefix_levels) {
       seenLevels.add(level);
       const isPrefix = visible_chunks.every((id, j) => order[j] === id);
-      if (!isPrefix) problem = `${level} visible_chunks ${JSON.stringify(visible_chunks)} is not a left prefix of the chunks`;
+      if (!isPrefix)
+        problem = `${level} visible_chunks ${JSON.stringify(visible_chunks)} is not a left prefix of the chunks`;
       recommended[Number(level.slice(1))] = visible_chunks.length;
     }
     if (seenLevels.size !== 5) problem ??= 'recommended_prefix_levels must list L0..L4';
@@ -397,7 +427,12 @@ export async function segmentTurn(raw: RawTurn, options: SegmentOptions = {}): P
   if ('turn' in byRules) return { turn: byRules.turn, method: 'rules', notes: [] };
   const ruleMiss = `paragraph ${byRules.unmatchedParagraph} matched no rule`;
   if (!options.annotator) {
-    return { turn: segmentTurnFallback(raw), method: 'fallback', fallbackReason: `${ruleMiss}; no annotator`, notes: [] };
+    return {
+      turn: segmentTurnFallback(raw),
+      method: 'fallback',
+      fallbackReason: `${ruleMiss}; no annotator`,
+      notes: [],
+    };
   }
   const reasoning = normalizeReasoning(raw.reasoning);
   const input: AnnotatorInput = {
@@ -410,11 +445,21 @@ export async function segmentTurn(raw: RawTurn, options: SegmentOptions = {}): P
   try {
     answer = await options.annotator(input);
   } catch (err) {
-    return { turn: segmentTurnFallback(raw), method: 'fallback', fallbackReason: `annotator threw: ${(err as Error)?.message ?? String(err)}`, notes: [] };
+    return {
+      turn: segmentTurnFallback(raw),
+      method: 'fallback',
+      fallbackReason: `annotator threw: ${(err as Error)?.message ?? String(err)}`,
+      notes: [],
+    };
   }
   const applied = applyAnnotation(raw, answer);
   if (!applied.ok) {
-    return { turn: segmentTurnFallback(raw), method: 'fallback', fallbackReason: `annotator answer invalid: ${applied.reason}`, notes: [] };
+    return {
+      turn: segmentTurnFallback(raw),
+      method: 'fallback',
+      fallbackReason: `annotator answer invalid: ${applied.reason}`,
+      notes: [],
+    };
   }
   return { turn: applied.turn, method: 'llm', turnPattern: applied.turnPattern, notes: applied.notes };
 }
@@ -425,7 +470,8 @@ export async function segmentTrace(
   options: Omit<SegmentOptions, 'turnIndex'> = {},
 ): Promise<{ trace: ExpertTrace; reports: TurnSegmentation[] }> {
   const reports: TurnSegmentation[] = [];
-  for (let t = 0; t < raw.turns.length; t++) reports.push(await segmentTurn(raw.turns[t], { ...options, turnIndex: t }));
+  for (let t = 0; t < raw.turns.length; t++)
+    reports.push(await segmentTurn(raw.turns[t], { ...options, turnIndex: t }));
   const trace: ExpertTrace = {
     taskId: raw.taskId,
     turns: reports.map((r) => r.turn),

@@ -91,12 +91,16 @@ function listCallNames(names: readonly string[]): string {
 
 /** Observation text safe to quote inside reasoning: no tags, braces or tool names. */
 function quoteObservation(text: string, toolNames: readonly string[]): string {
-  let quoted = text.replace(/[<>{}]/g, ' ').replace(/\s+/g, ' ').trim();
+  let quoted = text
+    .replace(/[<>{}]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   for (const name of toolNames) if (name) quoted = quoted.split(name).join('the tool');
   return quoted.length > 160 ? `${quoted.slice(0, 157)}...` : quoted;
 }
 
-const ERROR_PATTERN = /\b(?:error|invalid|missing|required|unknown|not found|failed|exception|occured|occurred|unexpected)\b/i;
+const ERROR_PATTERN =
+  /\b(?:error|invalid|missing|required|unknown|not found|failed|exception|occured|occurred|unexpected)\b/i;
 
 /** True when an observation reads as a failed call. */
 export function isErrorObservation(observation: string): boolean {
@@ -123,7 +127,9 @@ export function extractObservationValue(observation: string, call?: ToolCall): s
   if (Array.isArray(parsed) && parsed.length === 1 && isScalar(parsed[0])) return String(parsed[0]);
   if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
     const echoed = new Set(Object.values(call?.arguments ?? {}).map((v) => normalizeText(String(v))));
-    const fields = Object.entries(parsed as Record<string, unknown>).filter(([, v]) => isScalar(v) && !echoed.has(normalizeText(String(v))));
+    const fields = Object.entries(parsed as Record<string, unknown>).filter(
+      ([, v]) => isScalar(v) && !echoed.has(normalizeText(String(v))),
+    );
     const toolName = (call?.name ?? '').toLowerCase();
     const chosen =
       fields.find(([k]) => ['result', 'answer', 'value', 'output'].includes(k.toLowerCase())) ??
@@ -197,7 +203,9 @@ function planDependencies(task: Task, goldCalls: readonly ToolCall[]): Array<Map
   return goldCalls.map((call, j) => {
     const deps = new Map<string, number[]>();
     for (const [arg, value] of Object.entries(call.arguments ?? {})) {
-      const slots: Array<[string, unknown]> = Array.isArray(value) ? value.map((el, e) => [slotKey(arg, e), el]) : [[slotKey(arg), value]];
+      const slots: Array<[string, unknown]> = Array.isArray(value)
+        ? value.map((el, e) => [slotKey(arg, e), el])
+        : [[slotKey(arg), value]];
       for (const [key, slotValue] of slots) {
         const producers = findProducers(j, slotValue);
         if (producers.length > 0) deps.set(key, producers);
@@ -239,12 +247,16 @@ interface ResolvedCall {
 const RESTATE_FIRST = [
   (q: string) => `The question asks: ${q} I need to answer it using only information from tool calls.`,
   (q: string) => `Let me restate the task. ${q} Every fact has to come from a tool call.`,
-  (q: string) => `The user wants to know: ${q} I should gather the facts with the tools rather than answer from memory.`,
+  (q: string) =>
+    `The user wants to know: ${q} I should gather the facts with the tools rather than answer from memory.`,
 ];
 const RESTATE_RECAP = [
-  (q: string, done: number, total: number) => `Back to the task: ${q} I have finished ${done} of the ${total} lookups so far.`,
-  (q: string, done: number, total: number) => `Progress check: ${done} of ${total} steps are done, and the question is still: ${q}`,
-  (q: string, done: number, total: number) => `Let me restate where I am. ${done} of ${total} steps are done for the question: ${q}`,
+  (q: string, done: number, total: number) =>
+    `Back to the task: ${q} I have finished ${done} of the ${total} lookups so far.`,
+  (q: string, done: number, total: number) =>
+    `Progress check: ${done} of ${total} steps are done, and the question is still: ${q}`,
+  (q: string, done: number, total: number) =>
+    `Let me restate where I am. ${done} of ${total} steps are done for the question: ${q}`,
 ];
 const TOOL_SCAN = [
   (names: string[]) => `Looking at the available tools: ${listNames(names)}.`,
@@ -252,9 +264,12 @@ const TOOL_SCAN = [
   (names: string[]) => `Scanning the tool list, there are ${names.length} tools: ${listNames(names)}.`,
 ];
 const REJECTION = [
-  (names: string[]) => `${listNames(names)} ${names.length > 1 ? 'are' : 'is'} not relevant to this question, so I will ignore ${names.length > 1 ? 'them' : 'it'}.`,
-  (names: string[]) => `I can rule out ${listNames(names)}: ${names.length > 1 ? 'they do' : 'it does'} not help with this question.`,
-  (names: string[]) => `Some tools look similar but do not fit what is asked: ${listNames(names)}. I set ${names.length > 1 ? 'them' : 'it'} aside.`,
+  (names: string[]) =>
+    `${listNames(names)} ${names.length > 1 ? 'are' : 'is'} not relevant to this question, so I will ignore ${names.length > 1 ? 'them' : 'it'}.`,
+  (names: string[]) =>
+    `I can rule out ${listNames(names)}: ${names.length > 1 ? 'they do' : 'it does'} not help with this question.`,
+  (names: string[]) =>
+    `Some tools look similar but do not fit what is asked: ${listNames(names)}. I set ${names.length > 1 ? 'them' : 'it'} aside.`,
 ];
 const SELECTION_ONE = [
   (name: string, desc: string) => `The right tool for this step is ${name}. Its description says: ${desc}`,
@@ -262,11 +277,16 @@ const SELECTION_ONE = [
   (name: string, desc: string) => `${name} is the best fit for this step. Its description reads: ${desc}`,
 ];
 const SELECTION_MANY = [
-  (what: string) => `The right tools for this step are ${what}. No call needs another's result, so they can run in parallel.`,
+  (what: string) =>
+    `The right tools for this step are ${what}. No call needs another's result, so they can run in parallel.`,
   (what: string) => `I should use ${what} here. These lookups are independent, so I issue them together.`,
   (what: string) => `The best fit for this step is ${what}. The results do not depend on each other.`,
 ];
-const GROUNDING_INTRO = ['Now the required arguments.', 'To fill in the required parameters:', 'Grounding the required inputs:'];
+const GROUNDING_INTRO = [
+  'Now the required arguments.',
+  'To fill in the required parameters:',
+  'Grounding the required inputs:',
+];
 const GROUNDING_BY_SOURCE: Record<ArgSource, Array<(arg: string, v: string) => string>> = {
   question: [
     (arg, v) => `${arg} should be ${v}, which the question states.`,
@@ -307,15 +327,20 @@ const PREVIEW = [
     calls
       .map((c) => {
         const args = Object.entries(c.arguments);
-        return args.length === 0 ? `I will call ${c.name} with no arguments.` : `I will call ${c.name} with ${args.map(([k, v]) => `${k}=${describeValue(v)}`).join(', ')}.`;
+        return args.length === 0
+          ? `I will call ${c.name} with no arguments.`
+          : `I will call ${c.name} with ${args.map(([k, v]) => `${k}=${describeValue(v)}`).join(', ')}.`;
       })
       .join(' '),
-  (calls: ToolCall[]) => `Here is the call: ${calls.map((c) => `${c.name}(${formatPythonJson(c.arguments)})`).join(', ')}`,
-  (calls: ToolCall[]) => calls.map((c) => `Action: ${c.name}\nAction Input: ${formatPythonJson(c.arguments)}`).join('\n'),
+  (calls: ToolCall[]) =>
+    `Here is the call: ${calls.map((c) => `${c.name}(${formatPythonJson(c.arguments)})`).join(', ')}`,
+  (calls: ToolCall[]) =>
+    calls.map((c) => `Action: ${c.name}\nAction Input: ${formatPythonJson(c.arguments)}`).join('\n'),
 ];
 const REFLECTION_ERROR = [
   (label: string, err: string, mistake: string) => `${label} failed: ${err} I ${mistake}.`,
-  (label: string, err: string, mistake: string) => `That did not work for ${label.toLowerCase()}. The tool answered: ${err} The problem is that I ${mistake}.`,
+  (label: string, err: string, mistake: string) =>
+    `That did not work for ${label.toLowerCase()}. The tool answered: ${err} The problem is that I ${mistake}.`,
   (label: string, err: string, mistake: string) => `${label} returned an error: ${err} Looking back, I ${mistake}.`,
 ];
 const REFLECTION_SILENT = [
@@ -329,13 +354,19 @@ const FALLBACK = [
 const FINAL_GROUNDING = [
   (answer: string) => `Based on the results, the answer is ${answer}.`,
   (answer: string) => `The last observation gives ${answer}. That answers the question.`,
-  (answer: string, facts: string) => `Putting the observations together: ${facts}. This is the final answer: ${answer}.`,
+  (answer: string, facts: string) =>
+    `Putting the observations together: ${facts}. This is the final answer: ${answer}.`,
 ];
 
 // ---------------------------------------------------------------------------
 // Paragraph writers
 
-function writeRequiredGrounding(rng: Rng, resolved: ResolvedCall, schema: ToolSchema | undefined, label: string): Paragraph | null {
+function writeRequiredGrounding(
+  rng: Rng,
+  resolved: ResolvedCall,
+  schema: ToolSchema | undefined,
+  label: string,
+): Paragraph | null {
   const properties = schema?.function.parameters.properties ?? {};
   const required = new Set(listRequiredParams(schema));
   const args = Object.entries(resolved.call.arguments).filter(([arg]) => required.has(arg) || !(arg in properties));
@@ -344,11 +375,21 @@ function writeRequiredGrounding(rng: Rng, resolved: ResolvedCall, schema: ToolSc
   const body =
     args.length === 0
       ? 'None seem to be needed for this step.'
-      : args.map(([arg, v]) => pickOne(rng, GROUNDING_BY_SOURCE[resolved.sources.get(arg) ?? 'task'])(arg, describeValue(v))).join(' ');
+      : args
+          .map(([arg, v]) =>
+            pickOne(rng, GROUNDING_BY_SOURCE[resolved.sources.get(arg) ?? 'task'])(arg, describeValue(v)),
+          )
+          .join(' ');
   return { type: 'required_arg_grounding', text: `${intro}${label ? ` (${label})` : ''} ${body}` };
 }
 
-function writeOptionalAnalysis(rng: Rng, call: ToolCall, schema: ToolSchema | undefined, isForced: boolean, probability: number): Paragraph | null {
+function writeOptionalAnalysis(
+  rng: Rng,
+  call: ToolCall,
+  schema: ToolSchema | undefined,
+  isForced: boolean,
+  probability: number,
+): Paragraph | null {
   const properties = schema?.function.parameters.properties ?? {};
   const required = new Set(listRequiredParams(schema));
   const optional = Object.keys(properties).filter((p) => !required.has(p));
@@ -373,7 +414,12 @@ function buildTurn(paragraphs: Paragraph[], calls: ToolCall[], observations: str
   let isLeaked = false;
   const chunks: ReasoningChunk[] = paragraphs.map((p, i) => {
     if (p.type === 'explicit_call_preview') isLeaked = true;
-    return { id: `C${i + 1}`, type: p.type, text: i < paragraphs.length - 1 ? `${p.text}\n\n` : p.text, keepForPrefix: !isLeaked };
+    return {
+      id: `C${i + 1}`,
+      type: p.type,
+      text: i < paragraphs.length - 1 ? `${p.text}\n\n` : p.text,
+      keepForPrefix: !isLeaked,
+    };
   });
   return {
     reasoning: chunks.map((c) => c.text).join(''),
@@ -403,12 +449,17 @@ function corruptCall(rng: Rng, call: ToolCall, schema: ToolSchema | undefined): 
   const value = args[arg];
   delete args[arg];
   if (isChance(rng, 0.5)) {
-    return { call: { name: call.name, arguments: args }, mistake: `left out the required argument ${arg}`, fix: `including ${arg}` };
+    return {
+      call: { name: call.name, arguments: args },
+      mistake: `left out the required argument ${arg}`,
+      fix: `including ${arg}`,
+    };
   }
   const wrongName = arg.endsWith('_name') ? `${arg}_value` : `${arg}_name`;
   // Keep the original key order with the misnamed key in place.
   const renamed: Record<string, unknown> = {};
-  for (const key of Object.keys(call.arguments)) renamed[key === arg ? wrongName : key] = key === arg ? value : call.arguments[key];
+  for (const key of Object.keys(call.arguments))
+    renamed[key === arg ? wrongName : key] = key === arg ? value : call.arguments[key];
   return {
     call: { name: call.name, arguments: renamed },
     mistake: `used the argument name ${wrongName}, but the tool expects ${arg}`,
@@ -446,7 +497,8 @@ export function isAnswerGrounded(answer: string, observations: readonly string[]
  */
 export async function runTeacher(task: Task, execute: ToolCallRunner, options: TeacherOptions): Promise<ExpertTrace> {
   const goldCalls = task.goldCalls ?? [];
-  if (goldCalls.length === 0) throw new Error(`runTeacher: task ${task.id} has no goldCalls; the scripted teacher needs them`);
+  if (goldCalls.length === 0)
+    throw new Error(`runTeacher: task ${task.id} has no goldCalls; the scripted teacher needs them`);
   const failedCallProb = options.failedCallProb ?? 0.15;
   const optionalStepProb = options.optionalStepProb ?? 0.5;
   const previewProb = options.previewProb ?? 0.3;
@@ -470,7 +522,10 @@ export async function runTeacher(task: Task, execute: ToolCallRunner, options: T
     const producer = containing.at(-1) ?? seen.at(-1);
     if (producer === undefined) return gold; // unreachable: groups run producers first
     const observation = goldObservations[producer]!;
-    return castLike(gold, findValueInObservation(observation, String(gold)) ?? extractObservationValue(observation, goldIssued[producer]));
+    return castLike(
+      gold,
+      findValueInObservation(observation, String(gold)) ?? extractObservationValue(observation, goldIssued[producer]),
+    );
   };
 
   const resolveCall = (j: number): ResolvedCall => {
@@ -504,14 +559,17 @@ export async function runTeacher(task: Task, execute: ToolCallRunner, options: T
     const resolved = groups[g].map((j) => resolveCall(j));
     const schemas = resolved.map((r) => findToolSchema(task, r.call.name));
     const mayFail = turns.length + remainingGroups + 2 <= maxTurns;
-    const corruptions = resolved.map((r, k) => (mayFail && isChance(rng, failedCallProb) ? corruptCall(rng, r.call, schemas[k]) : null));
+    const corruptions = resolved.map((r, k) =>
+      mayFail && isChance(rng, failedCallProb) ? corruptCall(rng, r.call, schemas[k]) : null,
+    );
     const issued = resolved.map((r, k) => corruptions[k]?.call ?? r.call);
     const names = issued.map((c) => c.name);
 
     const paragraphs: Paragraph[] = [];
     if (turns.length === 0) {
       paragraphs.push({ type: 'task_restate', text: pickOne(rng, RESTATE_FIRST)(task.question) });
-      if (isChance(rng, optionalStepProb)) paragraphs.push({ type: 'tool_scan', text: pickOne(rng, TOOL_SCAN)(toolNames) });
+      if (isChance(rng, optionalStepProb))
+        paragraphs.push({ type: 'tool_scan', text: pickOne(rng, TOOL_SCAN)(toolNames) });
       if (distractors.length > 0 && isChance(rng, optionalStepProb)) {
         const count = Math.min(distractors.length, 1 + rng.int(2));
         const pool = [...distractors];
@@ -520,7 +578,10 @@ export async function runTeacher(task: Task, execute: ToolCallRunner, options: T
         paragraphs.push({ type: 'irrelevant_tool_rejection', text: pickOne(rng, REJECTION)(chosen) });
       }
     } else if (isChance(rng, optionalStepProb)) {
-      paragraphs.push({ type: 'task_restate', text: pickOne(rng, RESTATE_RECAP)(task.question, stepsDone, goldCalls.length) });
+      paragraphs.push({
+        type: 'task_restate',
+        text: pickOne(rng, RESTATE_RECAP)(task.question, stepsDone, goldCalls.length),
+      });
     }
     paragraphs.push(
       issued.length === 1
@@ -539,8 +600,10 @@ export async function runTeacher(task: Task, execute: ToolCallRunner, options: T
       const optional = writeOptionalAnalysis(rng, call, schemas[k], false, optionalStepProb);
       if (optional) paragraphs.push(optional);
     });
-    if (isChance(rng, optionalStepProb)) paragraphs.push({ type: 'decision_summary', text: pickOne(rng, SUMMARY)(names) });
-    if (isChance(rng, previewProb)) paragraphs.push({ type: 'explicit_call_preview', text: pickOne(rng, PREVIEW)(issued) });
+    if (isChance(rng, optionalStepProb))
+      paragraphs.push({ type: 'decision_summary', text: pickOne(rng, SUMMARY)(names) });
+    if (isChance(rng, previewProb))
+      paragraphs.push({ type: 'explicit_call_preview', text: pickOne(rng, PREVIEW)(issued) });
 
     const observations: string[] = [];
     for (const call of issued) observations.push(await executeSafely(execute, call));
@@ -566,14 +629,19 @@ export async function runTeacher(task: Task, execute: ToolCallRunner, options: T
             : pickOne(rng, REFLECTION_SILENT)(label, quoted, mistake),
         });
       }
-      retryParagraphs.push({ type: 'fallback_plan', text: pickOne(rng, FALLBACK)(failed.map(({ k }) => corruptions[k]!.fix).join(' and ')) });
+      retryParagraphs.push({
+        type: 'fallback_plan',
+        text: pickOne(rng, FALLBACK)(failed.map(({ k }) => corruptions[k]!.fix).join(' and ')),
+      });
       for (const { r, k } of failed) {
         const grounding = writeRequiredGrounding(rng, r, schemas[k], failed.length > 1 ? `call ${k + 1}` : '');
         if (grounding) retryParagraphs.push(grounding);
       }
       const retried = failed.map(({ r }) => r.call);
-      if (isChance(rng, optionalStepProb)) retryParagraphs.push({ type: 'decision_summary', text: pickOne(rng, SUMMARY)(retried.map((c) => c.name)) });
-      if (isChance(rng, previewProb)) retryParagraphs.push({ type: 'explicit_call_preview', text: pickOne(rng, PREVIEW)(retried) });
+      if (isChance(rng, optionalStepProb))
+        retryParagraphs.push({ type: 'decision_summary', text: pickOne(rng, SUMMARY)(retried.map((c) => c.name)) });
+      if (isChance(rng, previewProb))
+        retryParagraphs.push({ type: 'explicit_call_preview', text: pickOne(rng, PREVIEW)(retried) });
       const retryObservations: string[] = [];
       for (const call of retried) retryObservations.push(await executeSafely(execute, call));
       turns.push(buildTurn(retryParagraphs, retried, retryObservations));
@@ -594,7 +662,9 @@ export async function runTeacher(task: Task, execute: ToolCallRunner, options: T
     .map((c, j) => {
       const observation = goldObservations[j];
       if (observation === undefined) return null;
-      const expected = listExpectedAnswers(task, goldCalls, j).map((a) => findValueInObservation(observation, String(a))).find((v) => v !== null);
+      const expected = listExpectedAnswers(task, goldCalls, j)
+        .map((a) => findValueInObservation(observation, String(a)))
+        .find((v) => v !== null);
       return `${c.name} returned ${quoteObservation(expected ?? extractObservationValue(observation, goldIssued[j]), [])}`;
     })
     .filter((f): f is string => f !== null)

@@ -7,13 +7,28 @@ import type { ToolCall } from '../core/types';
 import type { Task, ToolSchema } from '../envs/types';
 import type { ToolCallRunner } from './teacher';
 
-function defineTool(name: string, description: string, properties: ToolSchema['function']['parameters']['properties'], required: string[]): ToolSchema {
+function defineTool(
+  name: string,
+  description: string,
+  properties: ToolSchema['function']['parameters']['properties'],
+  required: string[],
+): ToolSchema {
   return { type: 'function', function: { name, description, parameters: { type: 'object', properties, required } } };
 }
 
 export const FIXTURE_TOOLS: ToolSchema[] = [
-  defineTool('get_capital', 'Return the capital city of a country.', { country: { type: 'string', description: 'Country name' } }, ['country']),
-  defineTool('get_birthplace', 'Return the city where a person was born.', { person: { type: 'string', description: 'Full name' } }, ['person']),
+  defineTool(
+    'get_capital',
+    'Return the capital city of a country.',
+    { country: { type: 'string', description: 'Country name' } },
+    ['country'],
+  ),
+  defineTool(
+    'get_birthplace',
+    'Return the city where a person was born.',
+    { person: { type: 'string', description: 'Full name' } },
+    ['person'],
+  ),
   defineTool(
     'get_population',
     'Return the population of a city.',
@@ -24,7 +39,9 @@ export const FIXTURE_TOOLS: ToolSchema[] = [
     ['city'],
   ),
   defineTool('get_birthdate', 'Return the birth date of a person.', { person: { type: 'string' } }, ['person']),
-  defineTool('get_city_area', 'Return the area of a city in square kilometres.', { city: { type: 'string' } }, ['city']),
+  defineTool('get_city_area', 'Return the area of a city in square kilometres.', { city: { type: 'string' } }, [
+    'city',
+  ]),
 ];
 
 const CAPITALS: Record<string, string> = { Nordia: 'Varno', Sudia: 'Lisk' };
@@ -32,15 +49,19 @@ const BIRTHPLACES: Record<string, string> = { 'Ada Brel': 'Varno', 'Tom Vik': 'L
 const POPULATIONS: Record<string, number> = { Varno: 120500, Lisk: 98000 };
 
 /** Executes fixture calls the way a strict executor does (argument names checked). */
-export function createFixtureExecutor(overrides: Partial<Record<string, (args: Record<string, unknown>) => string>> = {}): ToolCallRunner & { log: ToolCall[] } {
+export function createFixtureExecutor(
+  overrides: Partial<Record<string, (args: Record<string, unknown>) => string>> = {},
+): ToolCallRunner & { log: ToolCall[] } {
   const log: ToolCall[] = [];
   const execute = async (call: ToolCall): Promise<string> => {
     log.push(call);
     const schema = FIXTURE_TOOLS.find((t) => t.function.name === call.name);
     if (!schema) return `Error: unknown tool ${call.name}`;
     const properties = schema.function.parameters.properties;
-    for (const key of Object.keys(call.arguments)) if (!(key in properties)) return `Error: unexpected argument '${key}'`;
-    for (const key of schema.function.parameters.required ?? []) if (!(key in call.arguments)) return `Error: missing required argument '${key}'`;
+    for (const key of Object.keys(call.arguments))
+      if (!(key in properties)) return `Error: unexpected argument '${key}'`;
+    for (const key of schema.function.parameters.required ?? [])
+      if (!(key in call.arguments)) return `Error: missing required argument '${key}'`;
     const override = overrides[call.name];
     if (override) return override(call.arguments);
     const a = call.arguments;
@@ -48,9 +69,13 @@ export function createFixtureExecutor(overrides: Partial<Record<string, (args: R
       case 'get_capital':
         return CAPITALS[String(a.country)] ?? `Error: no country ${String(a.country)}`;
       case 'get_birthplace':
-        return BIRTHPLACES[String(a.person)] ? JSON.stringify({ birthplace: BIRTHPLACES[String(a.person)] }) : `Error: no person ${String(a.person)}`;
+        return BIRTHPLACES[String(a.person)]
+          ? JSON.stringify({ birthplace: BIRTHPLACES[String(a.person)] })
+          : `Error: no person ${String(a.person)}`;
       case 'get_population':
-        return String(a.city) in POPULATIONS ? JSON.stringify({ city: a.city, population: POPULATIONS[String(a.city)] }) : `Error: no city ${String(a.city)}`;
+        return String(a.city) in POPULATIONS
+          ? JSON.stringify({ city: a.city, population: POPULATIONS[String(a.city)] })
+          : `Error: no city ${String(a.city)}`;
       default:
         return 'Error: not implemented in the fixture';
     }

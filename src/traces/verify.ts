@@ -77,9 +77,11 @@ export function verifyTrace(trace: ExpertTrace, reference: VerificationReference
     if (calls.length !== observations.length) {
       reject('malformed_turn', `${at}: ${calls.length} call(s) but ${observations.length} observation(s)`);
     }
-    if (calls.length === 0 && t < trace.turns.length - 1) reject('malformed_turn', `${at}: only the last turn may make no call`);
+    if (calls.length === 0 && t < trace.turns.length - 1)
+      reject('malformed_turn', `${at}: only the last turn may make no call`);
     calls.forEach((call, c) => {
-      if (typeof call?.name !== 'string' || call.name.length === 0) reject('malformed_turn', `${at}.calls.${c}.name: empty tool name`);
+      if (typeof call?.name !== 'string' || call.name.length === 0)
+        reject('malformed_turn', `${at}.calls.${c}.name: empty tool name`);
       else if (!known.has(call.name)) reject('unknown_tool', `${at}.calls.${c}: unknown tool ${call.name}`);
       if (!isPlainObject(call?.arguments)) reject('malformed_turn', `${at}.calls.${c}.arguments: must be an object`);
     });
@@ -89,13 +91,15 @@ export function verifyTrace(trace: ExpertTrace, reference: VerificationReference
       if (chunks.map((ch) => ch?.text ?? '').join('') !== turn.reasoning) {
         reject('malformed_turn', `${at}.chunks: chunk texts do not concatenate to the reasoning`);
       }
-      if (REASONING_TAGS.test(turn.reasoning)) reject('malformed_turn', `${at}.reasoning: contains tool-call, think or answer tags`);
+      if (REASONING_TAGS.test(turn.reasoning))
+        reject('malformed_turn', `${at}.reasoning: contains tool-call, think or answer tags`);
     }
     const ids = new Set<string>();
     chunks.forEach((chunk, k) => {
       if (ids.has(chunk.id)) reject('malformed_turn', `${at}.chunks.${k}.id: duplicate id ${chunk.id}`);
       ids.add(chunk.id);
-      if (!CHUNK_TYPES.includes(chunk.type)) reject('malformed_turn', `${at}.chunks.${k}.type: unknown chunk type ${String(chunk.type)}`);
+      if (!CHUNK_TYPES.includes(chunk.type))
+        reject('malformed_turn', `${at}.chunks.${k}.type: unknown chunk type ${String(chunk.type)}`);
       if (chunk.type === 'explicit_call_preview' && chunk.keepForPrefix) {
         reject('malformed_turn', `${at}.chunks.${k}: an explicit_call_preview must have keepForPrefix false`);
       }
@@ -110,8 +114,10 @@ export function verifyTrace(trace: ExpertTrace, reference: VerificationReference
         reject('malformed_turn', `${at}.observations.${o}: must be a string`);
         return;
       }
-      if (ROLE_TEXT.test(observation)) reject('role_text_in_observation', `${at}.observations.${o}: contains role text`);
-      if (TOOL_TAGS.test(observation)) reject('tool_call_tag_in_observation', `${at}.observations.${o}: contains tool-call tags`);
+      if (ROLE_TEXT.test(observation))
+        reject('role_text_in_observation', `${at}.observations.${o}: contains role text`);
+      if (TOOL_TAGS.test(observation))
+        reject('tool_call_tag_in_observation', `${at}.observations.${o}: contains tool-call tags`);
     });
   });
 
@@ -119,15 +125,22 @@ export function verifyTrace(trace: ExpertTrace, reference: VerificationReference
   const lastCallTurn = [...trace.turns].reverse().find((turn) => Array.isArray(turn?.calls) && turn.calls.length > 0);
   const lastObservation = normalizeAnswerText((lastCallTurn?.observations ?? []).join('\n'));
   const finalAnswer = normalizeAnswerText(trace.finalAnswer ?? '');
-  const isAnswered = referenceText.length > 0 && (finalAnswer.includes(referenceText) || lastObservation.includes(referenceText));
+  const isAnswered =
+    referenceText.length > 0 && (finalAnswer.includes(referenceText) || lastObservation.includes(referenceText));
   if (!isAnswered) {
-    reject('answer_not_verified', `neither the final answer nor the last observation contains the reference answer ${JSON.stringify(reference.answer)}`);
+    reject(
+      'answer_not_verified',
+      `neither the final answer nor the last observation contains the reference answer ${JSON.stringify(reference.answer)}`,
+    );
   }
   return { isValid: rejections.length === 0, rejections };
 }
 
 /** The trace with `verified` set from `verifyTrace`, and the verdict. */
-export function markVerified(trace: ExpertTrace, reference: VerificationReference): { trace: ExpertTrace; verdict: TraceVerdict } {
+export function markVerified(
+  trace: ExpertTrace,
+  reference: VerificationReference,
+): { trace: ExpertTrace; verdict: TraceVerdict } {
   const verdict = verifyTrace(trace, reference);
   return { trace: { ...trace, verified: verdict.isValid }, verdict };
 }
@@ -138,7 +151,9 @@ export interface FilterResult {
 }
 
 /** Keeps the traces that verify against their task (App. C filtering). */
-export function filterTraces(items: ReadonlyArray<{ trace: ExpertTrace; reference: VerificationReference }>): FilterResult {
+export function filterTraces(
+  items: ReadonlyArray<{ trace: ExpertTrace; reference: VerificationReference }>,
+): FilterResult {
   const result: FilterResult = { kept: [], rejected: [] };
   for (const { trace, reference } of items) {
     const { trace: marked, verdict } = markVerified(trace, reference);

@@ -11,15 +11,35 @@
 import { getQwen3Preset } from '../model/qwen3/config';
 import { createFileListReader } from '../model/weights/browserFiles';
 import type { FolderReader } from '../model/weights/qwen3Folder';
-import { MANIFEST_FILE, OPTIMIZER_FILE, REFERENCE_FILE, TRAINER_STATE_FILE, buildCheckpointFiles, inferQwen3Config, readCheckpointFolder } from '../run/checkpoint';
+import {
+  MANIFEST_FILE,
+  OPTIMIZER_FILE,
+  REFERENCE_FILE,
+  TRAINER_STATE_FILE,
+  buildCheckpointFiles,
+  inferQwen3Config,
+  readCheckpointFolder,
+} from '../run/checkpoint';
 import type { CheckpointRecord, RunRecord } from '../storage/schema';
 import { looksLikeTar, readTar, writeTarChunks, type TarEntry } from '../storage/tar';
 import { buildCheckpointRecord, readCheckpointRecord } from '../../workers/checkpointRecord';
 import { toFileName } from './metricSeries';
 
 /** The order files are written in the archive (others, if any, follow by name; the manifest last). */
-const FILE_ORDER = ['config.json', 'model.safetensors', 'pruned_vocab.json', OPTIMIZER_FILE, REFERENCE_FILE, TRAINER_STATE_FILE];
-const rankOf = (name: string) => (name === MANIFEST_FILE ? FILE_ORDER.length + 1 : FILE_ORDER.includes(name) ? FILE_ORDER.indexOf(name) : FILE_ORDER.length);
+const FILE_ORDER = [
+  'config.json',
+  'model.safetensors',
+  'pruned_vocab.json',
+  OPTIMIZER_FILE,
+  REFERENCE_FILE,
+  TRAINER_STATE_FILE,
+];
+const rankOf = (name: string) =>
+  name === MANIFEST_FILE
+    ? FILE_ORDER.length + 1
+    : FILE_ORDER.includes(name)
+      ? FILE_ORDER.indexOf(name)
+      : FILE_ORDER.length;
 
 export interface CheckpointArchive {
   fileName: string;
@@ -34,7 +54,8 @@ export interface CheckpointArchive {
 export function buildCheckpointArchive(run: Pick<RunRecord, 'id'>, record: CheckpointRecord): CheckpointArchive {
   const { state, mapping, modelConfig } = readCheckpointRecord(record);
   // Records saved before they kept the model config: its shape fields come from the weights.
-  const model = modelConfig ?? inferQwen3Config(state.weights, getQwen3Preset(state.config.model?.preset ?? 'qwen3-nano'));
+  const model =
+    modelConfig ?? inferQwen3Config(state.weights, getQwen3Preset(state.config.model?.preset ?? 'qwen3-nano'));
   const files = buildCheckpointFiles(state, model, mapping);
   const base = toFileName(`${run.id}-step${record.step}`);
   const ordered = Object.keys(files).sort((a, b) => rankOf(a) - rankOf(b) || a.localeCompare(b));
@@ -43,7 +64,12 @@ export function buildCheckpointArchive(run: Pick<RunRecord, 'id'>, record: Check
     return { name: `${base}/${name}`, data: typeof f === 'string' ? new TextEncoder().encode(f) : f };
   });
   const chunks = writeTarChunks(entries, { mtimeSeconds: Math.floor(record.createdAt / 1000) });
-  return { fileName: `${base}.tar`, chunks, names: entries.map((e) => e.name), bytes: chunks.reduce((s, c) => s + c.length, 0) };
+  return {
+    fileName: `${base}.tar`,
+    chunks,
+    names: entries.map((e) => e.name),
+    bytes: chunks.reduce((s, c) => s + c.length, 0),
+  };
 }
 
 /** Files some tools add to archives and folders that are not part of a checkpoint. */
@@ -73,7 +99,8 @@ export function createTarFolderReader(entries: readonly TarEntry[]): FolderReade
 
 /** What the user picked: one .tar, or the files of one checkpoint folder. */
 export async function openCheckpointInput(files: readonly File[]): Promise<{ reader: FolderReader; source: string }> {
-  if (files.length === 0) throw new Error('nothing picked: choose a checkpoint .tar, or the files of a checkpoint folder');
+  if (files.length === 0)
+    throw new Error('nothing picked: choose a checkpoint .tar, or the files of a checkpoint folder');
   if (files.length === 1) {
     const file = files[0];
     const bytes = new Uint8Array(await file.arrayBuffer());
@@ -105,7 +132,9 @@ export interface PreparedImport {
 
 function newImportedRunId(recipe: string, seed: number, step: number, now: Date, random: () => number): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
-  return `imported-${recipe}-s${seed}-step${step}-${stamp}-${Math.floor(random() * 1e4).toString().padStart(4, '0')}`;
+  return `imported-${recipe}-s${seed}-step${step}-${stamp}-${Math.floor(random() * 1e4)
+    .toString()
+    .padStart(4, '0')}`;
 }
 
 /** Reads and validates a checkpoint folder and builds the new run and checkpoint records (nothing is written). */
@@ -114,9 +143,17 @@ export async function prepareCheckpointImport(
   source: string,
   options: { knownRecipes?: readonly string[]; now?: Date; random?: () => number } = {},
 ): Promise<PreparedImport> {
-  const { state, modelConfig, mapping, warnings } = await readCheckpointFolder(reader, { knownRecipes: options.knownRecipes });
+  const { state, modelConfig, mapping, warnings } = await readCheckpointFolder(reader, {
+    knownRecipes: options.knownRecipes,
+  });
   const config = state.config;
-  const id = newImportedRunId(config.recipe, config.seed, state.step, options.now ?? new Date(), options.random ?? Math.random);
+  const id = newImportedRunId(
+    config.recipe,
+    config.seed,
+    state.step,
+    options.now ?? new Date(),
+    options.random ?? Math.random,
+  );
   const checkpoint = buildCheckpointRecord(id, state, mapping, modelConfig);
   const isDone = state.step >= config.steps;
   const init = config.model.init;

@@ -5,11 +5,17 @@ const good = {
   config: { recipe: 'pact' },
   metrics: [{ step: 1, recipe: 'pact', reward: 0.5 }],
   evals: [],
-  rollouts: [{ step: 1, promptIndex: 0, taskId: 't', question: 'q', goldCalls: [], rollouts: [{ segments: [], calls: [] }] }],
+  rollouts: [
+    { step: 1, promptIndex: 0, taskId: 't', question: 'q', goldCalls: [], rollouts: [{ segments: [], calls: [] }] },
+  ],
 };
 
 function respond(body: string, init: { status?: number; type?: string }): typeof fetch {
-  return (async () => new Response(body, { status: init.status ?? 200, headers: { 'content-type': init.type ?? 'application/json' } })) as typeof fetch;
+  return (async () =>
+    new Response(body, {
+      status: init.status ?? 200,
+      headers: { 'content-type': init.type ?? 'application/json' },
+    })) as typeof fetch;
 }
 
 describe('recorded demo run', () => {
@@ -18,7 +24,9 @@ describe('recorded demo run', () => {
   });
 
   it('keeps the backend it was recorded on (its step times are measured there), when the file says', () => {
-    expect(parseDemoRun({ ...good, recordedWith: { backend: 'wasm', date: 'x' } }).recordedWith).toEqual({ backend: 'wasm' });
+    expect(parseDemoRun({ ...good, recordedWith: { backend: 'wasm', date: 'x' } }).recordedWith).toEqual({
+      backend: 'wasm',
+    });
     expect(parseDemoRun(good).recordedWith).toBeUndefined();
     expect(parseDemoRun({ ...good, recordedWith: { backend: 3 } }).recordedWith).toBeUndefined();
   });
@@ -32,10 +40,17 @@ describe('recorded demo run', () => {
   });
 
   it('treats a 404 or an HTML fallback page as absent, and bad JSON as an error', async () => {
-    expect((await fetchDemoRun(respond('nope', { status: 404, type: 'text/plain' }), 'demo/demo-run.json')).status).toBe('absent');
-    expect((await fetchDemoRun(respond('<!doctype html>', { type: 'text/html' }), 'demo/demo-run.json')).status).toBe('absent');
+    expect(
+      (await fetchDemoRun(respond('nope', { status: 404, type: 'text/plain' }), 'demo/demo-run.json')).status,
+    ).toBe('absent');
+    expect((await fetchDemoRun(respond('<!doctype html>', { type: 'text/html' }), 'demo/demo-run.json')).status).toBe(
+      'absent',
+    );
     const bad = await fetchDemoRun(respond('{"config":{},"metrics":{}}', {}), 'demo/demo-run.json');
-    expect(bad).toEqual({ status: 'error', message: 'the recorded demo run (demo/demo-run.json) is malformed: metrics must be an array' });
+    expect(bad).toEqual({
+      status: 'error',
+      message: 'the recorded demo run (demo/demo-run.json) is malformed: metrics must be an array',
+    });
     const ok = await fetchDemoRun(respond(JSON.stringify(good), {}), 'demo/demo-run.json');
     expect(ok.status).toBe('ready');
   });

@@ -22,9 +22,7 @@ export interface DemoRun {
 }
 
 export type DemoLoad =
-  | { status: 'absent'; reason: string }
-  | { status: 'ready'; run: DemoRun }
-  | { status: 'error'; message: string };
+  { status: 'absent'; reason: string } | { status: 'ready'; run: DemoRun } | { status: 'error'; message: string };
 
 function isObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -50,12 +48,22 @@ export function parseDemoRun(json: unknown): DemoRun {
     if (!isObject(g) || typeof g.step !== 'number') throw new Error(`rollouts[${i}].step must be a number`);
     if (!Array.isArray(g.rollouts)) throw new Error(`rollouts[${i}].rollouts must be an array`);
     (g.rollouts as unknown[]).forEach((r, k) => {
-      if (!isObject(r) || !Array.isArray(r.segments)) throw new Error(`rollouts[${i}].rollouts[${k}].segments must be an array`);
+      if (!isObject(r) || !Array.isArray(r.segments))
+        throw new Error(`rollouts[${i}].rollouts[${k}].segments must be an array`);
       if (!Array.isArray(r.calls)) throw new Error(`rollouts[${i}].rollouts[${k}].calls must be an array`);
     });
   });
-  const recordedWith = isObject(json.recordedWith) && typeof json.recordedWith.backend === 'string' ? { recordedWith: { backend: json.recordedWith.backend } } : {};
-  return { config: json.config, ...recordedWith, metrics: json.metrics as StepMetrics[], evals: evals as EvalMetrics[], rollouts: rollouts as RolloutGroupView[] };
+  const recordedWith =
+    isObject(json.recordedWith) && typeof json.recordedWith.backend === 'string'
+      ? { recordedWith: { backend: json.recordedWith.backend } }
+      : {};
+  return {
+    config: json.config,
+    ...recordedWith,
+    metrics: json.metrics as StepMetrics[],
+    evals: evals as EvalMetrics[],
+    rollouts: rollouts as RolloutGroupView[],
+  };
 }
 
 /**
@@ -76,6 +84,9 @@ export async function fetchDemoRun(fetchFn: typeof fetch, url: string): Promise<
   try {
     return { status: 'ready', run: parseDemoRun(await res.json()) };
   } catch (e) {
-    return { status: 'error', message: `the recorded demo run (${url}) is malformed: ${e instanceof Error ? e.message : String(e)}` };
+    return {
+      status: 'error',
+      message: `the recorded demo run (${url}) is malformed: ${e instanceof Error ? e.message : String(e)}`,
+    };
   }
 }

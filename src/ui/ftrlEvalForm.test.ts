@@ -9,11 +9,19 @@ describe('readFtrlEvalForm', () => {
       settings: { maxTurns: 6, maxResponseTokens: 512, toolTimeoutMs: 5000, backend: 'webgpu' },
       errors: {},
     });
-    expect(readFtrlEvalForm({ ...readDefaultFtrlEvalForm(), perCategory: ' 3 ', backend: 'wasm' }).settings).toMatchObject({ perCategory: 3, backend: 'wasm' });
+    expect(
+      readFtrlEvalForm({ ...readDefaultFtrlEvalForm(), perCategory: ' 3 ', backend: 'wasm' }).settings,
+    ).toMatchObject({ perCategory: 3, backend: 'wasm' });
   });
 
   it('names each bad field', () => {
-    const r = readFtrlEvalForm({ perCategory: '0', maxTurns: 'two', maxResponseTokens: '', toolTimeoutMs: '5000', backend: 'cpu' });
+    const r = readFtrlEvalForm({
+      perCategory: '0',
+      maxTurns: 'two',
+      maxResponseTokens: '',
+      toolTimeoutMs: '5000',
+      backend: 'cpu',
+    });
     expect(r.settings).toBeNull();
     expect(r.errors).toEqual({
       perCategory: 'must be an integer from 1 to 100000, got 0',

@@ -21,7 +21,13 @@ export interface FtrlEvalFormValues {
 
 export function readDefaultFtrlEvalForm(): FtrlEvalFormValues {
   const d = DEFAULT_FTRL_EVAL_SETTINGS;
-  return { perCategory: '', maxTurns: String(d.maxTurns), maxResponseTokens: String(d.maxResponseTokens), toolTimeoutMs: String(d.toolTimeoutMs), backend: d.backend };
+  return {
+    perCategory: '',
+    maxTurns: String(d.maxTurns),
+    maxResponseTokens: String(d.maxResponseTokens),
+    toolTimeoutMs: String(d.toolTimeoutMs),
+    backend: d.backend,
+  };
 }
 
 export interface FtrlEvalFormResult {
@@ -67,12 +73,20 @@ function readCheckpointStep(id: string): string {
 }
 
 /** What the policy menu offers: the warm start, each saved run that has a checkpoint, the picked folder. */
-export function listPolicyChoices(runs: readonly Pick<RunRecord, 'id' | 'name' | 'recipe' | 'lastCheckpointId'>[], folderName?: string | null): PolicyChoice[] {
-  const choices: PolicyChoice[] = [{ value: 'warm-start', label: 'Shipped warm start (qwen3-nano, 2048-token window)' }];
+export function listPolicyChoices(
+  runs: readonly Pick<RunRecord, 'id' | 'name' | 'recipe' | 'lastCheckpointId'>[],
+  folderName?: string | null,
+): PolicyChoice[] {
+  const choices: PolicyChoice[] = [
+    { value: 'warm-start', label: 'Shipped warm start (qwen3-nano, 2048-token window)' },
+  ];
   for (const run of runs) {
     if (!run.lastCheckpointId) continue;
     const name = run.name && run.name !== run.id ? `${run.recipe} · ${run.name}` : `${run.recipe} · ${run.id}`;
-    choices.push({ value: `checkpoint:${run.id}`, label: `Saved run ${name}, checkpoint at step ${readCheckpointStep(run.lastCheckpointId)}` });
+    choices.push({
+      value: `checkpoint:${run.id}`,
+      label: `Saved run ${name}, checkpoint at step ${readCheckpointStep(run.lastCheckpointId)}`,
+    });
   }
   if (folderName) choices.push({ value: 'folder', label: `Your Qwen3 folder "${folderName}"` });
   return choices;

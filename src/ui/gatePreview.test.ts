@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createRng } from '../core';
 import { buildGateGrid, sampleStepGates } from './gatePreview';
 
-describe('sampleStepGates: the run\'s gate stream', () => {
+describe("sampleStepGates: the run's gate stream", () => {
   it('draws step s from the stream keyed "<seed>/gates/step<s>", one draw per prompt, z = 1 when draw < q', () => {
     // Independent of split(): a root stream created from the full key is the same stream.
     const rng = createRng('7/gates/step3');

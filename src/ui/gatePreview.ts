@@ -29,7 +29,8 @@ export interface GateGrid {
 
 /** The gates of steps 1…nSteps, with counts and the running anchored fraction. */
 export function buildGateGrid(seed: number, nSteps: number, nPrompts: number, q: number): GateGrid {
-  if (!Number.isInteger(nSteps) || nSteps < 0) throw new Error(`buildGateGrid: nSteps must be an integer ≥ 0, got ${nSteps}`);
+  if (!Number.isInteger(nSteps) || nSteps < 0)
+    throw new Error(`buildGateGrid: nSteps must be an integer ≥ 0, got ${nSteps}`);
   const gates: (0 | 1)[][] = [];
   const anchorsPerStep: number[] = [];
   const runningFraction: number[] = [];

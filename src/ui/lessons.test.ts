@@ -77,10 +77,11 @@ describe('the guided tour', () => {
     const text = readFileSync(resolve(uiDir, file), 'utf8');
     const section = /<section[^>]*data-testid="([^"]+)"/.exec(text);
     const heading = /<h2[^>]*>([^<]+)<\/h2>/.exec(text);
-    if (section) sectionOwner.set(section[1], { component: file.replace(/\.svelte$/, ''), heading: heading?.[1].trim() ?? '' });
+    if (section)
+      sectionOwner.set(section[1], { component: file.replace(/\.svelte$/, ''), heading: heading?.[1].trim() ?? '' });
   }
 
-  it('walks the work first (what it is, setup, Train, charts, inspector, runs), then the method in the paper\'s order', () => {
+  it("walks the work first (what it is, setup, Train, charts, inspector, runs), then the method in the paper's order", () => {
     expect(GUIDED_TOUR.map((s) => s.id)).toEqual([
       'what-this-is',
       'run-setup',
@@ -93,7 +94,18 @@ describe('the guided tour', () => {
       'component-aware-sft',
       'prompt-only-anchoring',
     ]);
-    expect(GUIDED_TOUR.map((s) => s.kind)).toEqual(['work', 'work', 'work', 'work', 'method', 'work', 'method', 'method', 'method', 'method']);
+    expect(GUIDED_TOUR.map((s) => s.kind)).toEqual([
+      'work',
+      'work',
+      'work',
+      'work',
+      'method',
+      'work',
+      'method',
+      'method',
+      'method',
+      'method',
+    ]);
     expect(new Set(GUIDED_TOUR.map((s) => s.id)).size).toBe(GUIDED_TOUR.length);
   });
 
@@ -121,7 +133,7 @@ describe('the guided tour', () => {
     expect(GUIDED_TOUR.slice(1).every((s) => !s.look.includes(RUN_TIME_SLOT))).toBe(true);
   });
 
-  it('goes down the page: the panels stand in App.svelte in the tour\'s order, so it never jumps back up', () => {
+  it("goes down the page: the panels stand in App.svelte in the tour's order, so it never jumps back up", () => {
     const order = [...new Set(GUIDED_TOUR.map((s) => sectionOwner.get(s.panel)?.component))];
     const positions = order.map((c) => app.indexOf(`<${c} `));
     expect(positions.every((p) => p >= 0)).toBe(true);
@@ -137,9 +149,10 @@ describe('the guided tour', () => {
     });
   }
 
-  it('uses the paper\'s symbols in the equations', () => {
+  it("uses the paper's symbols in the equations", () => {
     const byId = Object.fromEntries(GUIDED_TOUR.map((s) => [s.id, s]));
-    for (const s of GUIDED_TOUR.filter((x) => x.kind === 'method')) expect(s.equation && s.equationRef, s.id).toBeTruthy();
+    for (const s of GUIDED_TOUR.filter((x) => x.kind === 'method'))
+      expect(s.equation && s.equationRef, s.id).toBeTruthy();
     expect(byId['prompt-only-rollout'].equation).toContain('π_old(· | x_i)');
     expect(byId['trace-conditioned-ratio'].equation).toContain('c^h_i = [x_i; h*_i]');
     expect(byId['component-aware-sft'].equation).toContain('λa(s) = λa^start − Δλa·min(s/S, 1)');

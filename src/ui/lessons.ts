@@ -27,7 +27,8 @@ export const METHOD_TOUR: readonly Lesson[] = [
   {
     id: 'trace-conditioned-ratio',
     title: 'Trace-conditioned ratio',
-    equation: 'r^h_{i,k,n}(θ) = π_θ(τ_{i,k,n} | c^h_i, τ_{i,k,<n}) / π_old(τ_{i,k,n} | c^h_i, τ_{i,k,<n}),  c^h_i = [x_i; h*_i]',
+    equation:
+      'r^h_{i,k,n}(θ) = π_θ(τ_{i,k,n} | c^h_i, τ_{i,k,<n}) / π_old(τ_{i,k,n} | c^h_i, τ_{i,k,<n}),  c^h_i = [x_i; h*_i]',
     equationRef: 'Eq. (trace-conditioned-ratio), (trace-rl-loss), §4.2',
     body:
       'After the rollouts are collected, the policy ratio of each policy-generated token is computed with the expert ' +
@@ -37,7 +38,8 @@ export const METHOD_TOUR: readonly Lesson[] = [
   {
     id: 'component-aware-sft',
     title: 'Component-aware SFT',
-    equation: 'm_{i,n}(s) = 1 on reasoning prefix R_i(s), λ_a(s) on tool-call spans A_i, 0 otherwise;  λ_a(s) = λ_start − Δλ_a·min(s/S, 1)',
+    equation:
+      'm_{i,n}(s) = 1 on reasoning prefix R_i(s), λ_a(s) on tool-call spans A_i, 0 otherwise;  λ_a(s) = λ_start − Δλ_a·min(s/S, 1)',
     equationRef: 'Eq. (sft-mask), (sft-loss), (tool-call-annealing), §4.3',
     body:
       'An auxiliary SFT loss supervises only model-controllable parts of the expert trace: a reasoning prefix that shrinks ' +
@@ -82,7 +84,8 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
   'mask-schedule': {
     id: 'mask-schedule',
     title: 'Annealed supervision: λa(s) and the reasoning prefix',
-    equation: 'λa(s) = λa^start − Δλa·min(s/S, 1),  Δλa = λa^start − λa^end;  m_{i,n}(s) = 1 on R_i(s), λa(s) on A_i, 0 otherwise',
+    equation:
+      'λa(s) = λa^start − Δλa·min(s/S, 1),  Δλa = λa^start − λa^end;  m_{i,n}(s) = 1 on R_i(s), λa(s) on A_i, 0 otherwise',
     equationRef: 'Eq. (tool-call-annealing), (sft-mask), §4.3; App. C, D',
     body:
       'Component-aware SFT supervises only model-controllable parts of the expert trace. Complete tool-call spans A_i are ' +
@@ -102,14 +105,16 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
       'For each prompt of each step a gate is sampled with the anchoring probability q. When z_i = 1 the prompt uses only ' +
       'the standard prompt-only RL loss, without any expert-trace guidance; when z_i = 0 it adopts the trace co-training ' +
       'loss. The anchor keeps a direct optimisation path under the prompt-only condition used at inference time; too large ' +
-      'a q leaves less expert process guidance (Figure 5). The grid below is drawn with the trainer\'s own random stream ' +
-      'from the seed and q above (your run\'s until you change them here), so it shows the gates a run with them draws.',
+      "a q leaves less expert process guidance (Figure 5). The grid below is drawn with the trainer's own random stream " +
+      "from the seed and q above (your run's until you change them here), so it shows the gates a run with them draws.",
   },
   'prefix-levels': {
     id: 'prefix-levels',
     title: 'Prefix levels over semantic reasoning segments',
-    equation: 'L0 ⊂ L1 ⊂ L2 ⊂ L3 ⊂ L4 per turn (cumulative chunk prefixes, L0 = no reasoning);  annealed L4 → L3 → L2 → L1 → L0',
-    equationRef: 'App. C "Hybrid segmentation" and "Prefix-reasoning construction"; §4.3 "Annealed Reasoning Supervision"',
+    equation:
+      'L0 ⊂ L1 ⊂ L2 ⊂ L3 ⊂ L4 per turn (cumulative chunk prefixes, L0 = no reasoning);  annealed L4 → L3 → L2 → L1 → L0',
+    equationRef:
+      'App. C "Hybrid segmentation" and "Prefix-reasoning construction"; §4.3 "Annealed Reasoning Supervision"',
     body:
       'For each assistant turn the reasoning inside the <think> block is split into semantic chunks such as task_restate, ' +
       'tool_scan, tool_selection, required_arg_grounding, failure_reflection and decision_summary. The segmenter also detects ' +
@@ -142,9 +147,10 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
     title: 'What each curve measures',
     equation:
       'L_i = (1 − z_i)·(L^h_RL(i) + β_SFT·L_SFT(i; s)) + z_i·L^x_RL(i);  L^x_RL = −E[min{r^x A, clip(r^x, 1−ε, 1+ε) A}]',
-    equationRef: 'Eq. (overall-objective), (prompt-only-rl-loss), (trace-rl-loss), (sft-loss), §3–4; FTRL metrics as in the experiments (§5)',
+    equationRef:
+      'Eq. (overall-objective), (prompt-only-rl-loss), (trace-rl-loss), (sft-loss), §3–4; FTRL metrics as in the experiments (§5)',
     body:
-      'Reward is the mean trajectory-level reward R_k = Σ_t r_{k,t} of the step\'s prompt-only rollouts. The loss terms are ' +
+      "Reward is the mean trajectory-level reward R_k = Σ_t r_{k,t} of the step's prompt-only rollouts. The loss terms are " +
       'drawn apart: L^x_RL for prompts routed to the prompt-only anchor (z_i = 1), L^h_RL (the trace-conditioned surrogate) and ' +
       'L_SFT (component-aware SFT) for prompts routed to trace co-training (z_i = 0); a term is blank at a step where no prompt ' +
       'used it. KL is the k3 estimate of KL(π_θ‖π_ref) over policy-generated tokens, as the penalty reads it: under c^h for ' +
@@ -157,13 +163,15 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
       'prompt-only policy stands). ' +
       'The held-out chart reports solve rate, solve precision, and solve F1 (FTRL) for tool-use recipes, or tool-selection ' +
       'F1, recall, precision, Match and SRecall for ToolSearcher recipes, on unseen tasks: one greedy rollout each, or, with ' +
-      'the config field evalSamples = N, the mean over N rollouts each sampled at the run\'s temperature.',
+      "the config field evalSamples = N, the mean over N rollouts each sampled at the run's temperature.",
   },
   'rollout-inspector': {
     id: 'rollout-inspector',
     title: 'Hard credit assignment, rollout by rollout',
-    equation: 'A_{k,n} = A^g_k + A^ℓ_{k,t};  A^g_k = (R_k − mean R)/(std R + ε_A);  A^ℓ_{k,t} from R^ℓ_{k,t} = Σ_{u≥t} γ^{u−t} r_{k,u}',
-    equationRef: 'App. B "Training Reward and Advantage" (MatchTIR hard credit assignment); Eq. (prompt-only-rollout), §4.1',
+    equation:
+      'A_{k,n} = A^g_k + A^ℓ_{k,t};  A^g_k = (R_k − mean R)/(std R + ε_A);  A^ℓ_{k,t} from R^ℓ_{k,t} = Σ_{u≥t} γ^{u−t} r_{k,u}',
+    equationRef:
+      'App. B "Training Reward and Advantage" (MatchTIR hard credit assignment); Eq. (prompt-only-rollout), §4.1',
     body:
       'For each prompt we sample K rollouts and normalize rewards within the same rollout group. Each predicted tool-call is ' +
       'matched one-to-one to a reference tool-call by maximum-weight bipartite matching (Hungarian algorithm); a matched call ' +
@@ -179,7 +187,7 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
     equation: 'checkpoint = (θ, AdamW moments, RNG state, data cursor, step, config)',
     equationRef: 'what a checkpoint holds: TrainerState, src/recipes/types.ts',
     body:
-      'Every run the trainer starts is saved in this browser\'s IndexedDB with its metric log and its latest checkpoints, ' +
+      "Every run the trainer starts is saved in this browser's IndexedDB with its metric log and its latest checkpoints, " +
       'written after its first step, every few steps, and when it pauses or stops. A checkpoint holds everything needed to ' +
       'continue bit for bit, so Resume continues from the last checkpoint with the same random streams. A run whose tab ' +
       'was reloaded or closed while it trained is marked interrupted (a run lives only as long as its page). Tick a run to ' +
@@ -231,8 +239,8 @@ export const GUIDED_TOUR: readonly TourStep[] = [
     body:
       'PACT Lab trains a small Qwen3 language model to use tools over several turns, here, in this tab: no server, nothing ' +
       'downloaded while it runs. A run repeats one step: the policy answers a batch of generated tool-use tasks from the ' +
-      'prompt alone, each answer is scored against the task\'s reference tool calls, and the policy is updated. PACT\'s ' +
-      'update also reads an expert\'s worked trace of the task as privileged context, and imitates parts of it; the second ' +
+      "prompt alone, each answer is scored against the task's reference tool calls, and the policy is updated. PACT's " +
+      "update also reads an expert's worked trace of the task as privileged context, and imitates parts of it; the second " +
       'half of this tour shows how.',
     look: 'How long a run of the current setup takes here: {runTime}. The Train button on this card starts it.',
     quotes: [],
@@ -246,9 +254,9 @@ export const GUIDED_TOUR: readonly TourStep[] = [
     targets: ['.setup-form > fieldset:first-of-type'],
     body:
       'A run is a recipe (PACT, or one of the baselines the papers compare it with), a model (the shipped qwen3-nano warm ' +
-      'start by default), a set of generated tool-use tasks, and the method\'s knobs. Every field shows its default and its ' +
-      'range, and is checked as you type; the whole setup travels in the page\'s link, so a run can be shared or repeated.',
-    look: 'The first group picks the recipe, the model and the tasks; the groups under it hold the optimiser and PACT\'s own knobs (q, β_SFT, λa).',
+      "start by default), a set of generated tool-use tasks, and the method's knobs. Every field shows its default and its " +
+      "range, and is checked as you type; the whole setup travels in the page's link, so a run can be shared or repeated.",
+    look: "The first group picks the recipe, the model and the tasks; the groups under it hold the optimiser and PACT's own knobs (q, β_SFT, λa).",
     quotes: [],
   },
   {
@@ -274,7 +282,7 @@ export const GUIDED_TOUR: readonly TourStep[] = [
     panelName: 'Live charts',
     targets: ['[data-testid="chart-reward"]', '[data-testid="charts-empty"]'],
     body:
-      'Each step adds a point: the mean reward of the step\'s rollouts, the loss terms, the KL divergence from the starting ' +
+      "Each step adds a point: the mean reward of the step's rollouts, the loss terms, the KL divergence from the starting " +
       'policy, the speed, and at each held-out evaluation the solve rate, precision and F1 on unseen tasks. Before your ' +
       'first run the charts show a recorded demo run, labelled as such.',
     look: 'The reward chart: its latest value and step are written under it; hover it, or focus it and use the arrow keys, to read any step.',
@@ -314,7 +322,7 @@ export const GUIDED_TOUR: readonly TourStep[] = [
       'Every run is kept in this browser with its metrics and its latest checkpoints. Resume continues a run from its ' +
       'checkpoint with the same random streams; a run can be renamed, overlaid on the charts, exported (metrics as CSV or ' +
       'JSON, the checkpoint as one .tar that loads as a Hugging Face folder) and deleted. A run that failed keeps its report.',
-    look: 'Each row: the run\'s name, recipe, status (the same words as the status line), its step, and what Resume would do.',
+    look: "Each row: the run's name, recipe, status (the same words as the status line), its step, and what Resume would do.",
     quotes: [],
   },
   {
@@ -332,8 +340,9 @@ export const GUIDED_TOUR: readonly TourStep[] = [
       'the expert trace context to evaluate the policy update.',
     look:
       'The row [x | h* | τ] under "Which tokens carry the trace-conditioned ratio r^h" marks the prompt and the expert-trace ' +
-      'tokens as context c^h, and only the rollout\'s policy-generated tokens as carrying r^h.',
-    equation: 'r^h_{i,k,n}(θ) = π_θ(τ_{i,k,n} | c^h_i, τ_{i,k,<n}) / π_old(τ_{i,k,n} | c^h_i, τ_{i,k,<n}),  n ∈ M_{i,k},  c^h_i = [x_i; h*_i]',
+      "tokens as context c^h, and only the rollout's policy-generated tokens as carrying r^h.",
+    equation:
+      'r^h_{i,k,n}(θ) = π_θ(τ_{i,k,n} | c^h_i, τ_{i,k,<n}) / π_old(τ_{i,k,n} | c^h_i, τ_{i,k,<n}),  n ∈ M_{i,k},  c^h_i = [x_i; h*_i]',
     equationRef: 'Eq. (trace-conditioned-ratio), (trace-rl-loss), §4.2',
     quotes: [
       'policy-generated token positions',
@@ -402,7 +411,7 @@ export const GUIDED_TOUR: readonly TourStep[] = [
     look:
       'Each cell is one gate of one prompt at one step, marked by a letter and a fill pattern as well as a colour: x on solid ' +
       'for the prompt-only anchor, h on hatching for trace co-training. The running fraction is compared with q; the q ' +
-      'slider resamples a preview with the run\'s seed.',
+      "slider resamples a preview with the run's seed.",
     equation: 'z_i ~ Bernoulli(q);  L_i = (1 − z_i)·(L^h_RL(i) + β_SFT·L_SFT(i; s)) + z_i·L^x_RL(i)',
     equationRef: 'Eq. (prompt-routing-gate), (trace-cotraining-objective), (overall-objective), §4.4',
     quotes: [

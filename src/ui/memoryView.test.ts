@@ -20,10 +20,24 @@ describe('formatBytes', () => {
 
 describe('toMemoryUsage + describeMemory', () => {
   it('wasm: bytes and tensor count, no GPU line', () => {
-    const m = toMemoryUsage('wasm', { numBytes: 3 * 2 ** 20 + 512 * 1024, numTensors: 1, numDataBuffers: 1, unreliable: false });
+    const m = toMemoryUsage('wasm', {
+      numBytes: 3 * 2 ** 20 + 512 * 1024,
+      numTensors: 1,
+      numDataBuffers: 1,
+      unreliable: false,
+    });
     expect(m).toEqual({ backend: 'wasm', numBytes: 3670016, numTensors: 1 });
     // 3.5 MiB = 3 MiB + 512 KiB
-    expect(describeMemory(m)).toEqual({ inUse: '3.50 MiB in 1 tensor (wasm)', gpu: null, caveat: null, peak: null, wasmHeap: null, engine: null, process: PROCESS_MEMORY_ABSENT, sampledAt: null });
+    expect(describeMemory(m)).toEqual({
+      inUse: '3.50 MiB in 1 tensor (wasm)',
+      gpu: null,
+      caveat: null,
+      peak: null,
+      wasmHeap: null,
+      engine: null,
+      process: PROCESS_MEMORY_ABSENT,
+      sampledAt: null,
+    });
   });
 
   it('webgpu: the GPU buffer bytes in use and allocated', () => {
@@ -34,7 +48,13 @@ describe('toMemoryUsage + describeMemory', () => {
       numBytesInGPUAllocated: 24 * 2 ** 20,
       numBytesInGPUFree: 6 * 2 ** 20,
     });
-    expect(m).toEqual({ backend: 'webgpu', numBytes: 41943040, numTensors: 1234, numBytesInGPU: 18874368, numBytesInGPUAllocated: 25165824 });
+    expect(m).toEqual({
+      backend: 'webgpu',
+      numBytes: 41943040,
+      numTensors: 1234,
+      numBytesInGPU: 18874368,
+      numBytesInGPUAllocated: 25165824,
+    });
     expect(describeMemory(m)).toMatchObject({
       inUse: '40.0 MiB in 1,234 tensors (webgpu)',
       gpu: '18.0 MiB in use · 24.0 MiB allocated (pooled)',
@@ -42,16 +62,18 @@ describe('toMemoryUsage + describeMemory', () => {
     });
   });
 
-  it('keeps tfjs\'s reason when it marks the count unreliable, and drops non-numbers', () => {
+  it("keeps tfjs's reason when it marks the count unreliable, and drops non-numbers", () => {
     const m = toMemoryUsage('cpu', { numBytes: 'x', numTensors: 2, unreliable: true, reasons: ['string tensors'] });
     expect(m).toEqual({ backend: 'cpu', numBytes: 0, numTensors: 2, unreliableReason: 'string tensors' });
     expect(describeMemory(m).caveat).toBe('tfjs: string tensors');
-    expect(toMemoryUsage('cpu', { numBytes: 8, numTensors: 2, unreliable: true }).unreliableReason).toBe('tfjs marks the count as unreliable');
+    expect(toMemoryUsage('cpu', { numBytes: 8, numTensors: 2, unreliable: true }).unreliableReason).toBe(
+      'tfjs marks the count as unreliable',
+    );
   });
 });
 
 describe('a live reading', () => {
-  it('words the step\'s peak, the WebAssembly memory, the process\'s memory and when it was read', () => {
+  it("words the step's peak, the WebAssembly memory, the process's memory and when it was read", () => {
     const lines = describeMemory({
       backend: 'wasm',
       numBytes: 27.8 * 2 ** 20,
@@ -72,8 +94,13 @@ describe('a live reading', () => {
       process: "96.0 MiB: the trainer worker's JavaScript heap (performance.memory)",
       sampledAt: 'read at 14:03:05 UTC',
     });
-    expect(describeMemory({ backend: 'webgpu', numBytes: 0, numTensors: 0, process: { bytes: 2 ** 30, source: 'measureUserAgentSpecificMemory' } }).process).toBe(
-      '1.00 GiB: this page with its workers (measureUserAgentSpecificMemory)',
-    );
+    expect(
+      describeMemory({
+        backend: 'webgpu',
+        numBytes: 0,
+        numTensors: 0,
+        process: { bytes: 2 ** 30, source: 'measureUserAgentSpecificMemory' },
+      }).process,
+    ).toBe('1.00 GiB: this page with its workers (measureUserAgentSpecificMemory)');
   });
 });

@@ -46,7 +46,13 @@ export interface MemoryLines {
 export const PROCESS_MEMORY_ABSENT =
   "not offered to the trainer's worker by this browser (measureUserAgentSpecificMemory needs cross-origin isolation and a browser that offers it to workers; performance.memory is Chromium-only)";
 
-const timeFmt = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false, timeZone: 'UTC' });
+const timeFmt = new Intl.DateTimeFormat('en-GB', {
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hour12: false,
+  timeZone: 'UTC',
+});
 
 export function describeMemory(m: MemoryUsage): MemoryLines {
   const tensors = `${m.numTensors.toLocaleString('en-US')} tensor${m.numTensors === 1 ? '' : 's'}`;
@@ -65,7 +71,10 @@ export function describeMemory(m: MemoryUsage): MemoryLines {
     gpu,
     caveat: m.unreliableReason ? `tfjs: ${m.unreliableReason}` : null,
     peak: m.peakBytes !== undefined ? `peak ${formatBytes(m.peakBytes)} in this step` : null,
-    wasmHeap: m.wasmHeapBytes !== undefined ? `${formatBytes(m.wasmHeapBytes)} of WebAssembly memory (grows as needed, never given back)` : null,
+    wasmHeap:
+      m.wasmHeapBytes !== undefined
+        ? `${formatBytes(m.wasmHeapBytes)} of WebAssembly memory (grows as needed, never given back)`
+        : null,
     engine: m.engine
       ? `${formatBytes(m.engine.bytes)} in use · peak ${formatBytes(m.engine.peakBytes)} in this step · ${formatBytes(m.engine.memoryBytes)} of its WebAssembly memory`
       : null,

@@ -31,7 +31,10 @@ describe('metric rows → points', () => {
 
   it('merges eval rows into their step, later values winning, sorted by step', () => {
     const merged = mergeMetricPoints(
-      [{ step: 2, values: { reward: 0.2 } }, { step: 1, values: { reward: 0.1 } }],
+      [
+        { step: 2, values: { reward: 0.2 } },
+        { step: 1, values: { reward: 0.1 } },
+      ],
       [{ step: 2, values: { 'eval/solve_f1': 0.4, reward: 0.25 } }],
     );
     expect(merged).toEqual([
@@ -84,8 +87,16 @@ describe('aligned chart series', () => {
   });
 
   it('shows Solve-R/P/F1 for a tool-use run and selection metrics for a tool-search run', () => {
-    const toolUse: RunMetrics = { runId: 't', label: 't', points: [{ step: 4, values: { 'eval/solve_r': 0.5, 'eval/solve_p': 1, 'eval/solve_f1': 2 / 3 } }] };
-    const search: RunMetrics = { runId: 's', label: 's', points: [{ step: 4, values: { 'eval/f1': 0.2, 'eval/recall': 0.3, 'eval/solve_f1': Number.NaN } }] };
+    const toolUse: RunMetrics = {
+      runId: 't',
+      label: 't',
+      points: [{ step: 4, values: { 'eval/solve_r': 0.5, 'eval/solve_p': 1, 'eval/solve_f1': 2 / 3 } }],
+    };
+    const search: RunMetrics = {
+      runId: 's',
+      label: 's',
+      points: [{ step: 4, values: { 'eval/f1': 0.2, 'eval/recall': 0.3, 'eval/solve_f1': Number.NaN } }],
+    };
     expect(selectChartKeys(spec('eval'), [toolUse]).map((k) => k.label)).toEqual(['Solve-R', 'Solve-P', 'Solve-F1']);
     expect(selectChartKeys(spec('eval'), [search]).map((k) => k.label)).toEqual(['selection F1', 'selection recall']);
   });
@@ -111,7 +122,14 @@ describe('CSV', () => {
   it('writes one line per run and step, metric columns sorted, blanks where absent', () => {
     const csv = formatMetricsCsv([
       { runId: 'r1', label: 'pact, seed 1', points: [{ step: 1, values: { reward: 0.5, kl: 0.001 } }] },
-      { runId: 'r2', label: 'grpo', points: [{ step: 1, values: { reward: 0.25 } }, { step: 2, values: { reward: Number.NaN, kl: 2e-3 } }] },
+      {
+        runId: 'r2',
+        label: 'grpo',
+        points: [
+          { step: 1, values: { reward: 0.25 } },
+          { step: 2, values: { reward: Number.NaN, kl: 2e-3 } },
+        ],
+      },
     ]);
     expect(csv).toBe(
       'run_id,run_label,step,kl,reward\n' +

@@ -57,7 +57,7 @@ export const CHART_SPECS: readonly ChartSpec[] = [
     title: 'Held-out evaluation',
     yLabel: 'score (0–1)',
     yRange: [0, 1],
-    note: 'Solve-P of a task with no tool call is 1 by FTRL\'s convention (q/p with p = 0 calls).',
+    note: "Solve-P of a task with no tool call is 1 by FTRL's convention (q/p with p = 0 calls).",
     keys: [
       { key: 'eval/solve_r', label: 'Solve-R' },
       { key: 'eval/solve_p', label: 'Solve-P' },
@@ -97,8 +97,18 @@ export const CHART_SPECS: readonly ChartSpec[] = [
   },
   { id: 'entropy', title: 'Entropy', yLabel: 'nats per token', keys: [{ key: 'entropy', label: 'entropy' }] },
   { id: 'clip', title: 'Clip ratio', yLabel: 'fraction clipped', keys: [{ key: 'clip_ratio', label: 'clip ratio' }] },
-  { id: 'grad', title: 'Gradient norm', yLabel: '‖g‖ before clipping', keys: [{ key: 'grad_norm', label: 'grad norm' }] },
-  { id: 'speed', title: 'Tokens per second', yLabel: 'generated tokens / s', keys: [{ key: 'tokens/s', label: 'tokens/s' }] },
+  {
+    id: 'grad',
+    title: 'Gradient norm',
+    yLabel: '‖g‖ before clipping',
+    keys: [{ key: 'grad_norm', label: 'grad norm' }],
+  },
+  {
+    id: 'speed',
+    title: 'Tokens per second',
+    yLabel: 'generated tokens / s',
+    keys: [{ key: 'tokens/s', label: 'tokens/s' }],
+  },
   {
     id: 'time',
     title: 'Step time by phase',
@@ -286,17 +296,27 @@ export function describeEvalPoints(runs: readonly RunMetrics[]): string[] {
     const evals = r.points.filter((p) => Number.isFinite(p.values['eval/solve_f1']));
     if (evals.length === 0) continue;
     const nTasks = [...new Set(evals.map((p) => p.values.nTasks).filter((n) => Number.isFinite(n)))];
-    const perTask = evals.map((p) => (Number.isFinite(p.values.nRollouts) && p.values.nTasks > 0 ? p.values.nRollouts / p.values.nTasks : 1));
-    const how = perTask.every((k) => k === 1) ? 'one greedy rollout each' : `${Math.max(...perTask)} sampled rollouts each`;
+    const perTask = evals.map((p) =>
+      Number.isFinite(p.values.nRollouts) && p.values.nTasks > 0 ? p.values.nRollouts / p.values.nTasks : 1,
+    );
+    const how = perTask.every((k) => k === 1)
+      ? 'one greedy rollout each'
+      : `${Math.max(...perTask)} sampled rollouts each`;
     const steps = (ps: readonly MetricPoint[]) => ps.map((p) => p.step).join(', ');
     const n = nTasks.length > 0 ? nTasks.join(' or ') : 'the';
     const sentences = [`${n} held-out tasks per point, ${how} (step ${steps(evals)}).`];
-    if (evals.every((p) => isOne(p.values['eval/solve_r']) && isOne(p.values['eval/solve_p']) && isOne(p.values['eval/solve_f1']))) {
+    if (
+      evals.every(
+        (p) => isOne(p.values['eval/solve_r']) && isOne(p.values['eval/solve_p']) && isOne(p.values['eval/solve_f1']),
+      )
+    ) {
       sentences.push('Every task is solved at every evaluation: the lines at 1 are measured, not a placeholder.');
     }
     const noCalls = evals.filter((p) => isOne(p.values['eval/solve_p']) && isZero(p.values['eval/solve_r']));
     if (noCalls.length > 0) {
-      sentences.push(`Step ${steps(noCalls)}: Solve-P 1 with Solve-R 0 means no tool call on any task (a task without calls has Solve-P 1).`);
+      sentences.push(
+        `Step ${steps(noCalls)}: Solve-P 1 with Solve-R 0 means no tool call on any task (a task without calls has Solve-P 1).`,
+      );
     }
     notes.push(`${runs.length > 1 ? `${r.label}: ` : ''}${sentences.join(' ')}`);
   }

@@ -26,7 +26,11 @@ const TINY: Qwen3Config = {
 function tensorsOf(config: Qwen3Config, skip: string[] = []) {
   return [...listQwen3ParamShapes(config)]
     .filter(([name]) => !skip.includes(name))
-    .map(([name, shape]) => ({ name, shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => (i % 7) / 10) }));
+    .map(([name, shape]) => ({
+      name,
+      shape,
+      data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => (i % 7) / 10),
+    }));
 }
 
 /** A File as a folder pick gives it: webkitRelativePath = "<folder>/<name>". */
@@ -50,7 +54,12 @@ describe('inspectModelFolder: a folder written by saveQwen3Folder', () => {
     // embed 16·8 = 128; per layer: norms 8 + 8 + 4 + 4, q 8·8 = 64, k 4·8 = 32, v 32, o 64,
     // gate/up/down 3·(12·8) = 288 → 504; 2 layers 1008; final norm 8; tied head: 0 → 1144
     expect(f.nParams).toBe(1144);
-    expect([f.name, f.config.num_hidden_layers, f.config.hidden_size, f.config.vocab_size]).toEqual(['tiny-qwen3', 2, 8, 16]);
+    expect([f.name, f.config.num_hidden_layers, f.config.hidden_size, f.config.vocab_size]).toEqual([
+      'tiny-qwen3',
+      2,
+      8,
+      16,
+    ]);
     expect(f.weightFiles).toEqual(['model.safetensors']);
     expect(f.dtypes).toEqual(['F32']);
     expect([f.hasTokenizerFiles, f.prunedVocabSize]).toEqual([false, undefined]);
@@ -64,7 +73,9 @@ describe('inspectModelFolder: a folder written by saveQwen3Folder', () => {
 
   it('the shipped warm start (public/warm-start): 4 layers, hidden 192, vocab 1,022, pruned vocabulary', async () => {
     const dir = resolve('public/warm-start');
-    const files = readdirSync(dir).map((name) => pickedFile('warm-start', name, new Uint8Array(readFileSync(resolve(dir, name)))));
+    const files = readdirSync(dir).map((name) =>
+      pickedFile('warm-start', name, new Uint8Array(readFileSync(resolve(dir, name)))),
+    );
     const f = await inspectModelFolder(files);
     // embed 1022·192 = 196,224; per layer: q 192·192 = 36,864, k and v 96·192 = 18,432 each, o 36,864,
     // norms 192 + 192 + 48 + 48 = 480, MLP 3·512·192 = 294,912 → 405,984; ×4 = 1,623,936; final norm 192
@@ -79,7 +90,10 @@ describe('inspectModelFolder: a folder written by saveQwen3Folder', () => {
     const all = tensorsOf(config);
     const first = all.filter((t) => t.name.startsWith('model.layers.0.'));
     const rest = all.filter((t) => !t.name.startsWith('model.layers.0.'));
-    const weightMap = Object.fromEntries([...first.map((t) => [t.name, 'model-00001-of-00002.safetensors']), ...rest.map((t) => [t.name, 'model-00002-of-00002.safetensors'])]);
+    const weightMap = Object.fromEntries([
+      ...first.map((t) => [t.name, 'model-00001-of-00002.safetensors']),
+      ...rest.map((t) => [t.name, 'model-00002-of-00002.safetensors']),
+    ]);
     const { 'config.json': configJson } = saveQwen3Folder({ config, tensors: all });
     const f = await inspectModelFolder(
       pickFolder('sharded', {
@@ -96,20 +110,52 @@ describe('inspectModelFolder: a folder written by saveQwen3Folder', () => {
 
 describe('inspectModelFolder: a folder that is not a Qwen3 folder says why', () => {
   const cases: [string, (files: Record<string, string | Uint8Array>) => void, string][] = [
-    ['no config.json', (f) => delete f['config.json'], 'not a Qwen3 folder: it has no config.json at its top (found: model.safetensors)'],
-    ['a llama config', (f) => (f['config.json'] = JSON.stringify({ ...JSON.parse(f['config.json'] as string), model_type: 'llama' })), 'config.json: model_type must be "qwen3" (found "llama")'],
-    ['a bad field', (f) => (f['config.json'] = JSON.stringify({ ...JSON.parse(f['config.json'] as string), hidden_size: 'big' })), 'config.json field "hidden_size": expected a positive integer, got "big"'],
+    [
+      'no config.json',
+      (f) => delete f['config.json'],
+      'not a Qwen3 folder: it has no config.json at its top (found: model.safetensors)',
+    ],
+    [
+      'a llama config',
+      (f) => (f['config.json'] = JSON.stringify({ ...JSON.parse(f['config.json'] as string), model_type: 'llama' })),
+      'config.json: model_type must be "qwen3" (found "llama")',
+    ],
+    [
+      'a bad field',
+      (f) => (f['config.json'] = JSON.stringify({ ...JSON.parse(f['config.json'] as string), hidden_size: 'big' })),
+      'config.json field "hidden_size": expected a positive integer, got "big"',
+    ],
     ['config.json not JSON', (f) => (f['config.json'] = '{model_type: qwen3'), 'config.json is not valid JSON'],
-    ['no weights', (f) => delete f['model.safetensors'], 'not a Qwen3 folder: it has neither model.safetensors nor model.safetensors.index.json (found: config.json)'],
-    ['truncated weights', (f) => (f['model.safetensors'] = (f['model.safetensors'] as Uint8Array).slice(0, -4)), '(truncated?)'],
-    ['not safetensors', (f) => (f['model.safetensors'] = new TextEncoder().encode('hello, this is text')), 'model.safetensors: not a safetensors file'],
+    [
+      'no weights',
+      (f) => delete f['model.safetensors'],
+      'not a Qwen3 folder: it has neither model.safetensors nor model.safetensors.index.json (found: config.json)',
+    ],
+    [
+      'truncated weights',
+      (f) => (f['model.safetensors'] = (f['model.safetensors'] as Uint8Array).slice(0, -4)),
+      '(truncated?)',
+    ],
+    [
+      'not safetensors',
+      (f) => (f['model.safetensors'] = new TextEncoder().encode('hello, this is text')),
+      'model.safetensors: not a safetensors file',
+    ],
     [
       'a missing tensor',
       (f) => (f['model.safetensors'] = writeSafetensors(tensorsOf(TINY, ['model.layers.1.mlp.up_proj.weight']))),
       'model.safetensors do not match config.json: missing tensor "model.layers.1.mlp.up_proj.weight" (expected shape [12, 8])',
     ],
-    ['half a tokenizer', (f) => (f['tokenizer.json'] = '{}'), 'the folder has tokenizer.json but no tokenizer_config.json'],
-    ['a pruned vocabulary larger than vocab_size', (f) => (f['pruned_vocab.json'] = JSON.stringify({ keptIds: Array.from({ length: 17 }, (_, i) => i) })), 'pruned_vocab.json keeps 17 tokens but config.json field "vocab_size" is 16'],
+    [
+      'half a tokenizer',
+      (f) => (f['tokenizer.json'] = '{}'),
+      'the folder has tokenizer.json but no tokenizer_config.json',
+    ],
+    [
+      'a pruned vocabulary larger than vocab_size',
+      (f) => (f['pruned_vocab.json'] = JSON.stringify({ keptIds: Array.from({ length: 17 }, (_, i) => i) })),
+      'pruned_vocab.json keeps 17 tokens but config.json field "vocab_size" is 16',
+    ],
   ];
   for (const [what, breakIt, message] of cases) {
     it(what, async () => {

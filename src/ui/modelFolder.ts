@@ -119,7 +119,9 @@ export async function readSafetensorsShapes(file: File, name: string): Promise<M
   const lengthBytes = new DataView(await file.slice(0, 8).arrayBuffer());
   const headerBytes = lengthBytes.getUint32(0, true) + lengthBytes.getUint32(4, true) * 2 ** 32;
   if (headerBytes > 100_000_000 || 8 + headerBytes > file.size) {
-    throw new ModelFolderError(`${name}: not a safetensors file (its header length ${headerBytes} runs past the file's ${file.size} bytes)`);
+    throw new ModelFolderError(
+      `${name}: not a safetensors file (its header length ${headerBytes} runs past the file's ${file.size} bytes)`,
+    );
   }
   let header: unknown;
   try {
@@ -152,7 +154,8 @@ export async function readSafetensorsShapes(file: File, name: string): Promise<M
   const expected = 8 + headerBytes + dataEnd;
   if (expected !== file.size) {
     throw new ModelFolderError(
-      `${name}: the header indexes ${expected} bytes but the file holds ${file.size}` + (file.size < expected ? ' (truncated?)' : ''),
+      `${name}: the header indexes ${expected} bytes but the file holds ${file.size}` +
+        (file.size < expected ? ' (truncated?)' : ''),
     );
   }
   return entries;
@@ -189,7 +192,8 @@ export async function inspectModelFolder(picked: Iterable<File>): Promise<Picked
     }
     weightFiles = [...new Set(index.weightMap.values())].sort();
     const missing = weightFiles.filter((f) => !byName.has(f));
-    if (missing.length > 0) throw new ModelFolderError(`${WEIGHTS_INDEX_FILE} names ${listNames(missing)}, which the folder lacks`);
+    if (missing.length > 0)
+      throw new ModelFolderError(`${WEIGHTS_INDEX_FILE} names ${listNames(missing)}, which the folder lacks`);
   } else {
     throw new ModelFolderError(
       `not a Qwen3 folder: it has neither ${WEIGHTS_FILE} nor ${WEIGHTS_INDEX_FILE} (found: ${listNames(byName.keys())})`,
@@ -204,11 +208,16 @@ export async function inspectModelFolder(picked: Iterable<File>): Promise<Picked
   const problems = findQwen3TensorProblems(config, shapes);
   if (problems.length > 0) {
     const more = problems.length > 3 ? ` (and ${problems.length - 3} more)` : '';
-    throw new ModelFolderError(`${weightFiles.join(', ')} do not match ${CONFIG_FILE}: ${problems.slice(0, 3).join('; ')}${more}`);
+    throw new ModelFolderError(
+      `${weightFiles.join(', ')} do not match ${CONFIG_FILE}: ${problems.slice(0, 3).join('; ')}${more}`,
+    );
   }
   const dtypes = [...new Set([...shapes.values()].map((e) => e.dtype))].sort();
   const bad = [...shapes].find(([, e]) => !LOADABLE_DTYPES.has(e.dtype));
-  if (bad) throw new ModelFolderError(`${weightFiles.join(', ')}: tensor "${bad[0]}" is ${bad[1].dtype}; only F32, F16 and BF16 weights load`);
+  if (bad)
+    throw new ModelFolderError(
+      `${weightFiles.join(', ')}: tensor "${bad[0]}" is ${bad[1].dtype}; only F32, F16 and BF16 weights load`,
+    );
 
   const hasTokenizer = byName.has(TOKENIZER_FILE);
   const hasTokenizerConfig = byName.has(TOKENIZER_CONFIG_FILE);
@@ -236,7 +245,9 @@ export async function inspectModelFolder(picked: Iterable<File>): Promise<Picked
       throw e instanceof ModelFolderError ? e : new ModelFolderError(`${PRUNED_VOCAB_FILE}: ${(e as Error).message}`);
     }
     if (kept > config.vocab_size) {
-      throw new ModelFolderError(`${PRUNED_VOCAB_FILE} keeps ${kept} tokens but ${CONFIG_FILE} field "vocab_size" is ${config.vocab_size}`);
+      throw new ModelFolderError(
+        `${PRUNED_VOCAB_FILE} keeps ${kept} tokens but ${CONFIG_FILE} field "vocab_size" is ${config.vocab_size}`,
+      );
     }
     folder.prunedVocabSize = kept;
   }
@@ -247,6 +258,7 @@ export async function inspectModelFolder(picked: Iterable<File>): Promise<Picked
 export function describeModelShape(f: Pick<PickedModelFolder, 'config' | 'nParams'>): string {
   const c = f.config;
   const n = f.nParams;
-  const params = n >= 1e9 ? `${(n / 1e9).toFixed(2)} B` : n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n.toLocaleString('en-US');
+  const params =
+    n >= 1e9 ? `${(n / 1e9).toFixed(2)} B` : n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n.toLocaleString('en-US');
   return `${c.num_hidden_layers} layers · hidden ${c.hidden_size} · vocab ${c.vocab_size.toLocaleString('en-US')} · ${params} parameters`;
 }

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { InProcessExecutor } from '../envs/sandbox';
 import { revealPrefix } from '../traces/prefixLevels';
 import type { ReasoningChunk, TraceTurn } from '../traces/types';
-import { EXAMPLE_TASK_COUNT, describeTaskOption, parseSeedText, summarizeTraceAtLevel, viewTurnAtLevel } from './prefixView';
+import {
+  EXAMPLE_TASK_COUNT,
+  describeTaskOption,
+  parseSeedText,
+  summarizeTraceAtLevel,
+  viewTurnAtLevel,
+} from './prefixView';
 import { buildExampleTrace, generateExampleTasks, listFailedObservations } from './traceExamples';
 
 function chunk(id: string, type: ReasoningChunk['type'], text: string, keepForPrefix = true): ReasoningChunk {
@@ -45,7 +51,9 @@ describe('viewTurnAtLevel', () => {
   });
 
   it('refuses counts that would reveal the leak', () => {
-    expect(() => viewTurnAtLevel({ ...TURN, prefixChunkCounts: [0, 1, 2, 3, 4] }, 0, 4)).toThrow(/passes the 3 safe chunk/);
+    expect(() => viewTurnAtLevel({ ...TURN, prefixChunkCounts: [0, 1, 2, 3, 4] }, 0, 4)).toThrow(
+      /passes the 3 safe chunk/,
+    );
   });
 });
 
@@ -60,7 +68,7 @@ describe('example tasks and traces', () => {
     expect(describeTaskOption(tasks[0], 0)).toMatch(/^#0 single hop — /);
   });
 
-  it('builds the teacher\'s verified trace; the per-level totals add up the turns\' counts', async () => {
+  it("builds the teacher's verified trace; the per-level totals add up the turns' counts", async () => {
     const tasks = generateExampleTasks(1);
     const { trace, verdict } = await buildExampleTrace(tasks[1], 1, 1, new InProcessExecutor());
     expect(verdict.isValid).toBe(true);
@@ -69,7 +77,9 @@ describe('example tasks and traces', () => {
     expect(l2.revealed).toBe(trace.turns.reduce((a, t) => a + t.prefixChunkCounts[2], 0));
     expect(l2.safe).toBe(trace.turns.reduce((a, t) => a + t.prefixChunkCounts[4], 0));
     // one flag per observation, in the trace's shape
-    expect(listFailedObservations(trace).map((row) => row.length)).toEqual(trace.turns.map((t) => t.observations.length));
+    expect(listFailedObservations(trace).map((row) => row.length)).toEqual(
+      trace.turns.map((t) => t.observations.length),
+    );
   });
 
   it('parses the seed box or says what is wrong', () => {

@@ -98,7 +98,10 @@ export function viewTurnAtLevel(turn: TraceTurn, turnIndex: number, level: Prefi
 }
 
 /** Totals over a trace at a level: chunks revealed, safe chunks, leaking chunks. */
-export function summarizeTraceAtLevel(trace: ExpertTrace, level: PrefixLevel): { revealed: number; safe: number; leaks: number; chunks: number } {
+export function summarizeTraceAtLevel(
+  trace: ExpertTrace,
+  level: PrefixLevel,
+): { revealed: number; safe: number; leaks: number; chunks: number } {
   let revealed = 0;
   let safe = 0;
   let leaks = 0;

@@ -25,7 +25,9 @@ function collectStaticImports(entry: string): { files: string[]; packages: Set<s
         continue;
       }
       const base = path.resolve(path.dirname(file), spec);
-      const resolved = [`${base}.ts`, base, path.join(base, 'index.ts')].find((f) => existsSync(f) && f.endsWith('.ts'));
+      const resolved = [`${base}.ts`, base, path.join(base, 'index.ts')].find(
+        (f) => existsSync(f) && f.endsWith('.ts'),
+      );
       if (!resolved) throw new Error(`${file}: cannot resolve ${spec}`);
       pending.push(resolved);
     }

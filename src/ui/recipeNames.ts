@@ -14,7 +14,9 @@ import type { Lesson } from './lessons';
 export const RECIPE_NAMES: readonly string[] = listRecipes();
 
 /** Registry name → readable title ("sft_then_matchtir" → "SFT → MatchTIR"). */
-export const RECIPE_TITLES: Readonly<Record<string, string>> = Object.fromEntries(RECIPE_NAMES.map((n) => [n, getRecipe(n).title]));
+export const RECIPE_TITLES: Readonly<Record<string, string>> = Object.fromEntries(
+  RECIPE_NAMES.map((n) => [n, getRecipe(n).title]),
+);
 
 /**
  * The "what this run optimises" note of a recipe: its objective and the paper it cites,

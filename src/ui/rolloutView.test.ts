@@ -114,7 +114,15 @@ describe('segments grouped by turn', () => {
 
   it('counts calls in parts that add up to the total, a matched call that failed once', () => {
     // Three calls, all failed, one of them matched to a gold call: before, "3 (1 matched, 3 failed)".
-    const call = (matchedGold: number | null, isError: boolean) => ({ turn: 0, name: 'f', arguments: '{}', output: 'error', isError, matchedGold, reward: 0 });
+    const call = (matchedGold: number | null, isError: boolean) => ({
+      turn: 0,
+      name: 'f',
+      arguments: '{}',
+      output: 'error',
+      isError,
+      matchedGold,
+      reward: 0,
+    });
     const r = { ...rollout(), calls: [call(0, true), call(null, true), call(null, true)] };
     const c = countCalls(r);
     expect(c.matched + c.matchedFailed + c.unmatched + c.failed).toBe(c.total);
@@ -139,7 +147,11 @@ describe('describeRecipeCredit', () => {
     expect(describeRecipeCredit('nope')).toContain('recipe "nope"');
   });
   it('reads the registry: exactly matchtir, pact and sft_then_matchtir use MatchTIR credit', () => {
-    expect(listRecipes().filter((name) => getRecipe(name).usesMatchTirCredit).sort()).toEqual(['matchtir', 'pact', 'sft_then_matchtir']);
+    expect(
+      listRecipes()
+        .filter((name) => getRecipe(name).usesMatchTirCredit)
+        .sort(),
+    ).toEqual(['matchtir', 'pact', 'sft_then_matchtir']);
     const silent = listRecipes().filter((name) => describeRecipeCredit(name) === null);
     expect(silent.sort()).toEqual(['matchtir', 'pact', 'sft_then_matchtir']);
   });

@@ -160,7 +160,9 @@ export function groupSegmentsByTurn(rollout: RolloutView): TurnView[] {
 export function describeCallMatch(call: CallView, goldCalls: RolloutGroupView['goldCalls']): string {
   if (call.matchedGold === null) return 'no gold call matched';
   const gold = goldCalls[call.matchedGold];
-  return gold ? `matched gold call #${call.matchedGold + 1} (${gold.name})` : `matched gold call #${call.matchedGold + 1}`;
+  return gold
+    ? `matched gold call #${call.matchedGold + 1} (${gold.name})`
+    : `matched gold call #${call.matchedGold + 1}`;
 }
 
 /**
@@ -168,9 +170,22 @@ export function describeCallMatch(call: CallView, goldCalls: RolloutGroupView['g
  * executed; matched but failed (the tool returned an error); unmatched and executed;
  * unmatched and failed (an error, or a malformed call).
  */
-export function countCalls(rollout: RolloutView): { total: number; matched: number; matchedFailed: number; unmatched: number; failed: number } {
-  const count = (isMatched: boolean, isError: boolean) => rollout.calls.filter((c) => (c.matchedGold !== null) === isMatched && c.isError === isError).length;
-  return { total: rollout.calls.length, matched: count(true, false), matchedFailed: count(true, true), unmatched: count(false, false), failed: count(false, true) };
+export function countCalls(rollout: RolloutView): {
+  total: number;
+  matched: number;
+  matchedFailed: number;
+  unmatched: number;
+  failed: number;
+} {
+  const count = (isMatched: boolean, isError: boolean) =>
+    rollout.calls.filter((c) => (c.matchedGold !== null) === isMatched && c.isError === isError).length;
+  return {
+    total: rollout.calls.length,
+    matched: count(true, false),
+    matchedFailed: count(true, true),
+    unmatched: count(false, false),
+    failed: count(false, true),
+  };
 }
 
 /** The calls cell of the inspector: "3: 1 matched but failed, 2 failed"; the parts add up to the total. */

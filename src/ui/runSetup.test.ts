@@ -21,7 +21,13 @@ import {
 describe('fields read from the config schema', () => {
   it('takes ranges, options and defaults from src/recipes/config.ts', () => {
     // config.ts: anchorProb = z.number().min(0).max(1).default(0.4)
-    expect(FIELD_BY_KEY.q.range).toMatchObject({ min: 0, max: 1, isMinInclusive: true, isMaxInclusive: true, isInteger: false });
+    expect(FIELD_BY_KEY.q.range).toMatchObject({
+      min: 0,
+      max: 1,
+      isMinInclusive: true,
+      isMaxInclusive: true,
+      isInteger: false,
+    });
     expect(FIELD_BY_KEY.q.defaultText).toBe('0.4');
     // lr = z.number().positive().default(1e-4)
     expect(describeRange(FIELD_BY_KEY.lr.range!)).toBe('> 0');
@@ -56,7 +62,14 @@ describe('validateSetup', () => {
   });
 
   it('words non-numbers, fractions of integers, empty fields and unknown choices', () => {
-    const v = validateSetup({ ...readDefaultValues(), lr: 'fast', K: '2.5', seed: '', reasoning: 'cosine', recipe: 'nope' });
+    const v = validateSetup({
+      ...readDefaultValues(),
+      lr: 'fast',
+      K: '2.5',
+      seed: '',
+      reasoning: 'cosine',
+      recipe: 'nope',
+    });
     expect(v.fieldErrors.lr).toBe('Learning rate must be a number (got "fast")');
     expect(v.fieldErrors.K).toBe('K must be a whole number (got "2.5")');
     expect(v.fieldErrors.seed).toBe('Seed must be a number (got nothing)');
@@ -103,7 +116,10 @@ describe('the setup in the URL', () => {
 
 describe('advanced: config overrides (JSON)', () => {
   it('merges fields the form does not carry into the config', () => {
-    const v = validateSetup({ ...readDefaultValues(), K: '4' }, '{"pact": {"objective": "Lx", "traceComponents": {"reasoning": false}}, "maxTurns": 3, "toolsearcher": {"eventLevelSearch": false}}');
+    const v = validateSetup(
+      { ...readDefaultValues(), K: '4' },
+      '{"pact": {"objective": "Lx", "traceComponents": {"reasoning": false}}, "maxTurns": 3, "toolsearcher": {"eventLevelSearch": false}}',
+    );
     expect(v.otherErrors).toEqual([]);
     expect(v.config?.pact.objective).toBe('Lx');
     expect(v.config?.pact.traceComponents).toEqual({ reasoning: false, toolCalls: true, toolResponses: true });
@@ -115,10 +131,16 @@ describe('advanced: config overrides (JSON)', () => {
   });
 
   it('form fields win over an override of the same field, which is listed as ignored', () => {
-    const v = validateSetup({ ...readDefaultValues(), q: '0.2' }, '{"pact": {"anchorProb": 0.9}, "rolloutsPerPrompt": 2}');
+    const v = validateSetup(
+      { ...readDefaultValues(), q: '0.2' },
+      '{"pact": {"anchorProb": 0.9}, "rolloutsPerPrompt": 2}',
+    );
     expect(v.config?.pact.anchorProb).toBe(0.2);
     expect(v.config?.rolloutsPerPrompt).toBe(4); // the form's K default (the quick run size)
-    expect(v.ignoredOverrides).toEqual(['rolloutsPerPrompt (the form\'s K field)', 'pact.anchorProb (the form\'s q field)']);
+    expect(v.ignoredOverrides).toEqual([
+      "rolloutsPerPrompt (the form's K field)",
+      "pact.anchorProb (the form's q field)",
+    ]);
   });
 
   it('names the config field of a bad override, blocks the config, and previews without the overrides', () => {
@@ -155,14 +177,28 @@ describe('advanced: config overrides (JSON)', () => {
 
   it('describes any config as form text + overrides that reproduce it exactly', () => {
     const config = resolveConfig({
-      name: 'Lx-s3', recipe: 'pact', seed: 3, backend: 'wasm', lr: 1e-30, steps: 2,
+      name: 'Lx-s3',
+      recipe: 'pact',
+      seed: 3,
+      backend: 'wasm',
+      lr: 1e-30,
+      steps: 2,
       model: { preset: 'qwen3-nano', init: 'scratch', vocabTasks: 64 },
       tasks: { nTrain: 8, nTest: 2 },
       pact: { objective: 'Lx', anchorProb: 0, traceComponents: { toolResponses: false } },
       toolsearcher: { categoryConstrained: false },
     });
     const { values, overridesText } = describeConfigAsSetup(config as unknown as Record<string, unknown>);
-    expect(values).toMatchObject({ recipe: 'pact', seed: '3', backend: 'wasm', lr: '1e-30', steps: '2', q: '0', model: 'qwen3-nano', horizon: '2' });
+    expect(values).toMatchObject({
+      recipe: 'pact',
+      seed: '3',
+      backend: 'wasm',
+      lr: '1e-30',
+      steps: '2',
+      q: '0',
+      model: 'qwen3-nano',
+      horizon: '2',
+    });
     const overrides = JSON.parse(overridesText);
     expect(overrides.pact.anchorProb).toBeUndefined(); // carried by the form, not twice
     expect(overrides.rolloutsPerPrompt).toBeUndefined();
@@ -180,8 +216,11 @@ describe('describeStartingPolicyNote', () => {
         `The shipped warm start has never seen the search environment: a ${recipe} run from it selects no tools (F1 0) until a search warm start exists (Still to come). A Qwen3 folder that already calls tools can start it instead.`,
       );
     }
-    expect(describeStartingPolicyNote(resolveConfig({ recipe: 'toolsearcher', model: { init: 'folder:Qwen3-0.6B' } }))).toBe('');
-    for (const recipe of ['pact', 'grpo', 'sft', 'matchtir']) expect(describeStartingPolicyNote(resolveConfig({ recipe }))).toBe('');
+    expect(
+      describeStartingPolicyNote(resolveConfig({ recipe: 'toolsearcher', model: { init: 'folder:Qwen3-0.6B' } })),
+    ).toBe('');
+    for (const recipe of ['pact', 'grpo', 'sft', 'matchtir'])
+      expect(describeStartingPolicyNote(resolveConfig({ recipe }))).toBe('');
     expect(describeStartingPolicyNote(null)).toBe('');
   });
 });

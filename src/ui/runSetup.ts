@@ -12,12 +12,7 @@
  * Config overrides (form fields win): docs/ui.md.
  */
 import { z } from 'zod';
-import {
-  ConfigError,
-  resolveConfig,
-  trainConfigSchema,
-  type TrainConfig,
-} from '../recipes/config';
+import { ConfigError, resolveConfig, trainConfigSchema, type TrainConfig } from '../recipes/config';
 import { mergeDeep } from '../run/experiment';
 import type { RecipeKnob } from '../recipes/types';
 import { RECIPE_NAMES, RECIPE_TITLES } from './recipeNames';
@@ -102,7 +97,8 @@ function findFieldSchema(path: readonly string[]): { schema: z.ZodType; isOption
   };
   for (const key of path) {
     unwrap();
-    if (!(schema instanceof z.ZodObject)) throw new Error(`runSetup: config path ${path.join('.')} does not lead through objects`);
+    if (!(schema instanceof z.ZodObject))
+      throw new Error(`runSetup: config path ${path.join('.')} does not lead through objects`);
     const next = (schema.shape as Record<string, z.ZodType>)[key];
     if (!next) throw new Error(`runSetup: config has no field ${path.join('.')}`);
     schema = next;
@@ -115,9 +111,9 @@ function findFieldSchema(path: readonly string[]): { schema: z.ZodType; isOption
 /** Reads min/max/integer from a zod number schema's checks. */
 export function readNumberRange(schema: z.ZodType): NumberRange {
   const range: NumberRange = { isMinInclusive: true, isMaxInclusive: true, isInteger: false };
-  const checks = ((schema as unknown as { def?: { checks?: { _zod: { def: Record<string, unknown> } }[] } }).def?.checks ?? []).map(
-    (c) => c._zod.def,
-  );
+  const checks = (
+    (schema as unknown as { def?: { checks?: { _zod: { def: Record<string, unknown> } }[] } }).def?.checks ?? []
+  ).map((c) => c._zod.def);
   for (const c of checks) {
     if (c.check === 'number_format' && typeof c.format === 'string' && /int/.test(c.format)) range.isInteger = true;
     if (c.check === 'greater_than' && typeof c.value === 'number') {
@@ -147,7 +143,10 @@ export function describeRange(range: NumberRange): string {
 const CONFIG_DEFAULTS = trainConfigSchema.parse({}) as unknown as Record<string, unknown>;
 
 function readPath(obj: unknown, path: readonly string[]): unknown {
-  return path.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
+  return path.reduce<unknown>(
+    (o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined),
+    obj,
+  );
 }
 
 interface FieldSpec {
@@ -164,24 +163,102 @@ interface FieldSpec {
 const FIELD_SPECS: readonly FieldSpec[] = [
   { key: 'recipe', path: ['recipe'], label: 'Recipe', group: 'run' },
   { key: 'model', path: ['model', 'preset'], label: 'Model preset', group: 'run' },
-  { key: 'init', path: ['model', 'init'], label: 'Starting weights', group: 'run', hint: 'the warm start is trained on tool use' },
+  {
+    key: 'init',
+    path: ['model', 'init'],
+    label: 'Starting weights',
+    group: 'run',
+    hint: 'the warm start is trained on tool use',
+  },
   { key: 'tasks', path: ['tasks', 'source'], label: 'Task source', group: 'run' },
   { key: 'steps', path: ['steps'], label: 'Training steps', symbol: 'T', group: 'run', inputStep: '1' },
   { key: 'seed', path: ['seed'], label: 'Seed', group: 'run', inputStep: '1', hint: 'drives every random choice' },
-  { key: 'backend', path: ['backend'], label: 'Backend', group: 'run', hint: 'auto: a hardware GPU if there is one, else wasm' },
-  { key: 'K', path: ['rolloutsPerPrompt'], label: 'Rollouts per prompt', symbol: 'K', group: 'optimisation', inputStep: '1', knob: 'rollouts' },
+  {
+    key: 'backend',
+    path: ['backend'],
+    label: 'Backend',
+    group: 'run',
+    hint: 'auto: a hardware GPU if there is one, else wasm',
+  },
+  {
+    key: 'K',
+    path: ['rolloutsPerPrompt'],
+    label: 'Rollouts per prompt',
+    symbol: 'K',
+    group: 'optimisation',
+    inputStep: '1',
+    knob: 'rollouts',
+  },
   { key: 'batch', path: ['batchPrompts'], label: 'Prompts per batch', group: 'optimisation', inputStep: '1' },
   { key: 'miniBatch', path: ['miniBatchPrompts'], label: 'PPO mini-batch', group: 'optimisation', inputStep: '1' },
   { key: 'lr', path: ['lr'], label: 'Learning rate', group: 'optimisation', inputStep: 'any' },
-  { key: 'q', path: ['pact', 'anchorProb'], label: 'Anchoring probability', symbol: 'q', group: 'pact', knob: 'pact', inputStep: '0.05' },
-  { key: 'betaSft', path: ['pact', 'betaSft'], label: 'SFT loss scale', symbol: 'β_SFT', group: 'pact', knob: 'pact', inputStep: '0.05' },
-  { key: 'lambdaStart', path: ['pact', 'toolCallScaleStart'], label: 'Tool-call start', symbol: 'λa start', group: 'pact', knob: 'pact', inputStep: '0.05' },
-  { key: 'lambdaEnd', path: ['pact', 'toolCallScaleEnd'], label: 'Tool-call end', symbol: 'λa end', group: 'pact', knob: 'pact', inputStep: '0.05' },
-  { key: 'horizon', path: ['pact', 'annealHorizon'], label: 'Annealing horizon', symbol: 'S', group: 'pact', knob: 'pact', inputStep: '1', hint: '0 = the whole run' },
+  {
+    key: 'q',
+    path: ['pact', 'anchorProb'],
+    label: 'Anchoring probability',
+    symbol: 'q',
+    group: 'pact',
+    knob: 'pact',
+    inputStep: '0.05',
+  },
+  {
+    key: 'betaSft',
+    path: ['pact', 'betaSft'],
+    label: 'SFT loss scale',
+    symbol: 'β_SFT',
+    group: 'pact',
+    knob: 'pact',
+    inputStep: '0.05',
+  },
+  {
+    key: 'lambdaStart',
+    path: ['pact', 'toolCallScaleStart'],
+    label: 'Tool-call start',
+    symbol: 'λa start',
+    group: 'pact',
+    knob: 'pact',
+    inputStep: '0.05',
+  },
+  {
+    key: 'lambdaEnd',
+    path: ['pact', 'toolCallScaleEnd'],
+    label: 'Tool-call end',
+    symbol: 'λa end',
+    group: 'pact',
+    knob: 'pact',
+    inputStep: '0.05',
+  },
+  {
+    key: 'horizon',
+    path: ['pact', 'annealHorizon'],
+    label: 'Annealing horizon',
+    symbol: 'S',
+    group: 'pact',
+    knob: 'pact',
+    inputStep: '1',
+    hint: '0 = the whole run',
+  },
   { key: 'reasoning', path: ['pact', 'reasoningSchedule'], label: 'Reasoning schedule', group: 'pact', knob: 'pact' },
   { key: 'toolCall', path: ['pact', 'toolCallSchedule'], label: 'Tool-call schedule', group: 'pact', knob: 'pact' },
-  { key: 'chordMu', path: ['chordMu'], label: 'SFT weight', symbol: 'μ', group: 'recipe', inputStep: '0.05', knob: 'chordMu', hint: '(1 − μ)·GRPO + μ·SFT' },
-  { key: 'sftSteps', path: ['sftSteps'], label: 'SFT steps first', group: 'recipe', inputStep: '1', knob: 'sftSteps', hint: 'then MatchTIR' },
+  {
+    key: 'chordMu',
+    path: ['chordMu'],
+    label: 'SFT weight',
+    symbol: 'μ',
+    group: 'recipe',
+    inputStep: '0.05',
+    knob: 'chordMu',
+    hint: '(1 − μ)·GRPO + μ·SFT',
+  },
+  {
+    key: 'sftSteps',
+    path: ['sftSteps'],
+    label: 'SFT steps first',
+    group: 'recipe',
+    inputStep: '1',
+    knob: 'sftSteps',
+    hint: 'then MatchTIR',
+  },
 ];
 
 function buildField(spec: FieldSpec): SetupField {
@@ -271,7 +348,10 @@ function parseFieldText(field: SetupField, text: string): unknown {
 }
 
 /** The nested config input the form describes, leaving out the fields in `skip`. */
-export function buildConfigInput(values: SetupValues, skip: ReadonlySet<FieldKey> = new Set()): Record<string, unknown> {
+export function buildConfigInput(
+  values: SetupValues,
+  skip: ReadonlySet<FieldKey> = new Set(),
+): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const field of SETUP_FIELDS) {
     if (skip.has(field.key)) continue;
@@ -307,7 +387,10 @@ export function parseOverrides(text: string): ParsedOverrides {
     return { value: null, error: `Config overrides (JSON): not valid JSON (${(e as Error).message})` };
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-    return { value: null, error: 'Config overrides (JSON): must be a JSON object of config fields, e.g. {"pact": {"objective": "Lx"}}' };
+    return {
+      value: null,
+      error: 'Config overrides (JSON): must be a JSON object of config fields, e.g. {"pact": {"objective": "Lx"}}',
+    };
   }
   return { value: json as Record<string, unknown> };
 }
@@ -317,7 +400,9 @@ export function findIgnoredOverrides(overrides: Record<string, unknown>): string
   const out: string[] = [];
   for (const f of SETUP_FIELDS) {
     let node: unknown = overrides;
-    for (const k of f.path) node = node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[k] : undefined;
+    for (const k of f.path)
+      node =
+        node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[k] : undefined;
     if (node !== undefined) out.push(`${f.path.join('.')} (the form's ${f.symbol ?? f.label} field)`);
   }
   return out;
@@ -433,7 +518,8 @@ export function validateSetup(values: SetupValues, overridesText = '', ctx: Vali
       if (fieldErrors[field.key]) continue;
       const text = values[field.key];
       const worded = wordConfigMessage(message);
-      fieldErrors[field.key] = `${nameOf(field)} ${worded}${/\bgot\b/.test(worded) ? '' : ` (got ${text.trim() === '' ? 'nothing' : `"${text}"`})`}`;
+      fieldErrors[field.key] =
+        `${nameOf(field)} ${worded}${/\bgot\b/.test(worded) ? '' : ` (got ${text.trim() === '' ? 'nothing' : `"${text}"`})`}`;
     }
     return keys;
   };
@@ -492,7 +578,15 @@ export function validateSetup(values: SetupValues, overridesText = '', ctx: Vali
   }
   if (recipeError && effective) effective = { ...effective, recipe: FIELD_BY_KEY.recipe.defaultText };
   effective ??= resolveConfig(buildSetupConfigInput(readDefaultValues(), {}, new Set(), size));
-  return { config, fieldErrors, otherErrors, ignoredOverrides: findIgnoredOverrides(overrides), input, effective, unavailable };
+  return {
+    config,
+    fieldErrors,
+    otherErrors,
+    ignoredOverrides: findIgnoredOverrides(overrides),
+    input,
+    effective,
+    unavailable,
+  };
 }
 
 /**
@@ -514,7 +608,12 @@ export function serializeSetup(values: SetupValues, overridesText = '', size?: R
  * the fields outside the form ('paper'), as it did when it was made; no query at all is
  * the app's default size.
  */
-export function parseSetupQuery(search: string): { values: SetupValues; overridesText: string; size: RunSizeId; unknownKeys: string[] } {
+export function parseSetupQuery(search: string): {
+  values: SetupValues;
+  overridesText: string;
+  size: RunSizeId;
+  unknownKeys: string[];
+} {
   const params = new URLSearchParams(search.startsWith('?') ? search.slice(1) : search);
   const values = readDefaultValues();
   const unknownKeys: string[] = [];

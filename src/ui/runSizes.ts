@@ -39,7 +39,11 @@ const QUICK: RunSize = {
   title: 'Quick: fits a laptop CPU',
   needs: 'any machine (wasm on the CPU is enough)',
   fields: { batch: '2', miniBatch: '1', K: '4' },
-  base: { maxTurns: 4, maxResponseTokens: 576, tasks: { nTest: 8, categories: ['single_hop', 'multi_hop', 'parallel_single_hop'] } },
+  base: {
+    maxTurns: 4,
+    maxResponseTokens: 576,
+    tasks: { nTest: 8, categories: ['single_hop', 'multi_hop', 'parallel_single_hop'] },
+  },
 };
 
 /** The config's defaults (PACT Table 6 scaled to qwen3-nano): the same fields, at their default values. */

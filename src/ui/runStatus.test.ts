@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../storage/schema';
-import { checkpointStepOf, computeRunStatus, failureOfRun, formatFailureReport, planResume, STATUS_WORDS, type LiveRun } from './runStatus';
+import {
+  checkpointStepOf,
+  computeRunStatus,
+  failureOfRun,
+  formatFailureReport,
+  planResume,
+  STATUS_WORDS,
+  type LiveRun,
+} from './runStatus';
 
 const run = (patch: Partial<RunRecord> = {}): RunRecord => ({
   id: 'r1',
@@ -15,8 +23,12 @@ const run = (patch: Partial<RunRecord> = {}): RunRecord => ({
 });
 
 describe('computeRunStatus', () => {
-  it('reads the page\'s own run from the worker, with Pause/Stop pending until the step ends', () => {
-    const live = (phase: LiveRun['phase'], pendingControl: LiveRun['pendingControl'] = null): LiveRun => ({ runId: 'r1', phase, pendingControl });
+  it("reads the page's own run from the worker, with Pause/Stop pending until the step ends", () => {
+    const live = (phase: LiveRun['phase'], pendingControl: LiveRun['pendingControl'] = null): LiveRun => ({
+      runId: 'r1',
+      phase,
+      pendingControl,
+    });
     // the stored record may lag (still "running" after the page learned it stopped): the live state wins
     expect(computeRunStatus(run(), live('running'), null)).toBe('running');
     expect(computeRunStatus(run(), live('running', 'pause'), null)).toBe('pausing');
@@ -33,8 +45,11 @@ describe('computeRunStatus', () => {
     expect(computeRunStatus(run(), null, new Set(['r1']))).toBe('elsewhere');
     expect(computeRunStatus(run({ status: 'created' }), null, new Set())).toBe('interrupted');
     // another run live in this page does not make r1 live
-    expect(computeRunStatus(run(), { runId: 'r2', phase: 'running', pendingControl: null }, new Set(['r2']))).toBe('interrupted');
-    for (const s of ['paused', 'stopped', 'finished', 'failed', 'interrupted'] as const) expect(computeRunStatus(run({ status: s }), null, new Set())).toBe(s);
+    expect(computeRunStatus(run(), { runId: 'r2', phase: 'running', pendingControl: null }, new Set(['r2']))).toBe(
+      'interrupted',
+    );
+    for (const s of ['paused', 'stopped', 'finished', 'failed', 'interrupted'] as const)
+      expect(computeRunStatus(run({ status: s }), null, new Set())).toBe(s);
     expect(STATUS_WORDS.elsewhere).toBe('running in another tab');
   });
 });
@@ -48,8 +63,14 @@ describe('planResume', () => {
       label: 'Resume',
       detail: 'continues from its checkpoint at step 2 (step after it, 1 logged, will be trained again)',
     });
-    expect(planResume(run({ lastCheckpointId: 'r1@3', lastStep: 3 }), 'paused', false)).toEqual({ canResume: true, label: 'Resume', detail: 'continues from its checkpoint at step 3' });
-    expect(planResume(run({ lastCheckpointId: 'r1@1', lastStep: 4 }), 'stopped', false)).toMatchObject({ detail: 'continues from its checkpoint at step 1 (steps after it, 3 logged, will be trained again)' });
+    expect(planResume(run({ lastCheckpointId: 'r1@3', lastStep: 3 }), 'paused', false)).toEqual({
+      canResume: true,
+      label: 'Resume',
+      detail: 'continues from its checkpoint at step 3',
+    });
+    expect(planResume(run({ lastCheckpointId: 'r1@1', lastStep: 4 }), 'stopped', false)).toMatchObject({
+      detail: 'continues from its checkpoint at step 1 (steps after it, 3 logged, will be trained again)',
+    });
   });
 
   it('a run with no checkpoint restarts from step 0, said in words; a finished or busy one cannot resume', () => {
@@ -59,17 +80,41 @@ describe('planResume', () => {
       detail: 'no checkpoint was saved yet: it starts again from step 0 with the same config',
     });
     expect(planResume(run(), 'finished', false)).toEqual({ canResume: false, why: 'finished: every step is done' });
-    expect(planResume(run(), 'elsewhere', false)).toMatchObject({ canResume: false, why: 'it is training in another tab of this browser' });
+    expect(planResume(run(), 'elsewhere', false)).toMatchObject({
+      canResume: false,
+      why: 'it is training in another tab of this browser',
+    });
     expect(planResume(run(), 'pausing', false)).toMatchObject({ canResume: false });
-    expect(planResume(run({ lastCheckpointId: 'r1@1' }), 'stopped', true)).toEqual({ canResume: false, why: 'another run is training in this tab: stop it first' });
+    expect(planResume(run({ lastCheckpointId: 'r1@1' }), 'stopped', true)).toEqual({
+      canResume: false,
+      why: 'another run is training in this tab: stop it first',
+    });
   });
 });
 
 describe('failure reports', () => {
-  it('reads a failed run\'s saved failure, and words it with stack, step, backend and config', () => {
-    const failed = run({ status: 'failed', error: 'memory access out of bounds', failure: { step: 4, stack: 'RuntimeError: memory access out of bounds\n    at f', at: Date.UTC(2026, 4, 6, 7, 8, 9) }, backend: 'wasm' });
+  it("reads a failed run's saved failure, and words it with stack, step, backend and config", () => {
+    const failed = run({
+      status: 'failed',
+      error: 'memory access out of bounds',
+      failure: {
+        step: 4,
+        stack: 'RuntimeError: memory access out of bounds\n    at f',
+        at: Date.UTC(2026, 4, 6, 7, 8, 9),
+      },
+      backend: 'wasm',
+    });
     const f = failureOfRun(failed)!;
-    expect(f).toEqual({ runId: 'r1', runName: 'first', message: 'memory access out of bounds', stack: 'RuntimeError: memory access out of bounds\n    at f', step: 4, config: { steps: 4, seed: 2 }, backend: 'wasm', at: Date.UTC(2026, 4, 6, 7, 8, 9) });
+    expect(f).toEqual({
+      runId: 'r1',
+      runName: 'first',
+      message: 'memory access out of bounds',
+      stack: 'RuntimeError: memory access out of bounds\n    at f',
+      step: 4,
+      config: { steps: 4, seed: 2 },
+      backend: 'wasm',
+      at: Date.UTC(2026, 4, 6, 7, 8, 9),
+    });
     expect(formatFailureReport(f, { userAgent: 'TestBrowser/1' })).toBe(
       [
         'PACT Lab run failure',

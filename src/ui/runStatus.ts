@@ -88,14 +88,23 @@ export function checkpointStepOf(run: Pick<RunRecord, 'lastCheckpointId'>): numb
 export type ResumePlan = { canResume: true; label: string; detail: string } | { canResume: false; why: string };
 
 /** `isOtherRunActive`: this page's worker is busy with another run. */
-export function planResume(run: Pick<RunRecord, 'lastCheckpointId' | 'lastStep'>, status: RunDisplayStatus, isOtherRunActive: boolean): ResumePlan {
+export function planResume(
+  run: Pick<RunRecord, 'lastCheckpointId' | 'lastStep'>,
+  status: RunDisplayStatus,
+  isOtherRunActive: boolean,
+): ResumePlan {
   if (status === 'finished') return { canResume: false, why: 'finished: every step is done' };
   if (status === 'elsewhere') return { canResume: false, why: 'it is training in another tab of this browser' };
-  if (['starting', 'running', 'pausing', 'stopping'].includes(status)) return { canResume: false, why: 'it is training in this tab' };
+  if (['starting', 'running', 'pausing', 'stopping'].includes(status))
+    return { canResume: false, why: 'it is training in this tab' };
   if (isOtherRunActive) return { canResume: false, why: 'another run is training in this tab: stop it first' };
   const step = checkpointStepOf(run);
   if (step === null) {
-    return { canResume: true, label: 'Restart', detail: 'no checkpoint was saved yet: it starts again from step 0 with the same config' };
+    return {
+      canResume: true,
+      label: 'Restart',
+      detail: 'no checkpoint was saved yet: it starts again from step 0 with the same config',
+    };
   }
   const lost = run.lastStep - step;
   return {

@@ -74,7 +74,12 @@ export function measureTiming(
  * update), so a lower token cap saves less than its share; the estimate is then called an
  * upper bound. Held-out evaluations are not counted.
  */
-export function estimateRunTime(shape: RunShape, steps: number, backend: string, timings: readonly StepTiming[]): RunTimeEstimate | null {
+export function estimateRunTime(
+  shape: RunShape,
+  steps: number,
+  backend: string,
+  timings: readonly StepTiming[],
+): RunTimeEstimate | null {
   const usable = timings.filter((t) => t.preset === shape.preset && t.secondsPerStep > 0 && t.tokensPerRollout > 0);
   const timing = usable.find((t) => t.backend === backend) ?? usable[0];
   if (!timing) return null;
@@ -93,7 +98,12 @@ export function estimateRunTime(shape: RunShape, steps: number, backend: string,
  * the steps not done, less the time the current step has already run (never below a tenth of
  * a step while one is under way). Null before any step was measured.
  */
-export function estimateSecondsLeft(a: { completedSteps: number; totalSteps: number; stepSeconds: readonly number[]; elapsedInStepMs: number }): number | null {
+export function estimateSecondsLeft(a: {
+  completedSteps: number;
+  totalSteps: number;
+  stepSeconds: readonly number[];
+  elapsedInStepMs: number;
+}): number | null {
   const recent = a.stepSeconds.filter((x) => Number.isFinite(x) && x > 0).slice(-5);
   if (recent.length === 0) return null;
   const perStep = recent.reduce((x, y) => x + y, 0) / recent.length;
@@ -104,15 +114,22 @@ export function estimateSecondsLeft(a: { completedSteps: number; totalSteps: num
 }
 
 /** The backends in words. */
-export const BACKEND_WORDS: Readonly<Record<string, string>> = { webgpu: 'WebGPU', wasm: 'WebAssembly', cpu: 'plain JavaScript' };
+export const BACKEND_WORDS: Readonly<Record<string, string>> = {
+  webgpu: 'WebGPU',
+  wasm: 'WebAssembly',
+  cpu: 'plain JavaScript',
+};
 
 /**
  * The estimate in one sentence, with what it rests on: "about 1 h 10 min for 24 steps (about
  * 3 min a step, scaled from the recorded demo run; evaluations add to it)".
  */
 export function describeRunEstimate(est: RunTimeEstimate | null, steps: number): string {
-  if (!est) return 'not known yet: no run of this model was measured here; the first step of yours gives a measured figure';
-  const measured = est.isOtherBackend ? `, measured with ${BACKEND_WORDS[est.timing.backend] ?? est.timing.backend}` : '';
+  if (!est)
+    return 'not known yet: no run of this model was measured here; the first step of yours gives a measured figure';
+  const measured = est.isOtherBackend
+    ? `, measured with ${BACKEND_WORDS[est.timing.backend] ?? est.timing.backend}`
+    : '';
   const bound = est.isUpperBound ? 'at most ' : '';
   return `${bound}about ${formatDuration(est.seconds)} for ${steps} step${steps === 1 ? '' : 's'} (${bound}about ${formatDuration(est.secondsPerStep)} a step, scaled from ${est.timing.source}${measured}; held-out evaluations add to it)`;
 }

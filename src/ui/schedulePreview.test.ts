@@ -1,9 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { computeSupervisionAt, pickChartSteps, pickTableSteps, readReasoningValue, readToolCallValue } from './schedulePreview';
+import {
+  computeSupervisionAt,
+  pickChartSteps,
+  pickTableSteps,
+  readReasoningValue,
+  readToolCallValue,
+} from './schedulePreview';
 
-const paper = { reasoningSchedule: 'segment', toolCallSchedule: 'scale', horizon: 10, toolCallStart: 0.8, toolCallEnd: 0.2 };
+const paper = {
+  reasoningSchedule: 'segment',
+  toolCallSchedule: 'scale',
+  horizon: 10,
+  toolCallStart: 0.8,
+  toolCallEnd: 0.2,
+};
 
-describe('computeSupervisionAt (core schedules by the config\'s names)', () => {
+describe("computeSupervisionAt (core schedules by the config's names)", () => {
   it('λa(5) = 0.8 − 0.6·min(5/10, 1) = 0.5 and the prefix level is L2 at step 5 of S = 10', () => {
     const p = computeSupervisionAt(5, paper);
     expect(readToolCallValue(p.toolCall)).toBeCloseTo(0.5, 12);
@@ -27,7 +39,9 @@ describe('computeSupervisionAt (core schedules by the config\'s names)', () => {
   });
 
   it('names the valid schedules for an unknown one', () => {
-    expect(() => computeSupervisionAt(1, { ...paper, toolCallSchedule: 'cosine' })).toThrow(/valid: scale, fixed, token, none/);
+    expect(() => computeSupervisionAt(1, { ...paper, toolCallSchedule: 'cosine' })).toThrow(
+      /valid: scale, fixed, token, none/,
+    );
   });
 });
 

@@ -60,7 +60,8 @@ export function readReasoningValue(sup: ReasoningSupervision): number {
  * the last step.
  */
 export function pickChartSteps(totalSteps: number, horizon: number, maxPoints = 600): number[] {
-  if (!Number.isInteger(totalSteps) || totalSteps < 1) throw new Error(`pickChartSteps: totalSteps must be an integer ≥ 1, got ${totalSteps}`);
+  if (!Number.isInteger(totalSteps) || totalSteps < 1)
+    throw new Error(`pickChartSteps: totalSteps must be an integer ≥ 1, got ${totalSteps}`);
   if (totalSteps <= maxPoints) return Array.from({ length: totalSteps + 1 }, (_, s) => s);
   const steps = new Set<number>();
   for (let k = 0; k <= maxPoints; k++) steps.add(Math.round((k * totalSteps) / maxPoints));

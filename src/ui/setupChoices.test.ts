@@ -43,8 +43,12 @@ describe('a setup only offers what trains', () => {
   it('shows the task sources that are not wired as unavailable, and refuses them', () => {
     const ftrl = validateSetup({ ...defaults, tasks: 'ftrl' });
     expect(ftrl.config).toBeNull();
-    expect(ftrl.fieldErrors.tasks).toMatch(/^Task source "ftrl": not wired into training yet \(FTRL's prompts exceed qwen3-nano's 2,048 positions\)/);
-    expect(validateSetup({ ...defaults, tasks: 'tool-repo' }).fieldErrors.tasks).toBe('Task source "tool-repo": only the search recipes (ToolSearcher, Search-R1, GSPO, GDPO) train on it');
+    expect(ftrl.fieldErrors.tasks).toMatch(
+      /^Task source "ftrl": not wired into training yet \(FTRL's prompts exceed qwen3-nano's 2,048 positions\)/,
+    );
+    expect(validateSetup({ ...defaults, tasks: 'tool-repo' }).fieldErrors.tasks).toBe(
+      'Task source "tool-repo": only the search recipes (ToolSearcher, Search-R1, GSPO, GDPO) train on it',
+    );
     // The search recipes do train on the tool repository.
     const search = validateSetup({ ...defaults, recipe: 'toolsearcher', tasks: 'tool-repo' });
     expect(search.fieldErrors).toEqual({});
@@ -57,15 +61,30 @@ describe('each recipe shows its own knobs and objective', () => {
   const shown = (recipe: string) => SETUP_FIELDS.filter((f) => isFieldShown(f, recipe)).map((f) => f.key);
 
   it('shows PACT knobs only for PACT, μ only for CHORD, the SFT steps only for SFT → MatchTIR, K only with rollouts', () => {
-    expect(shown('pact')).toEqual(expect.arrayContaining(['K', 'q', 'betaSft', 'lambdaStart', 'lambdaEnd', 'horizon', 'reasoning', 'toolCall']));
+    expect(shown('pact')).toEqual(
+      expect.arrayContaining(['K', 'q', 'betaSft', 'lambdaStart', 'lambdaEnd', 'horizon', 'reasoning', 'toolCall']),
+    );
     expect(shown('pact')).not.toContain('chordMu');
-    for (const key of ['q', 'betaSft', 'lambdaStart', 'horizon', 'reasoning', 'toolCall', 'chordMu', 'sftSteps']) expect(shown('grpo')).not.toContain(key);
+    for (const key of ['q', 'betaSft', 'lambdaStart', 'horizon', 'reasoning', 'toolCall', 'chordMu', 'sftSteps'])
+      expect(shown('grpo')).not.toContain(key);
     expect(shown('grpo')).toContain('K');
     expect(shown('sft')).not.toContain('K');
     expect(shown('chord')).toContain('chordMu');
     expect(shown('sft_then_matchtir')).toContain('sftSteps');
     // Every run's own fields stay for every recipe.
-    for (const key of ['recipe', 'model', 'init', 'tasks', 'steps', 'seed', 'backend', 'batch', 'miniBatch', 'lr'] as const) expect(shown('sft')).toContain(key);
+    for (const key of [
+      'recipe',
+      'model',
+      'init',
+      'tasks',
+      'steps',
+      'seed',
+      'backend',
+      'batch',
+      'miniBatch',
+      'lr',
+    ] as const)
+      expect(shown('sft')).toContain(key);
   });
 
   it('names recipes by their title and says what each optimises, with its equation', () => {
@@ -84,7 +103,14 @@ describe('each recipe shows its own knobs and objective', () => {
 describe('run sizes', () => {
   it("the app's default run is the quick size: 2 prompts × K 4, 4 turns, 576 response tokens, 8 held-out tasks", () => {
     const v = validateSetup(defaults, '', { size: 'quick' });
-    expect(v.config).toMatchObject({ batchPrompts: 2, miniBatchPrompts: 1, rolloutsPerPrompt: 4, maxTurns: 4, maxResponseTokens: 576, model: { preset: 'qwen3-nano', init: 'warm-start' } });
+    expect(v.config).toMatchObject({
+      batchPrompts: 2,
+      miniBatchPrompts: 1,
+      rolloutsPerPrompt: 4,
+      maxTurns: 4,
+      maxResponseTokens: 576,
+      model: { preset: 'qwen3-nano', init: 'warm-start' },
+    });
     expect(v.config?.tasks).toMatchObject({ nTest: 8, categories: ['single_hop', 'multi_hop', 'parallel_single_hop'] });
     // An override still wins over the size.
     expect(validateSetup(defaults, '{"maxTurns": 2}', { size: 'quick' }).config?.maxTurns).toBe(2);
@@ -93,7 +119,13 @@ describe('run sizes', () => {
   it('the paper-scaled size is the config defaults, and says it needs a GPU and how much more work it is', () => {
     const values = { ...defaults, ...RUN_SIZES.paper.fields };
     const v = validateSetup(values, '', { size: 'paper' });
-    expect(v.config).toMatchObject({ batchPrompts: 8, miniBatchPrompts: 4, rolloutsPerPrompt: 8, maxTurns: 10, maxResponseTokens: 1024 });
+    expect(v.config).toMatchObject({
+      batchPrompts: 8,
+      miniBatchPrompts: 4,
+      rolloutsPerPrompt: 8,
+      maxTurns: 10,
+      maxResponseTokens: 1024,
+    });
     expect(v.config?.tasks.nTest).toBe(32);
     expect(v.config?.tasks.categories).toBeUndefined();
     // 8·8·1024 = 65,536 rollout tokens against 2·4·576 = 4,608: 14.2×

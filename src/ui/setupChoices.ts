@@ -59,7 +59,11 @@ export function listChoiceOptions(key: ChoiceKey): readonly string[] {
 }
 
 /** Option → why it cannot train with the rest of the setup (options that can are absent). */
-export function findUnavailableOptions(key: ChoiceKey, values: ChoiceValues, ctx: SetupContext = {}): Record<string, string> {
+export function findUnavailableOptions(
+  key: ChoiceKey,
+  values: ChoiceValues,
+  ctx: SetupContext = {},
+): Record<string, string> {
   if (ctx.modelFolderName && (key === 'model' || key === 'init')) return {};
   const out: Record<string, string> = {};
   for (const option of listChoiceOptions(key)) {

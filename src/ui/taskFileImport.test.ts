@@ -3,7 +3,14 @@ import { summarizeFtrlFile } from './taskFileImport';
 
 // Two hand-written FTRL-format lines (not benchmark data): one single_hop task with two
 // expected answers, one parallel_multi_hop task with one; then a line that is not JSON.
-const tool = (name: string) => ({ type: 'function', function: { name, description: `${name} tool`, parameters: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] } } });
+const tool = (name: string) => ({
+  type: 'function',
+  function: {
+    name,
+    description: `${name} tool`,
+    parameters: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] },
+  },
+});
 const line = (id: number, category: string, unsolved: Record<string, string[]>) =>
   JSON.stringify({
     messages: [{ role: 'user', content: `Question: q${id}?` }],
@@ -16,7 +23,11 @@ const line = (id: number, category: string, unsolved: Record<string, string[]>) 
 
 describe('summarizeFtrlFile', () => {
   it('counts tasks per category and sub-questions, and reports a bad line by number', () => {
-    const text = [line(1, 'single_hop', { f: ['a', 'b'] }), line(2, 'parallel_multi_hop', { g: ['c'] }), '{not json'].join('\n');
+    const text = [
+      line(1, 'single_hop', { f: ['a', 'b'] }),
+      line(2, 'parallel_multi_hop', { g: ['c'] }),
+      '{not json',
+    ].join('\n');
     const s = summarizeFtrlFile('mine.jsonl', text);
     expect(s.tasks.length).toBe(2);
     expect(s.byCategory).toEqual({ single_hop: 1, parallel_multi_hop: 1 });

@@ -29,16 +29,26 @@ export function summarizeFtrlFile(fileName: string, text: string): TaskFileSumma
     byCategory[t.category] = (byCategory[t.category] ?? 0) + 1;
     nSubQuestions += Object.values(t.unsolvedSet).reduce((s, a) => s + a.length, 0);
   }
-  return { fileName, tasks, byCategory, nSubQuestions, errors: errors.map(formatFtrlLineError), warnings: warnings.map(formatFtrlLineError) };
+  return {
+    fileName,
+    tasks,
+    byCategory,
+    nSubQuestions,
+    errors: errors.map(formatFtrlLineError),
+    warnings: warnings.map(formatFtrlLineError),
+  };
 }
 
 /** Reads a user's file, refusing what is clearly not a task file before parsing; returns its summary and text. */
 export async function readFtrlFile(file: File): Promise<{ summary: TaskFileSummary; text: string }> {
   if (file.size > MAX_TASK_FILE_BYTES) {
-    throw new Error(`${file.name} is ${(file.size / 2 ** 20).toFixed(0)} MiB; the page reads task files up to ${MAX_TASK_FILE_BYTES / 2 ** 20} MiB`);
+    throw new Error(
+      `${file.name} is ${(file.size / 2 ** 20).toFixed(0)} MiB; the page reads task files up to ${MAX_TASK_FILE_BYTES / 2 ** 20} MiB`,
+    );
   }
   const text = await file.text();
   const summary = summarizeFtrlFile(file.name, text);
-  if (summary.tasks.length === 0 && summary.errors.length === 0) throw new Error(`${file.name} is empty: expected one FTRL task (JSON object) per line`);
+  if (summary.tasks.length === 0 && summary.errors.length === 0)
+    throw new Error(`${file.name} is empty: expected one FTRL task (JSON object) per line`);
   return { summary, text };
 }

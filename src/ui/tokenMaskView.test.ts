@@ -54,7 +54,13 @@ const SMALL_TRACE: ExpertTrace = {
       observations: ['Varno'],
       prefixChunkCounts: [0, 1, 2, 3, 3], // 3 safe chunks before the leak
     },
-    { reasoning: turn1Chunks[0].text, chunks: turn1Chunks, calls: [], observations: [], prefixChunkCounts: [0, 1, 1, 1, 1] },
+    {
+      reasoning: turn1Chunks[0].text,
+      chunks: turn1Chunks,
+      calls: [],
+      observations: [],
+      prefixChunkCounts: [0, 1, 1, 1, 1],
+    },
   ],
 };
 
@@ -67,7 +73,8 @@ describe('tokenizePrivilegedTrace', () => {
 
   it('keeps every token of h* with its span tag, in order', () => {
     expect(tokens.texts.join('')).toBe(renderPrivilegedTrace(SMALL_TRACE).text);
-    const count = (kind: string, turn?: number) => tokens.tags.filter((t) => t.kind === kind && (turn === undefined || t.turn === turn)).length;
+    const count = (kind: string, turn?: number) =>
+      tokens.tags.filter((t) => t.kind === kind && (turn === undefined || t.turn === turn)).length;
     // reasoning: 6 + 4 + 6 + 5 (turn 0); the answer turn (turn 1, no call) is not in h*
     expect(count('reasoning', 0)).toBe(21);
     expect(tokens.tags.filter((t) => t.turn === 1)).toEqual([]);
@@ -110,7 +117,7 @@ describe('tokenizePrivilegedTrace', () => {
     expect(summarizeMask(tokens.tags, at.mask).z).toBeCloseTo(16 + 13 * 0.8, 12);
   });
 
-  it('Full Token A at s = 5 keeps floor(0.5·N) of each turn\'s safe reasoning + call tokens', () => {
+  it("Full Token A at s = 5 keeps floor(0.5·N) of each turn's safe reasoning + call tokens", () => {
     const at = computeMaskAtStep(tokens, 5, { kind: 'full-token' }, OPTIONS);
     expect(at.designName).toBe('full-token');
     expect(at.fullTokenFraction).toBe(0.5);

@@ -41,7 +41,13 @@ export function findSftDesignName(choice: SftDesignChoice): string | null {
   for (const name of SFT_DESIGNS.names()) {
     const d = SFT_DESIGNS.get(name);
     if (choice.kind === 'full-token' && d.kind === 'full-token') return name;
-    if (choice.kind === 'component' && d.kind === 'component' && d.reasoning === choice.reasoning && d.toolCall === choice.toolCall) return name;
+    if (
+      choice.kind === 'component' &&
+      d.kind === 'component' &&
+      d.reasoning === choice.reasoning &&
+      d.toolCall === choice.toolCall
+    )
+      return name;
   }
   return null;
 }
@@ -59,7 +65,12 @@ export interface MaskAtStep {
 }
 
 /** m(s) for the tokens at step s under the chosen design, from the core. */
-export function computeMaskAtStep(tokens: Pick<TraceTokens, 'tags' | 'prefixChunkCounts'>, step: number, choice: SftDesignChoice, options: SftScheduleOptions): MaskAtStep {
+export function computeMaskAtStep(
+  tokens: Pick<TraceTokens, 'tags' | 'prefixChunkCounts'>,
+  step: number,
+  choice: SftDesignChoice,
+  options: SftScheduleOptions,
+): MaskAtStep {
   const designName = findSftDesignName(choice);
   if (choice.kind === 'full-token') {
     const mask = buildSftMaskAtStep(tokens.tags, tokens.prefixChunkCounts, step, designName ?? 'full-token', options);
@@ -98,7 +109,8 @@ export interface MaskSummary {
 
 /** Z(s) and per-kind counts. Z is summed in token order (the same order as the core's sum). */
 export function summarizeMask(tags: readonly TokenTag[], mask: readonly number[]): MaskSummary {
-  if (tags.length !== mask.length) throw new Error(`summarizeMask: ${tags.length} tags but ${mask.length} mask weights`);
+  if (tags.length !== mask.length)
+    throw new Error(`summarizeMask: ${tags.length} tags but ${mask.length} mask weights`);
   const byKind = new Map<TokenKind, KindSummary>();
   let z = 0;
   let nSupervised = 0;
@@ -114,7 +126,12 @@ export function summarizeMask(tags: readonly TokenTag[], mask: readonly number[]
     byKind.set(tag.kind, entry);
   });
   const order = [...TRACE_KINDS, ...[...byKind.keys()].filter((k) => !TRACE_KINDS.includes(k))];
-  return { z, nTokens: tags.length, nSupervised, byKind: order.filter((k) => byKind.has(k)).map((k) => byKind.get(k)!) };
+  return {
+    z,
+    nTokens: tags.length,
+    nSupervised,
+    byKind: order.filter((k) => byKind.has(k)).map((k) => byKind.get(k)!),
+  };
 }
 
 /** Z as the panel prints it (3 decimals; the tests compare this text). */
@@ -146,10 +163,17 @@ export interface RatioRow {
 }
 
 /** The parts of the schematic row [x | h* | τ], in order, with what each carries. */
-export function describeRatioRow(row: RatioRow): { id: 'x' | 'h' | 'tau'; label: string; detail: string; carriesRatio: boolean }[] {
+export function describeRatioRow(
+  row: RatioRow,
+): { id: 'x' | 'h' | 'tau'; label: string; detail: string; carriesRatio: boolean }[] {
   return [
     { id: 'x', label: 'x', detail: `prompt · ${row.promptTokens} tokens · context`, carriesRatio: false },
     { id: 'h', label: 'h*', detail: `expert trace · ${row.traceTokens} tokens · context only`, carriesRatio: false },
-    { id: 'tau', label: 'τ_{i,k}', detail: 'prompt-only rollout · its policy tokens n ∈ M_{i,k} carry r^h', carriesRatio: true },
+    {
+      id: 'tau',
+      label: 'τ_{i,k}',
+      detail: 'prompt-only rollout · its policy tokens n ∈ M_{i,k} carry r^h',
+      carriesRatio: true,
+    },
   ];
 }

@@ -42,7 +42,12 @@ export function visiblePart(target: Box, viewHeight: number, o: PlacementOptions
  * `target`: the (visible part of the) target's box; `view`: the viewport's size; `card`: the
  * card's natural size. Returns the card's box and side.
  */
-export function placeTourCard(target: Box, view: { width: number; height: number }, card: { width: number; height: number }, o: PlacementOptions = {}): CardPlacement {
+export function placeTourCard(
+  target: Box,
+  view: { width: number; height: number },
+  card: { width: number; height: number },
+  o: PlacementOptions = {},
+): CardPlacement {
   const { gap = 12, minHeight = 150, minSideWidth = 900 } = o;
   const width = Math.min(card.width, view.width - 2 * gap);
   const fullHeight = view.height - 2 * gap;
@@ -53,8 +58,10 @@ export function placeTourCard(target: Box, view: { width: number; height: number
   if (view.width >= minSideWidth) {
     const height = Math.min(card.height, fullHeight);
     const top = clamp(target.top, gap, view.height - gap - height);
-    if (view.width - right - 2 * gap >= width) return { side: 'right', left: right + gap, top, width, height, maxHeight: fullHeight };
-    if (target.left - 2 * gap >= width) return { side: 'left', left: target.left - gap - width, top, width, height, maxHeight: fullHeight };
+    if (view.width - right - 2 * gap >= width)
+      return { side: 'right', left: right + gap, top, width, height, maxHeight: fullHeight };
+    if (target.left - 2 * gap >= width)
+      return { side: 'left', left: target.left - gap - width, top, width, height, maxHeight: fullHeight };
   }
   const left = clamp(target.left + target.width / 2 - width / 2, gap, view.width - gap - width);
   const below = view.height - bottom - 2 * gap;

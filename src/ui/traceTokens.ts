@@ -35,7 +35,10 @@ export function tokenizePrivilegedTrace(trace: ExpertTrace, tokenizer: TextToken
 
 /** The part of Qwen3Tokenizer the prompt count needs. */
 export interface ChatTokenizer extends TextTokenizer {
-  renderChat(messages: readonly { role: 'system' | 'user'; content: string }[], options: { tools?: readonly unknown[]; addGenerationPrompt?: boolean }): string;
+  renderChat(
+    messages: readonly { role: 'system' | 'user'; content: string }[],
+    options: { tools?: readonly unknown[]; addGenerationPrompt?: boolean },
+  ): string;
 }
 
 /** Token count of the prompt x the rollout environment builds for `task`. */

@@ -41,7 +41,14 @@ export function computeControls(phase: ControlPhase, isBusy: boolean, ctx: Contr
   const isStopping = ctx.pendingControl === 'stop';
   if (phase === 'saved') {
     const canResume = ctx.canResumeSaved ?? false;
-    return { canTrain: !isBusy, isResume: canResume, canPause: false, canStep: false, canStop: false, canReset: !isBusy };
+    return {
+      canTrain: !isBusy,
+      isResume: canResume,
+      canPause: false,
+      canStep: false,
+      canStop: false,
+      canReset: !isBusy,
+    };
   }
   return {
     canTrain: !isBusy && !isStopping && (phase === 'paused' || (!isActive && phase !== 'starting')),

@@ -23,18 +23,37 @@ describe('pact bench', () => {
     const c = TINY;
     const H = c.hidden_size;
     const d = c.head_dim;
-    const layer = 2 * H * (c.num_attention_heads + 2 * c.num_key_value_heads) * d + 2 * c.num_attention_heads * d * H + 6 * H * c.intermediate_size + 4 * c.num_attention_heads * d * 10;
+    const layer =
+      2 * H * (c.num_attention_heads + 2 * c.num_key_value_heads) * d +
+      2 * c.num_attention_heads * d * H +
+      6 * H * c.intermediate_size +
+      4 * c.num_attention_heads * d * 10;
     expect(countTrainFlops(c, 3, 10)).toBe(3 * 3 * 10 * (c.num_hidden_layers * layer + 2 * H * c.vocab_size));
     expect(countTrainFlops({ ...c, num_hidden_layers: 2 }, 1, 4)).toBeGreaterThan(countTrainFlops(c, 1, 4));
   });
 
   it('measures decode, the training step, the read and the LoRA step of a case', async () => {
-    const [r] = await runKernelCases([{ name: 'tiny', config: TINY, decode: { batch: 2, context: 6, newTokens: 20 }, train: { batch: 2, seq: 16, iters: 1 } }]);
+    const [r] = await runKernelCases([
+      {
+        name: 'tiny',
+        config: TINY,
+        decode: { batch: 2, context: 6, newTokens: 20 },
+        train: { batch: 2, seq: 16, iters: 1 },
+      },
+    ]);
     expect(r.name).toBe('tiny');
     // embed 32·16 = 512, lm_head (untied) 512, final norm 16; the layer: 2 norms 2·16, q 16·16 = 256,
     // k, v 2·(8·16) = 256, o 256, q_norm + k_norm 2·8, mlp 3·(32·16) = 1536 → 2352. Total 3392.
     expect(r.params).toBe(3392);
-    for (const v of [r.decode.decode_tokens_per_s, r.decode.ms_per_step_first, r.decode.ms_per_step_last, r.train.tokens_per_s, r.train.gflops, r.read.tokens_per_s, r.lora.tokens_per_s]) {
+    for (const v of [
+      r.decode.decode_tokens_per_s,
+      r.decode.ms_per_step_first,
+      r.decode.ms_per_step_last,
+      r.train.tokens_per_s,
+      r.train.gflops,
+      r.read.tokens_per_s,
+      r.lora.tokens_per_s,
+    ]) {
       expect(Number.isFinite(v) && v > 0).toBe(true);
     }
     // Training state, float32: AdamW's two moments of every weight, 2 · 3392 · 4 = 27136 bytes.
@@ -74,7 +93,16 @@ describe('pact bench', () => {
           backend: 'wasm',
           path: 'engine',
           params: 3392,
-          decode: { batch: 8, context: 1024, new_tokens: 576, prefill_s: 1, decode_s: 4, decode_tokens_per_s: 600, ms_per_step_first: 10, ms_per_step_last: 14 },
+          decode: {
+            batch: 8,
+            context: 1024,
+            new_tokens: 576,
+            prefill_s: 1,
+            decode_s: 4,
+            decode_tokens_per_s: 600,
+            ms_per_step_first: 10,
+            ms_per_step_last: 14,
+          },
           train: { batch: 8, seq: 1536, step_s: 10, tokens_per_s: 1200, flops: 1e11, gflops: 10, state_bytes: 1 << 20 },
           read: { tokens_per_s: 4800 },
           lora: { tokens_per_s: 1800, state_bytes: 1 << 18 },
@@ -86,27 +114,38 @@ describe('pact bench', () => {
         threads: 1,
         blas: { kind: 'openblas', is_reference: false },
         gemm: { n: 1024, gflops: 80 },
-        decode: [{ name: 'tiny', decode_tokens_per_s: 400, ms_per_step_first: 15, ms_per_step_last: 25, prefill_s: 0.5 }],
+        decode: [
+          { name: 'tiny', decode_tokens_per_s: 400, ms_per_step_first: 15, ms_per_step_last: 25, prefill_s: 0.5 },
+        ],
         train: [{ name: 'tiny', tokens_per_s: 2400, step_s: 5, gflops: 20, fraction_of_gemm: 0.25 }],
       },
     };
     const text = formatBenchReport(report).join('\n');
     // 600 / 400 = 1.50; 1200 / 2400 = 0.50; 10 GFLOP/s of the engine's 20 = 0.50, of PyTorch's 80 = 0.12 (0.125 rounded)
     expect(text).toContain('600.0 tok/s (1.50× PyTorch)');
-    expect(text).toContain('1200.0 tok/s (0.50× PyTorch), 10.0 GFLOP/s = 0.50 of this backend\'s matmul rate, 0.13 of the native rate');
+    expect(text).toContain(
+      "1200.0 tok/s (0.50× PyTorch), 10.0 GFLOP/s = 0.50 of this backend's matmul rate, 0.13 of the native rate",
+    );
     // a read at 4800 against a step at 1200: 0.25 of a step's time per token; LoRA 1800/1200 = 1.50
     expect(text).toContain("4800.0 tok/s, 0.25× a training step's time per token");
     expect(text).toContain('1800.0 tok/s (1.50× the full step); training state 0 MiB against 1 MiB');
-    const reference = formatBenchReport({ ...report, torch: { ...report.torch!, blas: { kind: 'reference', is_reference: true, why: 'Debian reference BLAS' } } }).join('\n');
+    const reference = formatBenchReport({
+      ...report,
+      torch: { ...report.torch!, blas: { kind: 'reference', is_reference: true, why: 'Debian reference BLAS' } },
+    }).join('\n');
     expect(reference).toContain('no ratio: PyTorch ran on a reference BLAS');
     expect(reference).not.toMatch(/× PyTorch\)/);
   });
 
   const torchPython = findTorchPython().python;
-  it.skipIf(!torchPython)('runs the real-shape PyTorch cases on a tiny config and names its BLAS', () => {
-    const result = runTorchReal(torchPython!, { tiny: TINY }, 1, 'gemm');
-    expect(result.threads).toBe(1);
-    expect(typeof result.blas.is_reference).toBe('boolean');
-    expect(result.gemm!.gflops).toBeGreaterThan(0);
-  }, 120_000);
+  it.skipIf(!torchPython)(
+    'runs the real-shape PyTorch cases on a tiny config and names its BLAS',
+    () => {
+      const result = runTorchReal(torchPython!, { tiny: TINY }, 1, 'gemm');
+      expect(result.threads).toBe(1);
+      expect(typeof result.blas.is_reference).toBe('boolean');
+      expect(result.gemm!.gflops).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });

@@ -18,7 +18,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Qwen3Config } from '../../model/qwen3/config';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
-import { runKernelCases, measureMatmulRate, BENCH_LORA, REAL_SHAPES, type KernelCaseResult, type KernelCaseSpec } from './benchKernels';
+import {
+  runKernelCases,
+  measureMatmulRate,
+  BENCH_LORA,
+  REAL_SHAPES,
+  type KernelCaseResult,
+  type KernelCaseSpec,
+} from './benchKernels';
 import { runStepBench, type StepBenchResult } from './benchStep';
 import { prepareTfjs, resolveThreads } from './score';
 import { findTorchPython } from '../../model/torchPython';
@@ -52,7 +59,13 @@ export interface TorchReal {
   threads: number;
   blas: { kind: string; is_reference: boolean; why?: string; gemm_gflops?: number; library?: string };
   gemm?: { n: number; gflops: number };
-  decode?: { name: string; decode_tokens_per_s: number; ms_per_step_first: number; ms_per_step_last: number; prefill_s: number }[];
+  decode?: {
+    name: string;
+    decode_tokens_per_s: number;
+    ms_per_step_first: number;
+    ms_per_step_last: number;
+    prefill_s: number;
+  }[];
   train?: { name: string; tokens_per_s: number; step_s: number; gflops: number; fraction_of_gemm: number }[];
 }
 
@@ -72,13 +85,32 @@ export interface BenchReport {
 }
 
 /** Runs scripts/reference/bench_torch.py --real on the presets' configs. */
-export function runTorchReal(python: string, configs: Record<string, Qwen3Config>, threads: number, cases = 'gemm,decode,train'): TorchReal {
+export function runTorchReal(
+  python: string,
+  configs: Record<string, Qwen3Config>,
+  threads: number,
+  cases = 'gemm,decode,train',
+): TorchReal {
   const script = path.join(REPO_ROOT, 'scripts/reference/bench_torch.py');
   const { decode, train } = REAL_SHAPES;
-  const args = [script, '--real', '--threads', String(threads), '--cases', cases, '--decode', `${decode.batch}x${decode.context}+${decode.newTokens}`, '--train', `${train.batch}x${train.seq}`];
+  const args = [
+    script,
+    '--real',
+    '--threads',
+    String(threads),
+    '--cases',
+    cases,
+    '--decode',
+    `${decode.batch}x${decode.context}+${decode.newTokens}`,
+    '--train',
+    `${train.batch}x${train.seq}`,
+  ];
   for (const [name, c] of Object.entries(configs)) args.push('--config', `${name}=${JSON.stringify(c)}`);
   const r = spawnSync(python, args, { encoding: 'utf8', maxBuffer: 16 << 20 });
-  if (r.status !== 0) throw new Error(`bench_torch.py failed (exit ${r.status}): ${(r.stderr ?? '').trim().split('\n').slice(-3).join(' | ')}`);
+  if (r.status !== 0)
+    throw new Error(
+      `bench_torch.py failed (exit ${r.status}): ${(r.stderr ?? '').trim().split('\n').slice(-3).join(' | ')}`,
+    );
   return JSON.parse(r.stdout) as TorchReal;
 }
 
@@ -96,17 +128,28 @@ function ratio(ours: number, ref: number | undefined, torch: TorchReal | undefin
 export function formatBenchReport(report: BenchReport): string[] {
   const out: string[] = [];
   const t = report.torch;
-  out.push(`pact bench, ${report.date}: ${report.cpu}, ${report.cores} cores, Node ${report.node}, engine threads ${report.threads ?? 1}`);
-  if (t) out.push(`PyTorch ${t.torch}, ${t.threads} thread(s), BLAS ${t.blas.kind}${t.blas.library ? ` (${t.blas.library})` : ''}${t.blas.is_reference ? ` — a reference BLAS (${t.blas.why ?? ''}): no ratios` : ''}`);
+  out.push(
+    `pact bench, ${report.date}: ${report.cpu}, ${report.cores} cores, Node ${report.node}, engine threads ${report.threads ?? 1}`,
+  );
+  if (t)
+    out.push(
+      `PyTorch ${t.torch}, ${t.threads} thread(s), BLAS ${t.blas.kind}${t.blas.library ? ` (${t.blas.library})` : ''}${t.blas.is_reference ? ` — a reference BLAS (${t.blas.why ?? ''}): no ratios` : ''}`,
+    );
   else out.push(`PyTorch not run: ${report.torchSkipped}`);
   out.push('', 'Dense 1024³ float32 matmul, GFLOP/s (the engine on one thread; tfjs and PyTorch on their threads):');
-  for (const [backend, m] of Object.entries(report.matmul)) out.push(`  ${backend}: engine ${fmt(m.engine)}, tfjs ${fmt(m.tfjs)}${t?.gemm ? `; PyTorch ${fmt(t.gemm.gflops)} (native)` : ''}`);
+  for (const [backend, m] of Object.entries(report.matmul))
+    out.push(
+      `  ${backend}: engine ${fmt(m.engine)}, tfjs ${fmt(m.tfjs)}${t?.gemm ? `; PyTorch ${fmt(t.gemm.gflops)} (native)` : ''}`,
+    );
   for (const k of report.kernels) {
     const td = t?.decode?.find((d) => d.name === k.name);
     const tt = t?.train?.find((d) => d.name === k.name);
     const own = report.matmul[k.backend]?.[k.path === 'engine' ? 'engine' : 'tfjs'];
     const d = k.decode;
-    out.push('', `${k.name} (${(k.params / 1e6).toFixed(2)}M parameters), ${k.backend}, ${k.path === 'engine' ? 'CPU engine' : 'tfjs graph'}:`);
+    out.push(
+      '',
+      `${k.name} (${(k.params / 1e6).toFixed(2)}M parameters), ${k.backend}, ${k.path === 'engine' ? 'CPU engine' : 'tfjs graph'}:`,
+    );
     out.push(
       `  decode, batch ${d.batch}, ${d.new_tokens} new after ${d.context}: ${fmt(d.decode_tokens_per_s)} tok/s${ratio(d.decode_tokens_per_s, td?.decode_tokens_per_s, t)}; ` +
         `${fmt(d.ms_per_step_first, 2)} → ${fmt(d.ms_per_step_last, 2)} ms/step first → last 16${td ? ` (PyTorch ${fmt(td.decode_tokens_per_s)} tok/s, ${fmt(td.ms_per_step_first, 2)} → ${fmt(td.ms_per_step_last, 2)})` : ''}; prefill ${fmt(d.prefill_s, 2)} s`,
@@ -116,12 +159,18 @@ export function formatBenchReport(report: BenchReport): string[] {
       `  train step ${tr.batch} × ${tr.seq}: ${fmt(tr.tokens_per_s)} tok/s${ratio(tr.tokens_per_s, tt?.tokens_per_s, t)}, ${fmt(tr.gflops)} GFLOP/s = ${fmt(own ? tr.gflops / own : NaN, 2)} of this backend's matmul rate` +
         `${t?.gemm ? `, ${fmt(tr.gflops / t.gemm.gflops, 2)} of the native rate` : ''}${tt ? ` (PyTorch ${fmt(tt.tokens_per_s)} tok/s, ${fmt(tt.gflops)} GFLOP/s)` : ''}`,
     );
-    out.push(`  log-prob read (no gradient), same batch: ${fmt(k.read.tokens_per_s)} tok/s, ${fmt(tr.tokens_per_s / k.read.tokens_per_s, 2)}× a training step's time per token`);
+    out.push(
+      `  log-prob read (no gradient), same batch: ${fmt(k.read.tokens_per_s)} tok/s, ${fmt(tr.tokens_per_s / k.read.tokens_per_s, 2)}× a training step's time per token`,
+    );
     out.push(
       `  LoRA (rank ${BENCH_LORA.rank}, α ${BENCH_LORA.alpha}, ${BENCH_LORA.targetModules.join(' and ')}): ${fmt(k.lora.tokens_per_s)} tok/s (${fmt(k.lora.tokens_per_s / tr.tokens_per_s, 2)}× the full step); training state ${mib(k.lora.state_bytes)} against ${mib(tr.state_bytes)}`,
     );
   }
-  if (report.steps.length > 0) out.push('', 'Whole steps (seconds wall; phases from the trainer; rollouts split into prefill, decode and tool calls):');
+  if (report.steps.length > 0)
+    out.push(
+      '',
+      'Whole steps (seconds wall; phases from the trainer; rollouts split into prefill, decode and tool calls):',
+    );
   for (const s of report.steps) {
     const r = s.rollouts;
     out.push(
@@ -133,8 +182,13 @@ export function formatBenchReport(report: BenchReport): string[] {
   }
   const pairs = report.steps.filter((s) => s.path === 'graph');
   for (const g of pairs) {
-    const e = report.steps.find((s) => s.path === 'engine' && s.file === g.file && s.step === g.step && s.backend === g.backend);
-    if (e) out.push(`  ${path.basename(g.file)} step ${g.step}: the engine step takes ${fmt(g.seconds / e.seconds)}× less time than the graph's (${fmt(g.cpu_seconds / e.cpu_seconds)}× less CPU)`);
+    const e = report.steps.find(
+      (s) => s.path === 'engine' && s.file === g.file && s.step === g.step && s.backend === g.backend,
+    );
+    if (e)
+      out.push(
+        `  ${path.basename(g.file)} step ${g.step}: the engine step takes ${fmt(g.seconds / e.seconds)}× less time than the graph's (${fmt(g.cpu_seconds / e.cpu_seconds)}× less CPU)`,
+      );
   }
   return out;
 }
@@ -159,14 +213,36 @@ registerCommand({
     const steps = int('steps', '1');
     const engineThreads = resolveThreads(str('threads', '') || undefined, 1);
     const threads = int('torch-threads', String(engineThreads));
-    const backends = str('backends', 'wasm').split(',').map((b) => b.trim());
-    const files = flags['no-steps'] === true ? [] : str('step', 'experiments/pact-nano-short.json,experiments/table1.json').split(',').map((f) => f.trim());
+    const backends = str('backends', 'wasm')
+      .split(',')
+      .map((b) => b.trim());
+    const files =
+      flags['no-steps'] === true
+        ? []
+        : str('step', 'experiments/pact-nano-short.json,experiments/table1.json')
+            .split(',')
+            .map((f) => f.trim());
     const { getQwen3Preset } = await import('../../model/qwen3/config');
     const presets: Record<string, Qwen3Config> = {};
-    if (flags['no-kernels'] !== true) for (const name of str('presets', 'qwen3-nano').split(',')) presets[name.trim()] = getQwen3Preset(name.trim());
-    const specs: KernelCaseSpec[] = Object.entries(presets).map(([name, config]) => ({ name, config, decode: REAL_SHAPES.decode, train: { ...REAL_SHAPES.train, iters } }));
+    if (flags['no-kernels'] !== true)
+      for (const name of str('presets', 'qwen3-nano').split(',')) presets[name.trim()] = getQwen3Preset(name.trim());
+    const specs: KernelCaseSpec[] = Object.entries(presets).map(([name, config]) => ({
+      name,
+      config,
+      decode: REAL_SHAPES.decode,
+      train: { ...REAL_SHAPES.train, iters },
+    }));
 
-    const report: BenchReport = { date: new Date().toISOString(), threads: engineThreads, node: process.version, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, matmul: {}, kernels: [], steps: [] };
+    const report: BenchReport = {
+      date: new Date().toISOString(),
+      threads: engineThreads,
+      node: process.version,
+      cpu: os.cpus()[0]?.model ?? 'unknown',
+      cores: os.cpus().length,
+      matmul: {},
+      kernels: [],
+      steps: [],
+    };
     for (const backend of backends) {
       const sel = await prepareTfjs(backend, { threads: engineThreads });
       const { setEngineEnabled } = await import('../../model/qwen3/engineBridge'); // after prepareTfjs: it loads tfjs
@@ -179,9 +255,23 @@ registerCommand({
       for (const useEngine of flags.graph === true ? [true, false] : [true]) {
         setEngineEnabled(useEngine);
         // The graph's training case at 8 × 1,536 holds [8, heads, T, T] per layer: past the wasm heap.
-        if (specs.length > 0 && useEngine) report.kernels.push(...(await runKernelCases(specs)).map((k) => ({ ...k, backend, path: useEngine ? ('engine' as const) : ('graph' as const) })));
+        if (specs.length > 0 && useEngine)
+          report.kernels.push(
+            ...(await runKernelCases(specs)).map((k) => ({
+              ...k,
+              backend,
+              path: useEngine ? ('engine' as const) : ('graph' as const),
+            })),
+          );
         for (const file of files) {
-          report.steps.push(...(await runStepBench(path.resolve(REPO_ROOT, file), { run: str('run', '') || undefined, steps, useEngine, log: io.err })));
+          report.steps.push(
+            ...(await runStepBench(path.resolve(REPO_ROOT, file), {
+              run: str('run', '') || undefined,
+              steps,
+              useEngine,
+              log: io.err,
+            })),
+          );
         }
       }
       setEngineEnabled(true);

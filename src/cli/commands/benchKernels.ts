@@ -20,8 +20,25 @@ export interface KernelCaseSpec {
 export interface KernelCaseResult {
   name: string;
   params: number;
-  decode: { batch: number; context: number; new_tokens: number; prefill_s: number; decode_s: number; decode_tokens_per_s: number; ms_per_step_first: number; ms_per_step_last: number };
-  train: { batch: number; seq: number; step_s: number; tokens_per_s: number; flops: number; gflops: number; state_bytes: number };
+  decode: {
+    batch: number;
+    context: number;
+    new_tokens: number;
+    prefill_s: number;
+    decode_s: number;
+    decode_tokens_per_s: number;
+    ms_per_step_first: number;
+    ms_per_step_last: number;
+  };
+  train: {
+    batch: number;
+    seq: number;
+    step_s: number;
+    tokens_per_s: number;
+    flops: number;
+    gflops: number;
+    state_bytes: number;
+  };
   /** A no-gradient log-prob read of the same batch (π_old, π_ref). */
   read: { tokens_per_s: number };
   /** The training step with LoRA (rank 8, α 16, q and v) on the frozen base. */
@@ -97,7 +114,8 @@ export async function measureMatmulRate(n = 1024): Promise<{ engine?: number; tf
 export async function runKernelCases(specs: readonly KernelCaseSpec[]): Promise<KernelCaseResult[]> {
   const tf = await import('../../model/qwen3/tf');
   const { Qwen3Model } = await import('../../model/qwen3/index');
-  const { AdamW, createLora, disposeLora, setParamsTrainable, trainStep } = await import('../../model/qwen3/train/index');
+  const { AdamW, createLora, disposeLora, setParamsTrainable, trainStep } =
+    await import('../../model/qwen3/train/index');
   const out: KernelCaseResult[] = [];
   for (const spec of specs) {
     const c = spec.config;
@@ -116,7 +134,10 @@ export async function runKernelCases(specs: readonly KernelCaseSpec[]): Promise<
         rng = (Math.imul(rng, 1664525) + 1013904223) >>> 0;
         return rng / 2 ** 32;
       };
-      await model.generate(prompts.map((p) => p.slice(0, 32)), { maxNewTokens: 4, temperature: 1, random }); // warm-up
+      await model.generate(
+        prompts.map((p) => p.slice(0, 32)),
+        { maxNewTokens: 4, temperature: 1, random },
+      ); // warm-up
       stamps.length = 0;
       draws = 0;
       const t0 = performance.now();
@@ -175,7 +196,15 @@ export async function runKernelCases(specs: readonly KernelCaseSpec[]): Promise<
           ms_per_step_first: avg(steps.slice(0, 16)),
           ms_per_step_last: avg(steps.slice(-16)),
         },
-        train: { batch: B, seq: T, step_s: full.seconds, tokens_per_s: (B * T) / full.seconds, flops, gflops: flops / full.seconds / 1e9, state_bytes: full.bytes },
+        train: {
+          batch: B,
+          seq: T,
+          step_s: full.seconds,
+          tokens_per_s: (B * T) / full.seconds,
+          flops,
+          gflops: flops / full.seconds / 1e9,
+          state_bytes: full.bytes,
+        },
         read: { tokens_per_s: (B * T) / readS },
         lora: { tokens_per_s: (B * T) / withLora.seconds, state_bytes: adapterBytes + withLora.bytes },
       });

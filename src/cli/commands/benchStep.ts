@@ -20,7 +20,14 @@ export interface StepBenchResult {
   cpu_seconds: number;
   phases: { rollouts_s: number; logprobs_s: number; update_s: number };
   /** Inside the rollouts (engine path only for prefill/decode). */
-  rollouts: { prefill_s?: number; prefill_tokens?: number; decode_s?: number; decode_tokens?: number; tool_s: number; tool_calls: number };
+  rollouts: {
+    prefill_s?: number;
+    prefill_tokens?: number;
+    decode_s?: number;
+    decode_tokens?: number;
+    tool_s: number;
+    tool_calls: number;
+  };
   /** Generated tokens, and every rollout token (prompt + response), of the step. */
   tokens: { generated: number; rollout: number };
   generated_tokens_per_s: number;
@@ -56,7 +63,10 @@ export async function runStepBench(file: string, options: StepBenchOptions): Pro
   });
   const wanted = options.run ?? (exp.runs.some((r) => r.name === 'pact') ? 'pact' : exp.runs[0].name);
   const run = exp.runs.find((r) => r.name === wanted || r.id === wanted);
-  if (!run) throw new Error(`bench --step: ${file} has no run "${wanted}"; runs: ${[...new Set(exp.runs.map((r) => r.name))].join(', ')}`);
+  if (!run)
+    throw new Error(
+      `bench --step: ${file} has no run "${wanted}"; runs: ${[...new Set(exp.runs.map((r) => r.name))].join(', ')}`,
+    );
   const config = { ...run.config, steps: Math.max(run.config.steps, steps) };
   const was = getEngineEnabled();
   setEngineEnabled(options.useEngine);
@@ -105,7 +115,11 @@ export async function runStepBench(file: string, options: StepBenchOptions): Pro
         step: m.step,
         seconds,
         cpu_seconds: (cpu.user + cpu.system) / 1e6,
-        phases: { rollouts_s: Number(m['time/rollouts_s']), logprobs_s: Number(m['time/logprobs_s']), update_s: Number(m['time/update_s']) },
+        phases: {
+          rollouts_s: Number(m['time/rollouts_s']),
+          logprobs_s: Number(m['time/logprobs_s']),
+          update_s: Number(m['time/update_s']),
+        },
         rollouts: {
           prefill_s: st ? st.prefillMs / 1000 : undefined,
           prefill_tokens: st?.prefillTokens,
@@ -125,7 +139,9 @@ export async function runStepBench(file: string, options: StepBenchOptions): Pro
         },
         metrics: { reward: m.reward, loss: m.loss, kl: m.kl },
       });
-      options.log?.(`  ${path.basename(file)} ${run.id} step ${m.step} (${options.useEngine ? 'engine' : 'tfjs graph'}): ${seconds.toFixed(1)} s`);
+      options.log?.(
+        `  ${path.basename(file)} ${run.id} step ${m.step} (${options.useEngine ? 'engine' : 'tfjs graph'}): ${seconds.toFixed(1)} s`,
+      );
     }
     trainer.dispose();
     model.dispose();

@@ -10,7 +10,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { comparePaired, formatPairedTable, parseStepBlocks, runningDifference, type PairedSeries, type StepBlock } from '../../experiments/paired';
+import {
+  comparePaired,
+  formatPairedTable,
+  parseStepBlocks,
+  runningDifference,
+  type PairedSeries,
+  type StepBlock,
+} from '../../experiments/paired';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
 import { type ChartSeries, type LineChartSpec } from '../svgChart';
 import { metricPoints, parseMetricsJsonl, writeChartFiles } from './plot';
@@ -50,12 +57,16 @@ async function loadSeries(file: string, metric: string): Promise<LoadedSeries> {
  * The chart of --plot: each pair's running mean of d_t (with two or more pairs), the one
  * over every pair with its ± standard error band, and 0 (no difference) across the steps.
  */
-export function buildRunningDifferenceChart(pairs: readonly PairedSeries[], names: { metric: string; run: string; control: string }): LineChartSpec {
+export function buildRunningDifferenceChart(
+  pairs: readonly PairedSeries[],
+  names: { metric: string; run: string; control: string },
+): LineChartSpec {
   const all = runningDifference(pairs);
   if (all.length === 0) throw new Error('--plot: no step is in both series');
   const series: ChartSeries[] = [];
   if (pairs.length > 1) {
-    for (const p of pairs) series.push({ name: p.label, points: runningDifference([p]).map((r) => [r.step, r.mean] as const) });
+    for (const p of pairs)
+      series.push({ name: p.label, points: runningDifference([p]).map((r) => [r.step, r.mean] as const) });
   }
   const pooled = pairs.length > 1 ? `all ${pairs.length} pairs` : pairs[0].label;
   series.push({
@@ -63,7 +74,13 @@ export function buildRunningDifferenceChart(pairs: readonly PairedSeries[], name
     points: all.map((r) => [r.step, r.mean] as const),
     band: all.filter((r) => Number.isFinite(r.se)).map((r) => [r.step, r.mean - r.se, r.mean + r.se] as const),
   });
-  series.push({ name: 'no difference', points: [[all[0].step, 0], [all[all.length - 1].step, 0]] });
+  series.push({
+    name: 'no difference',
+    points: [
+      [all[0].step, 0],
+      [all[all.length - 1].step, 0],
+    ],
+  });
   return {
     title: `${names.run} − ${names.control}: ${names.metric}, running paired mean`,
     subtitle: `mean of ${names.run} − ${names.control} on the same prompts over every step up to t; last point: ${all[all.length - 1].mean.toFixed(3)} ± ${all[all.length - 1].se.toFixed(3)} (n = ${all[all.length - 1].n})`,
@@ -89,12 +106,16 @@ async function runCompare(args: string[], io: CliIO): Promise<number> {
   const runFiles = flags.run.split(',');
   const controlFiles = flags.control.split(',');
   if (runFiles.length !== controlFiles.length) {
-    throw new Error(`--run has ${runFiles.length} file(s) but --control has ${controlFiles.length}; give one control per run, in the same order`);
+    throw new Error(
+      `--run has ${runFiles.length} file(s) but --control has ${controlFiles.length}; give one control per run, in the same order`,
+    );
   }
   const metric = typeof flags.metric === 'string' ? flags.metric : 'reward';
   const digits = flags.digits === undefined ? 3 : Number(flags.digits);
-  if (!Number.isInteger(digits) || digits < 0 || digits > 10) throw new Error(`--digits must be an integer 0–10, got "${String(flags.digits)}"`);
-  if (flags.plot !== undefined && (typeof flags.plot !== 'string' || !flags.plot.endsWith('.png'))) throw new Error(`--plot must end in .png, got "${String(flags.plot)}"`);
+  if (!Number.isInteger(digits) || digits < 0 || digits > 10)
+    throw new Error(`--digits must be an integer 0–10, got "${String(flags.digits)}"`);
+  if (flags.plot !== undefined && (typeof flags.plot !== 'string' || !flags.plot.endsWith('.png')))
+    throw new Error(`--plot must end in .png, got "${String(flags.plot)}"`);
   const pairs: PairedSeries[] = [];
   let names = { run: 'run', control: 'control' };
   for (let i = 0; i < runFiles.length; i++) {
@@ -111,10 +132,13 @@ async function runCompare(args: string[], io: CliIO): Promise<number> {
   }
   const rows = comparePaired(pairs, blocks);
   const empty = rows.filter((r) => r.n === 0).map((r) => `${r.label} (steps ${r.block.from}–${r.block.to})`);
-  if (empty.length === rows.length) throw new Error(`no step is in both series within --blocks; check the files and ranges`);
+  if (empty.length === rows.length)
+    throw new Error(`no step is in both series within --blocks; check the files and ranges`);
   io.out(formatPairedTable(rows, { metric, ...names }, digits));
   io.out('');
-  io.out(`± is the standard error over the steps of each row (sample sd / √n).${empty.length ? ` No paired steps: ${empty.join(', ')}.` : ''}`);
+  io.out(
+    `± is the standard error over the steps of each row (sample sd / √n).${empty.length ? ` No paired steps: ${empty.join(', ')}.` : ''}`,
+  );
   if (typeof flags.plot === 'string') {
     const svgPath = await writeChartFiles(buildRunningDifferenceChart(pairs, { metric, ...names }), flags.plot);
     io.out(`wrote ${svgPath} and ${flags.plot}`);
@@ -122,4 +146,9 @@ async function runCompare(args: string[], io: CliIO): Promise<number> {
   return 0;
 }
 
-registerCommand({ name: 'compare', summary: 'paired comparison of runs against controls on the same prompts (Markdown table)', usage: USAGE, run: runCompare });
+registerCommand({
+  name: 'compare',
+  summary: 'paired comparison of runs against controls on the same prompts (Markdown table)',
+  usage: USAGE,
+  run: runCompare,
+});

@@ -11,7 +11,10 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const dataDir = path.resolve(repoRoot, process.env.PACT_DATA_DIR ?? '../shared/data');
 const ftrlTest = path.join(dataDir, 'ftrl', 'test.jsonl');
 const hasData = existsSync(ftrlTest);
-if (!hasData) console.warn(`evalFtrl.test: shared data missing at ${ftrlTest} (set PACT_DATA_DIR); the FTRL file tests are skipped`);
+if (!hasData)
+  console.warn(
+    `evalFtrl.test: shared data missing at ${ftrlTest} (set PACT_DATA_DIR); the FTRL file tests are skipped`,
+  );
 
 function captureIO() {
   const out: string[] = [];
@@ -29,7 +32,13 @@ const predictionLines = [
   // task 0: 1 call solves 1 of 1 → P 1, R 1, F1 2·1/(1+1) = 1
   JSON.stringify({ index: 0, calls: [{ name: 'historical_event_finder', output: 'The leak happened on 2007-11-7.' }] }),
   // task 1: 2 calls solve 0 of 1 → P 0, R 0, F1 0
-  JSON.stringify({ index: 1, calls: [{ name: 'political_successor_finder', output: 'unknown' }, { name: 'other', output: 'x' }] }),
+  JSON.stringify({
+    index: 1,
+    calls: [
+      { name: 'political_successor_finder', output: 'unknown' },
+      { name: 'other', output: 'x' },
+    ],
+  }),
   // task 50: 4 calls solve 3 of 6 (the second Salmon call finds nothing left) → P 3/4, R 3/6, F1 2·3/(4+6) = 0.6
   JSON.stringify({
     index: 50,
@@ -74,8 +83,20 @@ describe.skipIf(!hasData)('pact eval-ftrl on ../shared/data/ftrl/test.jsonl', ()
     const report = JSON.parse(out.join('\n'));
     const byName = Object.fromEntries(report.categories.map((c: { category: string }) => [c.category, c]));
     expect(Object.keys(byName)).toEqual(['self/multi_hop', 'self/parallel_single_hop', 'self/single_hop']);
-    expect(byName['self/single_hop']).toEqual({ category: 'self/single_hop', tasks: 2, solveR: 0.5, solveP: 0.5, solveF1: 0.5 });
-    expect(byName['self/multi_hop']).toEqual({ category: 'self/multi_hop', tasks: 1, solveR: 0.5, solveP: 0.75, solveF1: 0.6 });
+    expect(byName['self/single_hop']).toEqual({
+      category: 'self/single_hop',
+      tasks: 2,
+      solveR: 0.5,
+      solveP: 0.5,
+      solveF1: 0.5,
+    });
+    expect(byName['self/multi_hop']).toEqual({
+      category: 'self/multi_hop',
+      tasks: 1,
+      solveR: 0.5,
+      solveP: 0.75,
+      solveF1: 0.6,
+    });
     expect(byName['self/parallel_single_hop'].solveP).toBe(1);
     expect(byName['self/parallel_single_hop'].solveF1).toBeCloseTo(2 / 3, 12);
     expect(report.overall.tasks).toBe(4);
@@ -102,7 +123,9 @@ describe.skipIf(!hasData)('pact eval-ftrl on ../shared/data/ftrl/test.jsonl', ()
 
   it('--missing-as-empty scores the other 196 tasks as making no calls (P 1, R 0, F1 0 each)', async () => {
     const { io, out } = captureIO();
-    expect(await main(['eval-ftrl', '--tasks', ftrlTest, '--predictions', predictions, '--json', '--missing-as-empty'], io)).toBe(0);
+    expect(
+      await main(['eval-ftrl', '--tasks', ftrlTest, '--predictions', predictions, '--json', '--missing-as-empty'], io),
+    ).toBe(0);
     const { overall } = JSON.parse(out.join('\n'));
     // P (2.75 + 196)/200 = 0.99375; R 2/200 = 0.01; F1 (1 + 0.6 + 2/3)/200
     expect(overall.tasks).toBe(200);
@@ -134,7 +157,17 @@ describe('pact eval-ftrl on small hand-made files', () => {
       ].join('\n'),
     );
     // t1: 3 calls solve 2 of 2 → P 2/3, R 1, F1 2·2/(3+2) = 0.8
-    await writeFile(preds, JSON.stringify({ id: 't1', calls: [{ name: 'f', output: 'b' }, { name: 'f', output: 'x' }, { name: 'f', output: 'a' }] }) + '\n');
+    await writeFile(
+      preds,
+      JSON.stringify({
+        id: 't1',
+        calls: [
+          { name: 'f', output: 'b' },
+          { name: 'f', output: 'x' },
+          { name: 'f', output: 'a' },
+        ],
+      }) + '\n',
+    );
     const { io, out, err } = captureIO();
     expect(await main(['eval-ftrl', '--tasks', tasks, '--predictions', preds, '--json'], io)).toBe(0);
     const report = JSON.parse(out.join('\n'));
@@ -153,11 +186,16 @@ describe('pact eval-ftrl on small hand-made files', () => {
 
   it('names a missing file and a missing flag', async () => {
     const a = captureIO();
-    expect(await main(['eval-ftrl', '--tasks', path.join(dir, 'nope.jsonl'), '--predictions', path.join(dir, 'nope2.jsonl')], a.io)).toBe(2);
+    expect(
+      await main(
+        ['eval-ftrl', '--tasks', path.join(dir, 'nope.jsonl'), '--predictions', path.join(dir, 'nope2.jsonl')],
+        a.io,
+      ),
+    ).toBe(2);
     expect(a.err.join('\n')).toMatch(/cannot read --tasks .*nope\.jsonl: ENOENT/);
     const b = captureIO();
     expect(await main(['eval-ftrl', '--tasks', 'x.jsonl'], b.io)).toBe(2);
-    expect(b.err.join("\n")).toMatch(/needs --tasks FILE.jsonl and either --predictions FILE.jsonl or --model DIR/);
+    expect(b.err.join('\n')).toMatch(/needs --tasks FILE.jsonl and either --predictions FILE.jsonl or --model DIR/);
   });
 
   it('is listed in pact --help', async () => {

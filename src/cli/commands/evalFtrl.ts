@@ -17,7 +17,15 @@ import { evaluateFtrl, formatFtrlTable } from '../../envs/ftrl/ftrlScore';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
 
 // The scoring itself is shared with the browser (the trainer worker's eval-ftrl request).
-export { evaluateFtrl, formatFtrlTable, parseFtrlTask, type CategoryScore, type EvalFtrlReport, type FtrlTask, type LineProblem } from '../../envs/ftrl/ftrlScore';
+export {
+  evaluateFtrl,
+  formatFtrlTable,
+  parseFtrlTask,
+  type CategoryScore,
+  type EvalFtrlReport,
+  type FtrlTask,
+  type LineProblem,
+} from '../../envs/ftrl/ftrlScore';
 
 const USAGE = `usage: pact eval-ftrl --tasks FILE.jsonl --predictions FILE.jsonl [--json] [--missing-as-empty]
        pact eval-ftrl --tasks FILE.jsonl --model DIR [--per-category N] [--max-turns 6]
@@ -55,10 +63,15 @@ async function readInput(path: string, flag: string): Promise<string> {
   }
 }
 
-function readPositiveInt(flags: Record<string, string | boolean>, name: string, fallback: number | undefined): number | undefined {
+function readPositiveInt(
+  flags: Record<string, string | boolean>,
+  name: string,
+  fallback: number | undefined,
+): number | undefined {
   const v = flags[name];
   if (v === undefined) return fallback;
-  if (typeof v !== 'string' || !/^[1-9]\d*$/.test(v)) throw new Error(`--${name} must be a positive integer, got "${String(v)}"`);
+  if (typeof v !== 'string' || !/^[1-9]\d*$/.test(v))
+    throw new Error(`--${name} must be a positive integer, got "${String(v)}"`);
   return Number(v);
 }
 
@@ -79,11 +92,29 @@ async function runPolicyMode(flags: Record<string, string | boolean>, io: CliIO)
     },
     io,
   );
-  if (typeof flags['write-predictions'] === 'string') await writePredictions(flags['write-predictions'], result.predictions);
+  if (typeof flags['write-predictions'] === 'string')
+    await writePredictions(flags['write-predictions'], result.predictions);
   const { report } = result;
-  if (flags.json === true) io.out(JSON.stringify({ ...report, model: flags.model, backend: result.backend, selected: result.selected, promptTooLong: result.promptTooLong, rows: result.summary.rows, toolCalls: result.summary.toolCalls }, null, 2));
+  if (flags.json === true)
+    io.out(
+      JSON.stringify(
+        {
+          ...report,
+          model: flags.model,
+          backend: result.backend,
+          selected: result.selected,
+          promptTooLong: result.promptTooLong,
+          rows: result.summary.rows,
+          toolCalls: result.summary.toolCalls,
+        },
+        null,
+        2,
+      ),
+    );
   else {
-    io.out(`policy ${flags.model} on ${result.selected} FTRL tasks (${result.promptTooLong} over the prompt window, scored as no calls), greedy, ${result.backend}`);
+    io.out(
+      `policy ${flags.model} on ${result.selected} FTRL tasks (${result.promptTooLong} over the prompt window, scored as no calls), greedy, ${result.backend}`,
+    );
     for (const line of formatFtrlTable(report)) io.out(line);
   }
   return report.overall.tasks === 0 ? 1 : 0;
@@ -92,7 +123,8 @@ async function runPolicyMode(flags: Record<string, string | boolean>, io: CliIO)
 /** `--config experiments/ftrl-eval.json`: an evaluation experiment file (also `pact train --config`). */
 async function runConfigMode(flags: Record<string, string | boolean>, io: CliIO): Promise<number> {
   for (const other of ['predictions', 'model', 'per-category', 'max-turns', 'max-response-tokens', 'tool-timeout-ms']) {
-    if (flags[other] !== undefined) throw new Error(`--${other} cannot be given with --config: the experiment file sets it`);
+    if (flags[other] !== undefined)
+      throw new Error(`--${other} cannot be given with --config: the experiment file sets it`);
   }
   const configPath = flags.config as string;
   let json: unknown;
@@ -104,19 +136,43 @@ async function runConfigMode(flags: Record<string, string | boolean>, io: CliIO)
   const backend = (flags.backend ?? 'wasm') as string;
   if (backend !== 'wasm' && backend !== 'cpu') throw new Error(`--backend must be wasm or cpu, got "${backend}"`);
   const { runFtrlEvalConfig } = await import('./evalFtrlPolicy');
-  return runFtrlEvalConfig(configPath, json, { tasks: flags.tasks as string | undefined, isSmoke: flags.smoke === true, outDir: flags.out as string | undefined, backend }, io);
+  return runFtrlEvalConfig(
+    configPath,
+    json,
+    {
+      tasks: flags.tasks as string | undefined,
+      isSmoke: flags.smoke === true,
+      outDir: flags.out as string | undefined,
+      backend,
+    },
+    io,
+  );
 }
 
 async function runEvalFtrl(args: string[], io: CliIO): Promise<number> {
   const { flags, positional } = parseFlags(args, {
-    values: ['tasks', 'predictions', 'model', 'per-category', 'max-turns', 'max-response-tokens', 'backend', 'tool-timeout-ms', 'write-predictions', 'config', 'out'],
+    values: [
+      'tasks',
+      'predictions',
+      'model',
+      'per-category',
+      'max-turns',
+      'max-response-tokens',
+      'backend',
+      'tool-timeout-ms',
+      'write-predictions',
+      'config',
+      'out',
+    ],
     booleans: ['json', 'missing-as-empty', 'smoke'],
   });
   if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"; see pact eval-ftrl --help`);
   if (typeof flags.config === 'string') return runConfigMode(flags, io);
   if (typeof flags.tasks === 'string' && typeof flags.model === 'string') return runPolicyMode(flags, io);
   if (typeof flags.tasks !== 'string' || typeof flags.predictions !== 'string') {
-    throw new Error('needs --tasks FILE.jsonl and either --predictions FILE.jsonl or --model DIR; see pact eval-ftrl --help');
+    throw new Error(
+      'needs --tasks FILE.jsonl and either --predictions FILE.jsonl or --model DIR; see pact eval-ftrl --help',
+    );
   }
   // One after the other, so that when both are missing the error always names --tasks first.
   const tasksText = await readInput(flags.tasks, 'tasks');
@@ -125,7 +181,9 @@ async function runEvalFtrl(args: string[], io: CliIO): Promise<number> {
 
   for (const p of report.problems) io.err(`${p.file} line ${p.line}: ${p.message} (skipped)`);
   if (report.tasksWithoutPrediction > 0 && flags['missing-as-empty'] !== true) {
-    io.err(`${report.tasksWithoutPrediction} tasks have no prediction and were not scored (--missing-as-empty scores them as making no calls)`);
+    io.err(
+      `${report.tasksWithoutPrediction} tasks have no prediction and were not scored (--missing-as-empty scores them as making no calls)`,
+    );
   }
   if (flags.json === true) io.out(JSON.stringify(report, null, 2));
   else for (const line of formatFtrlTable(report)) io.out(line);

@@ -29,7 +29,8 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const dataDir = path.resolve(repoRoot, process.env.PACT_DATA_DIR ?? '../shared/data');
 const ftrlTest = path.join(dataDir, 'ftrl', 'test.jsonl');
 const hasData = existsSync(ftrlTest);
-if (!hasData) console.warn(`evalFtrlPolicy.test: FTRL data missing at ${ftrlTest} (set PACT_DATA_DIR); these tests are skipped`);
+if (!hasData)
+  console.warn(`evalFtrlPolicy.test: FTRL data missing at ${ftrlTest} (set PACT_DATA_DIR); these tests are skipped`);
 
 describe('selectPerCategory', () => {
   it('keeps the first N of each category in file order', () => {
@@ -51,11 +52,24 @@ describe.skipIf(!hasData)('pact eval-ftrl --model on ../shared/data/ftrl/test.js
     // Lines 0 (self/single_hop) and 100 (self/parallel_single_hop); the other lines blank, so
     // the indexes stay those of the shared file.
     tasksFile = path.join(dir, 'tasks.jsonl');
-    writeFileSync(tasksFile, lines.slice(0, 101).map((l, i) => (i === 0 || i === 100 ? l : '')).join('\n'));
+    writeFileSync(
+      tasksFile,
+      lines
+        .slice(0, 101)
+        .map((l, i) => (i === 0 || i === 100 ? l : ''))
+        .join('\n'),
+    );
     const tasks = parseFtrlJsonl(readFileSync(tasksFile, 'utf8')).tasks;
     const env = new RolloutEnv({ executor: new InProcessExecutor(), renderChat: bindRenderChat(source) });
-    const mapping = selectKeptIds(source, tasks.map((t) => env.reset(t).promptText));
-    const config = createTinyQwen3Config({ vocab_size: mapping.keptIds.length, max_position_embeddings: 4096, initializer_range: 0.5 });
+    const mapping = selectKeptIds(
+      source,
+      tasks.map((t) => env.reset(t).promptText),
+    );
+    const config = createTinyQwen3Config({
+      vocab_size: mapping.keptIds.length,
+      max_position_embeddings: 4096,
+      initializer_range: 0.5,
+    });
     const tensors = await createRandomQwen3Tensors(config, 3);
     await writeQwen3Folder(path.join(dir, 'model'), { config, tensors, prunedVocab: mapping });
   }, 120_000);
@@ -68,7 +82,9 @@ describe.skipIf(!hasData)('pact eval-ftrl --model on ../shared/data/ftrl/test.js
     const routed = new LanguageRoutingExecutor({ python });
     try {
       const impl = task.implementations.historical_event_finder;
-      const r = await routed.execute(impl, 'historical_event_finder', { keywords: 'wikileaks leak the standard us army protocol at guantanamo bay' });
+      const r = await routed.execute(impl, 'historical_event_finder', {
+        keywords: 'wikileaks leak the standard us army protocol at guantanamo bay',
+      });
       expect(r.ok).toBe(true);
       expect(r.output).toContain('2007-11-7');
       const bad = await routed.execute(impl, 'historical_event_finder', { no_such_argument: 1 });
@@ -79,7 +95,10 @@ describe.skipIf(!hasData)('pact eval-ftrl --model on ../shared/data/ftrl/test.js
     }
     const jsOnly = new LanguageRoutingExecutor({});
     const none = await jsOnly.execute({ language: 'python', source: 'def f(): pass' }, 'f', {});
-    expect(none).toEqual({ ok: false, output: 'an error occured when call f: Python tools need the Pyodide executor, and none was given' });
+    expect(none).toEqual({
+      ok: false,
+      output: 'an error occured when call f: Python tools need the Pyodide executor, and none was given',
+    });
   }, 120_000);
 
   it('runs the policy on each selected task and scores one row per category', async () => {
@@ -87,7 +106,22 @@ describe.skipIf(!hasData)('pact eval-ftrl --model on ../shared/data/ftrl/test.js
     const err: string[] = [];
     const predictionsFile = path.join(dir, 'predictions.jsonl');
     const code = await main(
-      ['eval-ftrl', '--tasks', tasksFile, '--model', path.join(dir, 'model'), '--max-turns', '1', '--max-response-tokens', '4', '--backend', 'cpu', '--write-predictions', predictionsFile, '--json'],
+      [
+        'eval-ftrl',
+        '--tasks',
+        tasksFile,
+        '--model',
+        path.join(dir, 'model'),
+        '--max-turns',
+        '1',
+        '--max-response-tokens',
+        '4',
+        '--backend',
+        'cpu',
+        '--write-predictions',
+        predictionsFile,
+        '--json',
+      ],
       { out: (l) => out.push(l), err: (l) => err.push(l) },
     );
     expect(err.join('\n')).toContain('2 tasks selected, 2 fit the window');
@@ -100,7 +134,10 @@ describe.skipIf(!hasData)('pact eval-ftrl --model on ../shared/data/ftrl/test.js
       ['self/single_hop', 1],
     ]);
     expect(report.overall.tasks).toBe(2);
-    const predictions = readFileSync(predictionsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const predictions = readFileSync(predictionsFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(predictions.map((p: { index: number }) => p.index)).toEqual([0, 100]);
   }, 300_000);
 });

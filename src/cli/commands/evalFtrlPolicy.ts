@@ -59,7 +59,10 @@ export async function evaluatePolicyOnFtrl(options: FtrlPolicyEvalOptions, io: C
   const { evaluatePolicyOnFtrlTasks } = await import('../../run/ftrlEval');
 
   const { model, tokenizer } = await loadModelFolder(options.modelDir);
-  if (!tokenizer) throw new Error(`--model ${options.modelDir}: no tokenizer (needs pruned_vocab.json, tokenizer.json, or Qwen3's full vocabulary)`);
+  if (!tokenizer)
+    throw new Error(
+      `--model ${options.modelDir}: no tokenizer (needs pruned_vocab.json, tokenizer.json, or Qwen3's full vocabulary)`,
+    );
   const source = await loadQwen3TokenizerFromPackage();
   const python = createNodePyodideExecutor({ timeoutMs: options.toolTimeoutMs });
   // A task file's tool code is hostile: JavaScript tools go to the sandbox process, never in-process.
@@ -79,7 +82,9 @@ export async function evaluatePolicyOnFtrl(options: FtrlPolicyEvalOptions, io: C
       readToolCounts: () => ({ ...executor.pythonCounts }),
       onProgress: (p) => {
         if (p.done === 0) {
-          io.err(`eval-ftrl: ${p.selected} tasks selected, ${p.total} fit the window of ${maxPromptTokens} prompt tokens; backend ${sel.backend}`);
+          io.err(
+            `eval-ftrl: ${p.selected} tasks selected, ${p.total} fit the window of ${maxPromptTokens} prompt tokens; backend ${sel.backend}`,
+          );
         } else io.err(`  [${p.done}/${p.total}] line ${p.line} (${p.category}): ${p.calls} calls`);
       },
     });
@@ -90,7 +95,14 @@ export async function evaluatePolicyOnFtrl(options: FtrlPolicyEvalOptions, io: C
       tasksWithoutPrediction: summary.selected - summary.predictions.length,
       problems: [],
     };
-    return { report, summary, predictions: summary.predictions, selected: summary.selected, promptTooLong: summary.promptTooLong, backend: sel.backend };
+    return {
+      report,
+      summary,
+      predictions: summary.predictions,
+      selected: summary.selected,
+      promptTooLong: summary.promptTooLong,
+      backend: sel.backend,
+    };
   } finally {
     executor.dispose();
     model.dispose();
@@ -115,7 +127,8 @@ export async function runFtrlEvalConfig(
   options: { tasks?: string; isSmoke?: boolean; outDir?: string; publicDir?: string; backend?: 'wasm' | 'cpu' },
   io: CliIO,
 ): Promise<number> {
-  const { parseFtrlEvalExperiment, resolveFtrlTasksPath, shrinkFtrlEvalForSmoke } = await import('../../experiments/ftrlEvalConfig');
+  const { parseFtrlEvalExperiment, resolveFtrlTasksPath, shrinkFtrlEvalForSmoke } =
+    await import('../../experiments/ftrlEvalConfig');
   const { formatFtrlEvalCsv, formatFtrlEvalMarkdown } = await import('../../experiments/ftrlEvalTable');
   const parsed = parseFtrlEvalExperiment(json, { defaultName: path.basename(configPath, '.json') });
   const exp = options.isSmoke ? shrinkFtrlEvalForSmoke(parsed) : parsed;
@@ -123,7 +136,10 @@ export async function runFtrlEvalConfig(
   const backend = options.backend ?? 'wasm';
   await prepareTfjs(backend); // before warmStart.ts, which loads tfjs
   const { WARM_START_DIR } = await import('../../recipes/warmStart');
-  const modelDir = exp.policy === 'warm-start' ? path.join(options.publicDir ?? 'public', WARM_START_DIR) : exp.policy.slice('folder:'.length);
+  const modelDir =
+    exp.policy === 'warm-start'
+      ? path.join(options.publicDir ?? 'public', WARM_START_DIR)
+      : exp.policy.slice('folder:'.length);
   const result = await evaluatePolicyOnFtrl({ modelDir, tasksPath, ...exp.settings, backend }, io);
   const { summary } = result;
   const notes = [
@@ -137,7 +153,20 @@ export async function runFtrlEvalConfig(
     await mkdir(options.outDir, { recursive: true });
     await writeFile(path.join(options.outDir, 'table.md'), markdown);
     await writeFile(path.join(options.outDir, 'table.csv'), formatFtrlEvalCsv(summary));
-    const results = { format: 'pact-lab-ftrl-eval-results/1', experiment: { name: exp.name, file: configPath, isSmoke: Boolean(options.isSmoke), tasksFile: tasksPath, policy: exp.policy, settings: exp.settings }, runner: 'pact (Node)', backend: result.backend, summary };
+    const results = {
+      format: 'pact-lab-ftrl-eval-results/1',
+      experiment: {
+        name: exp.name,
+        file: configPath,
+        isSmoke: Boolean(options.isSmoke),
+        tasksFile: tasksPath,
+        policy: exp.policy,
+        settings: exp.settings,
+      },
+      runner: 'pact (Node)',
+      backend: result.backend,
+      summary,
+    };
     await writeFile(path.join(options.outDir, 'results.json'), JSON.stringify(results, null, 2) + '\n');
     io.err(`wrote ${path.join(options.outDir, 'table.md')}, table.csv, results.json`);
   }

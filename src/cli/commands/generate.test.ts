@@ -30,7 +30,11 @@ describe('pact generate', () => {
     const source = await loadQwen3TokenizerFromPackage();
     const mapping = selectKeptIds(source, ['Hello world, the answer is 42.']);
     tokenizer = new PrunedTokenizer(source, mapping);
-    config = createTinyQwen3Config({ vocab_size: tokenizer.vocabSize, max_position_embeddings: 128, initializer_range: 0.5 });
+    config = createTinyQwen3Config({
+      vocab_size: tokenizer.vocabSize,
+      max_position_embeddings: 128,
+      initializer_range: 0.5,
+    });
     const tensors = await createRandomQwen3Tensors(config, 11);
     dir = mkdtempSync(path.join(os.tmpdir(), 'pact-gen-'));
     bareDir = mkdtempSync(path.join(os.tmpdir(), 'pact-gen-bare-'));
@@ -44,7 +48,22 @@ describe('pact generate', () => {
 
   async function runGenerate(extra: string[]) {
     const c = capture();
-    const code = await main(['generate', '--model', dir, '--prompt', 'Hello world', '--max-new-tokens', '6', '--backend', 'cpu', '--json', ...extra], c.io);
+    const code = await main(
+      [
+        'generate',
+        '--model',
+        dir,
+        '--prompt',
+        'Hello world',
+        '--max-new-tokens',
+        '6',
+        '--backend',
+        'cpu',
+        '--json',
+        ...extra,
+      ],
+      c.io,
+    );
     expect(code, c.err.join('\n')).toBe(0);
     return JSON.parse(c.out[0]) as { promptIds: number[]; tokens: number[]; text: string; finishReason: string };
   }
@@ -54,7 +73,12 @@ describe('pact generate', () => {
     expect(got.promptIds).toEqual(tokenizer.encode('Hello world'));
     const { loadModelFolder } = await import('./score');
     const { model } = await loadModelFolder(dir);
-    const [row] = await model.generate([got.promptIds], { maxNewTokens: 6, temperature: 0, decode: (ids) => tokenizer.decode(ids), stopStrings: ['<|im_end|>', '</answer>'] });
+    const [row] = await model.generate([got.promptIds], {
+      maxNewTokens: 6,
+      temperature: 0,
+      decode: (ids) => tokenizer.decode(ids),
+      stopStrings: ['<|im_end|>', '</answer>'],
+    });
     model.dispose();
     expect(got.tokens).toEqual(row.tokens);
     expect(got.text).toBe(tokenizer.decode(row.tokens));

@@ -21,7 +21,13 @@ pruned_vocab.json). --chat renders TEXT as a user message with Qwen3's chat temp
 
 export const GENERATE_STOP_STRINGS = ['<|im_end|>', '</answer>'];
 
-function readNumber(flags: Record<string, string | boolean>, name: string, fallback: number, check: (v: number) => boolean, rule: string): number {
+function readNumber(
+  flags: Record<string, string | boolean>,
+  name: string,
+  fallback: number,
+  check: (v: number) => boolean,
+  rule: string,
+): number {
   const raw = flags[name];
   if (raw === undefined) return fallback;
   const v = Number(raw);
@@ -43,7 +49,13 @@ registerCommand({
     if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
     if (typeof flags.model !== 'string') throw new Error('--model DIR is required');
     if (typeof flags.prompt !== 'string') throw new Error('--prompt TEXT is required');
-    const maxNewTokens = readNumber(flags, 'max-new-tokens', 64, (v) => Number.isInteger(v) && v >= 1, 'a positive integer');
+    const maxNewTokens = readNumber(
+      flags,
+      'max-new-tokens',
+      64,
+      (v) => Number.isInteger(v) && v >= 1,
+      'a positive integer',
+    );
     const temperature = readNumber(flags, 'temperature', 0, (v) => v >= 0, 'a number ≥ 0');
     const topP = readNumber(flags, 'top-p', 1, (v) => v > 0 && v <= 1, 'in (0, 1]');
     const seed = readNumber(flags, 'seed', 1, (v) => Number.isInteger(v), 'an integer');
@@ -51,7 +63,9 @@ registerCommand({
     const { model, tokenizer } = await loadModelFolder(flags.model);
     try {
       if (!tokenizer) {
-        throw new Error(`${flags.model} has no tokenizer.json and no pruned_vocab.json, and its vocab_size (${model.config.vocab_size}) is not Qwen3's: cannot encode text`);
+        throw new Error(
+          `${flags.model} has no tokenizer.json and no pruned_vocab.json, and its vocab_size (${model.config.vocab_size}) is not Qwen3's: cannot encode text`,
+        );
       }
       let text = flags.prompt;
       if (flags.chat === true) {
@@ -77,7 +91,15 @@ registerCommand({
       });
       const completion = decode(row.tokens);
       if (flags.json === true) {
-        io.out(JSON.stringify({ promptIds, tokens: row.tokens, logprobs: row.logprobs, finishReason: row.finishReason, text: completion }));
+        io.out(
+          JSON.stringify({
+            promptIds,
+            tokens: row.tokens,
+            logprobs: row.logprobs,
+            finishReason: row.finishReason,
+            text: completion,
+          }),
+        );
       } else {
         io.out(completion);
       }

@@ -72,18 +72,22 @@ export async function writeChartFiles(spec: LineChartSpec, pngPath: string): Pro
 }
 
 async function runPlot(args: string[], io: CliIO): Promise<number> {
-  const { flags, positional } = parseFlags(args, { values: ['metrics', 'metric', 'out', 'smooth', 'title', 'subtitle', 'y-label', 'y-range'] });
+  const { flags, positional } = parseFlags(args, {
+    values: ['metrics', 'metric', 'out', 'smooth', 'title', 'subtitle', 'y-label', 'y-range'],
+  });
   if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"; see pact plot --help`);
   if (typeof flags.metrics !== 'string' || typeof flags.metric !== 'string' || typeof flags.out !== 'string') {
     throw new Error('needs --metrics FILE.jsonl, --metric NAME and --out FIG.png; see pact plot --help');
   }
   if (!flags.out.endsWith('.png')) throw new Error(`--out must end in .png, got "${flags.out}"`);
   const smooth = flags.smooth === undefined ? 0 : Number(flags.smooth);
-  if (!Number.isInteger(smooth) || smooth < 0) throw new Error(`--smooth must be a non-negative integer, got "${String(flags.smooth)}"`);
+  if (!Number.isInteger(smooth) || smooth < 0)
+    throw new Error(`--smooth must be a non-negative integer, got "${String(flags.smooth)}"`);
   let yRange: [number, number] | undefined;
   if (typeof flags['y-range'] === 'string') {
     const parts = flags['y-range'].split(',').map(Number);
-    if (parts.length !== 2 || !parts.every(Number.isFinite) || parts[0] >= parts[1]) throw new Error(`--y-range must be LO,HI with LO < HI, got "${flags['y-range']}"`);
+    if (parts.length !== 2 || !parts.every(Number.isFinite) || parts[0] >= parts[1])
+      throw new Error(`--y-range must be LO,HI with LO < HI, got "${flags['y-range']}"`);
     yRange = [parts[0], parts[1]];
   }
   const files = flags.metrics.split(',');
@@ -119,4 +123,9 @@ async function runPlot(args: string[], io: CliIO): Promise<number> {
   return 0;
 }
 
-registerCommand({ name: 'plot', summary: 'draw metric curves from metrics.jsonl files as SVG + PNG', usage: USAGE, run: runPlot });
+registerCommand({
+  name: 'plot',
+  summary: 'draw metric curves from metrics.jsonl files as SVG + PNG',
+  usage: USAGE,
+  run: runPlot,
+});

@@ -40,8 +40,12 @@ export function resolveThreads(flag: string | undefined, fallback: number): numb
   return n;
 }
 
-export async function prepareTfjs(backend: string, options: { threads?: number } = {}): Promise<{ backend: string; reason?: string; threads?: number }> {
-  if (backend !== 'cpu' && backend !== 'wasm' && backend !== 'webgpu') throw new Error(`--backend must be cpu, wasm or webgpu, got "${backend}"`);
+export async function prepareTfjs(
+  backend: string,
+  options: { threads?: number } = {},
+): Promise<{ backend: string; reason?: string; threads?: number }> {
+  if (backend !== 'cpu' && backend !== 'wasm' && backend !== 'webgpu')
+    throw new Error(`--backend must be cpu, wasm or webgpu, got "${backend}"`);
   const hook = new URL('../../model/qwen3/nodeResolveHook.mjs', import.meta.url);
   if (!isHookRegistered && process.env.VITEST === undefined && existsSync(fileURLToPath(hook))) {
     register(hook);
@@ -85,7 +89,8 @@ export async function loadModelFolder(dir: string): Promise<LoadedModelFolder> {
   const folder = await loadQwen3Folder(createNodeFolderReader(dir));
   const model = Qwen3Model.fromTensors(folder.config, folder.tensors);
   let full;
-  if (folder.tokenizerFiles) full = createQwen3Tokenizer(folder.tokenizerFiles.tokenizerJson, folder.tokenizerFiles.tokenizerConfig);
+  if (folder.tokenizerFiles)
+    full = createQwen3Tokenizer(folder.tokenizerFiles.tokenizerJson, folder.tokenizerFiles.tokenizerConfig);
   else if (folder.prunedVocab || folder.config.vocab_size >= 151_669) full = await loadQwen3TokenizerFromPackage();
   let tokenizer: TextTokenizer | undefined = full;
   if (full && folder.prunedVocab) tokenizer = new PrunedTokenizer(full, folder.prunedVocab);
@@ -124,7 +129,12 @@ export interface ScoredPosition {
 }
 
 /** Log-softmax over each position's logits, then the next id's log-prob and the top-k. */
-export async function scoreIds(model: Qwen3Model, ids: number[], topK = 5, tokenizer?: TextTokenizer): Promise<ScoredPosition[]> {
+export async function scoreIds(
+  model: Qwen3Model,
+  ids: number[],
+  topK = 5,
+  tokenizer?: TextTokenizer,
+): Promise<ScoredPosition[]> {
   const tf = await import('../../model/qwen3/tf');
   const V = model.config.vocab_size;
   const logprobs = tf.tidy(() => {
@@ -144,7 +154,11 @@ export async function scoreIds(model: Qwen3Model, ids: number[], topK = 5, token
       position: t,
       id: ids[t],
       // Ids past a pruned tokenizer's size (a model with spare embedding rows) have no text.
-      top: order.map((id) => ({ id, logprob: row[id], ...(tokenizer && id < tokenizer.vocabSize ? { text: tokenizer.decode([id]) } : {}) })),
+      top: order.map((id) => ({
+        id,
+        logprob: row[id],
+        ...(tokenizer && id < tokenizer.vocabSize ? { text: tokenizer.decode([id]) } : {}),
+      })),
     };
     if (t + 1 < ids.length) {
       pos.nextId = ids[t + 1];
@@ -156,7 +170,9 @@ export async function scoreIds(model: Qwen3Model, ids: number[], topK = 5, token
 }
 
 function formatTop(top: TopToken[]): string {
-  return top.map((x) => `${x.id}${x.text !== undefined ? ` ${JSON.stringify(x.text)}` : ''} ${x.logprob.toFixed(4)}`).join(' | ');
+  return top
+    .map((x) => `${x.id}${x.text !== undefined ? ` ${JSON.stringify(x.text)}` : ''} ${x.logprob.toFixed(4)}`)
+    .join(' | ');
 }
 
 registerCommand({
@@ -178,7 +194,10 @@ registerCommand({
       } else {
         io.out('pos  id      next    log p(next)  top-5 next (id text log p)');
         for (const s of scored) {
-          const next = s.nextId !== undefined ? `${String(s.nextId).padEnd(7)} ${s.nextLogprob!.toFixed(4).padStart(11)}` : `${'-'.padEnd(7)} ${'-'.padStart(11)}`;
+          const next =
+            s.nextId !== undefined
+              ? `${String(s.nextId).padEnd(7)} ${s.nextLogprob!.toFixed(4).padStart(11)}`
+              : `${'-'.padEnd(7)} ${'-'.padStart(11)}`;
           io.out(`${String(s.position).padEnd(4)} ${String(s.id).padEnd(7)} ${next}  ${formatTop(s.top)}`);
         }
         const nll = scored.filter((s) => s.nextLogprob !== undefined).map((s) => -s.nextLogprob!);

@@ -18,11 +18,19 @@ describe('pact tasks', () => {
     expect(headers).toEqual(expected.map((t) => `# ${t.id} (${t.category})`));
     expect(c.out).toContain(`question: ${expected[0].question}`);
     expect(c.out).toContain(`answer: ${expected[4].answer}`);
-    expect(c.out).toContain(`gold call 1: ${expected[1].goldCalls![0].name} ${JSON.stringify(expected[1].goldCalls![0].arguments)}`);
+    expect(c.out).toContain(
+      `gold call 1: ${expected[1].goldCalls![0].name} ${JSON.stringify(expected[1].goldCalls![0].arguments)}`,
+    );
     // Each task carries its verified teacher trace with prefix levels: one trace header per
     // task, and each turn line lists five cumulative levels starting at L0 = 0.
     const text = c.out.join('\n');
-    expect(expected.map((t) => text.includes(`trace ${t.id} (teacher, verified)`))).toEqual([true, true, true, true, true]);
+    expect(expected.map((t) => text.includes(`trace ${t.id} (teacher, verified)`))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
     const levelLines = text.split('\n').filter((l) => /^  turn \d+  L0\.\.L4 = /.test(l));
     expect(levelLines.length).toBeGreaterThanOrEqual(5 + 5); // ≥ one tool turn + one answer turn per task
     for (const l of levelLines) {
@@ -35,7 +43,27 @@ describe('pact tasks', () => {
 
   it('--json prints one valid task (with its expert trace) a line, and the knobs reach the generator', async () => {
     const c = capture();
-    expect(await main(['tasks', '--n', '3', '--seed', '2', '--json', '--split', 'test', '--categories', 'multi_hop', '--hops', '3', '--distractors', '0'], c.io)).toBe(0);
+    expect(
+      await main(
+        [
+          'tasks',
+          '--n',
+          '3',
+          '--seed',
+          '2',
+          '--json',
+          '--split',
+          'test',
+          '--categories',
+          'multi_hop',
+          '--hops',
+          '3',
+          '--distractors',
+          '0',
+        ],
+        c.io,
+      ),
+    ).toBe(0);
     expect(c.out.length).toBe(3);
     for (const line of c.out) {
       const v = validateTask(JSON.parse(line));

@@ -59,7 +59,8 @@ export function formatTasks(tasks: Task[], options: { json: boolean }): string[]
     lines.push(`# ${t.id} (${t.category})`);
     lines.push(`question: ${t.question}`);
     lines.push(`tools: ${t.tools.map((x) => x.function.name).join(', ')}`);
-    for (const [i, call] of (t.goldCalls ?? []).entries()) lines.push(`gold call ${i + 1}: ${call.name} ${JSON.stringify(call.arguments)}`);
+    for (const [i, call] of (t.goldCalls ?? []).entries())
+      lines.push(`gold call ${i + 1}: ${call.name} ${JSON.stringify(call.arguments)}`);
     lines.push(`sub-answers: ${JSON.stringify(t.unsolvedSet)}`);
     lines.push(`answer: ${t.answer}`);
     if (t.expertTrace) lines.push(formatTraceForConsole(t.expertTrace));
@@ -78,7 +79,8 @@ registerCommand({
       booleans: ['json'],
     });
     if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
-    const str = (name: string): string | undefined => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
+    const str = (name: string): string | undefined =>
+      typeof flags[name] === 'string' ? (flags[name] as string) : undefined;
     const split = str('split') ?? 'train';
     if (split !== 'train' && split !== 'test') throw new Error(`--split must be train or test, got "${split}"`);
     const length = str('length') ?? 'short';
@@ -89,7 +91,9 @@ registerCommand({
       seed,
       split,
       length,
-      categories: str('categories')?.split(',').map((c) => c.trim()) as TaskCategory[] | undefined,
+      categories: str('categories')
+        ?.split(',')
+        .map((c) => c.trim()) as TaskCategory[] | undefined,
       hops: str('hops') !== undefined ? parseKnob('hops', str('hops')!) : undefined,
       branches: str('branches') !== undefined ? parseKnob('branches', str('branches')!) : undefined,
       distractors: str('distractors') !== undefined ? parseKnob('distractors', str('distractors')!) : undefined,

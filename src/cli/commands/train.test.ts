@@ -28,7 +28,11 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'pact-train-'));
   const setup = await createTinySetup();
   const tensors = await createRandomQwen3Tensors(setup.modelConfig, 3); // = setup.createModel(3)
-  await writeQwen3Folder(path.join(dir, 'policy'), { config: setup.modelConfig, tensors, prunedVocab: setup.tokenizer.toMapping() });
+  await writeQwen3Folder(path.join(dir, 'policy'), {
+    config: setup.modelConfig,
+    tensors,
+    prunedVocab: setup.tokenizer.toMapping(),
+  });
   const experiment = {
     name: 'tiny',
     base: {
@@ -46,18 +50,27 @@ beforeAll(async () => {
     },
   };
   await writeFile(path.join(dir, 'tiny.json'), JSON.stringify(experiment));
-  const resumable = { ...experiment, name: 'resumable', base: { ...experiment.base, recipe: 'pact', evalEvery: 0, checkpointEvery: 1, steps: 2 } };
+  const resumable = {
+    ...experiment,
+    name: 'resumable',
+    base: { ...experiment.base, recipe: 'pact', evalEvery: 0, checkpointEvery: 1, steps: 2 },
+  };
   await writeFile(path.join(dir, 'resumable.json'), JSON.stringify(resumable));
 }, 60_000);
 
 /** A metrics.jsonl file as records. */
 async function readMetrics(file: string): Promise<Record<string, unknown>[]> {
-  return (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  return (await readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 /** A step record without its wall-clock fields (seconds, tokens/s, time/…), which differ between runs. */
 function withoutTimings(record: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(record).filter(([k]) => k !== 'seconds' && k !== 'tokens/s' && !k.startsWith('time/')));
+  return Object.fromEntries(
+    Object.entries(record).filter(([k]) => k !== 'seconds' && k !== 'tokens/s' && !k.startsWith('time/')),
+  );
 }
 afterAll(async () => {
   await tf.setBackend('cpu');
@@ -66,13 +79,30 @@ afterAll(async () => {
 
 describe('pact train', () => {
   it('trains the runs of an experiment file and writes metrics.jsonl and a checkpoint', async () => {
-    const code = await main(['train', '--config', path.join(dir, 'tiny.json'), '--steps', '1', '--backend', 'wasm', '--out', path.join(dir, 'runs')], io);
+    const code = await main(
+      [
+        'train',
+        '--config',
+        path.join(dir, 'tiny.json'),
+        '--steps',
+        '1',
+        '--backend',
+        'wasm',
+        '--out',
+        path.join(dir, 'runs'),
+      ],
+      io,
+    );
     expect(err).toEqual([]);
     expect(code).toBe(0);
     const runDir = path.join(dir, 'runs', 'tiny', 'matchtir-s1');
-    const lines = (await readFile(path.join(runDir, 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await readFile(path.join(runDir, 'metrics.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.type)).toEqual(['step', 'eval']);
-    for (const key of ['reward', 'loss', 'grad_norm', 'entropy', 'kl', 'completions/mean_length']) expect(Number.isFinite(lines[0][key]), key).toBe(true);
+    for (const key of ['reward', 'loss', 'grad_norm', 'entropy', 'kl', 'completions/mean_length'])
+      expect(Number.isFinite(lines[0][key]), key).toBe(true);
     expect(lines[0]).toMatchObject({ run: 'matchtir-s1', step: 1, recipe: 'matchtir' });
     expect(lines[1]['eval/solve_f1']).toBeGreaterThanOrEqual(0);
     const state = await readCheckpointState(createNodeFolderReader(path.join(runDir, 'checkpoint-1')));
@@ -82,10 +112,26 @@ describe('pact train', () => {
   }, 120_000);
 
   it('--steps 0 evaluates the starting policy and trains nothing', async () => {
-    const code = await main(['train', '--config', path.join(dir, 'tiny.json'), '--steps', '0', '--backend', 'wasm', '--out', path.join(dir, 'runs0')], io);
+    const code = await main(
+      [
+        'train',
+        '--config',
+        path.join(dir, 'tiny.json'),
+        '--steps',
+        '0',
+        '--backend',
+        'wasm',
+        '--out',
+        path.join(dir, 'runs0'),
+      ],
+      io,
+    );
     expect(code).toBe(0);
     const runDir = path.join(dir, 'runs0', 'tiny', 'matchtir-s1');
-    const lines = (await readFile(path.join(runDir, 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await readFile(path.join(runDir, 'metrics.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.type, l.step])).toEqual([['eval', 0]]);
     const state = await readCheckpointState(createNodeFolderReader(path.join(runDir, 'checkpoint-0')));
     expect([state.step, state.dataCursor]).toEqual([0, 0]);
@@ -105,7 +151,9 @@ describe('pact train', () => {
   it('--resume continues a run from its checkpoint to the numbers the uninterrupted run reached, and extends it', async () => {
     // The uninterrupted run: 2 PACT steps, a checkpoint after each.
     const whole = path.join(dir, 'whole');
-    expect(await main(['train', '--config', path.join(dir, 'resumable.json'), '--backend', 'wasm', '--out', whole], io)).toBe(0);
+    expect(
+      await main(['train', '--config', path.join(dir, 'resumable.json'), '--backend', 'wasm', '--out', whole], io),
+    ).toBe(0);
     const wholeRun = path.join(whole, 'resumable', 'pact-s1');
     const wholeLines = await readMetrics(path.join(wholeRun, 'metrics.jsonl'));
     expect(wholeLines.map((l) => l.step)).toEqual([1, 2]);
@@ -124,11 +172,14 @@ describe('pact train', () => {
     expect(cutLines[0]).toEqual(wholeLines[0]); // kept as it was
     expect(withoutTimings(cutLines[1])).toEqual(withoutTimings(wholeLines[1])); // the same step 2, every metric
     // The same weights after step 2, byte for byte.
-    const weights = async (run: string) => Buffer.from(await readFile(path.join(run, 'checkpoint-2', 'model.safetensors')));
+    const weights = async (run: string) =>
+      Buffer.from(await readFile(path.join(run, 'checkpoint-2', 'model.safetensors')));
     expect((await weights(cut)).equals(await weights(wholeRun))).toBe(true);
 
     // Extending: --steps 3 trains one more step; the saved config keeps the resolved annealing horizon.
-    expect(await main(['train', '--resume', path.join(cut, 'checkpoint-2'), '--steps', '3', '--backend', 'wasm'], io)).toBe(0);
+    expect(
+      await main(['train', '--resume', path.join(cut, 'checkpoint-2'), '--steps', '3', '--backend', 'wasm'], io),
+    ).toBe(0);
     expect((await readMetrics(path.join(cut, 'metrics.jsonl'))).map((l) => l.step)).toEqual([1, 2, 3]);
     const config = JSON.parse(await readFile(path.join(cut, 'config.json'), 'utf8'));
     expect([config.steps, config.pact.annealHorizon]).toEqual([3, 2]);
@@ -139,11 +190,17 @@ describe('pact train', () => {
     const errors: string[] = [];
     const sink = { out: () => {}, err: (l: string) => errors.push(l) };
     expect(await main(['train', '--resume', path.join(cut, 'checkpoint-3'), '--backend', 'wasm'], sink)).toBe(2);
-    expect(errors.at(-1)).toMatch(/the checkpoint is at step 3 of 3; nothing is left to train \(--steps N with N > 3 extends the run\)/);
-    expect(await main(['train', '--resume', path.join(cut, 'checkpoint-3'), '--config', path.join(dir, 'tiny.json')], sink)).toBe(2);
+    expect(errors.at(-1)).toMatch(
+      /the checkpoint is at step 3 of 3; nothing is left to train \(--steps N with N > 3 extends the run\)/,
+    );
+    expect(
+      await main(['train', '--resume', path.join(cut, 'checkpoint-3'), '--config', path.join(dir, 'tiny.json')], sink),
+    ).toBe(2);
     expect(errors.at(-1)).toMatch(/drop --config/);
     expect(await main(['train', '--resume', path.join(dir, 'policy'), '--backend', 'wasm'], sink)).toBe(2);
-    expect(errors.at(-1)).toMatch(/neither a checkpoint folder \(no trainer_state\.json\) nor a run folder with checkpoint-<step> folders/);
+    expect(errors.at(-1)).toMatch(
+      /neither a checkpoint folder \(no trainer_state\.json\) nor a run folder with checkpoint-<step> folders/,
+    );
     expect((await readMetrics(path.join(cut, 'metrics.jsonl'))).map((l) => l.step)).toEqual([1, 2, 3]);
 
     // The run folder itself: its last checkpoint that reads back whole. A newer one torn by a
@@ -153,12 +210,23 @@ describe('pact train', () => {
     const torn = await readFile(path.join(cut, 'checkpoint-4', 'model.safetensors'));
     await writeFile(path.join(cut, 'checkpoint-4', 'model.safetensors'), torn.subarray(0, torn.length - 100));
     await mkdir(path.join(cut, '.partial-checkpoint-5-abc123'));
-    await writeFile(path.join(cut, 'metrics.jsonl'), (await readFile(path.join(cut, 'metrics.jsonl'), 'utf8')) + '{"type":"step","run":"pact-s1","step":4,"rew');
+    await writeFile(
+      path.join(cut, 'metrics.jsonl'),
+      (await readFile(path.join(cut, 'metrics.jsonl'), 'utf8')) + '{"type":"step","run":"pact-s1","step":4,"rew',
+    );
     err.length = 0;
     out.length = 0;
     expect(await main(['train', '--resume', cut, '--steps', '4', '--backend', 'wasm'], io)).toBe(0);
-    expect(err.some((l) => /^warning: skipped checkpoint-4: model\.safetensors is \d+ bytes but checkpoint_manifest\.json says \d+ \(a truncated or altered file\)$/.test(l))).toBe(true);
-    expect(err).toContain('warning: metrics.jsonl line 4 was cut by the interruption and is dropped: {"type":"step","run":"pact-s1","step":4,"rew');
+    expect(
+      err.some((l) =>
+        /^warning: skipped checkpoint-4: model\.safetensors is \d+ bytes but checkpoint_manifest\.json says \d+ \(a truncated or altered file\)$/.test(
+          l,
+        ),
+      ),
+    ).toBe(true);
+    expect(err).toContain(
+      'warning: metrics.jsonl line 4 was cut by the interruption and is dropped: {"type":"step","run":"pact-s1","step":4,"rew',
+    );
     expect(out).toContain('  resumed at step 3 of 4');
     expect((await readMetrics(path.join(cut, 'metrics.jsonl'))).map((l) => l.step)).toEqual([1, 2, 3, 4]);
     const resumedState = await readCheckpointState(createNodeFolderReader(path.join(cut, 'checkpoint-4')));
@@ -166,12 +234,27 @@ describe('pact train', () => {
   }, 300_000);
 
   it('keeps the metrics lines up to the resumed step, evaluations included', () => {
-    const text = ['{"type":"eval","step":0}', '{"type":"step","step":1}', '{"type":"eval","step":1}', '', '{"type":"step","step":2}', '{"type":"eval","step":2}', ''].join('\n');
-    expect(keepMetricsUpTo(text, 1)).toEqual({ text: '{"type":"eval","step":0}\n{"type":"step","step":1}\n{"type":"eval","step":1}\n', dropped: 2 });
+    const text = [
+      '{"type":"eval","step":0}',
+      '{"type":"step","step":1}',
+      '{"type":"eval","step":1}',
+      '',
+      '{"type":"step","step":2}',
+      '{"type":"eval","step":2}',
+      '',
+    ].join('\n');
+    expect(keepMetricsUpTo(text, 1)).toEqual({
+      text: '{"type":"eval","step":0}\n{"type":"step","step":1}\n{"type":"eval","step":1}\n',
+      dropped: 2,
+    });
     expect(keepMetricsUpTo('', 4)).toEqual({ text: '', dropped: 0 });
     // A bad line before the last is damage, not an interrupted write: it names the line.
-    expect(() => keepMetricsUpTo('{"type":"step","step":1}\n{oops\n{"type":"step","step":2}', 1)).toThrow(/metrics\.jsonl line 2: not valid JSON/);
-    expect(() => keepMetricsUpTo('{"type":"step"}\n{"type":"step","step":1}', 1)).toThrow(/metrics\.jsonl line 1: expected an object with a numeric "step"/);
+    expect(() => keepMetricsUpTo('{"type":"step","step":1}\n{oops\n{"type":"step","step":2}', 1)).toThrow(
+      /metrics\.jsonl line 2: not valid JSON/,
+    );
+    expect(() => keepMetricsUpTo('{"type":"step"}\n{"type":"step","step":1}', 1)).toThrow(
+      /metrics\.jsonl line 1: expected an object with a numeric "step"/,
+    );
   });
 
   it('drops a torn last metrics line (a write cut by a kill) and reports it', () => {
@@ -189,7 +272,16 @@ describe('pact train', () => {
 
   it('writes NaN as null and draws the progress bar from the step count', () => {
     expect(formatMetricsLine({ a: Number.NaN, b: 1.5, c: Infinity })).toBe('{"a":null,"b":1.5,"c":null}');
-    const m = { step: 3, reward: 0.5, loss: 0.25, kl: 0.001, grad_norm: 1, 'completions/mean_length': 12, 'tokens/s': 40, seconds: 2 } as unknown as StepMetrics;
+    const m = {
+      step: 3,
+      reward: 0.5,
+      loss: 0.25,
+      kl: 0.001,
+      grad_norm: 1,
+      'completions/mean_length': 12,
+      'tokens/s': 40,
+      seconds: 2,
+    } as unknown as StepMetrics;
     // 3 of 12 steps on a 20-wide bar: round(20·3/12) = 5 filled.
     expect(formatProgress('r', m, 12)).toMatch(/^\[#####-{15}\] 3\/12 r reward 0\.500 loss 0\.2500/);
   });

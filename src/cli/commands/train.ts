@@ -77,7 +77,8 @@ export function formatProgress(runId: string, m: StepMetrics, totalSteps: number
 }
 
 function parsePositiveInt(flag: string, text: string, min = 1): number {
-  if (!/^\d+$/.test(text) || Number(text) < min) throw new Error(`--${flag} must be an integer ≥ ${min}, got "${text}"`);
+  if (!/^\d+$/.test(text) || Number(text) < min)
+    throw new Error(`--${flag} must be an integer ≥ ${min}, got "${text}"`);
   return Number(text);
 }
 
@@ -99,7 +100,10 @@ function readMetricsStep(line: string): number | string {
  * line that is not a metrics record is a write the interruption cut: it is dropped and
  * reported as `torn` (its line number and an excerpt). Any other bad line throws, naming it.
  */
-export function keepMetricsUpTo(text: string, step: number): { text: string; dropped: number; torn?: { line: number; excerpt: string } } {
+export function keepMetricsUpTo(
+  text: string,
+  step: number,
+): { text: string; dropped: number; torn?: { line: number; excerpt: string } } {
   const lines = splitJsonlLines(text).filter((l) => l.text.trim() !== '');
   const kept: string[] = [];
   let torn: { line: number; excerpt: string } | undefined;
@@ -113,7 +117,11 @@ export function keepMetricsUpTo(text: string, step: number): { text: string; dro
       throw new Error(`metrics.jsonl line ${line}: ${rowStep}`);
     }
   });
-  return { text: kept.map((l) => l + '\n').join(''), dropped: lines.length - kept.length - (torn ? 1 : 0), ...(torn ? { torn } : {}) };
+  return {
+    text: kept.map((l) => l + '\n').join(''),
+    dropped: lines.length - kept.length - (torn ? 1 : 0),
+    ...(torn ? { torn } : {}),
+  };
 }
 
 /** `checkpoint-<step>` folders of a run folder, newest first (temporary `.partial-…` ones never match). */
@@ -133,10 +141,16 @@ function findNonFinite(last: StepMetrics | undefined, steps: number): string[] {
 }
 
 /** Selects the tfjs backend (saying so when it falls back) and imports the training modules. */
-async function prepareTraining(backend: string, io: CliIO, threads = 1): Promise<{ m: TrainingModules; backend: string }> {
+async function prepareTraining(
+  backend: string,
+  io: CliIO,
+  threads = 1,
+): Promise<{ m: TrainingModules; backend: string }> {
   const selection = await prepareTfjs(backend, { threads });
-  if (selection.backend !== backend) io.err(`backend ${backend} unavailable (${selection.reason}); using ${selection.backend}`);
-  if (selection.threads !== undefined && selection.threads < threads) io.err(`engine threads: ${selection.threads} of ${threads}`);
+  if (selection.backend !== backend)
+    io.err(`backend ${backend} unavailable (${selection.reason}); using ${selection.backend}`);
+  if (selection.threads !== undefined && selection.threads < threads)
+    io.err(`engine threads: ${selection.threads} of ${threads}`);
   return { m: await importTrainingModules(), backend: selection.backend };
 }
 
@@ -154,18 +168,27 @@ async function trainRun(
   await mkdir(dir, { recursive: true });
   const metricsPath = path.join(dir, 'metrics.jsonl');
   if (resume) {
-    const previous = await readFile(metricsPath, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? '' : Promise.reject(e)));
+    const previous = await readFile(metricsPath, 'utf8').catch((e: NodeJS.ErrnoException) =>
+      e.code === 'ENOENT' ? '' : Promise.reject(e),
+    );
     const { text, dropped, torn } = keepMetricsUpTo(previous, resume.state.step);
     await writeFile(metricsPath, text);
-    if (torn) io.err(`warning: metrics.jsonl line ${torn.line} was cut by the interruption and is dropped: ${torn.excerpt}`);
+    if (torn)
+      io.err(`warning: metrics.jsonl line ${torn.line} was cut by the interruption and is dropped: ${torn.excerpt}`);
     if (dropped > 0) io.out(`  dropped ${dropped} metrics line(s) written after step ${resume.state.step}`);
   } else {
     await writeFile(metricsPath, '');
   }
   await writeFile(path.join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
   const checkpointPolicy = resume ? { modelConfig: resume.modelConfig, mapping: resume.mapping } : undefined;
-  const assets = await m.prepareRunAssets(config, { publicDir: options.publicDir, log: (line) => io.out(`  ${line}`), checkpointPolicy });
-  io.out(`run ${run.id}: recipe ${config.recipe}, ${config.steps} steps, policy ${assets.policy.source}, ${assets.trainPrompts.length} train / ${assets.testPrompts.length} test prompts`);
+  const assets = await m.prepareRunAssets(config, {
+    publicDir: options.publicDir,
+    log: (line) => io.out(`  ${line}`),
+    checkpointPolicy,
+  });
+  io.out(
+    `run ${run.id}: recipe ${config.recipe}, ${config.steps} steps, policy ${assets.policy.source}, ${assets.trainPrompts.length} train / ${assets.testPrompts.length} test prompts`,
+  );
   const trainer = m.createRunTrainer(config, assets);
   if (resume) {
     trainer.importState(resume.state);
@@ -174,7 +197,11 @@ async function trainRun(
   const evals: EvalMetrics[] = [];
   let last: StepMetrics | undefined;
   const saveCheckpoint = async () => {
-    const files = m.buildCheckpointFiles(await trainer.exportState(), assets.policy.model.config, assets.policy.mapping);
+    const files = m.buildCheckpointFiles(
+      await trainer.exportState(),
+      assets.policy.model.config,
+      assets.policy.mapping,
+    );
     await m.writeFolderAtomically(path.join(dir, `checkpoint-${trainer.completedSteps}`), files);
   };
   const evaluate = async () => {
@@ -182,7 +209,8 @@ async function trainRun(
     evals.push(e);
     await appendFile(metricsPath, formatMetricsLine({ type: 'eval', run: run.id, ...e }) + '\n');
     const shown = Object.entries(e).filter(([k, v]) => k.startsWith('eval/') && Number.isFinite(v));
-    const size = e.nRollouts > e.nTasks ? `${e.nTasks} tasks × ${e.nRollouts / e.nTasks} sampled rollouts` : `${e.nTasks} tasks`;
+    const size =
+      e.nRollouts > e.nTasks ? `${e.nTasks} tasks × ${e.nRollouts / e.nTasks} sampled rollouts` : `${e.nTasks} tasks`;
     io.out(`  eval @${e.step} (${size}): ${shown.map(([k, v]) => `${k.slice(5)} ${formatNumber(v)}`).join(' ')}`);
   };
   try {
@@ -196,7 +224,8 @@ async function trainRun(
       else io.out(line);
       const done = trainer.completedSteps;
       if (config.evalEvery > 0 && done % config.evalEvery === 0 && done < config.steps) await evaluate();
-      if (config.checkpointEvery > 0 && done % config.checkpointEvery === 0 && done < config.steps) await saveCheckpoint();
+      if (config.checkpointEvery > 0 && done % config.checkpointEvery === 0 && done < config.steps)
+        await saveCheckpoint();
     }
     if (config.evalEvery > 0 || config.steps === 0) await evaluate(); // steps = 0: evaluate only
     await saveCheckpoint();
@@ -251,7 +280,11 @@ async function findResumeCheckpoint(
 }
 
 /** `pact train --resume DIR`: the run of a checkpoint folder, continued in its parent folder. */
-async function resumeRun(resumeDir: string, options: { backend: string; overrides: Record<string, unknown>; publicDir: string; threads: number }, io: CliIO): Promise<number> {
+async function resumeRun(
+  resumeDir: string,
+  options: { backend: string; overrides: Record<string, unknown>; publicDir: string; threads: number },
+  io: CliIO,
+): Promise<number> {
   const { m, backend } = await prepareTraining(options.backend, io, options.threads);
   const { checkpointDir, folder, skipped } = await findResumeCheckpoint(m, resumeDir);
   for (const s of skipped) io.err(`warning: skipped ${s}`);
@@ -264,7 +297,9 @@ async function resumeRun(resumeDir: string, options: { backend: string; override
   const { state } = folder;
   const config = m.resolveConfig({ ...state.config, ...options.overrides });
   if (config.steps <= state.step) {
-    throw new Error(`--resume ${checkpointDir}: the checkpoint is at step ${state.step} of ${config.steps}; nothing is left to train (--steps N with N > ${state.step} extends the run)`);
+    throw new Error(
+      `--resume ${checkpointDir}: the checkpoint is at step ${state.step} of ${config.steps}; nothing is left to train (--steps N with N > ${state.step} extends the run)`,
+    );
   }
   const runDir = path.dirname(path.resolve(checkpointDir));
   const id = path.basename(runDir);
@@ -288,9 +323,12 @@ registerCommand({
   summary: 'train the runs of an experiment file (metrics JSONL + safetensors checkpoints)',
   usage: USAGE,
   async run(args: string[], io: CliIO): Promise<number> {
-    const { flags, positional } = parseFlags(args, { values: ['config', 'steps', 'backend', 'out', 'run', 'eval-every', 'public', 'tasks', 'resume', 'threads'] });
+    const { flags, positional } = parseFlags(args, {
+      values: ['config', 'steps', 'backend', 'out', 'run', 'eval-every', 'public', 'tasks', 'resume', 'threads'],
+    });
     if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
-    const str = (name: string): string | undefined => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
+    const str = (name: string): string | undefined =>
+      typeof flags[name] === 'string' ? (flags[name] as string) : undefined;
     const backend = str('backend') ?? 'wasm';
     const threads = resolveThreads(str('threads'), Math.min(8, availableParallelism()));
     const overrides: Record<string, unknown> = {};
@@ -299,11 +337,15 @@ registerCommand({
     const resumeDir = str('resume');
     if (resumeDir !== undefined) {
       const clash = ['config', 'run', 'out', 'tasks'].filter((f) => flags[f] !== undefined);
-      if (clash.length > 0) throw new Error(`--resume continues the run its checkpoint belongs to, with the config it saved; drop ${clash.map((f) => `--${f}`).join(', ')}`);
+      if (clash.length > 0)
+        throw new Error(
+          `--resume continues the run its checkpoint belongs to, with the config it saved; drop ${clash.map((f) => `--${f}`).join(', ')}`,
+        );
       return resumeRun(resumeDir, { backend, overrides, publicDir: str('public') ?? 'public', threads }, io);
     }
     const configPath = str('config');
-    if (!configPath) throw new Error('--config is required (an experiments/NAME.json file), or --resume a checkpoint folder');
+    if (!configPath)
+      throw new Error('--config is required (an experiments/NAME.json file), or --resume a checkpoint folder');
 
     let json: unknown;
     try {
@@ -315,21 +357,35 @@ registerCommand({
       // An evaluation file ("kind": "ftrl-eval"): nothing to train; run it as pact eval-ftrl --config.
       const { runFtrlEvalConfig } = await import('./evalFtrlPolicy');
       if (backend !== 'wasm' && backend !== 'cpu') throw new Error(`--backend must be wasm or cpu, got "${backend}"`);
-      return runFtrlEvalConfig(configPath, json, { tasks: str('tasks'), outDir: str('out'), publicDir: str('public'), backend }, io);
+      return runFtrlEvalConfig(
+        configPath,
+        json,
+        { tasks: str('tasks'), outDir: str('out'), publicDir: str('public'), backend },
+        io,
+      );
     }
-    if (str('tasks') !== undefined) throw new Error(`--tasks is for evaluation files ("kind": "ftrl-eval"); ${configPath} is a training file`);
+    if (str('tasks') !== undefined)
+      throw new Error(`--tasks is for evaluation files ("kind": "ftrl-eval"); ${configPath} is a training file`);
     const { m, backend: selected } = await prepareTraining(backend, io, threads);
-    const experiment = expandExperiment(json, { defaultName: path.basename(configPath, '.json'), recipeNames: m.listRecipes(), overrides });
+    const experiment = expandExperiment(json, {
+      defaultName: path.basename(configPath, '.json'),
+      recipeNames: m.listRecipes(),
+      overrides,
+    });
     const only = str('run')?.split(',');
     const runs = only ? experiment.runs.filter((r) => only.includes(r.id) || only.includes(r.name)) : experiment.runs;
-    if (runs.length === 0) throw new Error(`no run matches --run ${str('run')}; runs: ${experiment.runs.map((r) => r.id).join(', ')}`);
+    if (runs.length === 0)
+      throw new Error(`no run matches --run ${str('run')}; runs: ${experiment.runs.map((r) => r.id).join(', ')}`);
 
     const root = path.join(str('out') ?? 'runs', experiment.name);
     io.out(`experiment ${experiment.name}: ${runs.length} run(s) on ${selected} → ${root}`);
     const failures: string[] = [];
     for (const run of runs) {
       try {
-        const { last } = await trainRun(m, run, path.join(root, run.id), io, { publicDir: str('public') ?? 'public', isTty: process.stdout.isTTY === true });
+        const { last } = await trainRun(m, run, path.join(root, run.id), io, {
+          publicDir: str('public') ?? 'public',
+          isTty: process.stdout.isTTY === true,
+        });
         const bad = findNonFinite(last, run.config.steps);
         if (bad.length > 0) failures.push(`${run.id}: non-finite ${bad.join(', ')}`);
       } catch (e) {

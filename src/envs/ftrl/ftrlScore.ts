@@ -57,7 +57,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Splits JSONL text (splitJsonlLines) into [1-based line number, parsed object] pairs, reporting bad lines. */
-function parseJsonLines(text: string, file: LineProblem['file'], problems: LineProblem[]): [number, Record<string, unknown>][] {
+function parseJsonLines(
+  text: string,
+  file: LineProblem['file'],
+  problems: LineProblem[],
+): [number, Record<string, unknown>][] {
   const rows: [number, Record<string, unknown>][] = [];
   for (const { line, text: raw } of splitJsonlLines(text)) {
     if (raw.trim() === '') continue;
@@ -99,7 +103,8 @@ export function parseFtrlTask(obj: Record<string, unknown>, index: number): Ftrl
       throw new Error('unsolved_set is a string but not valid JSON');
     }
   }
-  if (!isPlainObject(unsolved)) throw new Error('unsolved_set must be an object (or its JSON text) mapping tool names to answers');
+  if (!isPlainObject(unsolved))
+    throw new Error('unsolved_set must be an object (or its JSON text) mapping tool names to answers');
   const unsolvedSet: Record<string, string[]> = {};
   for (const [tool, answers] of Object.entries(unsolved)) {
     if (!Array.isArray(answers) || !answers.every((a) => typeof a === 'string')) {
@@ -109,7 +114,8 @@ export function parseFtrlTask(obj: Record<string, unknown>, index: number): Ftrl
   }
   const category = readFtrlCategory(obj);
   const ownId = obj.id;
-  if (ownId !== undefined && typeof ownId !== 'string' && typeof ownId !== 'number') throw new Error('id must be a string or a number');
+  if (ownId !== undefined && typeof ownId !== 'string' && typeof ownId !== 'number')
+    throw new Error('id must be a string or a number');
   return { id: ownId === undefined ? String(index) : String(ownId), index, category, unsolvedSet };
 }
 
@@ -117,13 +123,22 @@ function parseCalls(value: unknown): CallOutput[] {
   if (!Array.isArray(value)) throw new Error('calls must be an array of {name, output}');
   return value.map((c, k) => {
     if (!isPlainObject(c) || typeof c.name !== 'string') throw new Error(`calls[${k}].name must be a string`);
-    const output = c.output === undefined || c.output === null ? '' : typeof c.output === 'string' ? c.output : JSON.stringify(c.output);
+    const output =
+      c.output === undefined || c.output === null
+        ? ''
+        : typeof c.output === 'string'
+          ? c.output
+          : JSON.stringify(c.output);
     return { name: c.name, output };
   });
 }
 
 /** Scores predictions against tasks; pure apart from its inputs (texts, not paths). */
-export function evaluateFtrl(tasksText: string, predictionsText: string, { isMissingScoredEmpty = false } = {}): EvalFtrlReport {
+export function evaluateFtrl(
+  tasksText: string,
+  predictionsText: string,
+  { isMissingScoredEmpty = false } = {},
+): EvalFtrlReport {
   const problems: LineProblem[] = [];
   const tasks: FtrlTask[] = [];
   for (const [line, obj] of parseJsonLines(tasksText, 'tasks', problems)) {
@@ -145,7 +160,8 @@ export function evaluateFtrl(tasksText: string, predictionsText: string, { isMis
         task = byIndex.get(obj.index as number);
         if (!task) throw new Error(`no task at index ${obj.index}`);
       } else if (obj.id !== undefined) {
-        if (typeof obj.id !== 'string' && typeof obj.id !== 'number') throw new Error('id must be a string or a number');
+        if (typeof obj.id !== 'string' && typeof obj.id !== 'number')
+          throw new Error('id must be a string or a number');
         task = byId.get(String(obj.id));
         if (!task) throw new Error(`no task with id "${obj.id}"`);
       } else {
@@ -168,11 +184,25 @@ export function evaluateFtrl(tasksText: string, predictionsText: string, { isMis
   const categoryNames = [...new Set(scored.map(([t]) => t.category))].sort();
   const summarize = (category: string, list: SolveMetrics[]): CategoryScore => {
     const mean = meanSolveMetrics(list);
-    return { category, tasks: list.length, solveR: mean?.solveR ?? 0, solveP: mean?.solveP ?? 0, solveF1: mean?.solveF1 ?? 0 };
+    return {
+      category,
+      tasks: list.length,
+      solveR: mean?.solveR ?? 0,
+      solveP: mean?.solveP ?? 0,
+      solveF1: mean?.solveF1 ?? 0,
+    };
   };
   return {
-    categories: categoryNames.map((c) => summarize(c, scored.filter(([t]) => t.category === c).map(([, m]) => m))),
-    overall: summarize('overall', scored.map(([, m]) => m)),
+    categories: categoryNames.map((c) =>
+      summarize(
+        c,
+        scored.filter(([t]) => t.category === c).map(([, m]) => m),
+      ),
+    ),
+    overall: summarize(
+      'overall',
+      scored.map(([, m]) => m),
+    ),
     tasksWithoutPrediction: tasks.filter((t) => !predictions.has(t)).length,
     problems,
   };
@@ -184,12 +214,16 @@ export function formatFtrlTable(report: EvalFtrlReport): string[] {
   const width = Math.max('category'.length, ...rows.map((r) => r.category.length));
   const pct = (x: number) => (100 * x).toFixed(2).padStart(8);
   const header = `${'category'.padEnd(width)}  ${'tasks'.padStart(5)}  ${'Solve-R'.padStart(8)}  ${'Solve-P'.padStart(8)}  ${'Solve-F1'.padStart(8)}`;
-  const line = (r: CategoryScore) => `${r.category.padEnd(width)}  ${String(r.tasks).padStart(5)}  ${pct(r.solveR)}  ${pct(r.solveP)}  ${pct(r.solveF1)}`;
+  const line = (r: CategoryScore) =>
+    `${r.category.padEnd(width)}  ${String(r.tasks).padStart(5)}  ${pct(r.solveR)}  ${pct(r.solveP)}  ${pct(r.solveF1)}`;
   return [header, ...report.categories.map(line), '-'.repeat(header.length), line(report.overall)];
 }
 
 /** Picks the first `perCategory` items of each category (data_source), keeping file order. */
-export function selectPerCategory<T extends { category: string }>(items: readonly T[], perCategory: number | undefined): T[] {
+export function selectPerCategory<T extends { category: string }>(
+  items: readonly T[],
+  perCategory: number | undefined,
+): T[] {
   if (perCategory === undefined) return [...items];
   const seen = new Map<string, number>();
   return items.filter((t) => {

@@ -7,11 +7,18 @@ import { extractFtrlQuestion, formatFtrlLineError, parseFtrlJsonl, renderFtrlUse
 const dataDir = process.env.PACT_DATA_DIR ?? '../shared/data';
 const testFile = path.resolve(dataDir, 'ftrl/test.jsonl');
 const hasData = existsSync(testFile);
-if (!hasData) console.warn(`[importFtrl.test] FTRL data not found at ${testFile}: the test.jsonl checks are skipped (set PACT_DATA_DIR)`);
+if (!hasData)
+  console.warn(
+    `[importFtrl.test] FTRL data not found at ${testFile}: the test.jsonl checks are skipped (set PACT_DATA_DIR)`,
+  );
 
 const tool = (name: string, props: Record<string, unknown> = { q: { type: 'string' } }) => ({
   type: 'function',
-  function: { name, description: `${name} tool`, parameters: { type: 'object', properties: props, required: Object.keys(props) } },
+  function: {
+    name,
+    description: `${name} tool`,
+    parameters: { type: 'object', properties: props, required: Object.keys(props) },
+  },
 });
 
 /** A well-formed FTRL record: fields as JSON strings, the way FTRL's files store them. */
@@ -19,7 +26,10 @@ function makeRecord(overrides: Record<string, unknown> = {}): Record<string, unk
   return {
     messages: [{ role: 'user', content: renderFtrlUserMessage('Who founded Ätna Corp?') }],
     tools: JSON.stringify([tool('founder_finder'), tool('noise_tool')]),
-    codes: JSON.stringify({ founder_finder: 'def founder_finder(q):\n    return "Zoë"\n', noise_tool: 'def noise_tool(q):\n    return q\n' }),
+    codes: JSON.stringify({
+      founder_finder: 'def founder_finder(q):\n    return "Zoë"\n',
+      noise_tool: 'def noise_tool(q):\n    return q\n',
+    }),
     unsolved_set: JSON.stringify({ founder_finder: ['Zoë'] }),
     solve_rate: 0.5,
     data_source: 'self/single_hop',
@@ -39,7 +49,10 @@ describe('parseFtrlJsonl on hand-made lines', () => {
     expect(t.question).toBe('Who founded Ätna Corp?');
     expect(t.tools.map((x) => x.function.name)).toEqual(['founder_finder', 'noise_tool']);
     expect(t.tools[0].function.parameters.required).toEqual(['q']);
-    expect(t.implementations.founder_finder).toEqual({ language: 'python', source: 'def founder_finder(q):\n    return "Zoë"\n' });
+    expect(t.implementations.founder_finder).toEqual({
+      language: 'python',
+      source: 'def founder_finder(q):\n    return "Zoë"\n',
+    });
     expect(t.unsolvedSet).toEqual({ founder_finder: ['Zoë'] });
     expect(t.answer).toBe('Zoë');
     expect(t.category).toBe('single_hop');
@@ -66,7 +79,11 @@ describe('parseFtrlJsonl on hand-made lines', () => {
     const rec = makeRecord({
       messages: [
         { role: 'user', content: 'Question: q?' },
-        { role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: 'founder_finder', arguments: '{"q": "Ätna"}' } }] },
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ type: 'function', function: { name: 'founder_finder', arguments: '{"q": "Ätna"}' } }],
+        },
       ],
     });
     const { tasks, errors } = parseFtrlJsonl(JSON.stringify(rec));
@@ -112,9 +129,18 @@ describe.skipIf(!hasData)('parseFtrlJsonl on ../shared/data/ftrl/test.jsonl', ()
   it('imports every line, with the category counts the raw data_source field gives', () => {
     const text = readFileSync(testFile, 'utf8');
     // Independent reference: count lines and data_source values straight from the JSON.
-    const raw = text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { data_source: string; unsolved_set: string });
-    const expectedCounts = Object.fromEntries(TASK_CATEGORIES.map((c) => [c, raw.filter((r) => r.data_source === `self/${c}`).length]));
-    const expectedAnswers = raw.reduce((n, r) => n + Object.values(JSON.parse(r.unsolved_set) as Record<string, string[]>).reduce((m, a) => m + a.length, 0), 0);
+    const raw = text
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { data_source: string; unsolved_set: string });
+    const expectedCounts = Object.fromEntries(
+      TASK_CATEGORIES.map((c) => [c, raw.filter((r) => r.data_source === `self/${c}`).length]),
+    );
+    const expectedAnswers = raw.reduce(
+      (n, r) =>
+        n + Object.values(JSON.parse(r.unsolved_set) as Record<string, string[]>).reduce((m, a) => m + a.length, 0),
+      0,
+    );
 
     const { tasks, errors, warnings } = parseFtrlJsonl(text);
     expect(errors).toEqual([]);
@@ -131,7 +157,9 @@ describe.skipIf(!hasData)('parseFtrlJsonl on ../shared/data/ftrl/test.jsonl', ()
       for (const tl of t.tools) expect(t.implementations[tl.function.name]?.language).toBe('python');
     }
     // Remarks of the project's task schema on FTRL's own data are warnings, not errors.
-    console.log(`[importFtrl.test] ${tasks.length} tasks, categories ${JSON.stringify(counts)}, ${answers} expected answers, ${warnings.length} schema warnings`);
+    console.log(
+      `[importFtrl.test] ${tasks.length} tasks, categories ${JSON.stringify(counts)}, ${answers} expected answers, ${warnings.length} schema warnings`,
+    );
     for (const w of warnings) console.log(`  warning: ${formatFtrlLineError(w)}`);
   });
 });

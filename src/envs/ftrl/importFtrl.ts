@@ -12,9 +12,23 @@
  *
  * The line format and how bad lines are reported: docs/envs.md.
  */
-import { MAX_JSON_DEPTH, excerptValue, findJsonHazard, limitText, setOwn, splitJsonlLines } from '../../core/untrustedJson';
+import {
+  MAX_JSON_DEPTH,
+  excerptValue,
+  findJsonHazard,
+  limitText,
+  setOwn,
+  splitJsonlLines,
+} from '../../core/untrustedJson';
 import { TaskZ, checkTaskConsistency, formatPath } from '../taskSchema';
-import { TASK_CATEGORIES, type ParamSchema, type Task, type TaskCategory, type ToolCall, type ToolSchema } from '../types';
+import {
+  TASK_CATEGORIES,
+  type ParamSchema,
+  type Task,
+  type TaskCategory,
+  type ToolCall,
+  type ToolSchema,
+} from '../types';
 
 /** FTRL's user-turn preamble, as it appears before `Question: …` in every test task. */
 export const FTRL_INSTRUCTION =
@@ -97,11 +111,13 @@ export function extractFtrlQuestion(content: string): string {
 
 function readQuestion(record: Record<string, unknown>): string {
   const messages = record.messages;
-  if (!Array.isArray(messages) || messages.length === 0) throw new FtrlFieldError('messages', `must be a non-empty array, got ${describeType(messages)}`);
+  if (!Array.isArray(messages) || messages.length === 0)
+    throw new FtrlFieldError('messages', `must be a non-empty array, got ${describeType(messages)}`);
   const k = messages.findIndex((m) => isPlainObject(m) && m.role === 'user');
   if (k < 0) throw new FtrlFieldError('messages', 'has no message with role "user"');
   const content = (messages[k] as Record<string, unknown>).content;
-  if (typeof content !== 'string') throw new FtrlFieldError(`messages[${k}].content`, `must be a string, got ${describeType(content)}`);
+  if (typeof content !== 'string')
+    throw new FtrlFieldError(`messages[${k}].content`, `must be a string, got ${describeType(content)}`);
   const question = extractFtrlQuestion(content);
   if (question === '') throw new FtrlFieldError(`messages[${k}].content`, 'holds no question text');
   return question;
@@ -135,26 +151,40 @@ function readGoldCalls(record: Record<string, unknown>): ToolCall[] | undefined 
 
 function readTools(record: Record<string, unknown>): ToolSchema[] {
   const tools = readJsonField(record, 'tools');
-  if (!Array.isArray(tools)) throw new FtrlFieldError('tools', `must be an array of function schemas, got ${describeType(tools)}`);
+  if (!Array.isArray(tools))
+    throw new FtrlFieldError('tools', `must be an array of function schemas, got ${describeType(tools)}`);
   const seen = new Set<string>();
   return tools.map((tool, i) => {
     const path = `tools[${i}]`;
     if (!isPlainObject(tool)) throw new FtrlFieldError(path, `must be an object, got ${describeType(tool)}`);
-    if (tool.type !== 'function') throw new FtrlFieldError(`${path}.type`, `must be "function", got ${excerptValue(tool.type)}`);
+    if (tool.type !== 'function')
+      throw new FtrlFieldError(`${path}.type`, `must be "function", got ${excerptValue(tool.type)}`);
     const fn = tool.function;
     if (!isPlainObject(fn)) throw new FtrlFieldError(`${path}.function`, `must be an object, got ${describeType(fn)}`);
-    if (typeof fn.name !== 'string' || fn.name === '') throw new FtrlFieldError(`${path}.function.name`, 'must be a non-empty string');
-    if (seen.has(fn.name)) throw new FtrlFieldError(`${path}.function.name`, `duplicate tool name ${excerptValue(fn.name)}`);
+    if (typeof fn.name !== 'string' || fn.name === '')
+      throw new FtrlFieldError(`${path}.function.name`, 'must be a non-empty string');
+    if (seen.has(fn.name))
+      throw new FtrlFieldError(`${path}.function.name`, `duplicate tool name ${excerptValue(fn.name)}`);
     seen.add(fn.name);
     const description = fn.description ?? '';
     if (typeof description !== 'string') throw new FtrlFieldError(`${path}.function.description`, 'must be a string');
     const params = fn.parameters ?? { type: 'object', properties: {} };
-    if (!isPlainObject(params)) throw new FtrlFieldError(`${path}.function.parameters`, `must be an object, got ${describeType(params)}`);
-    if (params.type !== 'object') throw new FtrlFieldError(`${path}.function.parameters.type`, `must be "object", got ${excerptValue(params.type)}`);
+    if (!isPlainObject(params))
+      throw new FtrlFieldError(`${path}.function.parameters`, `must be an object, got ${describeType(params)}`);
+    if (params.type !== 'object')
+      throw new FtrlFieldError(
+        `${path}.function.parameters.type`,
+        `must be "object", got ${excerptValue(params.type)}`,
+      );
     const properties = params.properties ?? {};
-    if (!isPlainObject(properties)) throw new FtrlFieldError(`${path}.function.parameters.properties`, 'must be an object');
+    if (!isPlainObject(properties))
+      throw new FtrlFieldError(`${path}.function.parameters.properties`, 'must be an object');
     for (const [key, schema] of Object.entries(properties)) {
-      if (!isPlainObject(schema)) throw new FtrlFieldError(formatPath(['tools', i, 'function', 'parameters', 'properties', key]), `must be an object, got ${describeType(schema)}`);
+      if (!isPlainObject(schema))
+        throw new FtrlFieldError(
+          formatPath(['tools', i, 'function', 'parameters', 'properties', key]),
+          `must be an object, got ${describeType(schema)}`,
+        );
     }
     const required = params.required;
     if (required !== undefined && (!Array.isArray(required) || !required.every((r) => typeof r === 'string'))) {
@@ -177,26 +207,31 @@ function readTools(record: Record<string, unknown>): ToolSchema[] {
 
 function readCodes(record: Record<string, unknown>, toolNames: readonly string[]): Task['implementations'] {
   const codes = readJsonField(record, 'codes');
-  if (!isPlainObject(codes)) throw new FtrlFieldError('codes', `must be an object {toolName: pythonSource}, got ${describeType(codes)}`);
+  if (!isPlainObject(codes))
+    throw new FtrlFieldError('codes', `must be an object {toolName: pythonSource}, got ${describeType(codes)}`);
   const implementations: Task['implementations'] = {};
   for (const [name, source] of Object.entries(codes)) {
-    if (typeof source !== 'string') throw new FtrlFieldError(formatPath(['codes', name]), `must be Python source text, got ${describeType(source)}`);
+    if (typeof source !== 'string')
+      throw new FtrlFieldError(formatPath(['codes', name]), `must be Python source text, got ${describeType(source)}`);
     setOwn(implementations, name, { language: 'python', source });
   }
   for (const name of toolNames) {
-    if (!Object.hasOwn(implementations, name)) throw new FtrlFieldError(formatPath(['codes', name]), 'missing: every tool in tools needs its Python source');
+    if (!Object.hasOwn(implementations, name))
+      throw new FtrlFieldError(formatPath(['codes', name]), 'missing: every tool in tools needs its Python source');
   }
   return implementations;
 }
 
 function readUnsolvedSet(record: Record<string, unknown>, toolNames: ReadonlySet<string>): Record<string, string[]> {
   const unsolved = readJsonField(record, 'unsolved_set');
-  if (!isPlainObject(unsolved)) throw new FtrlFieldError('unsolved_set', `must be an object {toolName: [answers]}, got ${describeType(unsolved)}`);
+  if (!isPlainObject(unsolved))
+    throw new FtrlFieldError('unsolved_set', `must be an object {toolName: [answers]}, got ${describeType(unsolved)}`);
   const out: Record<string, string[]> = {};
   for (const [name, answers] of Object.entries(unsolved)) {
     const path = formatPath(['unsolved_set', name]);
     if (!toolNames.has(name)) throw new FtrlFieldError(path, 'names no tool in tools');
-    if (!Array.isArray(answers)) throw new FtrlFieldError(path, `must be an array of answers, got ${describeType(answers)}`);
+    if (!Array.isArray(answers))
+      throw new FtrlFieldError(path, `must be an array of answers, got ${describeType(answers)}`);
     setOwn(
       out,
       name,
@@ -213,10 +248,14 @@ function readUnsolvedSet(record: Record<string, unknown>, toolNames: ReadonlySet
 function readCategory(record: Record<string, unknown>): TaskCategory {
   const field = record.category !== undefined ? 'category' : 'data_source';
   const raw = record[field];
-  if (typeof raw !== 'string') throw new FtrlFieldError(field, `must be a string such as "self/multi_hop", got ${describeType(raw)}`);
+  if (typeof raw !== 'string')
+    throw new FtrlFieldError(field, `must be a string such as "self/multi_hop", got ${describeType(raw)}`);
   const name = raw.slice(raw.lastIndexOf('/') + 1);
   if (!(TASK_CATEGORIES as readonly string[]).includes(name)) {
-    throw new FtrlFieldError(field, `${excerptValue(raw)} names no category; expected one of ${TASK_CATEGORIES.join(', ')}`);
+    throw new FtrlFieldError(
+      field,
+      `${excerptValue(raw)} names no category; expected one of ${TASK_CATEGORIES.join(', ')}`,
+    );
   }
   return name as TaskCategory;
 }
@@ -234,7 +273,8 @@ export function parseFtrlRecord(record: unknown, index: number): Task {
   const implementations = readCodes(record, toolNames);
   const unsolvedSet = readUnsolvedSet(record, new Set(toolNames));
   const answer = record.answer;
-  if (typeof answer !== 'string' && typeof answer !== 'number') throw new FtrlFieldError('answer', `must be a string, got ${describeType(answer)}`);
+  if (typeof answer !== 'string' && typeof answer !== 'number')
+    throw new FtrlFieldError('answer', `must be a string, got ${describeType(answer)}`);
   const category = readCategory(record);
   const id = typeof record.id === 'string' || typeof record.id === 'number' ? String(record.id) : `ftrl-${index}`;
   const goldCalls = readGoldCalls(record);
@@ -278,7 +318,8 @@ const MAX_MESSAGE_CHARS = 300;
  * `ftrl-<0-based line index>`.
  */
 export function parseFtrlJsonl(text: string): FtrlImportResult {
-  if (typeof text !== 'string') throw new Error(`parseFtrlJsonl: expected the file's text as a string, got ${describeType(text)}`);
+  if (typeof text !== 'string')
+    throw new Error(`parseFtrlJsonl: expected the file's text as a string, got ${describeType(text)}`);
   const tasks: Task[] = [];
   const errors: FtrlLineError[] = [];
   const warnings: FtrlLineError[] = [];

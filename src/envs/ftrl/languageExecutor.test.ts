@@ -8,8 +8,18 @@ describe('LanguageRoutingExecutor.pythonCounts', () => {
   it('counts calls, errors and timeouts; a closed executor counts as an error', async () => {
     const answers: (PythonToolResult | Error)[] = [
       { observation: '42', isError: false, isTimeout: false, elapsedMs: 1 },
-      { observation: 'an error occured when call f: timed out after 100 ms', isError: true, isTimeout: true, elapsedMs: 100 },
-      { observation: "an error occured when call f: name 'x' is not defined", isError: true, isTimeout: false, elapsedMs: 1 },
+      {
+        observation: 'an error occured when call f: timed out after 100 ms',
+        isError: true,
+        isTimeout: true,
+        elapsedMs: 100,
+      },
+      {
+        observation: "an error occured when call f: name 'x' is not defined",
+        isError: true,
+        isTimeout: false,
+        elapsedMs: 1,
+      },
       new Error('PyodideExecutor: the executor is closed'),
     ];
     const python = {

@@ -23,13 +23,27 @@ export class LanguageRoutingExecutor implements ToolExecutor {
 
   constructor(private readonly executors: LanguageExecutors) {}
 
-  async execute(impl: ToolImplementation, toolName: string, args: Record<string, unknown>, options: ExecuteOptions = {}): Promise<ToolResult> {
+  async execute(
+    impl: ToolImplementation,
+    toolName: string,
+    args: Record<string, unknown>,
+    options: ExecuteOptions = {},
+  ): Promise<ToolResult> {
     if (impl.language === 'python') {
       const py = this.executors.python;
-      if (!py) return { ok: false, output: formatToolError(toolName, 'Python tools need the Pyodide executor, and none was given') };
+      if (!py)
+        return {
+          ok: false,
+          output: formatToolError(toolName, 'Python tools need the Pyodide executor, and none was given'),
+        };
       try {
         this.pythonCounts.calls++;
-        const r = await py.callTool(impl.source, toolName, args, options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {});
+        const r = await py.callTool(
+          impl.source,
+          toolName,
+          args,
+          options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {},
+        );
         if (r.isError) this.pythonCounts.errors++;
         if (r.isTimeout) this.pythonCounts.timeouts++;
         return { ok: !r.isError, output: r.observation };
@@ -40,7 +54,11 @@ export class LanguageRoutingExecutor implements ToolExecutor {
       }
     }
     const js = this.executors.javascript;
-    if (!js) return { ok: false, output: formatToolError(toolName, 'JavaScript tools need the sandbox executor, and none was given') };
+    if (!js)
+      return {
+        ok: false,
+        output: formatToolError(toolName, 'JavaScript tools need the sandbox executor, and none was given'),
+      };
     return js.execute(impl, toolName, args, options);
   }
 

@@ -33,14 +33,18 @@ const loadCheckedPyodide: typeof loadPyodide = async (options) => {
     const isPage = (res.headers.get('content-type') ?? '').startsWith('text/html');
     if (!res.ok || isPage) {
       const what = res.ok ? 'the server sent an HTML page in its place' : `HTTP ${res.status}`;
-      throw new Error(`${name} is not served at ${url} (${what}); the app's build copies it from node_modules/pyodide (vite.config.ts)`);
+      throw new Error(
+        `${name} is not served at ${url} (${what}); the app's build copies it from node_modules/pyodide (vite.config.ts)`,
+      );
     }
   }
   return loadPyodide(options);
 };
 
 const post = scope.postMessage.bind(scope);
-const lockDownWorkerGlobals = new Function(`${BROWSER_LOCKDOWN_SOURCE}\nreturn lockDownWorkerGlobals;`)() as (isCodeGenerationBlocked: boolean) => void;
+const lockDownWorkerGlobals = new Function(`${BROWSER_LOCKDOWN_SOURCE}\nreturn lockDownWorkerGlobals;`)() as (
+  isCodeGenerationBlocked: boolean,
+) => void;
 
 servePyodideWorker(
   (message) => post(message),

@@ -7,4 +7,9 @@
  */
 export const PYODIDE_ASSET_DIR = 'pyodide';
 
-export const PYODIDE_ASSET_FILES: readonly string[] = ['pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'];
+export const PYODIDE_ASSET_FILES: readonly string[] = [
+  'pyodide.asm.mjs',
+  'pyodide.asm.wasm',
+  'python_stdlib.zip',
+  'pyodide-lock.json',
+];

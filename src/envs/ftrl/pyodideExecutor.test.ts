@@ -23,12 +23,16 @@ const returning = (expr: string) => `def tool(x=None):\n    return ${expr}\n`;
 
 describe('FTRL observation format', () => {
   it('returns a str as is', async () => {
-    const r = await executor.callTool(returning("'Zoë said \"hi\"\\nbye'"), 'tool', {});
+    const r = await executor.callTool(returning('\'Zoë said "hi"\\nbye\''), 'tool', {});
     expect(r).toMatchObject({ observation: 'Zoë said "hi"\nbye', isError: false, isTimeout: false });
   });
 
   it('writes a dict as json.dumps(ensure_ascii=False): non-ASCII kept, ", " and ": " separators, key order kept', async () => {
-    const r = await executor.callTool(returning("{'name': 'Albrecht Dürer', 'city': '東京', 'n': [1, 2.5, None, True], 'z': {}}"), 'tool', {});
+    const r = await executor.callTool(
+      returning("{'name': 'Albrecht Dürer', 'city': '東京', 'n': [1, 2.5, None, True], 'z': {}}"),
+      'tool',
+      {},
+    );
     expect(r.observation).toBe('{"name": "Albrecht Dürer", "city": "東京", "n": [1, 2.5, null, true], "z": {}}');
     expect(r.isError).toBe(false);
   });
@@ -62,28 +66,49 @@ describe('FTRL observation format', () => {
 
   it("turns an exception into FTRL's error string (spelling 'occured' kept)", async () => {
     const raising = 'def bad(x):\n    raise ValueError("no such city: " + x)\n';
-    expect(await executor.callTool(raising, 'bad', { x: 'Oz' })).toMatchObject({ observation: 'an error occured when call bad: no such city: Oz', isError: true });
+    expect(await executor.callTool(raising, 'bad', { x: 'Oz' })).toMatchObject({
+      observation: 'an error occured when call bad: no such city: Oz',
+      isError: true,
+    });
     const code = 'def f(x):\n    return x\n';
-    expect((await executor.callTool(code, 'f', {})).observation).toBe("an error occured when call f: f() missing 1 required positional argument: 'x'");
-    expect((await executor.callTool(code, 'f', { x: 1, y: 2 })).observation).toBe("an error occured when call f: f() got an unexpected keyword argument 'y'");
-    expect((await executor.callTool(code, 'f', '[1]')).observation).toBe('an error occured when call f: arguments must be a JSON object, got list');
-    expect((await executor.callTool(code, 'missing', {})).observation).toBe("an error occured when call missing: name 'missing' is not defined");
+    expect((await executor.callTool(code, 'f', {})).observation).toBe(
+      "an error occured when call f: f() missing 1 required positional argument: 'x'",
+    );
+    expect((await executor.callTool(code, 'f', { x: 1, y: 2 })).observation).toBe(
+      "an error occured when call f: f() got an unexpected keyword argument 'y'",
+    );
+    expect((await executor.callTool(code, 'f', '[1]')).observation).toBe(
+      'an error occured when call f: arguments must be a JSON object, got list',
+    );
+    expect((await executor.callTool(code, 'missing', {})).observation).toBe(
+      "an error occured when call missing: name 'missing' is not defined",
+    );
     // json.dumps itself failing is an exception too.
-    expect((await executor.callTool(returning("{'s': {1, 2}}"), 'tool', {})).observation).toBe('an error occured when call tool: Object of type set is not JSON serializable');
+    expect((await executor.callTool(returning("{'s': {1, 2}}"), 'tool', {})).observation).toBe(
+      'an error occured when call tool: Object of type set is not JSON serializable',
+    );
   });
 
   it('keeps print output out of the observation, and runs each call in a fresh namespace', async () => {
-    const code = 'COUNT = [0]\nprint("module noise")\ndef count():\n    print("call noise")\n    COUNT[0] += 1\n    return COUNT[0]\n';
+    const code =
+      'COUNT = [0]\nprint("module noise")\ndef count():\n    print("call noise")\n    COUNT[0] += 1\n    return COUNT[0]\n';
     expect((await executor.callTool(code, 'count', {})).observation).toBe('1');
     expect((await executor.callTool(code, 'count', {})).observation).toBe('1'); // no state carried over
     // Another task's tool is not visible: each source runs in its own namespace.
-    expect((await executor.callTool('def g():\n    return count()\n', 'g', {})).observation).toBe("an error occured when call g: name 'count' is not defined");
+    expect((await executor.callTool('def g():\n    return count()\n', 'g', {})).observation).toBe(
+      "an error occured when call g: name 'count' is not defined",
+    );
   });
 
   it('answers an unknown tool of a task with the error string', async () => {
-    const task = { id: 't1', implementations: { known: { language: 'python', source: 'def known():\n    return "ok"\n' } } } as unknown as Task;
+    const task = {
+      id: 't1',
+      implementations: { known: { language: 'python', source: 'def known():\n    return "ok"\n' } },
+    } as unknown as Task;
     expect((await callTaskTool(executor, task, { name: 'known', arguments: {} })).observation).toBe('ok');
-    expect((await callTaskTool(executor, task, { name: 'ghost', arguments: {} })).observation).toBe('an error occured when call ghost: no tool named ghost in task t1');
+    expect((await callTaskTool(executor, task, { name: 'ghost', arguments: {} })).observation).toBe(
+      'an error occured when call ghost: no tool named ghost in task t1',
+    );
   });
 });
 
@@ -92,7 +117,11 @@ describe('time limit', () => {
     const spins = 'def spin(n):\n    while True:\n        n += 1\n';
     const before = executor.respawnCount;
     const r = await executor.callTool(spins, 'spin', { n: 0 }, { timeoutMs: 1_500 });
-    expect(r).toMatchObject({ observation: 'an error occured when call spin: timed out after 1500 ms', isError: true, isTimeout: true });
+    expect(r).toMatchObject({
+      observation: 'an error occured when call spin: timed out after 1500 ms',
+      isError: true,
+      isTimeout: true,
+    });
     expect(r.elapsedMs).toBeGreaterThanOrEqual(1_500);
     expect(executor.respawnCount).toBe(before + 1);
     // A fresh worker (a new Pyodide) serves the next call.

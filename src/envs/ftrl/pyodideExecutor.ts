@@ -92,17 +92,32 @@ export class PyodideExecutor {
    * Executes one tool call. `args` is the arguments object, or the raw JSON text the
    * policy wrote (pass the text to keep Python's int/float distinction: `2.0` stays a float).
    */
-  callTool(source: string, name: string, args: Record<string, unknown> | string, options: { timeoutMs?: number } = {}): Promise<PythonToolResult> {
+  callTool(
+    source: string,
+    name: string,
+    args: Record<string, unknown> | string,
+    options: { timeoutMs?: number } = {},
+  ): Promise<PythonToolResult> {
     const argumentsJson = typeof args === 'string' ? args : JSON.stringify(args ?? {});
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     return this.enqueue(async () => {
       const outcome = await this.request({ type: 'callTool', source, name, argumentsJson }, timeoutMs);
       const elapsedMs = outcome.elapsedMs;
       if (outcome.kind === 'timeout') {
-        return { observation: formatToolError(name, `timed out after ${timeoutMs} ms`), isError: true, isTimeout: true, elapsedMs };
+        return {
+          observation: formatToolError(name, `timed out after ${timeoutMs} ms`),
+          isError: true,
+          isTimeout: true,
+          elapsedMs,
+        };
       }
       if (outcome.kind === 'crash') {
-        return { observation: formatToolError(name, outcome.error.message), isError: true, isTimeout: false, elapsedMs };
+        return {
+          observation: formatToolError(name, outcome.error.message),
+          isError: true,
+          isTimeout: false,
+          elapsedMs,
+        };
       }
       const message = outcome.message;
       if (message.type !== 'toolResult') throw new Error(`PyodideExecutor: expected toolResult, got ${message.type}`);
@@ -122,7 +137,8 @@ export class PyodideExecutor {
       if (outcome.kind === 'crash') throw new Error(`python script ${entry}: worker died: ${outcome.error.message}`);
       const message = outcome.message;
       if (message.type === 'scriptFailed') throw new Error(`python script ${entry}: ${message.message}`);
-      if (message.type !== 'scriptResult') throw new Error(`PyodideExecutor: expected scriptResult, got ${message.type}`);
+      if (message.type !== 'scriptResult')
+        throw new Error(`PyodideExecutor: expected scriptResult, got ${message.type}`);
       return message.output;
     });
   }
@@ -197,7 +213,10 @@ export class PyodideExecutor {
     live.ready = new Promise<number>((resolve, reject) => {
       let isLoaded = false;
       const timer = setTimeout(() => {
-        if (!isLoaded) reject(new Error(`PyodideExecutor: Pyodide did not load within ${this.loadTimeoutMs} ms from ${this.indexURL}`));
+        if (!isLoaded)
+          reject(
+            new Error(`PyodideExecutor: Pyodide did not load within ${this.loadTimeoutMs} ms from ${this.indexURL}`),
+          );
       }, this.loadTimeoutMs);
       loadTimer = timer;
       port.onMessage((message) => {
@@ -230,11 +249,23 @@ export class PyodideExecutor {
  * `task.implementations`. An unknown tool, or one without Python source, yields FTRL's
  * error observation.
  */
-export function callTaskTool(executor: PyodideExecutor, task: Task, call: ToolCall | { name: string; arguments: string }, options: { timeoutMs?: number } = {}): Promise<PythonToolResult> {
+export function callTaskTool(
+  executor: PyodideExecutor,
+  task: Task,
+  call: ToolCall | { name: string; arguments: string },
+  options: { timeoutMs?: number } = {},
+): Promise<PythonToolResult> {
   const impl = Object.hasOwn(task.implementations, call.name) ? task.implementations[call.name] : undefined; // a tool named "constructor" is not Object's
   if (!impl || impl.language !== 'python') {
-    const reason = impl ? `tool ${call.name} is not implemented in Python` : `no tool named ${call.name} in task ${task.id}`;
-    return Promise.resolve({ observation: formatToolError(call.name, reason), isError: true, isTimeout: false, elapsedMs: 0 });
+    const reason = impl
+      ? `tool ${call.name} is not implemented in Python`
+      : `no tool named ${call.name} in task ${task.id}`;
+    return Promise.resolve({
+      observation: formatToolError(call.name, reason),
+      isError: true,
+      isTimeout: false,
+      elapsedMs: 0,
+    });
   }
   return executor.callTool(impl.source, call.name, call.arguments, options);
 }
@@ -250,8 +281,10 @@ export function createBrowserPyodideExecutor(options: PyodideExecutorOptions): P
     const worker = new Worker(new URL('./pyodide.worker.ts', import.meta.url), { type: 'module' });
     return {
       post: (message) => worker.postMessage(message),
-      onMessage: (handler) => worker.addEventListener('message', (event: MessageEvent<PyWorkerResponse>) => handler(event.data)),
-      onCrash: (handler) => worker.addEventListener('error', (event: ErrorEvent) => handler(new Error(event.message || 'worker error'))),
+      onMessage: (handler) =>
+        worker.addEventListener('message', (event: MessageEvent<PyWorkerResponse>) => handler(event.data)),
+      onCrash: (handler) =>
+        worker.addEventListener('error', (event: ErrorEvent) => handler(new Error(event.message || 'worker error'))),
       terminate: () => worker.terminate(),
     };
   };

@@ -60,7 +60,10 @@ servePyodideWorker(
 }
 
 /** Spawns a Pyodide sandbox process that may read `pyodideDir` only. */
-export function spawnNodePyodideProcess(pyodideDir: string = resolveNodePyodideIndexURL(), limits: SandboxLimits = PYODIDE_SANDBOX_LIMITS): PyWorkerPort {
+export function spawnNodePyodideProcess(
+  pyodideDir: string = resolveNodePyodideIndexURL(),
+  limits: SandboxLimits = PYODIDE_SANDBOX_LIMITS,
+): PyWorkerPort {
   const started = spawnSandboxedNode({
     source: pyodideProcessSource(pathToFileURL(path.join(pyodideDir, 'pyodide.mjs')).href),
     isModule: true,
@@ -83,14 +86,17 @@ export function spawnNodePyodideProcess(pyodideDir: string = resolveNodePyodideI
   );
   return {
     post: (message) => {
-      void started.then((handle) => {
-        if (isTerminated) return;
-        try {
-          handle.post(message);
-        } catch (error) {
-          crashHandler?.(error instanceof Error ? error : new Error(String(error)));
-        }
-      }, () => undefined);
+      void started.then(
+        (handle) => {
+          if (isTerminated) return;
+          try {
+            handle.post(message);
+          } catch (error) {
+            crashHandler?.(error instanceof Error ? error : new Error(String(error)));
+          }
+        },
+        () => undefined,
+      );
     },
     onMessage: (handler) => {
       messageHandler = handler;
@@ -100,13 +106,18 @@ export function spawnNodePyodideProcess(pyodideDir: string = resolveNodePyodideI
     },
     terminate: () => {
       isTerminated = true;
-      void started.then((handle) => handle.terminate(), () => undefined);
+      void started.then(
+        (handle) => handle.terminate(),
+        () => undefined,
+      );
     },
   };
 }
 
 /** A Node executor; `indexURL` defaults to the installed pyodide package. */
-export function createNodePyodideExecutor(options: Partial<PyodideExecutorOptions> & { limits?: SandboxLimits } = {}): PyodideExecutor {
+export function createNodePyodideExecutor(
+  options: Partial<PyodideExecutorOptions> & { limits?: SandboxLimits } = {},
+): PyodideExecutor {
   const indexURL = options.indexURL ?? resolveNodePyodideIndexURL();
   const spawn: SpawnPyWorker = () => spawnNodePyodideProcess(indexURL, options.limits);
   return new PyodideExecutor(spawn, { ...options, indexURL });

@@ -52,16 +52,22 @@ const viaRealm = (body: string) =>
 
 describe('Python tool code in the Node Pyodide sandbox', () => {
   it("sees an empty js module: none of the host's globals", async () => {
-    const code = 'def probe():\n    import js\n    return [n for n in ["process", "require", "fetch", "globalThis", "indexedDB"] if hasattr(js, n)]\n';
+    const code =
+      'def probe():\n    import js\n    return [n for n in ["process", "require", "fetch", "globalThis", "indexedDB"] if hasattr(js, n)]\n';
     expect(await executor.callTool(code, 'probe', {})).toMatchObject({ observation: '[]', isError: false });
   });
 
   it('cannot write a host file through js.process, nor through the realm it can reach', async () => {
     const target = path.join(dir, 'written.txt');
-    const direct = 'def probe(target):\n    import js\n    js.process.getBuiltinModule("fs").writeFileSync(target, "escaped")\n    return "wrote"\n';
+    const direct =
+      'def probe(target):\n    import js\n    js.process.getBuiltinModule("fs").writeFileSync(target, "escaped")\n    return "wrote"\n';
     const r1 = await executor.callTool(direct, 'probe', { target });
     expect(r1.isError).toBe(true);
-    const r2 = await executor.callTool(viaRealm('g.process.getBuiltinModule("fs").writeFileSync(target, "escaped")\nreturn "wrote"'), 'probe', { target });
+    const r2 = await executor.callTool(
+      viaRealm('g.process.getBuiltinModule("fs").writeFileSync(target, "escaped")\nreturn "wrote"'),
+      'probe',
+      { target },
+    );
     expect(r2.observation).toMatch(/Access to this API has been restricted/);
     expect(existsSync(target)).toBe(false);
   });
@@ -69,7 +75,9 @@ describe('Python tool code in the Node Pyodide sandbox', () => {
   it('cannot signal the host process', async () => {
     const direct = 'def probe(host_pid):\n    import js\n    js.process.kill(host_pid, 0)\n    return "signalled"\n';
     expect((await executor.callTool(direct, 'probe', { host_pid: process.pid })).observation).not.toBe('signalled');
-    const r = await executor.callTool(viaRealm('g.process.kill(host_pid, 0)\nreturn "signalled"'), 'probe', { host_pid: process.pid });
+    const r = await executor.callTool(viaRealm('g.process.kill(host_pid, 0)\nreturn "signalled"'), 'probe', {
+      host_pid: process.pid,
+    });
     expect(r.observation).toMatch(/process\.kill is not available inside the tool sandbox/);
   });
 
@@ -77,11 +85,23 @@ describe('Python tool code in the Node Pyodide sandbox', () => {
     const before = hits;
     const secret = path.join(dir, 'secret.txt');
     const probes: [string, RegExp][] = [
-      ['return str(g.process.getBuiltinModule("fs").readFileSync(secret, "utf8"))', /Access to this API has been restricted/],
-      ['return str(g.process.getBuiltinModule("child_process").execSync("id -u"))', /Access to this API has been restricted/],
-      ['return str(g.process.getBuiltinModule("worker_threads").Worker.new("1", g.Object.fromEntries([["eval", True]])))', /Access to this API has been restricted/],
+      [
+        'return str(g.process.getBuiltinModule("fs").readFileSync(secret, "utf8"))',
+        /Access to this API has been restricted/,
+      ],
+      [
+        'return str(g.process.getBuiltinModule("child_process").execSync("id -u"))',
+        /Access to this API has been restricted/,
+      ],
+      [
+        'return str(g.process.getBuiltinModule("worker_threads").Worker.new("1", g.Object.fromEntries([["eval", True]])))',
+        /Access to this API has been restricted/,
+      ],
       ['return str(g.fetch(url))', /fetch is not available inside the tool sandbox/],
-      ['s = g.process.getBuiltinModule("net").Socket.new()\ns.connect(80, "127.0.0.1")\nreturn "connected"', /net\.Socket\.connect is not available/],
+      [
+        's = g.process.getBuiltinModule("net").Socket.new()\ns.connect(80, "127.0.0.1")\nreturn "connected"',
+        /net\.Socket\.connect is not available/,
+      ],
       ['return str(g.process.getBuiltinModule("http").get(url))', /http\.get is not available/],
     ];
     for (const [body, refused] of probes) {
@@ -92,6 +112,9 @@ describe('Python tool code in the Node Pyodide sandbox', () => {
     expect(env.observation).not.toMatch(/PACT_HOSTILE_SECRET/);
     expect(hits).toBe(before);
     // Still serving honest calls.
-    expect(await executor.callTool('def ok(x):\n    return {"x": x}\n', 'ok', { x: 'é' })).toMatchObject({ observation: '{"x": "é"}', isError: false });
+    expect(await executor.callTool('def ok(x):\n    return {"x": x}\n', 'ok', { x: 'é' })).toMatchObject({
+      observation: '{"x": "é"}',
+      isError: false,
+    });
   }, 60_000);
 });

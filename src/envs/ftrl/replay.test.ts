@@ -14,7 +14,8 @@ import { formatFtrlReplayReport, reconstructFtrlGoldCalls, replayFtrlCalls, repl
 const dataDir = process.env.PACT_DATA_DIR ?? '../shared/data';
 const testFile = path.resolve(dataDir, 'ftrl/test.jsonl');
 const hasData = existsSync(testFile);
-if (!hasData) console.warn(`[replay.test] FTRL data not found at ${testFile}: the FTRL replay is skipped (set PACT_DATA_DIR)`);
+if (!hasData)
+  console.warn(`[replay.test] FTRL data not found at ${testFile}: the FTRL replay is skipped (set PACT_DATA_DIR)`);
 
 describe.skipIf(!hasData)('FTRL gold-call replay on ../shared/data/ftrl/test.jsonl', () => {
   let executor: PyodideExecutor;
@@ -50,7 +51,10 @@ describe.skipIf(!hasData)('FTRL gold-call replay on ../shared/data/ftrl/test.jso
     const calls = [
       { name: 'company_identifier', arguments: { product_or_service: 'smartphone' } },
       { name: 'company_identifier', arguments: { product_or_service: 'search engine' } },
-      { name: 'notable_individual_finder', arguments: { field: 'computer science', company: 'Google', contribution: 'algorithm development' } },
+      {
+        name: 'notable_individual_finder',
+        arguments: { field: 'computer science', company: 'Google', contribution: 'algorithm development' },
+      },
       { name: 'algorithm_concept_explorer', arguments: { algorithm_name: "Jeff Dean's algorithm" } },
       { name: 'theorem_finder', arguments: { field: 'Distributed Computing' } },
       { name: 'mathematician_theorem_finder', arguments: { problem: 'P vs NP' } },
@@ -84,7 +88,9 @@ describe.skipIf(!hasData)('FTRL gold-call replay on ../shared/data/ftrl/test.jso
     const t0 = Date.now();
     const report = await replayFtrlTasks(executor, tasks);
     console.log(`[replay.test] FTRL gold-call replay (${Date.now() - t0} ms)\n${formatFtrlReplayReport(report)}`);
-    console.log(`[replay.test] ${report.missing.length} expected answers without a reconstructed call: ${report.missing.map((m) => `${m.taskId}/${m.name}=${JSON.stringify(m.expected)}`).join(', ')}`);
+    console.log(
+      `[replay.test] ${report.missing.length} expected answers without a reconstructed call: ${report.missing.map((m) => `${m.taskId}/${m.name}=${JSON.stringify(m.expected)}`).join(', ')}`,
+    );
 
     const nExpected = tasks.reduce((n, t) => n + Object.values(t.unsolvedSet).reduce((m, a) => m + a.length, 0), 0);
     expect(report.nTasks).toBe(tasks.length);

@@ -43,22 +43,44 @@ function listExpected(task: Task): { name: string; expected: string }[] {
 }
 
 /** Reconstructs the gold calls of one FTRL task (see `goldCallSearch.ts`). */
-export async function reconstructFtrlGoldCalls(executor: PyodideExecutor, task: Task, options: { timeoutMs?: number } = {}): Promise<FtrlReconstruction> {
+export async function reconstructFtrlGoldCalls(
+  executor: PyodideExecutor,
+  task: Task,
+  options: { timeoutMs?: number } = {},
+): Promise<FtrlReconstruction> {
   const codes: Record<string, string> = {};
-  for (const [name, impl] of Object.entries(task.implementations)) if (impl.language === 'python') setOwn(codes, name, impl.source);
+  for (const [name, impl] of Object.entries(task.implementations))
+    if (impl.language === 'python') setOwn(codes, name, impl.source);
   const input = JSON.stringify({ question: task.question, codes, tools: task.tools, unsolvedSet: task.unsolvedSet });
   let entries: SearchEntry[];
   try {
-    const output = await executor.runScript(GOLD_CALL_SEARCH_SOURCE, 'reconstruct_gold_calls', input, { timeoutMs: options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS });
+    const output = await executor.runScript(GOLD_CALL_SEARCH_SOURCE, 'reconstruct_gold_calls', input, {
+      timeoutMs: options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS,
+    });
     entries = JSON.parse(output) as SearchEntry[];
   } catch (err) {
     const missing = listExpected(task);
-    return { taskId: task.id, category: task.category, calls: [], missing, isComplete: missing.length === 0, failure: (err as Error).message };
+    return {
+      taskId: task.id,
+      category: task.category,
+      calls: [],
+      missing,
+      isComplete: missing.length === 0,
+      failure: (err as Error).message,
+    };
   }
   const calls: FtrlGoldCall[] = [];
   const missing: { name: string; expected: string }[] = [];
   for (const e of entries) {
-    if (e.found) calls.push({ name: e.name, arguments: e.found.arguments, argumentsJson: e.found.argumentsJson, expected: e.gold, how: e.found.how, tried: e.found.tried });
+    if (e.found)
+      calls.push({
+        name: e.name,
+        arguments: e.found.arguments,
+        argumentsJson: e.found.argumentsJson,
+        expected: e.gold,
+        how: e.found.how,
+        tried: e.found.tried,
+      });
     else missing.push({ name: e.name, expected: e.gold });
   }
   return { taskId: task.id, category: task.category, calls, missing, isComplete: missing.length === 0 };
@@ -76,7 +98,11 @@ export interface FtrlReplayResult {
  * Executes calls of one task in order and scores them with `ftrlSolveMetrics`. A call
  * carrying `argumentsJson` is sent as that text (keeps Python's int/float distinction).
  */
-export async function replayFtrlCalls(executor: PyodideExecutor, task: Task, calls: readonly (ToolCall & { argumentsJson?: string })[]): Promise<FtrlReplayResult> {
+export async function replayFtrlCalls(
+  executor: PyodideExecutor,
+  task: Task,
+  calls: readonly (ToolCall & { argumentsJson?: string })[],
+): Promise<FtrlReplayResult> {
   const outputs: CallOutput[] = [];
   for (const call of calls) {
     const args = call.argumentsJson ?? call.arguments;
@@ -128,7 +154,10 @@ export async function replayFtrlTasks(
   options: { timeoutMs?: number; onTask?: (done: number, total: number) => void } = {},
 ): Promise<FtrlReplayReport> {
   const perCategory = Object.fromEntries(
-    TASK_CATEGORIES.map((c) => [c, { tasks: 0, reconstructed: 0, expected: 0, callsFound: 0, expectedReconstructed: 0, solvedReconstructed: 0 }]),
+    TASK_CATEGORIES.map((c) => [
+      c,
+      { tasks: 0, reconstructed: 0, expected: 0, callsFound: 0, expectedReconstructed: 0, solvedReconstructed: 0 },
+    ]),
   ) as Record<TaskCategory, FtrlCategoryReplay>;
   const report: FtrlReplayReport = {
     nTasks: tasks.length,
@@ -168,7 +197,9 @@ export async function replayFtrlTasks(
       report.solvedReconstructed += replay.metrics.solved;
       metricsReconstructed.push(replay.metrics);
       if (replay.metrics.solved < replay.nExpected) {
-        const unverified = rec.calls.filter((c, i) => !answerVerify(replay.outputs[i].output, c.expected)).map((c) => c.name);
+        const unverified = rec.calls
+          .filter((c, i) => !answerVerify(replay.outputs[i].output, c.expected))
+          .map((c) => c.name);
         report.inconsistencies.push({
           taskId: task.id,
           detail:
@@ -190,12 +221,17 @@ export function formatFtrlReplayReport(report: FtrlReplayReport): string {
   const lines = ['category              tasks  reconstructed  expected  found  solved/expected (reconstructed tasks)'];
   for (const c of TASK_CATEGORIES) {
     const r = report.perCategory[c];
-    lines.push(`${c.padEnd(22)}${String(r.tasks).padStart(5)}  ${String(r.reconstructed).padStart(13)}  ${String(r.expected).padStart(8)}  ${String(r.callsFound).padStart(5)}  ${r.solvedReconstructed}/${r.expectedReconstructed}`);
+    lines.push(
+      `${c.padEnd(22)}${String(r.tasks).padStart(5)}  ${String(r.reconstructed).padStart(13)}  ${String(r.expected).padStart(8)}  ${String(r.callsFound).padStart(5)}  ${r.solvedReconstructed}/${r.expectedReconstructed}`,
+    );
   }
   lines.push(
     `${'all'.padEnd(22)}${String(report.nTasks).padStart(5)}  ${String(report.reconstructedTaskIds.length).padStart(13)}  ${String(report.nExpected).padStart(8)}  ${String(report.nCallsFound).padStart(5)}  ${report.solvedReconstructed}/${report.expectedReconstructed}`,
   );
-  lines.push(`calls from the data's own examples: ${report.nFoundByExample}/${report.nCallsFound}; solved replaying every found call: ${report.solvedAllFound}/${report.nExpected}`);
-  if (report.inconsistencies.length) lines.push(`inconsistencies: ${report.inconsistencies.map((i) => `${i.taskId} (${i.detail})`).join('; ')}`);
+  lines.push(
+    `calls from the data's own examples: ${report.nFoundByExample}/${report.nCallsFound}; solved replaying every found call: ${report.solvedAllFound}/${report.nExpected}`,
+  );
+  if (report.inconsistencies.length)
+    lines.push(`inconsistencies: ${report.inconsistencies.map((i) => `${i.taskId} (${i.detail})`).join('; ')}`);
   return lines.join('\n');
 }

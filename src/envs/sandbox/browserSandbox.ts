@@ -33,7 +33,14 @@ function openFrame(): Promise<Window> {
     iframe.title = 'tool sandbox';
     iframe.style.display = 'none';
     iframe.src = new URL(`${import.meta.env.BASE_URL}${TOOL_SANDBOX_PAGE}`, document.baseURI).href;
-    iframe.addEventListener('load', () => (iframe.contentWindow ? resolve(iframe.contentWindow) : reject(new Error('the tool sandbox frame has no window'))), { once: true });
+    iframe.addEventListener(
+      'load',
+      () =>
+        iframe.contentWindow
+          ? resolve(iframe.contentWindow)
+          : reject(new Error('the tool sandbox frame has no window')),
+      { once: true },
+    );
     document.body.append(iframe);
   });
   return frameWindow;
@@ -42,7 +49,9 @@ function openFrame(): Promise<Window> {
 /** (Page only) A new host port to the tool sandbox frame, opening the frame on first use. */
 export function connectToolSandbox(): MessagePort {
   const channel = new MessageChannel();
-  void openFrame().then((win) => win.postMessage({ type: 'pact-tool-sandbox', workerSource: WORKER_SOURCE }, '*', [channel.port2]));
+  void openFrame().then((win) =>
+    win.postMessage({ type: 'pact-tool-sandbox', workerSource: WORKER_SOURCE }, '*', [channel.port2]),
+  );
   return channel.port1;
 }
 
@@ -67,7 +76,12 @@ function attachHost(port: MessagePort): HostState {
   const ready = new Promise<void>((resolve, reject) => {
     markReady = resolve;
     setTimeout(
-      () => reject(new Error(`the tool sandbox frame (${TOOL_SANDBOX_PAGE}) did not answer within ${FRAME_READY_TIMEOUT_MS} ms; is it served beside index.html?`)),
+      () =>
+        reject(
+          new Error(
+            `the tool sandbox frame (${TOOL_SANDBOX_PAGE}) did not answer within ${FRAME_READY_TIMEOUT_MS} ms; is it served beside index.html?`,
+          ),
+        ),
       FRAME_READY_TIMEOUT_MS,
     );
   });
@@ -75,7 +89,8 @@ function attachHost(port: MessagePort): HostState {
   port.onmessage = (event: MessageEvent) => {
     const data = event.data as { type?: string; spawnId?: number; reason?: string } | null;
     if (data?.type === 'ready') markReady();
-    else if (data?.type === 'failed' && typeof data.spawnId === 'number') failures.get(data.spawnId)?.(String(data.reason ?? 'worker error'));
+    else if (data?.type === 'failed' && typeof data.spawnId === 'number')
+      failures.get(data.spawnId)?.(String(data.reason ?? 'worker error'));
   };
   const state = { ready, failures };
   hosts.set(port, state);
@@ -93,7 +108,9 @@ export interface FrameFactoryOptions {
 export function createFrameWorkerFactory(options: FrameFactoryOptions = {}): WorkerFactory {
   const port = options.hostPort ?? (typeof document !== 'undefined' ? connectToolSandbox() : givenPort);
   if (!port) {
-    throw new Error('no tool sandbox here: the page must send this worker a port to the tool sandbox frame (connectToolSandbox) before tools run');
+    throw new Error(
+      'no tool sandbox here: the page must send this worker a port to the tool sandbox frame (connectToolSandbox) before tools run',
+    );
   }
   const host = attachHost(port);
   return async (): Promise<WorkerHandle> => {

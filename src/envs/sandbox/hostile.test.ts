@@ -13,7 +13,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodeProcessFactory, createWorkerExecutor, InProcessExecutor, probeNetworkCut, WorkerExecutor } from './index';
+import {
+  createNodeProcessFactory,
+  createWorkerExecutor,
+  InProcessExecutor,
+  probeNetworkCut,
+  WorkerExecutor,
+} from './index';
 import type { ToolImplementation } from '../types';
 
 const js = (source: string): ToolImplementation => ({ language: 'javascript', source });
@@ -92,12 +98,20 @@ describe('tool code through the sandbox executor (Node)', () => {
       return 'tampered';
     }`);
     await ex.execute(tamper, 'tamper', {});
-    expect(await ex.execute(js('(a) => ({ x: a.x, list: [a.x, 2] })'), 'innocent', { x: 1 })).toEqual({ ok: true, output: '{"x": 1, "list": [1, 2]}' });
+    expect(await ex.execute(js('(a) => ({ x: a.x, list: [a.x, 2] })'), 'innocent', { x: 1 })).toEqual({
+      ok: true,
+      output: '{"x": 1, "list": [1, 2]}',
+    });
   });
 
   it('cannot keep state for a later call', async () => {
-    await ex.execute(js('(a) => { globalThis.kept = a.value; Math.kept = a.value; return "stored"; }'), 'store', { value: 'from call 1' });
-    expect(await ex.execute(js('(a) => [typeof kept, typeof Math.kept].join(",")'), 'read', {})).toEqual({ ok: true, output: 'undefined,undefined' });
+    await ex.execute(js('(a) => { globalThis.kept = a.value; Math.kept = a.value; return "stored"; }'), 'store', {
+      value: 'from call 1',
+    });
+    expect(await ex.execute(js('(a) => [typeof kept, typeof Math.kept].join(",")'), 'read', {})).toEqual({
+      ok: true,
+      output: 'undefined,undefined',
+    });
   });
 
   it('cannot allocate ArrayBuffers beyond the memory cap, in one call or across calls', async () => {
@@ -105,7 +119,12 @@ describe('tool code through the sandbox executor (Node)', () => {
     expect(big).toEqual({ ok: false, output: 'an error occured when call big: Array buffer allocation failed' });
     // 5 × 150 MB is past the 512 MB cap: each call must start from nothing.
     for (let i = 0; i < 5; i++) {
-      const hoard = await ex.execute(js('(a) => { (globalThis.hoard ??= []).push(new Uint8Array(1.5e8)); return globalThis.hoard.length; }'), 'hoard', {}, { timeoutMs: 10_000 });
+      const hoard = await ex.execute(
+        js('(a) => { (globalThis.hoard ??= []).push(new Uint8Array(1.5e8)); return globalThis.hoard.length; }'),
+        'hoard',
+        {},
+        { timeoutMs: 10_000 },
+      );
       expect(hoard).toEqual({ ok: true, output: '1' });
     }
     expect(await ex.execute(js('(a) => "still here"'), 'ping', {})).toEqual({ ok: true, output: 'still here' });
@@ -116,9 +135,19 @@ describe('InProcessExecutor (Node)', () => {
   it('stops a synchronous infinite loop at its time limit', async () => {
     const ex = new InProcessExecutor();
     const t0 = Date.now();
-    expect(await ex.execute(js('()=>{for(;;){}}'), 'spin', {}, { timeoutMs: 200 })).toEqual({ ok: false, output: 'an error occured when call spin: timed out after 200 ms' });
+    expect(await ex.execute(js('()=>{for(;;){}}'), 'spin', {}, { timeoutMs: 200 })).toEqual({
+      ok: false,
+      output: 'an error occured when call spin: timed out after 200 ms',
+    });
     expect(Date.now() - t0).toBeLessThan(5_000);
-    expect(await ex.execute(js('(a) => Promise.resolve().then(function loop() { return Promise.resolve().then(loop); })'), 'jobs', {}, { timeoutMs: 200 })).toEqual({
+    expect(
+      await ex.execute(
+        js('(a) => Promise.resolve().then(function loop() { return Promise.resolve().then(loop); })'),
+        'jobs',
+        {},
+        { timeoutMs: 200 },
+      ),
+    ).toEqual({
       ok: false,
       output: 'an error occured when call jobs: timed out after 200 ms',
     });
@@ -136,10 +165,14 @@ describe('the process boundary, if tool code escaped its context (escape drill)'
     drill.dispose();
     delete process.env.PACT_HOSTILE_SECRET;
   });
-  const attempt = (body: string) => js(`async (args) => { try { ${body} } catch (e) { return 'refused: ' + (e.code || e.message); } }`);
+  const attempt = (body: string) =>
+    js(`async (args) => { try { ${body} } catch (e) { return 'refused: ' + (e.code || e.message); } }`);
 
   it('runs with this realm in reach (the drill is real)', async () => {
-    expect(await drill.execute(js('() => [typeof require, typeof process.pid].join(",")'), 'realm', {})).toEqual({ ok: true, output: 'function,number' });
+    expect(await drill.execute(js('() => [typeof require, typeof process.pid].join(",")'), 'realm', {})).toEqual({
+      ok: true,
+      output: 'function,number',
+    });
   });
 
   it('cannot write or read host files, start programs or workers, load addons', async () => {
@@ -165,7 +198,9 @@ describe('the process boundary, if tool code escaped its context (escape drill)'
   });
 
   it('cannot signal the host, and killing itself only costs that call', async () => {
-    const signal = await drill.execute(attempt('process.kill(args.hostPid, 0); return "signalled";'), 'signal', { hostPid: process.pid });
+    const signal = await drill.execute(attempt('process.kill(args.hostPid, 0); return "signalled";'), 'signal', {
+      hostPid: process.pid,
+    });
     expect(signal.output).toBe('refused: process.kill is not available inside the tool sandbox');
     const suicide = await drill.execute(js('() => { process.reallyExit(9); }'), 'exit', {});
     expect(suicide.ok).toBe(false);
@@ -174,16 +209,27 @@ describe('the process boundary, if tool code escaped its context (escape drill)'
   });
 
   it('sees none of the host environment', async () => {
-    expect((await drill.execute(js('() => JSON.stringify(process.env)'), 'env', {})).output).not.toMatch(/PACT_HOSTILE_SECRET|host environment secret/);
+    expect((await drill.execute(js('() => JSON.stringify(process.env)'), 'env', {})).output).not.toMatch(
+      /PACT_HOSTILE_SECRET|host environment secret/,
+    );
   });
 
   it('reaches no network: fetch, http, net, dgram and dns all fail and the server sees nothing', async () => {
     const before = hits;
     const probes: [string, string][] = [
       ['fetch', `return await (await fetch(args.url)).text();`],
-      ['http', `return await new Promise((ok, no) => require('node:http').get(args.url, (r) => ok('status ' + r.statusCode)).on('error', no));`],
-      ['net', `const s = new (require('node:net').Socket)(); return await new Promise((ok, no) => { s.on('error', no); s.connect(Number(new URL(args.url).port), '127.0.0.1', () => ok('connected')); });`],
-      ['dgram', `const u = require('node:dgram').createSocket('udp4'); return await new Promise((ok, no) => u.send('x', 53, '127.0.0.1', (e) => e ? no(e) : ok('sent')));`],
+      [
+        'http',
+        `return await new Promise((ok, no) => require('node:http').get(args.url, (r) => ok('status ' + r.statusCode)).on('error', no));`,
+      ],
+      [
+        'net',
+        `const s = new (require('node:net').Socket)(); return await new Promise((ok, no) => { s.on('error', no); s.connect(Number(new URL(args.url).port), '127.0.0.1', () => ok('connected')); });`,
+      ],
+      [
+        'dgram',
+        `const u = require('node:dgram').createSocket('udp4'); return await new Promise((ok, no) => u.send('x', 53, '127.0.0.1', (e) => e ? no(e) : ok('sent')));`,
+      ],
       ['dns', `return await require('node:dns').promises.lookup('localhost');`],
     ];
     for (const [name, body] of probes) {
@@ -193,7 +239,11 @@ describe('the process boundary, if tool code escaped its context (escape drill)'
     expect(hits).toBe(before);
     if ((await probeNetworkCut()) === 'namespace') {
       // The OS layer too: an empty network namespace (only a loopback that is down).
-      const names = await drill.execute(js('() => Object.keys(require("node:os").networkInterfaces()).join(",")'), 'interfaces', {});
+      const names = await drill.execute(
+        js('() => Object.keys(require("node:os").networkInterfaces()).join(",")'),
+        'interfaces',
+        {},
+      );
       expect(names.output).not.toMatch(/eth|en|wl/);
     }
   });

@@ -23,7 +23,9 @@ let runtime: { runStub: RunStub; formatToolOutput: (value: unknown) => string } 
 let contextRunner: Promise<ContextRunner | null> | null = null;
 
 function loadRuntime(): { runStub: RunStub; formatToolOutput: (value: unknown) => string } {
-  runtime ??= new Function(`${STUB_RUNTIME_SOURCE}\nreturn { runStub: runStub, formatToolOutput: formatToolOutput };`)() as {
+  runtime ??= new Function(
+    `${STUB_RUNTIME_SOURCE}\nreturn { runStub: runStub, formatToolOutput: formatToolOutput };`,
+  )() as {
     runStub: RunStub;
     formatToolOutput: (value: unknown) => string;
   };
@@ -39,7 +41,11 @@ function loadContextRunner(): Promise<ContextRunner | null> {
     const [vmName, utilName] = ['node:vm', 'node:util'];
     const vm = (await import(/* @vite-ignore */ vmName)) as unknown;
     const util = (await import(/* @vite-ignore */ utilName)) as { types: { isProxy(x: unknown): boolean } };
-    const create = new Function('vm', 'isProxy', `${CONTEXT_RUNNER_SOURCE}\nreturn createContextRunner(vm, isProxy, { isFreshPerCall: false });`);
+    const create = new Function(
+      'vm',
+      'isProxy',
+      `${CONTEXT_RUNNER_SOURCE}\nreturn createContextRunner(vm, isProxy, { isFreshPerCall: false });`,
+    );
     return create(vm, util.types.isProxy) as ContextRunner;
   })();
   return contextRunner;
@@ -51,17 +57,29 @@ export function formatToolOutput(value: unknown): string {
 }
 
 export class InProcessExecutor implements ToolExecutor {
-  async execute(impl: ToolImplementation, toolName: string, args: Record<string, unknown>, options: ExecuteOptions = {}): Promise<ToolResult> {
+  async execute(
+    impl: ToolImplementation,
+    toolName: string,
+    args: Record<string, unknown>,
+    options: ExecuteOptions = {},
+  ): Promise<ToolResult> {
     if (impl?.language !== 'javascript') {
       return { ok: false, output: formatToolError(toolName, `no executor for ${String(impl?.language)} tools here`) };
     }
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const runner = await loadContextRunner();
-    const result = runner ? this.runInContext(runner, impl.source, args, timeoutMs) : await this.runInThread(impl.source, args, timeoutMs);
+    const result = runner
+      ? this.runInContext(runner, impl.source, args, timeoutMs)
+      : await this.runInThread(impl.source, args, timeoutMs);
     return result.ok ? result : { ok: false, output: formatToolError(toolName, result.output) };
   }
 
-  private runInContext(runner: ContextRunner, source: string, args: Record<string, unknown>, timeoutMs: number): ToolResult {
+  private runInContext(
+    runner: ContextRunner,
+    source: string,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+  ): ToolResult {
     let argsJson: string;
     try {
       argsJson = JSON.stringify(args ?? {});

@@ -17,21 +17,50 @@ import { formatToolError, type ExecuteOptions, type ToolExecutor, type ToolResul
 
 export * from './types';
 export { InProcessExecutor, formatToolOutput } from './inProcessExecutor';
-export { WorkerExecutor, createWorkerExecutor, type SandboxOptions, type ToolCallMessage, type WorkerFactory, type WorkerHandle } from './workerExecutor';
-export { createNodeProcessFactory, probeNetworkCut, NODE_SANDBOX_LIMITS, type NetworkCut, type SandboxLimits } from './nodeProcess';
-export { connectToolSandbox, setToolSandboxPort, createFrameWorkerFactory, TOOL_SANDBOX_PAGE, type FrameFactoryOptions } from './browserSandbox';
+export {
+  WorkerExecutor,
+  createWorkerExecutor,
+  type SandboxOptions,
+  type ToolCallMessage,
+  type WorkerFactory,
+  type WorkerHandle,
+} from './workerExecutor';
+export {
+  createNodeProcessFactory,
+  probeNetworkCut,
+  NODE_SANDBOX_LIMITS,
+  type NetworkCut,
+  type SandboxLimits,
+} from './nodeProcess';
+export {
+  connectToolSandbox,
+  setToolSandboxPort,
+  createFrameWorkerFactory,
+  TOOL_SANDBOX_PAGE,
+  type FrameFactoryOptions,
+} from './browserSandbox';
 export { MAX_OUTPUT_CHARS } from './runtimeSource';
 
 /**
  * Dispatches by language: JavaScript stubs to one executor, Python (imported FTRL
  * tasks, run by the Pyodide executor of `src/envs/ftrl/`) to another.
  */
-export function createLanguageRouter(executors: Partial<Record<ToolImplementation['language'], ToolExecutor>>): ToolExecutor {
+export function createLanguageRouter(
+  executors: Partial<Record<ToolImplementation['language'], ToolExecutor>>,
+): ToolExecutor {
   return {
-    execute(impl: ToolImplementation, toolName: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<ToolResult> {
+    execute(
+      impl: ToolImplementation,
+      toolName: string,
+      args: Record<string, unknown>,
+      options?: ExecuteOptions,
+    ): Promise<ToolResult> {
       const executor = impl && executors[impl.language];
       if (!executor) {
-        return Promise.resolve({ ok: false, output: formatToolError(toolName, `no executor for ${String(impl?.language)} tools`) });
+        return Promise.resolve({
+          ok: false,
+          output: formatToolError(toolName, `no executor for ${String(impl?.language)} tools`),
+        });
       }
       return executor.execute(impl, toolName, args, options);
     },

@@ -137,7 +137,9 @@ export function wrapChildProcess(child: ChildProcess, graceMs: number): WorkerHa
  * A WorkerFactory of JavaScript tool processes. `isEscapeDrill` (tests only) runs tool code in
  * the process's own realm, as if it had escaped its context, to test the process boundary.
  */
-export function createNodeProcessFactory(options: { limits?: SandboxLimits; isEscapeDrill?: boolean } = {}): WorkerFactory {
+export function createNodeProcessFactory(
+  options: { limits?: SandboxLimits; isEscapeDrill?: boolean } = {},
+): WorkerFactory {
   return async () => {
     const child = await spawnSandboxedNode({
       source: NODE_TOOL_PROCESS_SOURCE,

@@ -20,18 +20,32 @@ describe('formatToolOutput (FTRL / Python json.dumps style)', () => {
     expect(formatToolOutput(true)).toBe('True');
     expect(formatToolOutput(42)).toBe('42');
     expect(formatToolOutput({ x: NaN, y: -Infinity, f: () => 1 })).toBe('{"x": NaN, "y": -Infinity}');
-    expect(formatToolOutput('x'.repeat(MAX_OUTPUT_CHARS + 5))).toBe(`${'x'.repeat(MAX_OUTPUT_CHARS)} …[output cut at ${MAX_OUTPUT_CHARS} characters]`);
+    expect(formatToolOutput('x'.repeat(MAX_OUTPUT_CHARS + 5))).toBe(
+      `${'x'.repeat(MAX_OUTPUT_CHARS)} …[output cut at ${MAX_OUTPUT_CHARS} characters]`,
+    );
   });
 });
 
 describe('InProcessExecutor', () => {
   const ex = new InProcessExecutor();
   it('runs a stub and turns a throw or a bad source into an error observation', async () => {
-    expect(await ex.execute(js('(args) => ({ twice: args.x * 2 })'), 'twice', { x: 21 })).toEqual({ ok: true, output: '{"twice": 42}' });
-    expect(await ex.execute(js('(args) => { throw new Error("bad city") }'), 'f', {})).toEqual({ ok: false, output: 'an error occured when call f: bad city' });
-    expect(await ex.execute(js('(args) => { throw 7 }'), 'f', {})).toEqual({ ok: false, output: 'an error occured when call f: 7' });
+    expect(await ex.execute(js('(args) => ({ twice: args.x * 2 })'), 'twice', { x: 21 })).toEqual({
+      ok: true,
+      output: '{"twice": 42}',
+    });
+    expect(await ex.execute(js('(args) => { throw new Error("bad city") }'), 'f', {})).toEqual({
+      ok: false,
+      output: 'an error occured when call f: bad city',
+    });
+    expect(await ex.execute(js('(args) => { throw 7 }'), 'f', {})).toEqual({
+      ok: false,
+      output: 'an error occured when call f: 7',
+    });
     expect((await ex.execute(js('this is not js'), 'f', {})).output).toMatch(/^an error occured when call f: /);
-    expect(await ex.execute(js('42'), 'f', {})).toEqual({ ok: false, output: 'an error occured when call f: tool source does not evaluate to a function' });
+    expect(await ex.execute(js('42'), 'f', {})).toEqual({
+      ok: false,
+      output: 'an error occured when call f: tool source does not evaluate to a function',
+    });
     expect(await ex.execute(js('(a) => { const o = {}; o.self = o; return o; }'), 'f', {})).toEqual({
       ok: false,
       output: 'an error occured when call f: output contains a circular reference',
@@ -41,7 +55,8 @@ describe('InProcessExecutor', () => {
   it('answers a promise that can never settle at once: a stub has no timers or I/O to settle it with', async () => {
     expect(await ex.execute(js('(a) => new Promise(() => {})'), 'slow', {}, { timeoutMs: 30 })).toEqual({
       ok: false,
-      output: 'an error occured when call slow: the tool returned a promise that never settles (tool code has no timers or I/O)',
+      output:
+        'an error occured when call slow: the tool returned a promise that never settles (tool code has no timers or I/O)',
     });
   });
 
@@ -63,8 +78,14 @@ describe('WorkerExecutor (Node sandbox process)', () => {
   afterAll(() => ex.dispose());
 
   it('runs stubs in a worker with the same formatting', async () => {
-    expect(await ex.execute(js('(args) => ({ twice: args.x * 2, s: "é" })'), 'twice', { x: 21 })).toEqual({ ok: true, output: '{"twice": 42, "s": "é"}' });
-    expect(await ex.execute(js('async (args) => args.items.length'), 'count', { items: [1, 2, 3] })).toEqual({ ok: true, output: '3' });
+    expect(await ex.execute(js('(args) => ({ twice: args.x * 2, s: "é" })'), 'twice', { x: 21 })).toEqual({
+      ok: true,
+      output: '{"twice": 42, "s": "é"}',
+    });
+    expect(await ex.execute(js('async (args) => args.items.length'), 'count', { items: [1, 2, 3] })).toEqual({
+      ok: true,
+      output: '3',
+    });
     expect(await ex.execute(js('(args) => { throw new Error("no such person") }'), 'who', {})).toEqual({
       ok: false,
       output: 'an error occured when call who: no such person',
@@ -91,7 +112,10 @@ describe('WorkerExecutor (Node sandbox process)', () => {
   it('refuses dynamic import() and keeps formatting after a stub overwrites JSON.stringify', async () => {
     const imp = await ex.execute(js('(a) => import("node:fs").then((m) => typeof m.readFileSync)'), 'imp', {});
     expect(imp.ok).toBe(false);
-    expect(await ex.execute(js('(a) => { JSON.stringify = null; return { x: 1 }; }'), 'poison', {})).toEqual({ ok: true, output: '{"x": 1}' });
+    expect(await ex.execute(js('(a) => { JSON.stringify = null; return { x: 1 }; }'), 'poison', {})).toEqual({
+      ok: true,
+      output: '{"x": 1}',
+    });
     expect(await ex.execute(js('(a) => ({ y: [2] })'), 'next', {})).toEqual({ ok: true, output: '{"y": [2]}' });
   });
 

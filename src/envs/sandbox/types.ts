@@ -15,7 +15,12 @@ export interface ExecuteOptions {
 
 export interface ToolExecutor {
   /** Runs one tool call. Never rejects: every failure is a `{ok: false, output}` result. */
-  execute(impl: ToolImplementation, toolName: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<ToolResult>;
+  execute(
+    impl: ToolImplementation,
+    toolName: string,
+    args: Record<string, unknown>,
+    options?: ExecuteOptions,
+  ): Promise<ToolResult>;
   /** Frees the worker(s), if any. The executor may be used again afterwards (it respawns). */
   dispose(): void;
 }

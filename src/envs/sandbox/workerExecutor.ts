@@ -41,7 +41,12 @@ interface Reply {
 }
 
 function isReply(data: unknown): data is Reply {
-  return typeof data === 'object' && data !== null && typeof (data as Reply).id === 'number' && typeof (data as Reply).output === 'string';
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    typeof (data as Reply).id === 'number' &&
+    typeof (data as Reply).output === 'string'
+  );
 }
 
 export class WorkerExecutor implements ToolExecutor {
@@ -54,7 +59,12 @@ export class WorkerExecutor implements ToolExecutor {
 
   constructor(private readonly createWorker: WorkerFactory) {}
 
-  execute(impl: ToolImplementation, toolName: string, args: Record<string, unknown>, options: ExecuteOptions = {}): Promise<ToolResult> {
+  execute(
+    impl: ToolImplementation,
+    toolName: string,
+    args: Record<string, unknown>,
+    options: ExecuteOptions = {},
+  ): Promise<ToolResult> {
     const run = () => this.runOne(impl, toolName, args, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const result = this.queue.then(run, run);
     this.queue = result;
@@ -96,7 +106,12 @@ export class WorkerExecutor implements ToolExecutor {
     }
   }
 
-  private async runOne(impl: ToolImplementation, toolName: string, args: Record<string, unknown>, timeoutMs: number): Promise<ToolResult> {
+  private async runOne(
+    impl: ToolImplementation,
+    toolName: string,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+  ): Promise<ToolResult> {
     if (impl?.language !== 'javascript') {
       return { ok: false, output: formatToolError(toolName, `no executor for ${String(impl?.language)} tools here`) };
     }
@@ -107,7 +122,10 @@ export class WorkerExecutor implements ToolExecutor {
     try {
       argsJson = JSON.stringify(args ?? {});
     } catch (e) {
-      return { ok: false, output: formatToolError(toolName, `the arguments are not JSON: ${e instanceof Error ? e.message : String(e)}`) };
+      return {
+        ok: false,
+        output: formatToolError(toolName, `the arguments are not JSON: ${e instanceof Error ? e.message : String(e)}`),
+      };
     }
     const id = this.nextId++;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -120,19 +138,33 @@ export class WorkerExecutor implements ToolExecutor {
         resolve(r);
       };
       this.current = { id, settle };
-      this.ensureWorker().then(
-        (w) => {
-          worker = w;
-          if (settled) return;
-          timer = setTimeout(() => {
-            this.killWorker();
-            settle({ ok: false, output: `timed out after ${timeoutMs} ms` });
-          }, timeoutMs + (w.graceMs ?? 0));
-          const message: ToolCallMessage = { id, source: impl.source, argsJson, timeoutMs };
-          w.post(message);
-        },
-        (e: unknown) => settle({ ok: false, output: `could not start the tool sandbox: ${e instanceof Error ? e.message : String(e)}` }),
-      ).catch((e: unknown) => settle({ ok: false, output: `could not send the call to the tool sandbox: ${e instanceof Error ? e.message : String(e)}` }));
+      this.ensureWorker()
+        .then(
+          (w) => {
+            worker = w;
+            if (settled) return;
+            timer = setTimeout(
+              () => {
+                this.killWorker();
+                settle({ ok: false, output: `timed out after ${timeoutMs} ms` });
+              },
+              timeoutMs + (w.graceMs ?? 0),
+            );
+            const message: ToolCallMessage = { id, source: impl.source, argsJson, timeoutMs };
+            w.post(message);
+          },
+          (e: unknown) =>
+            settle({
+              ok: false,
+              output: `could not start the tool sandbox: ${e instanceof Error ? e.message : String(e)}`,
+            }),
+        )
+        .catch((e: unknown) =>
+          settle({
+            ok: false,
+            output: `could not send the call to the tool sandbox: ${e instanceof Error ? e.message : String(e)}`,
+          }),
+        );
     });
     clearTimeout(timer);
     this.current = null;
@@ -155,7 +187,8 @@ export interface SandboxOptions {
  * page gave it, see browserSandbox.ts).
  */
 export async function createWorkerExecutor(options: SandboxOptions = {}): Promise<WorkerExecutor> {
-  const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
+  const isNode =
+    typeof process !== 'undefined' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
   if (isNode) {
     const { createNodeProcessFactory } = await import('./nodeProcess');
     return new WorkerExecutor(createNodeProcessFactory());

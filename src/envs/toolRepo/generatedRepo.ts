@@ -16,55 +16,300 @@ import type { QueryLevel, RepoQuery, ToolCollection, ToolDocument, ToolParam, To
 
 /** [category, 8 subjects, 8 input parameters, 8 output fields], `;`-separated. */
 const CATEGORY_SPECS: readonly (readonly [string, string, string, string])[] = [
-  ['Advertising', 'ad campaign;ad creative;audience segment;keyword bid;ad impression;conversion event;publisher placement;affiliate link', 'campaign id;advertiser name;budget amount;start date;end date;target country;device type;keyword', 'click count;impression count;cost per click;conversion rate;total spend;campaign status;audience size;reach estimate'],
-  ['Artificial_Intelligence_Machine_Learning', 'text completion;image caption;sentiment prediction;embedding vector;classification model;object label;chatbot reply;speech transcript', 'prompt text;model name;temperature;max length;image url;language;top k;input text', 'generated text;confidence score;label;token count;vector;probability;latency;model version'],
-  ['Business', 'company profile;business registration;industry report;competitor;supplier;revenue figure;executive contact;office location', 'company name;registration number;country code;industry code;year;city;domain;employee range', 'legal name;founding year;revenue;employee count;headquarters address;industry;website;status'],
-  ['Business_Software', 'invoice;customer record;sales lead;project task;support ticket;calendar meeting;time entry;crm deal', 'account id;customer email;due date;priority;assignee;project name;status filter;page number', 'record id;owner;amount;stage;created date;updated date;status;notes'],
-  ['Commerce', 'product listing;price quote;shopping cart;coupon;merchant;inventory level;order receipt;shipping rate', 'product sku;merchant id;quantity;postal code;currency;coupon code;product category;max price', 'unit price;stock level;discount;total cost;merchant name;delivery estimate;tax amount;availability'],
-  ['Communication', 'phone number;voice call;chat message;contact card;conference room;fax document;push notification;caller identity', 'phone number;country code;message body;recipient;sender id;language;duration;callback url', 'carrier;line type;delivery status;message id;call duration;timestamp;caller name;cost'],
-  ['Cryptography', 'hash digest;encryption key;digital signature;certificate;random token;password strength;encoded payload;checksum', 'plain text;algorithm;key size;encoding;secret key;salt;iterations;output format', 'digest;cipher text;public key;signature;validity;entropy bits;fingerprint;expiry date'],
-  ['Cybersecurity', 'malware scan;ip reputation;vulnerability;phishing url;data breach;threat indicator;firewall rule;ssl report', 'ip address;url;file hash;domain;email address;severity;scan depth;port', 'risk score;threat type;detection count;first seen;last seen;country;is malicious;recommendation'],
-  ['Data', 'dataset;data record;public statistic;country fact;postal region;random profile;public holiday;famous quote', 'dataset id;country;year;field name;limit;offset;search term;format', 'rows;column names;value;source;updated date;record count;unit;description'],
-  ['Database', 'database table;sql query;stored document;backup snapshot;schema definition;table index;replication status;connection pool', 'database name;table name;query string;document id;region;snapshot id;limit;filter expression', 'row count;columns;execution time;document body;size bytes;status;created date;primary key'],
-  ['Devices', 'smart device;thermostat setting;sensor reading;firmware update;battery status;device location;iot gateway;camera feed', 'device id;serial number;firmware version;temperature setpoint;interval;mode;zone;api token', 'device status;reading value;battery level;signal strength;last seen;installed version;coordinates;error code'],
-  ['eCommerce', 'product review;store product;seller rating;order tracking;wishlist;best seller;product variant;return request', 'product id;asin;store domain;keyword;sort by;page;country;min rating', 'title;price;rating;review count;seller;images;availability;shipping cost'],
-  ['Education', 'course;university;exam result;vocabulary word;lesson plan;student grade;scholarship;math problem', 'subject;grade level;university name;country;student id;course code;language;difficulty', 'course title;instructor;credits;score;ranking;tuition fee;definition;solution steps'],
-  ['Email', 'email address;mailbox;email message;mailing list;email template;bounce report;disposable domain;mail server', 'email address;domain;subject line;sender;recipient list;template id;start date;limit', 'is valid;mx records;deliverability;message id;open rate;bounce reason;is disposable;smtp response'],
-  ['Energy', 'electricity price;solar forecast;fuel price;carbon intensity;power plant;charging station;energy consumption;grid outage', 'region code;latitude;longitude;date;fuel type;capacity;postal code;interval', 'price per kwh;output kw;emission factor;station name;connector type;consumption kwh;outage count;timestamp'],
-  ['Entertainment', 'joke;trivia question;horoscope;meme;comic strip;celebrity;riddle;fun fact', 'category;difficulty;zodiac sign;date;celebrity name;language;count;safe mode', 'text;answer;author;image url;rating;birth date;net worth;tags'],
-  ['Events', 'concert;conference;festival;ticket listing;venue;meetup;event schedule;rsvp', 'city;start date;end date;event type;venue id;artist name;radius;price range', 'event name;venue name;date time;ticket price;organizer;attendee count;seat map;url'],
-  ['Finance', 'stock quote;exchange rate;market index;company earning;dividend;option chain;crypto price;fund holding', 'ticker symbol;base currency;target currency;exchange;interval;start date;end date;amount', 'open price;close price;volume;change percent;market cap;rate;eps;dividend yield'],
-  ['Financial', 'loan;mortgage rate;credit score;tax rate;bank account;iban;inflation rate;retirement plan', 'principal amount;interest rate;term months;country;iban number;state;income;age', 'monthly payment;apr;total interest;bank name;swift code;is valid;rate percent;projected balance'],
-  ['Food', 'recipe;restaurant;ingredient;nutrition fact;menu item;wine pairing;meal plan;grocery product', 'cuisine;ingredient list;diet;calories max;city;barcode;servings;meal type', 'title;ingredients;instructions;calories;protein grams;rating;address;price level'],
-  ['Gaming', 'game;player profile;match history;leaderboard;game item;esports tournament;game server;achievement', 'player name;platform;region;game id;season;match id;rank tier;limit', 'username;level;win rate;kills;rank;item name;prize pool;server status'],
-  ['Health_and_Fitness', 'workout;exercise;body mass index;calorie burn;sleep record;step count;yoga pose;heart rate', 'weight kg;height cm;age;gender;activity level;muscle group;duration minutes;date', 'bmi value;calories;sets;repetitions;heart rate bpm;sleep hours;category;instructions'],
-  ['Jobs', 'job posting;salary estimate;company review;resume;job skill;internship;remote job;career path', 'job title;location;experience level;company name;employment type;salary min;skills;date posted', 'title;employer;salary range;description;apply url;posted date;rating;requirements'],
-  ['Location', 'ip geolocation;address;time zone;country;city;postal code;coordinate;nearby place', 'ip address;street address;latitude;longitude;country code;city name;radius;place type', 'country name;region;city;latitude;longitude;timezone;postal code;distance'],
-  ['Logistics', 'package tracking;shipment;freight quote;warehouse;courier;delivery route;customs declaration;container', 'tracking number;carrier code;origin postal code;destination postal code;weight;dimensions;ship date;container number', 'status;location;estimated delivery;events;carrier name;cost;transit days;signed by'],
-  ['Mapping', 'map tile;route;geocode result;static map;elevation;isochrone;traffic incident;point of interest', 'origin;destination;zoom level;latitude;longitude;travel mode;bounding box;language', 'distance;duration;polyline;image url;elevation meters;address;incidents;coordinates'],
-  ['Media', 'podcast;radio station;video channel;media file;press photo;audiobook;live stream;media kit', 'channel id;title;language;genre;country;duration;format;url', 'title;publisher;duration;thumbnail url;view count;published date;episodes;stream url'],
-  ['Medical', 'drug;disease;symptom;clinical trial;hospital;doctor;medical code;lab test', 'drug name;condition;symptom list;icd code;zip code;specialty;age;gender', 'indications;side effects;dosage;diagnosis;probability;trial phase;address;reference range'],
-  ['Monitoring', 'website uptime;server metric;ssl certificate;domain expiry;api latency;log entry;alert;status page', 'url;hostname;check interval;metric name;start time;end time;threshold;region', 'is up;response time ms;status code;cpu percent;days remaining;error count;alert level;checked at'],
-  ['Movies', 'movie;tv show;actor;movie review;box office;streaming availability;trailer;episode', 'title;release year;imdb id;genre;country;actor name;language;page', 'title;plot;rating;runtime;cast;gross revenue;platforms;release date'],
-  ['Music', 'song;artist;album;lyric;music chart;playlist;audio feature;record label', 'track name;artist name;album id;genre;country;chart date;limit;isrc', 'title;artist;duration;release date;popularity;lyrics text;tempo;label'],
-  ['News_Media', 'news article;headline;news source;trending topic;press release;opinion column;breaking alert;article summary', 'keyword;source id;language;country;category;from date;to date;page size', 'title;author;published at;url;summary;source name;image url;sentiment'],
-  ['Other', 'random number;unique identifier;color palette;placeholder text;fake name;countdown;unit conversion;barcode image', 'min value;max value;count;format;hex color;text length;from unit;to unit', 'value;values;hex codes;text;name;seconds remaining;converted amount;image url'],
-  ['Payments', 'payment;refund;payment link;card validation;subscription;payout;invoice payment;transaction', 'amount;currency;card number;customer id;payment method;description;transaction id;webhook url', 'payment id;status;fee;net amount;card brand;is valid;created at;receipt url'],
-  ['Reward', 'loyalty point;gift card;reward catalog;cashback offer;referral bonus;voucher;reward redemption;member tier', 'member id;points amount;brand;country;gift card value;offer id;email;currency', 'balance;redemption code;expiry date;offer title;cashback percent;tier name;status;value'],
-  ['Science', 'chemical element;planet;asteroid;earthquake;species;gene;physical constant;satellite position', 'element symbol;planet name;date;magnitude min;latitude;longitude;species name;gene id', 'atomic mass;distance au;diameter km;magnitude;depth km;taxonomy;sequence;value'],
-  ['Search', 'web search result;image search result;news search result;autocomplete suggestion;knowledge panel;shopping result;video search result;local business result', 'query;country;language;safe search;page;num results;location;time range', 'title;link;snippet;position;thumbnail;source;total results;related searches'],
-  ['SMS', 'sms message;verification code;sms campaign;sender id;inbound message;delivery report;virtual number;short code', 'phone number;message text;sender name;country code;code length;campaign id;schedule time;callback url', 'message id;delivery status;cost;segments;verification status;received at;number;carrier'],
-  ['Social', 'social post;user profile;follower;hashtag;comment;story;trend;influencer', 'username;user id;hashtag;post id;platform;count;cursor;since date', 'followers count;likes;comments count;caption;engagement rate;verified;bio;posted at'],
-  ['Sports', 'match score;team;player statistic;league table;fixture;betting odd;sports venue;injury report', 'team name;league id;season;match date;player name;sport;round;country', 'home score;away score;standings position;points;goals;assists;odds;kickoff time'],
-  ['Storage', 'file upload;storage bucket;file share link;folder;file version;storage quota;object metadata;archive', 'bucket name;file path;file size;expiration hours;folder id;region;access level;content type', 'file url;size bytes;checksum;created at;quota used;version id;mime type;status'],
-  ['Text_Analysis', 'sentiment score;keyword extraction;named entity;language detection;text summary;readability score;profanity check;grammar correction', 'text;language;max keywords;model;url;summary length;encoding;threshold', 'sentiment label;score;keywords;entities;detected language;summary;corrected text;is profane'],
-  ['Tools', 'qr code;short link;pdf document;web screenshot;generated password;file conversion;page metadata;regex test', 'url;text;width;height;output format;length;include symbols;pattern', 'image url;short url;file url;size;password;title;is valid;matches'],
-  ['Translation', 'translation;supported language;language pair;transliteration;dictionary entry;glossary term;document translation;pronunciation', 'source text;source language;target language;document url;word;formality;glossary id;dialect', 'translated text;detected language;confidence;definitions;synonyms;audio url;characters billed;languages'],
-  ['Transportation', 'bus schedule;train connection;flight status;vehicle information;ride estimate;parking spot;transit stop;fuel station', 'route number;station name;flight number;vin;pickup location;dropoff location;departure time;city', 'arrival time;departure time;delay minutes;platform;fare;make model;available spaces;status'],
-  ['Travel', 'hotel;flight offer;airport;car rental;visa requirement;tourist attraction;vacation package;travel advisory', 'destination;check in date;check out date;guests;origin airport;departure date;nationality;budget', 'name;price per night;rating;airline;duration;address;requirements;advisory level'],
-  ['Video_Images', 'image;video;thumbnail;animated gif;stock photo;image resize;video download;watermark', 'image url;video url;width;height;format;quality;query;start time', 'url;width;height;duration;file size;format;resolution;download link'],
-  ['Visual_Recognition', 'face;detected object;ocr text;image tag;logo;explicit content rating;license plate;landmark', 'image url;image base64;min confidence;max results;language;region of interest;model version;return attributes', 'bounding box;label;confidence;text;age estimate;emotion;plate number;landmark name'],
-  ['Weather', 'weather forecast;current weather;air quality;uv index;weather alert;historical weather;pollen count;marine forecast', 'city;latitude;longitude;date;units;days;language;postal code', 'temperature;humidity;wind speed;precipitation;pressure;condition;aqi;alert description'],
+  [
+    'Advertising',
+    'ad campaign;ad creative;audience segment;keyword bid;ad impression;conversion event;publisher placement;affiliate link',
+    'campaign id;advertiser name;budget amount;start date;end date;target country;device type;keyword',
+    'click count;impression count;cost per click;conversion rate;total spend;campaign status;audience size;reach estimate',
+  ],
+  [
+    'Artificial_Intelligence_Machine_Learning',
+    'text completion;image caption;sentiment prediction;embedding vector;classification model;object label;chatbot reply;speech transcript',
+    'prompt text;model name;temperature;max length;image url;language;top k;input text',
+    'generated text;confidence score;label;token count;vector;probability;latency;model version',
+  ],
+  [
+    'Business',
+    'company profile;business registration;industry report;competitor;supplier;revenue figure;executive contact;office location',
+    'company name;registration number;country code;industry code;year;city;domain;employee range',
+    'legal name;founding year;revenue;employee count;headquarters address;industry;website;status',
+  ],
+  [
+    'Business_Software',
+    'invoice;customer record;sales lead;project task;support ticket;calendar meeting;time entry;crm deal',
+    'account id;customer email;due date;priority;assignee;project name;status filter;page number',
+    'record id;owner;amount;stage;created date;updated date;status;notes',
+  ],
+  [
+    'Commerce',
+    'product listing;price quote;shopping cart;coupon;merchant;inventory level;order receipt;shipping rate',
+    'product sku;merchant id;quantity;postal code;currency;coupon code;product category;max price',
+    'unit price;stock level;discount;total cost;merchant name;delivery estimate;tax amount;availability',
+  ],
+  [
+    'Communication',
+    'phone number;voice call;chat message;contact card;conference room;fax document;push notification;caller identity',
+    'phone number;country code;message body;recipient;sender id;language;duration;callback url',
+    'carrier;line type;delivery status;message id;call duration;timestamp;caller name;cost',
+  ],
+  [
+    'Cryptography',
+    'hash digest;encryption key;digital signature;certificate;random token;password strength;encoded payload;checksum',
+    'plain text;algorithm;key size;encoding;secret key;salt;iterations;output format',
+    'digest;cipher text;public key;signature;validity;entropy bits;fingerprint;expiry date',
+  ],
+  [
+    'Cybersecurity',
+    'malware scan;ip reputation;vulnerability;phishing url;data breach;threat indicator;firewall rule;ssl report',
+    'ip address;url;file hash;domain;email address;severity;scan depth;port',
+    'risk score;threat type;detection count;first seen;last seen;country;is malicious;recommendation',
+  ],
+  [
+    'Data',
+    'dataset;data record;public statistic;country fact;postal region;random profile;public holiday;famous quote',
+    'dataset id;country;year;field name;limit;offset;search term;format',
+    'rows;column names;value;source;updated date;record count;unit;description',
+  ],
+  [
+    'Database',
+    'database table;sql query;stored document;backup snapshot;schema definition;table index;replication status;connection pool',
+    'database name;table name;query string;document id;region;snapshot id;limit;filter expression',
+    'row count;columns;execution time;document body;size bytes;status;created date;primary key',
+  ],
+  [
+    'Devices',
+    'smart device;thermostat setting;sensor reading;firmware update;battery status;device location;iot gateway;camera feed',
+    'device id;serial number;firmware version;temperature setpoint;interval;mode;zone;api token',
+    'device status;reading value;battery level;signal strength;last seen;installed version;coordinates;error code',
+  ],
+  [
+    'eCommerce',
+    'product review;store product;seller rating;order tracking;wishlist;best seller;product variant;return request',
+    'product id;asin;store domain;keyword;sort by;page;country;min rating',
+    'title;price;rating;review count;seller;images;availability;shipping cost',
+  ],
+  [
+    'Education',
+    'course;university;exam result;vocabulary word;lesson plan;student grade;scholarship;math problem',
+    'subject;grade level;university name;country;student id;course code;language;difficulty',
+    'course title;instructor;credits;score;ranking;tuition fee;definition;solution steps',
+  ],
+  [
+    'Email',
+    'email address;mailbox;email message;mailing list;email template;bounce report;disposable domain;mail server',
+    'email address;domain;subject line;sender;recipient list;template id;start date;limit',
+    'is valid;mx records;deliverability;message id;open rate;bounce reason;is disposable;smtp response',
+  ],
+  [
+    'Energy',
+    'electricity price;solar forecast;fuel price;carbon intensity;power plant;charging station;energy consumption;grid outage',
+    'region code;latitude;longitude;date;fuel type;capacity;postal code;interval',
+    'price per kwh;output kw;emission factor;station name;connector type;consumption kwh;outage count;timestamp',
+  ],
+  [
+    'Entertainment',
+    'joke;trivia question;horoscope;meme;comic strip;celebrity;riddle;fun fact',
+    'category;difficulty;zodiac sign;date;celebrity name;language;count;safe mode',
+    'text;answer;author;image url;rating;birth date;net worth;tags',
+  ],
+  [
+    'Events',
+    'concert;conference;festival;ticket listing;venue;meetup;event schedule;rsvp',
+    'city;start date;end date;event type;venue id;artist name;radius;price range',
+    'event name;venue name;date time;ticket price;organizer;attendee count;seat map;url',
+  ],
+  [
+    'Finance',
+    'stock quote;exchange rate;market index;company earning;dividend;option chain;crypto price;fund holding',
+    'ticker symbol;base currency;target currency;exchange;interval;start date;end date;amount',
+    'open price;close price;volume;change percent;market cap;rate;eps;dividend yield',
+  ],
+  [
+    'Financial',
+    'loan;mortgage rate;credit score;tax rate;bank account;iban;inflation rate;retirement plan',
+    'principal amount;interest rate;term months;country;iban number;state;income;age',
+    'monthly payment;apr;total interest;bank name;swift code;is valid;rate percent;projected balance',
+  ],
+  [
+    'Food',
+    'recipe;restaurant;ingredient;nutrition fact;menu item;wine pairing;meal plan;grocery product',
+    'cuisine;ingredient list;diet;calories max;city;barcode;servings;meal type',
+    'title;ingredients;instructions;calories;protein grams;rating;address;price level',
+  ],
+  [
+    'Gaming',
+    'game;player profile;match history;leaderboard;game item;esports tournament;game server;achievement',
+    'player name;platform;region;game id;season;match id;rank tier;limit',
+    'username;level;win rate;kills;rank;item name;prize pool;server status',
+  ],
+  [
+    'Health_and_Fitness',
+    'workout;exercise;body mass index;calorie burn;sleep record;step count;yoga pose;heart rate',
+    'weight kg;height cm;age;gender;activity level;muscle group;duration minutes;date',
+    'bmi value;calories;sets;repetitions;heart rate bpm;sleep hours;category;instructions',
+  ],
+  [
+    'Jobs',
+    'job posting;salary estimate;company review;resume;job skill;internship;remote job;career path',
+    'job title;location;experience level;company name;employment type;salary min;skills;date posted',
+    'title;employer;salary range;description;apply url;posted date;rating;requirements',
+  ],
+  [
+    'Location',
+    'ip geolocation;address;time zone;country;city;postal code;coordinate;nearby place',
+    'ip address;street address;latitude;longitude;country code;city name;radius;place type',
+    'country name;region;city;latitude;longitude;timezone;postal code;distance',
+  ],
+  [
+    'Logistics',
+    'package tracking;shipment;freight quote;warehouse;courier;delivery route;customs declaration;container',
+    'tracking number;carrier code;origin postal code;destination postal code;weight;dimensions;ship date;container number',
+    'status;location;estimated delivery;events;carrier name;cost;transit days;signed by',
+  ],
+  [
+    'Mapping',
+    'map tile;route;geocode result;static map;elevation;isochrone;traffic incident;point of interest',
+    'origin;destination;zoom level;latitude;longitude;travel mode;bounding box;language',
+    'distance;duration;polyline;image url;elevation meters;address;incidents;coordinates',
+  ],
+  [
+    'Media',
+    'podcast;radio station;video channel;media file;press photo;audiobook;live stream;media kit',
+    'channel id;title;language;genre;country;duration;format;url',
+    'title;publisher;duration;thumbnail url;view count;published date;episodes;stream url',
+  ],
+  [
+    'Medical',
+    'drug;disease;symptom;clinical trial;hospital;doctor;medical code;lab test',
+    'drug name;condition;symptom list;icd code;zip code;specialty;age;gender',
+    'indications;side effects;dosage;diagnosis;probability;trial phase;address;reference range',
+  ],
+  [
+    'Monitoring',
+    'website uptime;server metric;ssl certificate;domain expiry;api latency;log entry;alert;status page',
+    'url;hostname;check interval;metric name;start time;end time;threshold;region',
+    'is up;response time ms;status code;cpu percent;days remaining;error count;alert level;checked at',
+  ],
+  [
+    'Movies',
+    'movie;tv show;actor;movie review;box office;streaming availability;trailer;episode',
+    'title;release year;imdb id;genre;country;actor name;language;page',
+    'title;plot;rating;runtime;cast;gross revenue;platforms;release date',
+  ],
+  [
+    'Music',
+    'song;artist;album;lyric;music chart;playlist;audio feature;record label',
+    'track name;artist name;album id;genre;country;chart date;limit;isrc',
+    'title;artist;duration;release date;popularity;lyrics text;tempo;label',
+  ],
+  [
+    'News_Media',
+    'news article;headline;news source;trending topic;press release;opinion column;breaking alert;article summary',
+    'keyword;source id;language;country;category;from date;to date;page size',
+    'title;author;published at;url;summary;source name;image url;sentiment',
+  ],
+  [
+    'Other',
+    'random number;unique identifier;color palette;placeholder text;fake name;countdown;unit conversion;barcode image',
+    'min value;max value;count;format;hex color;text length;from unit;to unit',
+    'value;values;hex codes;text;name;seconds remaining;converted amount;image url',
+  ],
+  [
+    'Payments',
+    'payment;refund;payment link;card validation;subscription;payout;invoice payment;transaction',
+    'amount;currency;card number;customer id;payment method;description;transaction id;webhook url',
+    'payment id;status;fee;net amount;card brand;is valid;created at;receipt url',
+  ],
+  [
+    'Reward',
+    'loyalty point;gift card;reward catalog;cashback offer;referral bonus;voucher;reward redemption;member tier',
+    'member id;points amount;brand;country;gift card value;offer id;email;currency',
+    'balance;redemption code;expiry date;offer title;cashback percent;tier name;status;value',
+  ],
+  [
+    'Science',
+    'chemical element;planet;asteroid;earthquake;species;gene;physical constant;satellite position',
+    'element symbol;planet name;date;magnitude min;latitude;longitude;species name;gene id',
+    'atomic mass;distance au;diameter km;magnitude;depth km;taxonomy;sequence;value',
+  ],
+  [
+    'Search',
+    'web search result;image search result;news search result;autocomplete suggestion;knowledge panel;shopping result;video search result;local business result',
+    'query;country;language;safe search;page;num results;location;time range',
+    'title;link;snippet;position;thumbnail;source;total results;related searches',
+  ],
+  [
+    'SMS',
+    'sms message;verification code;sms campaign;sender id;inbound message;delivery report;virtual number;short code',
+    'phone number;message text;sender name;country code;code length;campaign id;schedule time;callback url',
+    'message id;delivery status;cost;segments;verification status;received at;number;carrier',
+  ],
+  [
+    'Social',
+    'social post;user profile;follower;hashtag;comment;story;trend;influencer',
+    'username;user id;hashtag;post id;platform;count;cursor;since date',
+    'followers count;likes;comments count;caption;engagement rate;verified;bio;posted at',
+  ],
+  [
+    'Sports',
+    'match score;team;player statistic;league table;fixture;betting odd;sports venue;injury report',
+    'team name;league id;season;match date;player name;sport;round;country',
+    'home score;away score;standings position;points;goals;assists;odds;kickoff time',
+  ],
+  [
+    'Storage',
+    'file upload;storage bucket;file share link;folder;file version;storage quota;object metadata;archive',
+    'bucket name;file path;file size;expiration hours;folder id;region;access level;content type',
+    'file url;size bytes;checksum;created at;quota used;version id;mime type;status',
+  ],
+  [
+    'Text_Analysis',
+    'sentiment score;keyword extraction;named entity;language detection;text summary;readability score;profanity check;grammar correction',
+    'text;language;max keywords;model;url;summary length;encoding;threshold',
+    'sentiment label;score;keywords;entities;detected language;summary;corrected text;is profane',
+  ],
+  [
+    'Tools',
+    'qr code;short link;pdf document;web screenshot;generated password;file conversion;page metadata;regex test',
+    'url;text;width;height;output format;length;include symbols;pattern',
+    'image url;short url;file url;size;password;title;is valid;matches',
+  ],
+  [
+    'Translation',
+    'translation;supported language;language pair;transliteration;dictionary entry;glossary term;document translation;pronunciation',
+    'source text;source language;target language;document url;word;formality;glossary id;dialect',
+    'translated text;detected language;confidence;definitions;synonyms;audio url;characters billed;languages',
+  ],
+  [
+    'Transportation',
+    'bus schedule;train connection;flight status;vehicle information;ride estimate;parking spot;transit stop;fuel station',
+    'route number;station name;flight number;vin;pickup location;dropoff location;departure time;city',
+    'arrival time;departure time;delay minutes;platform;fare;make model;available spaces;status',
+  ],
+  [
+    'Travel',
+    'hotel;flight offer;airport;car rental;visa requirement;tourist attraction;vacation package;travel advisory',
+    'destination;check in date;check out date;guests;origin airport;departure date;nationality;budget',
+    'name;price per night;rating;airline;duration;address;requirements;advisory level',
+  ],
+  [
+    'Video_Images',
+    'image;video;thumbnail;animated gif;stock photo;image resize;video download;watermark',
+    'image url;video url;width;height;format;quality;query;start time',
+    'url;width;height;duration;file size;format;resolution;download link',
+  ],
+  [
+    'Visual_Recognition',
+    'face;detected object;ocr text;image tag;logo;explicit content rating;license plate;landmark',
+    'image url;image base64;min confidence;max results;language;region of interest;model version;return attributes',
+    'bounding box;label;confidence;text;age estimate;emotion;plate number;landmark name',
+  ],
+  [
+    'Weather',
+    'weather forecast;current weather;air quality;uv index;weather alert;historical weather;pollen count;marine forecast',
+    'city;latitude;longitude;date;units;days;language;postal code',
+    'temperature;humidity;wind speed;precipitation;pressure;condition;aqi;alert description',
+  ],
 ];
 
 /** The 49 category names of the generator (RapidAPI's list). */
@@ -195,7 +440,42 @@ const ACTIONS: readonly ActionSpec[] = [
   },
 ];
 
-const BRAND_HEADS = ['Nim', 'Zen', 'Qua', 'Lum', 'Vex', 'Ora', 'Tri', 'Kai', 'Sol', 'Bry', 'Cor', 'Dex', 'Eon', 'Fyn', 'Gal', 'Hex', 'Iri', 'Jov', 'Kor', 'Lyr', 'Mav', 'Nov', 'Opt', 'Pix', 'Quo', 'Rho', 'Syn', 'Tav', 'Ume', 'Vor', 'Wex', 'Xan', 'Yor', 'Zyl'];
+const BRAND_HEADS = [
+  'Nim',
+  'Zen',
+  'Qua',
+  'Lum',
+  'Vex',
+  'Ora',
+  'Tri',
+  'Kai',
+  'Sol',
+  'Bry',
+  'Cor',
+  'Dex',
+  'Eon',
+  'Fyn',
+  'Gal',
+  'Hex',
+  'Iri',
+  'Jov',
+  'Kor',
+  'Lyr',
+  'Mav',
+  'Nov',
+  'Opt',
+  'Pix',
+  'Quo',
+  'Rho',
+  'Syn',
+  'Tav',
+  'Ume',
+  'Vor',
+  'Wex',
+  'Xan',
+  'Yor',
+  'Zyl',
+];
 const BRAND_TAILS = ['bus', 'ly', 'io', 'ra', 'net', 'hub', 'ify', 'ex', 'on', 'ix', 'da', 'mo'];
 const TOOL_SUFFIXES = ['API', 'Service', 'Pro', 'Hub', 'Data', 'Live'];
 const COLLECTION_WORDS = ['Essentials', 'Toolkit', 'Starter Pack', 'Suite', 'Bundle', 'Workbench', 'Kit', 'Stack'];
@@ -277,7 +557,11 @@ function toPascalCase(phrase: string): string {
 function toTitleCase(phrase: string): string {
   return phrase
     .split(/\s+/)
-    .map((w) => (w.length <= 3 && /^(sms|ip|ssl|api|iot|crm|uv|tv|qr|pdf|gif|ocr|sql|iban)$/.test(w) ? w.toUpperCase() : w.charAt(0).toUpperCase() + w.slice(1)))
+    .map((w) =>
+      w.length <= 3 && /^(sms|ip|ssl|api|iot|crm|uv|tv|qr|pdf|gif|ocr|sql|iban)$/.test(w)
+        ? w.toUpperCase()
+        : w.charAt(0).toUpperCase() + w.slice(1),
+    )
     .join(' ');
 }
 
@@ -292,8 +576,13 @@ function fillTemplate(template: string, values: Record<string, string>): string 
 
 /** A JSON-schema-ish type for a parameter, from its name. */
 function inferParamType(param: string): string {
-  if (/\b(latitude|longitude|temperature|rate|amount|price|threshold|confidence|weight|height)\b/.test(param)) return 'number';
-  if (/\b(count|limit|page|size|days|year|age|length|quantity|guests|servings|radius|capacity|duration|interval|iterations|offset|min|max|level|months|hours|round|season|zoom|width|port|top k)\b/.test(param)) {
+  if (/\b(latitude|longitude|temperature|rate|amount|price|threshold|confidence|weight|height)\b/.test(param))
+    return 'number';
+  if (
+    /\b(count|limit|page|size|days|year|age|length|quantity|guests|servings|radius|capacity|duration|interval|iterations|offset|min|max|level|months|hours|round|season|zoom|width|port|top k)\b/.test(
+      param,
+    )
+  ) {
     return 'integer';
   }
   if (/^(is |include |safe )/.test(param)) return 'boolean';
@@ -302,8 +591,10 @@ function inferParamType(param: string): string {
 
 /** A plausible value for a parameter, as query text. */
 function drawParamValue(rng: Rng, param: string): string {
-  if (param.includes('date')) return `2024-${String(drawInt(rng, 1, 12)).padStart(2, '0')}-${String(drawInt(rng, 1, 28)).padStart(2, '0')}`;
-  if (param.includes('time')) return `${String(drawInt(rng, 0, 23)).padStart(2, '0')}:${pick(rng, ['00', '15', '30', '45'])}`;
+  if (param.includes('date'))
+    return `2024-${String(drawInt(rng, 1, 12)).padStart(2, '0')}-${String(drawInt(rng, 1, 28)).padStart(2, '0')}`;
+  if (param.includes('time'))
+    return `${String(drawInt(rng, 0, 23)).padStart(2, '0')}:${pick(rng, ['00', '15', '30', '45'])}`;
   if (param.includes('email')) return `${pick(rng, VALUE_SYLLABLES)}${pick(rng, VALUE_SYLLABLES)}@example.com`;
   if (param.includes('url')) return `https://example.com/${pick(rng, VALUE_SYLLABLES)}${drawInt(rng, 1, 99)}`;
   const type = inferParamType(param);
@@ -322,7 +613,13 @@ function drawParamValue(rng: Rng, param: string): string {
 
 function toParamName(param: string): string {
   const parts = param.split(' ');
-  return parts[0] + parts.slice(1).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+  return (
+    parts[0] +
+    parts
+      .slice(1)
+      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+      .join('')
+  );
 }
 
 /** Builds the repository; the same options give the same repository. */
@@ -344,7 +641,10 @@ export function generateToolRepo(options: GeneratedRepoOptions): ToolRepository 
   }));
 
   const docs: ToolDocument[] = [];
-  const docIndex = new Map<string, { doc: ToolDocument; action: ActionSpec; subject: string; requiredPhrases: string[] }>();
+  const docIndex = new Map<
+    string,
+    { doc: ToolDocument; action: ActionSpec; subject: string; requiredPhrases: string[] }
+  >();
   const tools: GenTool[] = [];
   const usedToolNames = new Set<string>();
   const paramCache = new Map<string, ToolParam>();
@@ -381,7 +681,8 @@ export function generateToolRepo(options: GeneratedRepoOptions): ToolRepository 
       const optional = paramPick.slice(nRequired).map(toParam);
       const outputFields = sample(toolRng, cat.outputs, drawInt(toolRng, 3, 5));
       const outputs: Record<string, unknown> = {};
-      for (const field of outputFields) outputs[field.replace(/ /g, '_')] = inferParamType(field) === 'string' ? 'str' : 'float';
+      for (const field of outputFields)
+        outputs[field.replace(/ /g, '_')] = inferParamType(field) === 'string' ? 'str' : 'float';
       // (outputs are typed from their names: numbers as float, everything else as str)
       const description = fillTemplate(action.descriptions[toolRng.int(action.descriptions.length)], {
         noun: subject,
@@ -446,13 +747,20 @@ export function generateToolRepo(options: GeneratedRepoOptions): ToolRepository 
   const writeQuery = (rng: Rng, goldIds: readonly string[]): string => {
     const clauses = goldIds.map((id, i) => {
       const clause = writeClause(rng, id);
-      const prefix = i === 0 ? '' : i === goldIds.length - 1 && goldIds.length > 2 ? 'Finally, ' : pick(rng, QUERY_CONNECTORS.slice(0, 4));
+      const prefix =
+        i === 0
+          ? ''
+          : i === goldIds.length - 1 && goldIds.length > 2
+            ? 'Finally, '
+            : pick(rng, QUERY_CONNECTORS.slice(0, 4));
       const sentence = prefix ? `${prefix}${clause}` : clause.charAt(0).toUpperCase() + clause.slice(1);
       return /[?.]$/.test(sentence) ? sentence : `${sentence}.`;
     });
     const preface = pick(rng, QUERY_PREFACES);
     const text = clauses.join(' ');
-    return preface ? `${preface}${preface.endsWith(': ') || preface.endsWith(', ') ? text.charAt(0).toLowerCase() + text.slice(1) : text}` : text;
+    return preface
+      ? `${preface}${preface.endsWith(': ') || preface.endsWith(', ') ? text.charAt(0).toLowerCase() + text.slice(1) : text}`
+      : text;
   };
 
   const queries: RepoQuery[] = [];
@@ -471,7 +779,12 @@ export function generateToolRepo(options: GeneratedRepoOptions): ToolRepository 
   const singleRng = queryRng.split('single_tool');
   for (let i = 0; i < queriesPerLevel; i++) {
     const tool = pick(singleRng, tools);
-    addQuery('single_tool', i, sample(singleRng, tool.apiIds, drawInt(singleRng, 1, Math.min(3, tool.apiIds.length))), singleRng);
+    addQuery(
+      'single_tool',
+      i,
+      sample(singleRng, tool.apiIds, drawInt(singleRng, 1, Math.min(3, tool.apiIds.length))),
+      singleRng,
+    );
   }
 
   const categoryRng = queryRng.split('intra_category');
@@ -481,22 +794,40 @@ export function generateToolRepo(options: GeneratedRepoOptions): ToolRepository 
     const inCategory = toolsByCategory.get(category)!;
     // Prefer tools of different subjects, so the query asks for different functions.
     const bySubject = new Map<number, GenTool[]>();
-    for (const tool of inCategory) bySubject.set(tool.subjectIndex, [...(bySubject.get(tool.subjectIndex) ?? []), tool]);
+    for (const tool of inCategory)
+      bySubject.set(tool.subjectIndex, [...(bySubject.get(tool.subjectIndex) ?? []), tool]);
     const subjects = sample(categoryRng, [...bySubject.keys()], drawInt(categoryRng, 2, 3));
-    const chosen = subjects.length >= 2 ? subjects.map((s) => pick(categoryRng, bySubject.get(s)!)) : sample(categoryRng, inCategory, 2);
-    addQuery('intra_category', i, chosen.map((t) => pick(categoryRng, t.apiIds)), categoryRng);
+    const chosen =
+      subjects.length >= 2
+        ? subjects.map((s) => pick(categoryRng, bySubject.get(s)!))
+        : sample(categoryRng, inCategory, 2);
+    addQuery(
+      'intra_category',
+      i,
+      chosen.map((t) => pick(categoryRng, t.apiIds)),
+      categoryRng,
+    );
   }
 
   const collectionQueryRng = queryRng.split('intra_collection');
   const usableCollections = collections.filter((c) => c.categories.length >= 2 && c.toolNames.length >= 2);
   for (let i = 0; i < queriesPerLevel && usableCollections.length > 0; i++) {
     const collection = pick(collectionQueryRng, usableCollections);
-    const cats = sample(collectionQueryRng, collection.categories, drawInt(collectionQueryRng, 2, Math.min(3, collection.categories.length)));
+    const cats = sample(
+      collectionQueryRng,
+      collection.categories,
+      drawInt(collectionQueryRng, 2, Math.min(3, collection.categories.length)),
+    );
     const chosen = cats.map((cat) => {
       const members = collection.toolNames.map((n) => toolByName.get(n)!).filter((t) => t.category === cat);
       return pick(collectionQueryRng, members);
     });
-    addQuery('intra_collection', i, chosen.map((t) => pick(collectionQueryRng, t.apiIds)), collectionQueryRng);
+    addQuery(
+      'intra_collection',
+      i,
+      chosen.map((t) => pick(collectionQueryRng, t.apiIds)),
+      collectionQueryRng,
+    );
   }
 
   return {

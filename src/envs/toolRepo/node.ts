@@ -51,7 +51,12 @@ export function loadStableToolBench(
     const fileName = `test_instruction/${entry}`;
     const group = parseGroupFromFileName(entry);
     if (!group) {
-      problems.push({ file: fileName, index: -1, path: '(file)', message: 'not a StableToolBench group name; skipped' });
+      problems.push({
+        file: fileName,
+        index: -1,
+        path: '(file)',
+        message: 'not a StableToolBench group name; skipped',
+      });
       continue;
     }
     const instructions = readJson(path.join(instructionDir, entry), fileName, problems);
@@ -76,7 +81,12 @@ function readJson(filePath: string, fileName: string, problems: RepoProblem[]): 
   try {
     return JSON.parse(readFileSync(filePath, 'utf8'));
   } catch (error) {
-    problems.push({ file: fileName, index: -1, path: '(file)', message: `cannot read JSON: ${(error as Error).message}` });
+    problems.push({
+      file: fileName,
+      index: -1,
+      path: '(file)',
+      message: `cannot read JSON: ${(error as Error).message}`,
+    });
     return undefined;
   }
 }

@@ -19,7 +19,13 @@ function makeDoc(id: string, apiName: string, toolName: string, category: string
 }
 
 function makeRepo(tools: ToolDocument[]): ToolRepository {
-  return { source: 'test', tools, categories: [...new Set(tools.map((t) => t.category))].sort(), collections: [], queries: [] };
+  return {
+    source: 'test',
+    tools,
+    categories: [...new Set(tools.map((t) => t.category))].sort(),
+    collections: [],
+    queries: [],
+  };
 }
 
 // The hand-checked corpus: three documents, no inputs or outputs (those fields have length 0).
@@ -111,10 +117,16 @@ describe('BM25 ranking (minisearch, hand-checked)', () => {
         '   outputs: {"price":"float"}',
       ].join('\n'),
     );
-    const compact = createToolSearch(repo, { formatLimits: { maxDescriptionChars: 12, maxParamDescriptionChars: 0, maxOutputChars: 0 } });
+    const compact = createToolSearch(repo, {
+      formatLimits: { maxDescriptionChars: 12, maxParamDescriptionChars: 0, maxOutputChars: 0 },
+    });
     // 12 characters: 11 of the description and the ellipsis.
     expect(compact.search('stock quote').text).toBe(
-      ['1. d (tool: Delta, category: Finance)', '   description: Latest stoc…', '   inputs: symbol (STRING, required); market (STRING, optional, e.g. "NYSE")'].join('\n'),
+      [
+        '1. d (tool: Delta, category: Finance)',
+        '   description: Latest stoc…',
+        '   inputs: symbol (STRING, required); market (STRING, optional, e.g. "NYSE")',
+      ].join('\n'),
     );
   });
 });
@@ -123,7 +135,12 @@ describe('category-constrained search', () => {
   const search = createToolSearch(tinyRepo);
   it('searches only inside the given category (names match case- and underscore-insensitively)', () => {
     // "currency weather": globally C matches "currency", A and B match "weather"; in Finance only C remains.
-    expect(search.search('currency weather').hits.map((h) => h.doc.id).sort()).toEqual(['a', 'b', 'c']);
+    expect(
+      search
+        .search('currency weather')
+        .hits.map((h) => h.doc.id)
+        .sort(),
+    ).toEqual(['a', 'b', 'c']);
     expect(search.search('currency weather', 'finance').hits.map((h) => h.doc.id)).toEqual(['c']);
     expect(search.search('forecast', ' WEATHER ').hits.map((h) => h.doc.id)).toEqual(['a', 'b']);
   });
@@ -146,7 +163,9 @@ describe('category-constrained search', () => {
     expect(none.text).toBe('No tools found for "zebra" in category Finance.');
   });
   it('rejects duplicate ids with a clear error', () => {
-    expect(() => createToolSearch(makeRepo([docA, { ...docB, id: 'a' }]))).toThrow(/duplicate tool id "a" \(tools\[0\] and tools\[1\]\)/);
+    expect(() => createToolSearch(makeRepo([docA, { ...docB, id: 'a' }]))).toThrow(
+      /duplicate tool id "a" \(tools\[0\] and tools\[1\]\)/,
+    );
   });
 });
 

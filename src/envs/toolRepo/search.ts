@@ -183,7 +183,9 @@ export function createToolSearch(repo: ToolRepository, options: ToolSearchOption
   repo.tools.forEach((doc, i) => {
     const earlier = docById.get(doc.id);
     if (earlier !== undefined) {
-      throw new Error(`createToolSearch: duplicate tool id "${doc.id}" (tools[${repo.tools.indexOf(earlier)}] and tools[${i}])`);
+      throw new Error(
+        `createToolSearch: duplicate tool id "${doc.id}" (tools[${repo.tools.indexOf(earlier)}] and tools[${i}])`,
+      );
     }
     docById.set(doc.id, doc);
   });
@@ -218,7 +220,9 @@ export function createToolSearch(repo: ToolRepository, options: ToolSearchOption
     if (queryText.trim() === '') return fail(queryText, requested, 'Search query is empty.');
     const filter = allowed === null ? undefined : (r: { id: string }) => allowed!.has(docById.get(r.id)!.category);
     const results = index.search(queryText, filter ? { filter } : {});
-    const hits: ScoredTool[] = results.slice(0, topK).map((r) => ({ doc: docById.get(r.id as string)!, score: r.score }));
+    const hits: ScoredTool[] = results
+      .slice(0, topK)
+      .map((r) => ({ doc: docById.get(r.id as string)!, score: r.score }));
     const text =
       hits.length === 0
         ? `No tools found for "${queryText}"${requested ? ` in category ${requested}` : ''}.`

@@ -29,19 +29,38 @@ const repo: ToolRepository = {
   queries: [query],
 };
 
-const call = (args: Record<string, unknown>) => `<tool_call>${JSON.stringify({ name: 'search', arguments: args })}</tool_call>`;
+const call = (args: Record<string, unknown>) =>
+  `<tool_call>${JSON.stringify({ name: 'search', arguments: args })}</tool_call>`;
 
 describe('parseSearchCall', () => {
   it('accepts the Qwen3 tool-call JSON, with arguments as an object or a JSON string', () => {
-    expect(parseSearchCall('{"name": "search", "arguments": {"query": "x", "category": "Weather"}}')).toEqual({ isOk: true, query: 'x', category: 'Weather' });
-    expect(parseSearchCall('{"name": "search", "arguments": "{\\"query\\": \\"x\\"}"}')).toEqual({ isOk: true, query: 'x', category: null });
-    expect(parseSearchCall('{"name": "search", "arguments": {"query": "x", "category": ""}}')).toEqual({ isOk: true, query: 'x', category: null });
+    expect(parseSearchCall('{"name": "search", "arguments": {"query": "x", "category": "Weather"}}')).toEqual({
+      isOk: true,
+      query: 'x',
+      category: 'Weather',
+    });
+    expect(parseSearchCall('{"name": "search", "arguments": "{\\"query\\": \\"x\\"}"}')).toEqual({
+      isOk: true,
+      query: 'x',
+      category: null,
+    });
+    expect(parseSearchCall('{"name": "search", "arguments": {"query": "x", "category": ""}}')).toEqual({
+      isOk: true,
+      query: 'x',
+      category: null,
+    });
   });
   it('names what is wrong', () => {
-    expect(parseSearchCall('{"name": "search"')).toMatchObject({ isOk: false, error: expect.stringMatching(/^tool call: invalid JSON/) });
+    expect(parseSearchCall('{"name": "search"')).toMatchObject({
+      isOk: false,
+      error: expect.stringMatching(/^tool call: invalid JSON/),
+    });
     expect(parseSearchCall('[1]')).toMatchObject({ isOk: false });
     expect(parseSearchCall('{"arguments": {}}')).toEqual({ isOk: false, error: 'tool call: missing "name"' });
-    expect(parseSearchCall('{"name": "lookup"}')).toEqual({ isOk: false, error: 'tool call: unknown tool "lookup"; the only tool is "search"' });
+    expect(parseSearchCall('{"name": "lookup"}')).toEqual({
+      isOk: false,
+      error: 'tool call: unknown tool "lookup"; the only tool is "search"',
+    });
     expect(parseSearchCall('{"name": "search", "arguments": {}}')).toEqual({
       isOk: false,
       error: 'search: missing required argument "query" (a non-empty string)',
@@ -80,7 +99,14 @@ describe('SearchEnv', () => {
 
     // Turn 3: the selection ends the episode; the call in the same turn is not executed.
     const t3 = env.step(`${call({ query: 'alerts' })} <tool_list>["a", "C", "zzz"]</tool_list>`);
-    expect(t3).toMatchObject({ turn: 3, isDone: true, stopReason: 'tool_list', selectedIds: ['a', 'c'], unknownNames: ['zzz'], observations: [] });
+    expect(t3).toMatchObject({
+      turn: 3,
+      isDone: true,
+      stopReason: 'tool_list',
+      selectedIds: ['a', 'c'],
+      unknownNames: ['zzz'],
+      observations: [],
+    });
 
     const summary = env.summarize();
     // Events: turn 0 → [a], turn 1 → error, turn 2 → [c]. Both gold tools searched → SRecall 2/2 = 1.
@@ -108,7 +134,13 @@ describe('SearchEnv', () => {
     const t2 = env.step('<tool_call>{bad json}</tool_call>');
     expect(t2.observations[0]).toMatch(/^Error: tool call: invalid JSON/);
     expect(t2).toMatchObject({ isDone: true, stopReason: 'turn_limit' });
-    expect(env.summarize()).toMatchObject({ hasValidSelection: false, selectedIds: [], searchRecall: 0, turns: 3, stopReason: 'turn_limit' });
+    expect(env.summarize()).toMatchObject({
+      hasValidSelection: false,
+      selectedIds: [],
+      searchRecall: 0,
+      turns: 3,
+      stopReason: 'turn_limit',
+    });
   });
 
   it('constrains searches to the gold categories in category-constrained mode', () => {
@@ -130,7 +162,25 @@ describe('SearchEnv', () => {
   });
 
   it('never throws on random assistant text (fuzz, seeded)', () => {
-    const pieces = ['<tool_call>', '</tool_call>', '<tool_list>', '</tool_list>', '<think>', '</think>', '{"name": "search", "arguments": {"query": "weather"}}', '{', '}', '"', 'category', ':', 'null', '[', ']', ' ', '\n'];
+    const pieces = [
+      '<tool_call>',
+      '</tool_call>',
+      '<tool_list>',
+      '</tool_list>',
+      '<think>',
+      '</think>',
+      '{"name": "search", "arguments": {"query": "weather"}}',
+      '{',
+      '}',
+      '"',
+      'category',
+      ':',
+      'null',
+      '[',
+      ']',
+      ' ',
+      '\n',
+    ];
     const rng = createRng('searchEnv-fuzz');
     const env = createSearchEnv(createToolSearch(repo), { maxTurns: 4 });
     for (let episode = 0; episode < 300; episode++) {

@@ -56,9 +56,7 @@ export interface SearchEnvStart {
   scopeCategories: string[] | null;
 }
 
-export type SearchCallParse =
-  | { isOk: true; query: string; category: string | null }
-  | { isOk: false; error: string };
+export type SearchCallParse = { isOk: true; query: string; category: string | null } | { isOk: false; error: string };
 
 export type StopReason = 'tool_list' | 'turn_limit';
 
@@ -109,7 +107,8 @@ export function parseSearchCall(body: string): SearchCallParse {
   }
   const call = parsed as { name?: unknown; arguments?: unknown };
   if (typeof call.name !== 'string') return { isOk: false, error: 'tool call: missing "name"' };
-  if (call.name !== 'search') return { isOk: false, error: `tool call: unknown tool "${call.name}"; the only tool is "search"` };
+  if (call.name !== 'search')
+    return { isOk: false, error: `tool call: unknown tool "${call.name}"; the only tool is "search"` };
   let args: unknown = call.arguments ?? {};
   if (typeof args === 'string') {
     try {
@@ -193,10 +192,22 @@ export class SearchEnv {
   step(assistantText: string): SearchStepResult {
     const empty = { calls: [], selection: null, selectedIds: [], unknownNames: [] };
     if (!this.current || !this.sessionValue) {
-      return { turn: -1, observations: ['Environment not started: call reset(query) first.'], isDone: true, stopReason: null, ...empty };
+      return {
+        turn: -1,
+        observations: ['Environment not started: call reset(query) first.'],
+        isDone: true,
+        stopReason: null,
+        ...empty,
+      };
     }
     if (this.doneReason !== null) {
-      return { turn: this.turnIndex, observations: ['The episode is over.'], isDone: true, stopReason: this.doneReason, ...empty };
+      return {
+        turn: this.turnIndex,
+        observations: ['The episode is over.'],
+        isDone: true,
+        stopReason: this.doneReason,
+        ...empty,
+      };
     }
     const turn = this.turnIndex++;
     const text = typeof assistantText === 'string' ? assistantText : '';
@@ -204,7 +215,9 @@ export class SearchEnv {
 
     if (hasToolList(visible)) {
       const selection = parseToolList(visible);
-      const resolved = selection.isOk ? resolveToolList(selection.names, this.engine.repo) : { ids: [], unknownNames: [] };
+      const resolved = selection.isOk
+        ? resolveToolList(selection.names, this.engine.repo)
+        : { ids: [], unknownNames: [] };
       this.doneReason = 'tool_list';
       this.finalSelection = { selection, ids: resolved.ids, unknownNames: resolved.unknownNames };
       return {
@@ -231,7 +244,9 @@ export class SearchEnv {
         continue;
       }
       if (executed >= this.maxCallsPerTurn) {
-        observations.push(`Error: only ${this.maxCallsPerTurn} search call(s) per turn are executed; this one was skipped.`);
+        observations.push(
+          `Error: only ${this.maxCallsPerTurn} search call(s) per turn are executed; this one was skipped.`,
+        );
         continue;
       }
       executed++;

@@ -3,7 +3,13 @@ import { selectionMetrics } from '../../core/metrics';
 import { generateToolRepo } from './generatedRepo';
 import { createToolSearch } from './search';
 import { createSearchEnv } from './searchEnv';
-import { buildSearchTeacherEpisode, formatToolListAnswer, splitQueryClauses, writePurposeQuery, type SearchTeacherEpisode } from './searchTeacher';
+import {
+  buildSearchTeacherEpisode,
+  formatToolListAnswer,
+  splitQueryClauses,
+  writePurposeQuery,
+  type SearchTeacherEpisode,
+} from './searchTeacher';
 import type { RepoQuery, ToolRepository } from './types';
 import type { ToolSearch } from './search';
 
@@ -14,7 +20,10 @@ function createSetup(seed: number): { repo: ToolRepository; engine: ToolSearch }
 
 /** Replays the teacher's turns through a fresh SearchEnv; returns its summary and the selection metrics. */
 function replay(engine: ToolSearch, query: RepoQuery, episode: SearchTeacherEpisode, texts = episode.assistantTexts) {
-  const env = createSearchEnv(engine, { maxTurns: episode.maxTurns, isCategoryConstrained: episode.isCategoryConstrained });
+  const env = createSearchEnv(engine, {
+    maxTurns: episode.maxTurns,
+    isCategoryConstrained: episode.isCategoryConstrained,
+  });
   const start = env.reset(query);
   const observations: string[] = [];
   for (const text of texts) observations.push(...env.step(text).observations);
@@ -34,13 +43,20 @@ describe('buildSearchTeacherEpisode', () => {
           const { episode } = result;
           const { start, summary, observations, metrics } = replay(engine, query, episode);
           expect(metrics).toMatchObject({ f1: 1, recall: 1, precision: 1, match: true, sRecall: 1 });
-          expect(summary).toMatchObject({ hasValidSelection: true, searchRecall: 1, stopReason: 'tool_list', turns: episode.assistantTexts.length });
+          expect(summary).toMatchObject({
+            hasValidSelection: true,
+            searchRecall: 1,
+            stopReason: 'tool_list',
+            turns: episode.assistantTexts.length,
+          });
           expect(new Set(summary.selectedIds)).toEqual(new Set(query.goldToolIds));
           expect(episode.summary).toEqual(summary);
           expect(episode.assistantTexts.length).toBeLessThanOrEqual(4);
           // Search calls only hold what the policy sees: a clause of the request (or the
           // whole request) or the gold tool's purpose in the request's words, never a tool name.
-          const calls = episode.assistantTexts.slice(0, -1).map((t) => JSON.parse(/<tool_call>\n([\s\S]*)\n<\/tool_call>/.exec(t)![1]));
+          const calls = episode.assistantTexts
+            .slice(0, -1)
+            .map((t) => JSON.parse(/<tool_call>\n([\s\S]*)\n<\/tool_call>/.exec(t)![1]));
           const purposes = query.goldToolIds.map((id) => writePurposeQuery(engine.getTool(id)!));
           for (const call of calls) {
             expect(call.name).toBe('search');
@@ -49,7 +65,8 @@ describe('buildSearchTeacherEpisode', () => {
             if (isCategoryConstrained) expect(start.scopeCategories).toContain(call.arguments.category);
           }
           // Every selected name was shown by an observation before the selection.
-          for (const id of query.goldToolIds) expect(observations.join('\n')).toContain(`${engine.getTool(id)!.name} (tool:`);
+          for (const id of query.goldToolIds)
+            expect(observations.join('\n')).toContain(`${engine.getTool(id)!.name} (tool:`);
         }
       });
     }
@@ -62,7 +79,10 @@ describe('buildSearchTeacherEpisode', () => {
     if (!result.isOk) throw new Error(result.reason);
     const [gold1, gold2] = query.goldToolIds;
     const wrong = repo.tools.find((d) => !query.goldToolIds.includes(d.id))!;
-    const texts = [...result.episode.assistantTexts.slice(0, -1), formatToolListAnswer([engine.getTool(gold1)!.name, wrong.name])];
+    const texts = [
+      ...result.episode.assistantTexts.slice(0, -1),
+      formatToolListAnswer([engine.getTool(gold1)!.name, wrong.name]),
+    ];
     const { summary, metrics } = replay(engine, query, result.episode, texts);
     expect(summary.selectedIds).toEqual([gold1, wrong.id]);
     expect(summary.selectedIds).not.toContain(gold2);
@@ -88,7 +108,8 @@ describe('buildSearchTeacherEpisode', () => {
 
 describe('splitQueryClauses', () => {
   it('drops the preface and the connectors, one clause per gold tool', () => {
-    const text = 'Hi! Which riddles match difficulty Kalo? Give me the text. Then tell me the rating of the joke with id AB12CD. Finally, list all memes for date 2024-01-02.';
+    const text =
+      'Hi! Which riddles match difficulty Kalo? Give me the text. Then tell me the rating of the joke with id AB12CD. Finally, list all memes for date 2024-01-02.';
     expect(splitQueryClauses(text, 3)).toEqual([
       'Which riddles match difficulty Kalo? Give me the text',
       'tell me the rating of the joke with id AB12CD',

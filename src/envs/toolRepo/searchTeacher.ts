@@ -34,11 +34,15 @@ export interface SearchTeacherEpisode {
   summary: SearchEpisodeSummary;
 }
 
-export type SearchTeacherResult = { isOk: true; episode: SearchTeacherEpisode } | { isOk: false; queryId: string; reason: string };
+export type SearchTeacherResult =
+  { isOk: true; episode: SearchTeacherEpisode } | { isOk: false; queryId: string; reason: string };
 
 /** `{"name": "search", "arguments": {"query": …[, "category": …]}}` inside `<tool_call>`, as Qwen3 writes calls. */
 export function formatSearchCall(query: string, category: string | null): string {
-  const args = category === null ? `{"query": ${JSON.stringify(query)}}` : `{"query": ${JSON.stringify(query)}, "category": ${JSON.stringify(category)}}`;
+  const args =
+    category === null
+      ? `{"query": ${JSON.stringify(query)}}`
+      : `{"query": ${JSON.stringify(query)}, "category": ${JSON.stringify(category)}}`;
   return `<tool_call>\n{"name": "search", "arguments": ${args}}\n</tool_call>`;
 }
 
@@ -47,7 +51,9 @@ export function formatToolListAnswer(names: readonly string[]): string {
   return `<tool_list>[${names.map((n) => JSON.stringify(n)).join(', ')}]</tool_list>`;
 }
 
-const CLAUSE_BREAK = new RegExp(`(?<=[.?!])\\s+(?=${QUERY_CONNECTORS.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`);
+const CLAUSE_BREAK = new RegExp(
+  `(?<=[.?!])\\s+(?=${QUERY_CONNECTORS.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`,
+);
 
 /**
  * The clauses of a generated query, one per gold tool in gold order (preface, connector
@@ -81,7 +87,11 @@ export function writePurposeQuery(doc: ToolDocument): string {
  * Plays the expert episode of `query` in a fresh SearchEnv over `engine` and returns its
  * assistant turns, or why no expert episode fits the turn limit.
  */
-export function buildSearchTeacherEpisode(engine: ToolSearch, query: RepoQuery, options: SearchTeacherOptions = {}): SearchTeacherResult {
+export function buildSearchTeacherEpisode(
+  engine: ToolSearch,
+  query: RepoQuery,
+  options: SearchTeacherOptions = {},
+): SearchTeacherResult {
   const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
   const isCategoryConstrained = options.isCategoryConstrained ?? true;
   const fail = (reason: string): SearchTeacherResult => ({ isOk: false, queryId: query.id, reason });
@@ -103,7 +113,9 @@ export function buildSearchTeacherEpisode(engine: ToolSearch, query: RepoQuery, 
         ? queries.map((q) => ({ q, category: doc.category }))
         : [
             ...queries.map((q) => ({ q, category: null })),
-            ...(shown.includes(`category: ${doc.category})`) ? queries.map((q) => ({ q, category: doc.category })) : []),
+            ...(shown.includes(`category: ${doc.category})`)
+              ? queries.map((q) => ({ q, category: doc.category }))
+              : []),
           ];
     const tried = new Set<string>();
     let isFound = false;
@@ -131,5 +143,8 @@ export function buildSearchTeacherEpisode(engine: ToolSearch, query: RepoQuery, 
   texts.push(final);
   if (last.stopReason !== 'tool_list') return fail(`the selection turn ended with ${last.stopReason}`);
   const summary = env.summarize();
-  return { isOk: true, episode: { queryId: query.id, maxTurns, isCategoryConstrained, assistantTexts: texts, summary } };
+  return {
+    isOk: true,
+    episode: { queryId: query.id, maxTurns, isCategoryConstrained, assistantTexts: texts, summary },
+  };
 }

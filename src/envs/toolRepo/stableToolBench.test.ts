@@ -41,7 +41,10 @@ describe('buildStableToolBenchRepo', () => {
       {
         query: 'track my parcel',
         query_id: 1,
-        api_list: [makeApi('Logistics', 'Track It', 'Latest', { template_response: { status: 'str' } }), makeApi('Logistics', 'Track It', 'All')],
+        api_list: [
+          makeApi('Logistics', 'Track It', 'Latest', { template_response: { status: 'str' } }),
+          makeApi('Logistics', 'Track It', 'All'),
+        ],
         'relevant APIs': [['Track It', 'Latest']],
       },
     ];
@@ -64,7 +67,14 @@ describe('buildStableToolBenchRepo', () => {
     expect(problems).toEqual([]);
     // Keys (category, tool, api): Logistics/Track It/Latest, Logistics/Track It/All, Finance/Money/Convert,
     // Financial/Money/Convert → 4 documents; 3 distinct (tool, api) pairs; 3 categories.
-    expect(stats).toMatchObject({ queries: 2, apiMentions: 5, distinctApis: 4, distinctToolApiPairs: 3, categories: 3, renamedDocuments: 2 });
+    expect(stats).toMatchObject({
+      queries: 2,
+      apiMentions: 5,
+      distinctApis: 4,
+      distinctToolApiPairs: 3,
+      categories: 3,
+      renamedDocuments: 2,
+    });
     expect(repo.tools.map((t) => t.id)).toEqual([
       'latest_for_track_it',
       'all_for_track_it',
@@ -87,7 +97,9 @@ describe('buildStableToolBenchRepo', () => {
         ['Finance', 'Financial', 'Logistics'],
       ],
     ]);
-    const relevant = buildStableToolBenchRepo([{ fileName: 'G1_tool.json', group: 'G1_tool', instructions: g1 }], { gold: 'relevant' });
+    const relevant = buildStableToolBenchRepo([{ fileName: 'G1_tool.json', group: 'G1_tool', instructions: g1 }], {
+      gold: 'relevant',
+    });
     expect(relevant.repo.queries[0].goldToolIds).toEqual(['latest_for_track_it']);
     expect(relevant.repo.queries[0].goldCategories).toEqual(['Logistics']);
   });
@@ -95,7 +107,11 @@ describe('buildStableToolBenchRepo', () => {
   it('reports bad entries by file, index and field path, and keeps the good ones', () => {
     const entries = [
       { query: 'ok', query_id: 5, api_list: [makeApi('A', 't', 'x')], 'relevant APIs': [['t', 'missing']] },
-      { query: 'bad tool', query_id: 6, api_list: [makeApi('A', 't', 'y'), { ...makeApi('A', 't', 'z'), tool_name: 7 }] },
+      {
+        query: 'bad tool',
+        query_id: 6,
+        api_list: [makeApi('A', 't', 'y'), { ...makeApi('A', 't', 'z'), tool_name: 7 }],
+      },
       { query_id: 7, api_list: [makeApi('A', 't', 'w')] },
       { query: 'dup', query_id: 5, api_list: [makeApi('A', 't', 'x')] },
       { query: 'changed', query_id: 8, api_list: [{ ...makeApi('A', 't', 'x'), api_description: 'other' }] },
@@ -103,7 +119,13 @@ describe('buildStableToolBenchRepo', () => {
       'not an object',
     ];
     const { repo, problems } = buildStableToolBenchRepo([
-      { fileName: 'G2_category.json', group: 'G2_category', instructions: entries, queryIds: { '5': 0, '8': 0, '11': 0 }, queryIdsFileName: 'ids/G2_category.json' },
+      {
+        fileName: 'G2_category.json',
+        group: 'G2_category',
+        instructions: entries,
+        queryIds: { '5': 0, '8': 0, '11': 0 },
+        queryIdsFileName: 'ids/G2_category.json',
+      },
       { fileName: 'G1_tool.json', group: 'G1_tool', instructions: { not: 'an array' } },
     ]);
     expect(problems.map((p) => [p.file, p.index, p.path])).toEqual([
@@ -133,7 +155,8 @@ describe('buildStableToolBenchRepo', () => {
 
 const dataDir = resolveDataDir();
 const hasData = hasStableToolBenchData(dataDir);
-if (!hasData) console.warn(`StableToolBench data missing: ${path.join(dataDir, 'stabletoolbench')} (set PACT_DATA_DIR)`);
+if (!hasData)
+  console.warn(`StableToolBench data missing: ${path.join(dataDir, 'stabletoolbench')} (set PACT_DATA_DIR)`);
 
 describe('StableToolBench shared data', () => {
   it.skipIf(!hasData)('holds 765 queries, 2,490 distinct APIs in 47 categories, and no bad entries', () => {
@@ -164,8 +187,14 @@ describe('StableToolBench shared data', () => {
     expect(relevantCounts.reduce((s, n) => s + n, 0)).toBe(1795);
     expect(Math.max(...relevantCounts)).toBe(6);
     // G3 queries span two categories each; G1 queries one tool each.
-    expect(repo.queries.filter((q) => q.group === 'G3_instruction').every((q) => q.goldCategories.length === 2)).toBe(true);
+    expect(repo.queries.filter((q) => q.group === 'G3_instruction').every((q) => q.goldCategories.length === 2)).toBe(
+      true,
+    );
     const toolOf = new Map(repo.tools.map((t) => [t.id, t.toolName]));
-    expect(repo.queries.filter((q) => q.level === 'single_tool').every((q) => new Set(q.goldToolIds.map((id) => toolOf.get(id))).size === 1)).toBe(true);
+    expect(
+      repo.queries
+        .filter((q) => q.level === 'single_tool')
+        .every((q) => new Set(q.goldToolIds.map((id) => toolOf.get(id))).size === 1),
+    ).toBe(true);
   });
 });

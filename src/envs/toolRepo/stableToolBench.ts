@@ -132,7 +132,8 @@ function convertOutputs(template: unknown): Record<string, unknown> | undefined 
   if (typeof template === 'string') {
     try {
       const parsed: unknown = JSON.parse(template);
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+        return parsed as Record<string, unknown>;
     } catch {
       // not JSON: keep the text as is
     }
@@ -167,18 +168,35 @@ function readQueryIds(file: StableToolBenchFile, problems: RepoProblem[]): Set<n
     raw.forEach((value, index) => {
       const id = Number(value);
       if (Number.isInteger(id)) ids.add(id);
-      else problems.push({ file: name, index, path: '(entry)', message: `query id ${JSON.stringify(value)} is not an integer` });
+      else
+        problems.push({
+          file: name,
+          index,
+          path: '(entry)',
+          message: `query id ${JSON.stringify(value)} is not an integer`,
+        });
     });
     return ids;
   }
   if (raw === null || typeof raw !== 'object') {
-    problems.push({ file: name, index: -1, path: '(file)', message: 'expected an object {"<query_id>": …} or an array of ids' });
+    problems.push({
+      file: name,
+      index: -1,
+      path: '(file)',
+      message: 'expected an object {"<query_id>": …} or an array of ids',
+    });
     return null;
   }
   for (const key of Object.keys(raw)) {
     const id = Number(key);
     if (Number.isInteger(id)) ids.add(id);
-    else problems.push({ file: name, index: -1, path: key, message: `key ${JSON.stringify(key)} is not an integer query id` });
+    else
+      problems.push({
+        file: name,
+        index: -1,
+        path: key,
+        message: `key ${JSON.stringify(key)} is not an integer query id`,
+      });
   }
   return ids;
 }
@@ -224,7 +242,12 @@ export function buildStableToolBenchRepo(
       }
       const query = parsed.data;
       if (seenIds.has(query.query_id)) {
-        problems.push({ file: file.fileName, index, path: 'query_id', message: `duplicate query_id ${query.query_id}` });
+        problems.push({
+          file: file.fileName,
+          index,
+          path: 'query_id',
+          message: `duplicate query_id ${query.query_id}`,
+        });
         return;
       }
       seenIds.add(query.query_id);

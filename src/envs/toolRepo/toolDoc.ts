@@ -31,7 +31,11 @@ export function changeReservedName(name: string): string {
 }
 
 /** `api_for_tool`, truncated to its last `maxChars` (ToolBench: 64) characters. */
-export function makeFunctionName(apiName: string, toolName: string, maxChars: number = MAX_FUNCTION_NAME_CHARS): string {
+export function makeFunctionName(
+  apiName: string,
+  toolName: string,
+  maxChars: number = MAX_FUNCTION_NAME_CHARS,
+): string {
   const api = changeReservedName(standardizeName(apiName)) || 'api';
   const tool = changeReservedName(standardizeName(toolName)) || 'tool';
   const name = `${api}_for_${tool}`;

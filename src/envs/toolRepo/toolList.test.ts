@@ -5,12 +5,18 @@ import type { ToolRepository } from './types';
 
 describe('parseToolList', () => {
   it('reads a JSON array of names', () => {
-    expect(parseToolList('done <tool_list>["a_for_x", "b_for_y"]</tool_list>')).toEqual({ isOk: true, names: ['a_for_x', 'b_for_y'] });
+    expect(parseToolList('done <tool_list>["a_for_x", "b_for_y"]</tool_list>')).toEqual({
+      isOk: true,
+      names: ['a_for_x', 'b_for_y'],
+    });
     expect(parseToolList('<tool_list>[{"name": "a"}, "b"]</tool_list>')).toEqual({ isOk: true, names: ['a', 'b'] });
   });
   it('reads comma, semicolon and newline separated names, stripping bullets and quotes', () => {
     expect(parseToolList('<tool_list>a, b ,c</tool_list>')).toEqual({ isOk: true, names: ['a', 'b', 'c'] });
-    expect(parseToolList('<tool_list>\n- "a"\n2. `b`\n* c; d\n</tool_list>')).toEqual({ isOk: true, names: ['a', 'b', 'c', 'd'] });
+    expect(parseToolList('<tool_list>\n- "a"\n2. `b`\n* c; d\n</tool_list>')).toEqual({
+      isOk: true,
+      names: ['a', 'b', 'c', 'd'],
+    });
   });
   it('deduplicates, accepts an empty list and uses only the first block', () => {
     expect(parseToolList('<tool_list>a, a, b</tool_list>')).toEqual({ isOk: true, names: ['a', 'b'] });
@@ -25,15 +31,53 @@ describe('parseToolList', () => {
   });
   it('returns clear errors for malformed lists', () => {
     expect(parseToolList('no list here')).toEqual({ isOk: false, error: 'tool list: no <tool_list> tag found' });
-    expect(parseToolList('<tool_list>["a"]')).toEqual({ isOk: false, error: 'tool list: <tool_list> is not closed by </tool_list>' });
-    expect(parseToolList('<tool_list>["a", </tool_list>')).toMatchObject({ isOk: false, error: expect.stringMatching(/^tool list: invalid JSON array/) });
-    expect(parseToolList('<tool_list>["a", 3]</tool_list>')).toEqual({ isOk: false, error: 'tool list: item 1 is 3, not a tool name' });
+    expect(parseToolList('<tool_list>["a"]')).toEqual({
+      isOk: false,
+      error: 'tool list: <tool_list> is not closed by </tool_list>',
+    });
+    expect(parseToolList('<tool_list>["a", </tool_list>')).toMatchObject({
+      isOk: false,
+      error: expect.stringMatching(/^tool list: invalid JSON array/),
+    });
+    expect(parseToolList('<tool_list>["a", 3]</tool_list>')).toEqual({
+      isOk: false,
+      error: 'tool list: item 1 is 3, not a tool name',
+    });
     expect(parseToolList('<tool_list>{"tools": ["a"]}</tool_list>')).toMatchObject({ isOk: false });
-    expect(parseToolList('<tool_list><tool_list>a</tool_list>')).toEqual({ isOk: false, error: 'tool list: nested <tool_list> tag' });
-    expect(parseToolList(undefined as unknown as string)).toEqual({ isOk: false, error: 'tool list: input is not a string' });
+    expect(parseToolList('<tool_list><tool_list>a</tool_list>')).toEqual({
+      isOk: false,
+      error: 'tool list: nested <tool_list> tag',
+    });
+    expect(parseToolList(undefined as unknown as string)).toEqual({
+      isOk: false,
+      error: 'tool list: input is not a string',
+    });
   });
   it('never throws on random and adversarial strings (fuzz, seeded)', () => {
-    const pieces = ['<tool_list>', '</tool_list>', '<think>', '</think>', '[', ']', '{', '}', '"', ',', '\n', 'a_for_x', 'null', '3', '\\', '-', ' ', '`', ';', '<tool_call>', '\u0000', '😀'];
+    const pieces = [
+      '<tool_list>',
+      '</tool_list>',
+      '<think>',
+      '</think>',
+      '[',
+      ']',
+      '{',
+      '}',
+      '"',
+      ',',
+      '\n',
+      'a_for_x',
+      'null',
+      '3',
+      '\\',
+      '-',
+      ' ',
+      '`',
+      ';',
+      '<tool_call>',
+      '\u0000',
+      '😀',
+    ];
     const rng = createRng('toolList-fuzz');
     let okCount = 0;
     for (let i = 0; i < 3000; i++) {

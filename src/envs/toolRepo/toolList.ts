@@ -7,9 +7,7 @@
  */
 import type { ToolRepository } from './types';
 
-export type ToolListParse =
-  | { isOk: true; names: string[] }
-  | { isOk: false; error: string };
+export type ToolListParse = { isOk: true; names: string[] } | { isOk: false; error: string };
 
 const OPEN_TAG = '<tool_list>';
 const CLOSE_TAG = '</tool_list>';
@@ -60,7 +58,10 @@ export function parseToolList(text: string): ToolListParse {
       else if (value !== null && typeof value === 'object' && typeof (value as { name?: unknown }).name === 'string') {
         items.push((value as { name: string }).name);
       } else {
-        return { isOk: false, error: `tool list: item ${i} is ${JSON.stringify(value) ?? String(value)}, not a tool name` };
+        return {
+          isOk: false,
+          error: `tool list: item ${i} is ${JSON.stringify(value) ?? String(value)}, not a tool name`,
+        };
       }
     }
   } else if (body.startsWith('{')) {

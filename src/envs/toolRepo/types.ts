@@ -51,12 +51,7 @@ export const QUERY_LEVELS: readonly QueryLevel[] = ['single_tool', 'intra_catego
 
 /** StableToolBench's six test groups. */
 export type StableToolBenchGroup =
-  | 'G1_instruction'
-  | 'G1_category'
-  | 'G1_tool'
-  | 'G2_instruction'
-  | 'G2_category'
-  | 'G3_instruction';
+  'G1_instruction' | 'G1_category' | 'G1_tool' | 'G2_instruction' | 'G2_category' | 'G3_instruction';
 
 export const STABLE_TOOL_BENCH_GROUPS: readonly StableToolBenchGroup[] = [
   'G1_instruction',

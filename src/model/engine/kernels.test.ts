@@ -42,13 +42,21 @@ function withBuffers<T>(f: (put: (x: Float32Array | Int32Array) => number, zeros
 }
 
 describe('matrix products', () => {
-  for (const [M, N, K] of [[7, 13, 5], [9, 24, 33], [1, 3, 2], [16, 8, 4], [6, 17, 9], [2, 16, 3]]) {
+  for (const [M, N, K] of [
+    [7, 13, 5],
+    [9, 24, 33],
+    [1, 3, 2],
+    [16, 8, 4],
+    [6, 17, 9],
+    [2, 16, 3],
+  ]) {
     it(`gemm and gemmTN at M=${M} N=${N} K=${K}, with and without accumulation`, () => {
       const A = values(M * K, 1);
       const B = values(K * N, 2);
       const C0 = values(M * N, 3);
       const ref = new Float64Array(M * N);
-      for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) for (let k = 0; k < K; k++) ref[i * N + j] += A[i * K + k] * B[k * N + j];
+      for (let i = 0; i < M; i++)
+        for (let j = 0; j < N; j++) for (let k = 0; k < K; k++) ref[i * N + j] += A[i * K + k] * B[k * N + j];
       withBuffers((put) => {
         const a = put(A);
         const b = put(B);
@@ -56,7 +64,12 @@ describe('matrix products', () => {
         rt.k.gemm(a, K, b, N, c, N, M, N, K, 0);
         expect(maxAbsDiff(rt.read(c, M * N), ref)).toBeLessThan(1e-5);
         rt.k.gemm(a, K, b, N, c, N, M, N, K, 1);
-        expect(maxAbsDiff(rt.read(c, M * N), ref.map((x) => 2 * x))).toBeLessThan(1e-5);
+        expect(
+          maxAbsDiff(
+            rt.read(c, M * N),
+            ref.map((x) => 2 * x),
+          ),
+        ).toBeLessThan(1e-5);
         // Aᵀ stored [K, M]: C = (Aᵀ)ᵀ B = A B again.
         const At = new Float32Array(K * M);
         for (let i = 0; i < M; i++) for (let k = 0; k < K; k++) At[k * M + i] = A[i * K + k];
@@ -113,10 +126,11 @@ describe('attention', () => {
   const v = values(Tk * D, 7);
   const kt = new Float32Array(D * Tk);
   const vt = new Float32Array(D * Tk);
-  for (let j = 0; j < Tk; j++) for (let d = 0; d < D; d++) {
-    kt[d * Tk + j] = k[j * D + d];
-    vt[d * Tk + j] = v[j * D + d];
-  }
+  for (let j = 0; j < Tk; j++)
+    for (let d = 0; d < D; d++) {
+      kt[d * Tk + j] = k[j * D + d];
+      vt[d * Tk + j] = v[j * D + d];
+    }
   const ref = referenceAttention(q, k, v, Tq, qPos0, D);
 
   it('attnFwd equals softmax(q kᵀ/√D) v with a causal mask, and its log-sum-exp', () => {
@@ -137,7 +151,25 @@ describe('attention', () => {
       const lse = zeros(rows);
       const work = zeros(rt.k.attnScratchFloats(D));
       // Rows 0..2 are the same three queries as rows 5..7 of `q`, all at position qPos0 + 5.
-      rt.k.attnFwd(put(q.slice(5 * D, 8 * D)), D, put(kt), Tk, put(v), D, o, D, lse, 1, rows, qPos0 + 5, 0, qPos0 + 6, D, ref.scale, work);
+      rt.k.attnFwd(
+        put(q.slice(5 * D, 8 * D)),
+        D,
+        put(kt),
+        Tk,
+        put(v),
+        D,
+        o,
+        D,
+        lse,
+        1,
+        rows,
+        qPos0 + 5,
+        0,
+        qPos0 + 6,
+        D,
+        ref.scale,
+        work,
+      );
       // Each row reads keys 0..qPos0+5 only, like query 5 of the causal reference.
       const expected = new Float64Array(rows * D);
       for (let r = 0; r < rows; r++) {
@@ -178,7 +210,34 @@ describe('attention', () => {
       const [pq, pkt, pv, pk, pvt] = [put(q), put(kt), put(v), put(k), put(vt)];
       rt.k.attnFwd(pq, D, pkt, Tk, pv, D, o, D, lse, 1, Tq, qPos0, 1, Tk, D, ref.scale, work);
       const [gq, gk, gv] = [zeros(Tq * D), zeros(Tk * D), zeros(Tk * D)];
-      rt.k.attnBwd(pq, D, pk, D, pkt, Tk, pvt, Tk, o, D, put(g), D, lse, 1, gq, D, gk, D, gv, D, Tq, qPos0, Tk, D, ref.scale, work);
+      rt.k.attnBwd(
+        pq,
+        D,
+        pk,
+        D,
+        pkt,
+        Tk,
+        pvt,
+        Tk,
+        o,
+        D,
+        put(g),
+        D,
+        lse,
+        1,
+        gq,
+        D,
+        gk,
+        D,
+        gv,
+        D,
+        Tq,
+        qPos0,
+        Tk,
+        D,
+        ref.scale,
+        work,
+      );
       expect(maxAbsDiff(rt.read(gq, Tq * D), dq)).toBeLessThan(1e-4);
       expect(maxAbsDiff(rt.read(gk, Tk * D), dk)).toBeLessThan(1e-4);
       expect(maxAbsDiff(rt.read(gv, Tk * D), dv)).toBeLessThan(1e-4);
@@ -236,10 +295,11 @@ describe('pointwise kernels against finite differences', () => {
     const half = D / 2;
     const cos = new Float32Array(10 * half);
     const sin = new Float32Array(10 * half);
-    for (let p = 0; p < 10; p++) for (let j = 0; j < half; j++) {
-      cos[p * half + j] = Math.cos(p * 10000 ** (-2 * j / D));
-      sin[p * half + j] = Math.sin(p * 10000 ** (-2 * j / D));
-    }
+    for (let p = 0; p < 10; p++)
+      for (let j = 0; j < half; j++) {
+        cos[p * half + j] = Math.cos(p * 10000 ** ((-2 * j) / D));
+        sin[p * half + j] = Math.sin(p * 10000 ** ((-2 * j) / D));
+      }
     withBuffers((put) => {
       const x = put(X);
       const pos = put(new Int32Array([3, 4, 5, 9, 0]));
@@ -263,11 +323,26 @@ describe('pointwise kernels against finite differences', () => {
     withBuffers((put, zeros) => {
       const [g, u, a, dg, du] = [put(Gv), put(Uv), zeros(8), zeros(8), zeros(8)];
       rt.k.swigluFwd(g, u, a, 8);
-      expect(maxAbsDiff(rt.read(a, 8), Array.from(Gv, (x, i) => silu(x) * Uv[i]))).toBeLessThan(1e-6);
+      expect(
+        maxAbsDiff(
+          rt.read(a, 8),
+          Array.from(Gv, (x, i) => silu(x) * Uv[i]),
+        ),
+      ).toBeLessThan(1e-6);
       rt.k.swigluBwd(g, u, put(Dv), dg, du, 8);
       const h = 1e-3;
-      expect(maxAbsDiff(rt.read(du, 8), Array.from(Gv, (x, i) => Dv[i] * silu(x)))).toBeLessThan(1e-6);
-      expect(maxAbsDiff(rt.read(dg, 8), Array.from(Gv, (x, i) => (Dv[i] * Uv[i] * (silu(x + h) - silu(x - h))) / (2 * h)))).toBeLessThan(1e-4);
+      expect(
+        maxAbsDiff(
+          rt.read(du, 8),
+          Array.from(Gv, (x, i) => Dv[i] * silu(x)),
+        ),
+      ).toBeLessThan(1e-6);
+      expect(
+        maxAbsDiff(
+          rt.read(dg, 8),
+          Array.from(Gv, (x, i) => (Dv[i] * Uv[i] * (silu(x + h) - silu(x - h))) / (2 * h)),
+        ),
+      ).toBeLessThan(1e-4);
     });
   });
 
@@ -285,7 +360,8 @@ describe('pointwise kernels against finite differences', () => {
     };
     const a = [0.7, -1.3];
     const b = [0.4, 2.0];
-    const objective = (z: Float32Array) => [0, 1].reduce((s, r) => s + a[r] * stats(z, r).logp + b[r] * stats(z, r).ent, 0);
+    const objective = (z: Float32Array) =>
+      [0, 1].reduce((s, r) => s + a[r] * stats(z, r).logp + b[r] * stats(z, r).ent, 0);
     withBuffers((put, zeros) => {
       const z = put(Z);
       const t = put(targets);

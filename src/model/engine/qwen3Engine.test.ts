@@ -36,14 +36,26 @@ function ids(n: number, seed: number): number[] {
 }
 
 /** With the engine on or off, the value and every gradient of Σ a·logp + Σ b·entropy. */
-async function evaluate(model: Qwen3Model, rows: number[][], side: 'left' | 'right', useEngine: boolean, vars: tf.Variable[]) {
+async function evaluate(
+  model: Qwen3Model,
+  rows: number[][],
+  side: 'left' | 'right',
+  useEngine: boolean,
+  vars: tf.Variable[],
+) {
   const was = getEngineEnabled();
   setEngineEnabled(useEngine);
   try {
     const { inputIds, attentionMask } = packTokenRows(rows, { side });
     const [B, T] = inputIds.shape;
-    const a = tf.tensor2d(ids(B * (T - 1), 7).map((x) => x / 48 - 1), [B, T - 1]);
-    const b = tf.tensor2d(ids(B * (T - 1), 8).map((x) => x / 96), [B, T - 1]);
+    const a = tf.tensor2d(
+      ids(B * (T - 1), 7).map((x) => x / 48 - 1),
+      [B, T - 1],
+    );
+    const b = tf.tensor2d(
+      ids(B * (T - 1), 8).map((x) => x / 96),
+      [B, T - 1],
+    );
     let logp: number[][] = [];
     let ent: number[][] = [];
     const { value, grads } = tf.variableGrads(() => {
@@ -92,7 +104,8 @@ for (const backend of ['wasm', 'cpu'] as const) {
         expect(maxRelErr(viaEngine.logp.flat(), viaGraph.logp.flat())).toBeLessThan(1e-5);
         expect(maxRelErr(viaEngine.ent.flat(), viaGraph.ent.flat())).toBeLessThan(1e-5);
         expect(viaEngine.grads.size).toBe(model.params.size);
-        for (const [name, g] of viaGraph.grads) expect(maxRelErr(viaEngine.grads.get(name)!, g), name).toBeLessThan(1e-4);
+        for (const [name, g] of viaGraph.grads)
+          expect(maxRelErr(viaEngine.grads.get(name)!, g), name).toBeLessThan(1e-4);
         // Weights stay cached; the activations of the pass are all released.
         releasePendingEngineContexts();
         const cached = getEngineRuntime().allocatedBytes - before;
@@ -100,7 +113,7 @@ for (const backend of ['wasm', 'cpu'] as const) {
       });
     }
 
-    it('a row past max_position_embeddings (PACT\'s [x; h*; τ] can be) is read as the graph reads it, not refused', async () => {
+    it("a row past max_position_embeddings (PACT's [x; h*; τ] can be) is read as the graph reads it, not refused", async () => {
       const rows = [ids(CONFIG.max_position_embeddings + 40, 21), ids(30, 22)];
       const vars = [...model.params.values()];
       const viaEngine = await evaluate(model, rows, 'right', true, vars);
@@ -112,7 +125,11 @@ for (const backend of ['wasm', 'cpu'] as const) {
 
     it('rows that share a prefix (computed once) give the same log-probs and gradients as the graph', async () => {
       const prefix = ids(53, 11);
-      const rows = [[...prefix, ...ids(40, 12)], [...prefix, ...ids(1, 13)], [...prefix, ...ids(75, 14)]];
+      const rows = [
+        [...prefix, ...ids(40, 12)],
+        [...prefix, ...ids(1, 13)],
+        [...prefix, ...ids(75, 14)],
+      ];
       const vars = [...model.params.values()];
       const viaEngine = await evaluate(model, rows, 'right', true, vars);
       const viaGraph = await evaluate(model, rows, 'right', false, vars);
@@ -122,7 +139,12 @@ for (const backend of ['wasm', 'cpu'] as const) {
     });
 
     it('LoRA on a frozen base: gradients of A and B agree, and no base gradient is formed', async () => {
-      const { lora, trainable } = createLora(model.params, { rank: 4, alpha: 8, targetModules: ['q', 'v', 'down'], seed: 5 });
+      const { lora, trainable } = createLora(model.params, {
+        rank: 4,
+        alpha: 8,
+        targetModules: ['q', 'v', 'down'],
+        seed: 5,
+      });
       // B starts at zero; move it so that the adapters change the output.
       for (const [name, v] of trainable) if (name.includes('lora_B')) v.assign(tf.mul(tf.onesLike(v), 0.05));
       model.lora = lora;
@@ -153,7 +175,12 @@ for (const backend of ['wasm', 'cpu'] as const) {
       setEngineEnabled(true);
       const engine = await model.generate(prompts, opts);
       expect(engine.map((r) => r.tokens)).toEqual(graph.map((r) => r.tokens));
-      expect(maxRelErr(engine.flatMap((r) => r.logprobs), graph.flatMap((r) => r.logprobs))).toBeLessThan(1e-4);
+      expect(
+        maxRelErr(
+          engine.flatMap((r) => r.logprobs),
+          graph.flatMap((r) => r.logprobs),
+        ),
+      ).toBeLessThan(1e-4);
       // Turn 2: each context = prompt + its generated tokens + an observation.
       const next = prompts.map((p, b) => [...p, ...engine[b].tokens, ...ids(7, 20 + b)]);
       const reused = await model.generate(next, { maxNewTokens: 6, temperature: 0 });
@@ -161,7 +188,12 @@ for (const backend of ['wasm', 'cpu'] as const) {
       const fresh = await model.generate(next, { maxNewTokens: 6, temperature: 0 });
       setEngineEnabled(true);
       expect(reused.map((r) => r.tokens)).toEqual(fresh.map((r) => r.tokens));
-      expect(maxRelErr(reused.flatMap((r) => r.logprobs), fresh.flatMap((r) => r.logprobs))).toBeLessThan(1e-4);
+      expect(
+        maxRelErr(
+          reused.flatMap((r) => r.logprobs),
+          fresh.flatMap((r) => r.logprobs),
+        ),
+      ).toBeLessThan(1e-4);
     });
   });
 }

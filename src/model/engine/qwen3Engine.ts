@@ -160,7 +160,16 @@ export interface EngineStats {
 }
 
 export function createEngineStats(): EngineStats {
-  return { forwardMs: 0, forwardTokens: 0, backwardMs: 0, backwardTokens: 0, prefillMs: 0, prefillTokens: 0, decodeMs: 0, decodeTokens: 0 };
+  return {
+    forwardMs: 0,
+    forwardTokens: 0,
+    backwardMs: 0,
+    backwardTokens: 0,
+    prefillMs: 0,
+    prefillTokens: 0,
+    decodeMs: 0,
+    decodeTokens: 0,
+  };
 }
 
 export class Qwen3Engine {
@@ -244,7 +253,8 @@ export class Qwen3Engine {
   private listTensors(P: EngineParams): EngineTensor[] {
     const out: EngineTensor[] = [P.get(EMBED), P.get(FINAL_NORM)];
     if (!this.config.tie_word_embeddings) out.push(P.get(LM_HEAD));
-    for (let i = 0; i < this.config.num_hidden_layers; i++) for (const name of Object.values(layerNames(i))) out.push(P.get(name));
+    for (let i = 0; i < this.config.num_hidden_layers; i++)
+      for (const name of Object.values(layerNames(i))) out.push(P.get(name));
     for (const ad of P.lora?.values() ?? []) out.push(ad.A, ad.B);
     return out;
   }
@@ -256,7 +266,18 @@ export class Qwen3Engine {
   // ------------------------------------------------------------------ threads
 
   /** C (+)= A·B (kernels.gemm), split over the runtime's threads by rows, or by columns for few rows. */
-  private mm(a: number, lda: number, b: number, ldb: number, c: number, ldc: number, M: number, N: number, K: number, acc: number): void {
+  private mm(
+    a: number,
+    lda: number,
+    b: number,
+    ldb: number,
+    c: number,
+    ldc: number,
+    M: number,
+    N: number,
+    K: number,
+    acc: number,
+  ): void {
     const T = this.rt.threads;
     if (T === 1 || 2 * M * N * K < PARALLEL_FLOPS) {
       this.k.gemm(a, lda, b, ldb, c, ldc, M, N, K, acc);
@@ -265,16 +286,29 @@ export class Qwen3Engine {
     const tasks: KernelCall[][] = [];
     if (M >= 8 * T) {
       const step = Math.ceil(M / (2 * T) / 4) * 4;
-      for (let i0 = 0; i0 < M; i0 += step) tasks.push([['gemm', a + i0 * lda * F, lda, b, ldb, c + i0 * ldc * F, ldc, Math.min(step, M - i0), N, K, acc]]);
+      for (let i0 = 0; i0 < M; i0 += step)
+        tasks.push([['gemm', a + i0 * lda * F, lda, b, ldb, c + i0 * ldc * F, ldc, Math.min(step, M - i0), N, K, acc]]);
     } else {
       const step = Math.max(8, Math.ceil(N / (2 * T) / 8) * 8);
-      for (let j0 = 0; j0 < N; j0 += step) tasks.push([['gemm', a, lda, b + j0 * F, ldb, c + j0 * F, ldc, M, Math.min(step, N - j0), K, acc]]);
+      for (let j0 = 0; j0 < N; j0 += step)
+        tasks.push([['gemm', a, lda, b + j0 * F, ldb, c + j0 * F, ldc, M, Math.min(step, N - j0), K, acc]]);
     }
     this.rt.parallel(tasks);
   }
 
   /** C (+)= Aᵀ·B (kernels.gemmTN, A stored [K, M]), split over the threads by rows of C. */
-  private mmTN(a: number, lda: number, b: number, ldb: number, c: number, ldc: number, M: number, N: number, K: number, acc: number): void {
+  private mmTN(
+    a: number,
+    lda: number,
+    b: number,
+    ldb: number,
+    c: number,
+    ldc: number,
+    M: number,
+    N: number,
+    K: number,
+    acc: number,
+  ): void {
     const T = this.rt.threads;
     if (T === 1 || 2 * M * N * K < PARALLEL_FLOPS || M < 8) {
       this.k.gemmTN(a, lda, b, ldb, c, ldc, M, N, K, acc);
@@ -282,7 +316,8 @@ export class Qwen3Engine {
     }
     const step = Math.ceil(M / (2 * T) / 4) * 4;
     const tasks: KernelCall[][] = [];
-    for (let i0 = 0; i0 < M; i0 += step) tasks.push([['gemmTN', a + i0 * F, lda, b, ldb, c + i0 * ldc * F, ldc, Math.min(step, M - i0), N, K, acc]]);
+    for (let i0 = 0; i0 < M; i0 += step)
+      tasks.push([['gemmTN', a + i0 * F, lda, b, ldb, c + i0 * ldc * F, ldc, Math.min(step, M - i0), N, K, acc]]);
     this.rt.parallel(tasks);
   }
 
@@ -304,7 +339,15 @@ export class Qwen3Engine {
   // ------------------------------------------------------------------ building blocks
 
   /** y (+)= x Wᵀ (+ s·(x Aᵀ) Bᵀ) for x [N, in]; returns the LoRA activation s·(x Aᵀ) to keep, if any. */
-  private linear(P: EngineParams, name: string, x: number, N: number, y: number, acc: number, keep: boolean): number | undefined {
+  private linear(
+    P: EngineParams,
+    name: string,
+    x: number,
+    N: number,
+    y: number,
+    acc: number,
+    keep: boolean,
+  ): number | undefined {
     const w = P.get(name);
     const [outDim, inDim] = w.shape;
     this.mm(x, inDim, this.weights.ptrT(w), outDim, y, outDim, N, outDim, inDim, acc);
@@ -322,7 +365,15 @@ export class Qwen3Engine {
 
   /** dx (+)= dy W (+ LoRA), and the weight gradients asked for in `grads`. */
   private linearBackward(
-    P: EngineParams, name: string, x: number, dy: number, N: number, dx: number, accDx: number, grads: GradBuffers, loraT: number | undefined,
+    P: EngineParams,
+    name: string,
+    x: number,
+    dy: number,
+    N: number,
+    dx: number,
+    accDx: number,
+    grads: GradBuffers,
+    loraT: number | undefined,
   ): void {
     const w = P.get(name);
     const [outDim, inDim] = w.shape;
@@ -350,7 +401,8 @@ export class Qwen3Engine {
 
   /** Copies head columns of k [N, nKv·D] (or v) into [nKv][D][ld] planes, columns [col0, col0 + N). */
   private toPlanes(src: number, N: number, planes: number, ld: number, col0: number): void {
-    for (let g = 0; g < this.nKv; g++) this.k.transpose(src + g * this.D * F, this.KD, planes + (g * this.D * ld + col0) * F, ld, N, this.D);
+    for (let g = 0; g < this.nKv; g++)
+      this.k.transpose(src + g * this.D * F, this.KD, planes + (g * this.D * ld + col0) * F, ld, N, this.D);
   }
 
   // ------------------------------------------------------------------ training rows
@@ -389,7 +441,10 @@ export class Qwen3Engine {
 
   /** Bytes of activations a forward with `keep` holds for rows of these lengths sharing `prefix` tokens. */
   activationBytes(lengths: readonly number[], prefix: number): number {
-    return engineActivationBytes(this.config, lengths.reduce((s, L) => s + L - prefix, prefix));
+    return engineActivationBytes(
+      this.config,
+      lengths.reduce((s, L) => s + L - prefix, prefix),
+    );
   }
 
   /** LM-head positions: hidden row, target id, and the outputs (row, column) it feeds. */
@@ -455,7 +510,11 @@ export class Qwen3Engine {
    * Log-probs (and entropies) of packed rows. With `keep`, the activations stay for
    * backward(ctx, …) — release them with release(ctx) if no backward comes.
    */
-  forward(P: EngineParams, rows: readonly ArrayLike<number>[], opts: { withEntropy?: boolean; keep?: boolean } = {}): ForwardResult {
+  forward(
+    P: EngineParams,
+    rows: readonly ArrayLike<number>[],
+    opts: { withEntropy?: boolean; keep?: boolean } = {},
+  ): ForwardResult {
     const { rt, k, H, QD, KD, I, D, nH, nKv } = this;
     const keep = opts.keep ?? false;
     rows.forEach((r, b) => {
@@ -463,7 +522,8 @@ export class Qwen3Engine {
       this.ensureRope(r.length);
       for (let t = 0; t < r.length; t++) {
         const id = r[t];
-        if (!Number.isInteger(id) || id < 0 || id >= this.V) throw new Error(`engine.forward: rows[${b}][${t}] = ${id} is not a token id in [0, ${this.V})`);
+        if (!Number.isInteger(id) || id < 0 || id >= this.V)
+          throw new Error(`engine.forward: rows[${b}][${t}] = ${id} is not a token id in [0, ${this.V})`);
       }
     });
     const started = performance.now();
@@ -490,10 +550,26 @@ export class Qwen3Engine {
     for (let i = 0; i < this.config.num_hidden_layers; i++) {
       const n = layerNames(i);
       const a: LayerActs = {
-        x, rstd1: rt.alloc(N), xn1: rt.alloc(N * H), qraw: rt.alloc(N * QD), rstdq: rt.alloc(N * nH), q: rt.alloc(N * QD),
-        kraw: rt.alloc(N * KD), rstdk: rt.alloc(N * nKv), k: rt.alloc(N * KD), v: rt.alloc(N * KD), kt: rt.alloc(N * KD),
-        o: rt.alloc(N * QD), lse: rt.alloc(N * nH), hmid: rt.alloc(N * H), rstd2: rt.alloc(N), xn2: rt.alloc(N * H),
-        g: rt.alloc(N * I), u: rt.alloc(N * I), a: rt.alloc(N * I), lora: new Map(),
+        x,
+        rstd1: rt.alloc(N),
+        xn1: rt.alloc(N * H),
+        qraw: rt.alloc(N * QD),
+        rstdq: rt.alloc(N * nH),
+        q: rt.alloc(N * QD),
+        kraw: rt.alloc(N * KD),
+        rstdk: rt.alloc(N * nKv),
+        k: rt.alloc(N * KD),
+        v: rt.alloc(N * KD),
+        kt: rt.alloc(N * KD),
+        o: rt.alloc(N * QD),
+        lse: rt.alloc(N * nH),
+        hmid: rt.alloc(N * H),
+        rstd2: rt.alloc(N),
+        xn2: rt.alloc(N * H),
+        g: rt.alloc(N * I),
+        u: rt.alloc(N * I),
+        a: rt.alloc(N * I),
+        lora: new Map(),
       };
       const keepLora = (name: string, t: number | undefined) => {
         if (t !== undefined) a.lora.set(name, t);
@@ -515,10 +591,28 @@ export class Qwen3Engine {
           const keys = views[si];
           for (let h = 0; h < nH; h++) {
             const g = Math.floor(h / group);
-            tasks.push([[
-              'attnFwd', a.q + (s.off * QD + h * D) * F, QD, keys.kt + g * D * keys.ldkt * F, keys.ldkt, keys.v + g * D * F, KD,
-              a.o + (s.off * QD + h * D) * F, QD, a.lse + (h * N + s.off) * F, 1, s.len, keys.Tk - s.len, 1, keys.Tk, D, this.scale, work[si * nH + h],
-            ]]);
+            tasks.push([
+              [
+                'attnFwd',
+                a.q + (s.off * QD + h * D) * F,
+                QD,
+                keys.kt + g * D * keys.ldkt * F,
+                keys.ldkt,
+                keys.v + g * D * F,
+                KD,
+                a.o + (s.off * QD + h * D) * F,
+                QD,
+                a.lse + (h * N + s.off) * F,
+                1,
+                s.len,
+                keys.Tk - s.len,
+                1,
+                keys.Tk,
+                D,
+                this.scale,
+                work[si * nH + h],
+              ],
+            ]);
           }
         });
         rt.parallel(tasks);
@@ -558,7 +652,20 @@ export class Qwen3Engine {
         f32[(headLse >> 2) + j0 + r] = f32[(stats >> 2) + r * 3 + 2];
       }
     });
-    const ctx: ForwardContext = { params: P, pinned, plan, head, ids, pos, layers, xL: x, rstdF, xnF, headLse, isReleased: false };
+    const ctx: ForwardContext = {
+      params: P,
+      pinned,
+      plan,
+      head,
+      ids,
+      pos,
+      layers,
+      xL: x,
+      rstdF,
+      xnF,
+      headLse,
+      isReleased: false,
+    };
     this.stats.forwardMs += performance.now() - started;
     this.stats.forwardTokens += N;
     if (!keep) {
@@ -569,7 +676,12 @@ export class Qwen3Engine {
   }
 
   /** Walks the LM-head items in chunks: gathers their hidden rows, z = h Wᵀ, and their stats (logp, entropy, lse). */
-  private runHead(P: EngineParams, head: HeadPlan, xnF: number, onChunk: (j0: number, count: number, stats: number) => void): void {
+  private runHead(
+    P: EngineParams,
+    head: HeadPlan,
+    xnF: number,
+    onChunk: (j0: number, count: number, stats: number) => void,
+  ): void {
     const { rt, H, V } = this;
     const C = this.headChunk;
     const z = rt.alloc(C * V);
@@ -605,7 +717,12 @@ export class Qwen3Engine {
    * Gradients of Σ gLogp·logp + Σ gEnt·entropy with respect to the parameters named in
    * `gradNames` (HF names; LoRA matrices as loraGradName(weight, 'A' | 'B')). Releases ctx.
    */
-  backward(ctx: ForwardContext, gLogp: readonly ArrayLike<number>[], gEnt: readonly ArrayLike<number>[] | null, gradNames: ReadonlySet<string>): Map<string, Float32Array> {
+  backward(
+    ctx: ForwardContext,
+    gLogp: readonly ArrayLike<number>[],
+    gEnt: readonly ArrayLike<number>[] | null,
+    gradNames: ReadonlySet<string>,
+  ): Map<string, Float32Array> {
     if (ctx.isReleased) throw new Error('engine.backward: the forward context was released');
     const { rt, k, H, QD, KD, I, D, nH, nKv, V } = this;
     const P = ctx.params;
@@ -644,14 +761,36 @@ export class Qwen3Engine {
           f32[(ge >> 2) + r] = se;
         }
         this.mm(hc, H, headT, V, z, V, c, V, H, 0);
-        this.sliceRows(c, (r0, n) => ['lmHeadGradRows', z + r0 * V * F, n, V, tc + r0 * F, ctx.headLse + (j0 + r0) * F, gl + r0 * F, ge + r0 * F]);
+        this.sliceRows(c, (r0, n) => [
+          'lmHeadGradRows',
+          z + r0 * V * F,
+          n,
+          V,
+          tc + r0 * F,
+          ctx.headLse + (j0 + r0) * F,
+          gl + r0 * F,
+          ge + r0 * F,
+        ]);
         this.mm(z, V, headPtr, H, dh, H, c, H, V, 0);
         for (let r = 0; r < c; r++) k.axpy(dh + r * H * F, dxnF + head.hidden[j0 + r] * H * F, H, 1, 1);
         if (gHead) this.mmTN(z, V, hc, H, gHead, H, V, H, c, 1);
       }
       for (const p of [z, hc, dh, tc, gl, ge]) rt.release(p);
       const dx = rt.alloc(N * H);
-      k.rmsnormBwd(ctx.xL, H, this.weights.ptr(P.get(FINAL_NORM)), dxnF, H, ctx.rstdF, dx, H, grads.get(FINAL_NORM, H) ?? 0, N, H, 0);
+      k.rmsnormBwd(
+        ctx.xL,
+        H,
+        this.weights.ptr(P.get(FINAL_NORM)),
+        dxnF,
+        H,
+        ctx.rstdF,
+        dx,
+        H,
+        grads.get(FINAL_NORM, H) ?? 0,
+        N,
+        H,
+        0,
+      );
       rt.release(dxnF);
       const group = nH / nKv;
       for (let i = ctx.layers.length - 1; i >= 0; i--) {
@@ -669,7 +808,20 @@ export class Qwen3Engine {
         this.linearBackward(P, n.up, a.xn2, du, N, dxn2, 1, grads, a.lora.get(n.up));
         rt.release(dg);
         rt.release(du);
-        k.rmsnormBwd(a.hmid, H, this.weights.ptr(P.get(n.postNorm)), dxn2, H, a.rstd2, dx, H, grads.get(n.postNorm, H) ?? 0, N, H, 1);
+        k.rmsnormBwd(
+          a.hmid,
+          H,
+          this.weights.ptr(P.get(n.postNorm)),
+          dxn2,
+          H,
+          a.rstd2,
+          dx,
+          H,
+          grads.get(n.postNorm, H) ?? 0,
+          N,
+          H,
+          1,
+        );
         rt.release(dxn2);
         // Attention: hmid = x + o_proj(attn(rope(norm(q)), rope(norm(k)), v)).
         const dO = rt.alloc(N * QD);
@@ -695,10 +847,33 @@ export class Qwen3Engine {
               const calls: KernelCall[] = [];
               for (let h = g * group; h < (g + 1) * group; h++) {
                 calls.push([
-                  'attnBwd', a.q + (s.off * QD + h * D) * F, QD, keys.k + g * D * F, KD, keys.kt + g * D * keys.ldkt * F, keys.ldkt, vt + g * D * keys.Tk * F, keys.Tk,
-                  a.o + (s.off * QD + h * D) * F, QD, dO + (s.off * QD + h * D) * F, QD, a.lse + (h * N + s.off) * F, 1,
-                  dq + (s.off * QD + h * D) * F, QD, dkS + g * D * F, KD, dvS + g * D * F, KD,
-                  s.len, keys.Tk - s.len, keys.Tk, D, this.scale, work[si * nKv + g],
+                  'attnBwd',
+                  a.q + (s.off * QD + h * D) * F,
+                  QD,
+                  keys.k + g * D * F,
+                  KD,
+                  keys.kt + g * D * keys.ldkt * F,
+                  keys.ldkt,
+                  vt + g * D * keys.Tk * F,
+                  keys.Tk,
+                  a.o + (s.off * QD + h * D) * F,
+                  QD,
+                  dO + (s.off * QD + h * D) * F,
+                  QD,
+                  a.lse + (h * N + s.off) * F,
+                  1,
+                  dq + (s.off * QD + h * D) * F,
+                  QD,
+                  dkS + g * D * F,
+                  KD,
+                  dvS + g * D * F,
+                  KD,
+                  s.len,
+                  keys.Tk - s.len,
+                  keys.Tk,
+                  D,
+                  this.scale,
+                  work[si * nKv + g],
                 ]);
               }
               tasks.push(calls);
@@ -725,8 +900,34 @@ export class Qwen3Engine {
         k.rope(dk, KD, N, nKv, D, ctx.pos, this.cos, this.sin, -1);
         const dqraw = rt.alloc(N * QD);
         const dkraw = rt.alloc(N * KD);
-        k.rmsnormBwd(a.qraw, D, this.weights.ptr(P.get(n.qNorm)), dq, D, a.rstdq, dqraw, D, grads.get(n.qNorm, D) ?? 0, N * nH, D, 0);
-        k.rmsnormBwd(a.kraw, D, this.weights.ptr(P.get(n.kNorm)), dk, D, a.rstdk, dkraw, D, grads.get(n.kNorm, D) ?? 0, N * nKv, D, 0);
+        k.rmsnormBwd(
+          a.qraw,
+          D,
+          this.weights.ptr(P.get(n.qNorm)),
+          dq,
+          D,
+          a.rstdq,
+          dqraw,
+          D,
+          grads.get(n.qNorm, D) ?? 0,
+          N * nH,
+          D,
+          0,
+        );
+        k.rmsnormBwd(
+          a.kraw,
+          D,
+          this.weights.ptr(P.get(n.kNorm)),
+          dk,
+          D,
+          a.rstdk,
+          dkraw,
+          D,
+          grads.get(n.kNorm, D) ?? 0,
+          N * nKv,
+          D,
+          0,
+        );
         rt.release(dq);
         rt.release(dk);
         const dxn1 = rt.alloc(N * H);
@@ -736,7 +937,20 @@ export class Qwen3Engine {
         rt.release(dqraw);
         rt.release(dkraw);
         rt.release(dv);
-        k.rmsnormBwd(a.x, H, this.weights.ptr(P.get(n.inNorm)), dxn1, H, a.rstd1, dx, H, grads.get(n.inNorm, H) ?? 0, N, H, 1);
+        k.rmsnormBwd(
+          a.x,
+          H,
+          this.weights.ptr(P.get(n.inNorm)),
+          dxn1,
+          H,
+          a.rstd1,
+          dx,
+          H,
+          grads.get(n.inNorm, H) ?? 0,
+          N,
+          H,
+          1,
+        );
         rt.release(dxn1);
         this.releaseLayer(a, true); // its input x (the previous layer's output) is not read again
       }
@@ -755,7 +969,26 @@ export class Qwen3Engine {
   /** Frees a layer's activations (its input x too when `withInput`). */
   private releaseLayer(a: LayerActs, withInput: boolean): void {
     const rt = this.rt;
-    for (const key of ['rstd1', 'xn1', 'qraw', 'rstdq', 'q', 'kraw', 'rstdk', 'k', 'v', 'kt', 'o', 'lse', 'hmid', 'rstd2', 'xn2', 'g', 'u', 'a'] as const) {
+    for (const key of [
+      'rstd1',
+      'xn1',
+      'qraw',
+      'rstdq',
+      'q',
+      'kraw',
+      'rstdk',
+      'k',
+      'v',
+      'kt',
+      'o',
+      'lse',
+      'hmid',
+      'rstd2',
+      'xn2',
+      'g',
+      'u',
+      'a',
+    ] as const) {
       if (a[key] !== 0) rt.release(a[key]);
       a[key] = 0;
     }
@@ -860,7 +1093,8 @@ export class Qwen3Engine {
         const start = it.slot.tokens.length;
         for (let t = 0; t < counts[j]; t++) {
           const id = it.tokens[t];
-          if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`engine.extend: token ${id} is not in [0, ${V})`);
+          if (!Number.isInteger(id) || id < 0 || id >= V)
+            throw new Error(`engine.extend: token ${id} is not in [0, ${V})`);
           i32[(ids >> 2) + offsets[j] + t] = id;
           i32[(pos >> 2) + offsets[j] + t] = start + t;
         }
@@ -899,19 +1133,55 @@ export class Qwen3Engine {
           if (c === 1) {
             // One token: the `group` query heads of a KV head are adjacent rows at one position.
             for (let gh = 0; gh < nKv; gh++) {
-              tasks.push([[
-                'attnFwd', qn + (offsets[j] * QD + gh * group * D) * F, D, s.kt[i] + gh * D * s.cap * F, s.cap, s.v[i] + gh * D * F, KD,
-                o + (offsets[j] * QD + gh * group * D) * F, D, 0, 0, group, start, 0, start + 1, D, this.scale, 0,
-              ]]);
+              tasks.push([
+                [
+                  'attnFwd',
+                  qn + (offsets[j] * QD + gh * group * D) * F,
+                  D,
+                  s.kt[i] + gh * D * s.cap * F,
+                  s.cap,
+                  s.v[i] + gh * D * F,
+                  KD,
+                  o + (offsets[j] * QD + gh * group * D) * F,
+                  D,
+                  0,
+                  0,
+                  group,
+                  start,
+                  0,
+                  start + 1,
+                  D,
+                  this.scale,
+                  0,
+                ],
+              ]);
             }
             return;
           }
           for (let h = 0; h < nH; h++) {
             const gh = Math.floor(h / group);
-            tasks.push([[
-              'attnFwd', qn + (offsets[j] * QD + h * D) * F, QD, s.kt[i] + gh * D * s.cap * F, s.cap, s.v[i] + gh * D * F, KD,
-              o + (offsets[j] * QD + h * D) * F, QD, 0, 0, c, start, 1, start + c, D, this.scale, 0,
-            ]]);
+            tasks.push([
+              [
+                'attnFwd',
+                qn + (offsets[j] * QD + h * D) * F,
+                QD,
+                s.kt[i] + gh * D * s.cap * F,
+                s.cap,
+                s.v[i] + gh * D * F,
+                KD,
+                o + (offsets[j] * QD + h * D) * F,
+                QD,
+                0,
+                0,
+                c,
+                start,
+                1,
+                start + c,
+                D,
+                this.scale,
+                0,
+              ],
+            ]);
           }
         });
         // Each call gets its own scratch and log-sum-exp rows (slots 8 and the last).
@@ -938,7 +1208,13 @@ export class Qwen3Engine {
       for (const [j, it] of items.entries()) for (let t = 0; t < counts[j]; t++) it.slot.tokens.push(it.tokens[t]);
       // Logits of each slot's last new token.
       const last = tmp(items.length * H);
-      items.forEach((_, j) => rt.f32.copyWithin((last >> 2) + j * H, (x >> 2) + (offsets[j] + counts[j] - 1) * H, (x >> 2) + (offsets[j] + counts[j]) * H));
+      items.forEach((_, j) =>
+        rt.f32.copyWithin(
+          (last >> 2) + j * H,
+          (x >> 2) + (offsets[j] + counts[j] - 1) * H,
+          (x >> 2) + (offsets[j] + counts[j]) * H,
+        ),
+      );
       this.rmsnorm(P, FINAL_NORM, last, items.length, H, xn, rstd);
       const z = tmp(items.length * V);
       this.mm(xn, H, this.weights.ptrT(this.head(P)), V, z, V, items.length, V, H, 0);
@@ -990,7 +1266,8 @@ export function engineActivationBytes(c: Qwen3Config, tokens: number): number {
   const H = c.hidden_size;
   const QD = c.num_attention_heads * c.head_dim;
   const KD = c.num_key_value_heads * c.head_dim;
-  const perLayer = 4 * H + 3 * QD + 4 * KD + 3 * c.intermediate_size + c.num_attention_heads + c.num_key_value_heads + 2;
+  const perLayer =
+    4 * H + 3 * QD + 4 * KD + 3 * c.intermediate_size + c.num_attention_heads + c.num_key_value_heads + 2;
   return F * tokens * (perLayer * c.num_hidden_layers + 2 * H + 4);
 }
 
@@ -1006,7 +1283,12 @@ export function engineWeightCacheBytes(c: Qwen3Config): number {
 
 function countParams(c: Qwen3Config): number {
   const H = c.hidden_size;
-  const layer = 2 * H + 2 * c.head_dim + H * c.num_attention_heads * c.head_dim * 2 + H * c.num_key_value_heads * c.head_dim * 2 + 3 * H * c.intermediate_size;
+  const layer =
+    2 * H +
+    2 * c.head_dim +
+    H * c.num_attention_heads * c.head_dim * 2 +
+    H * c.num_key_value_heads * c.head_dim * 2 +
+    3 * H * c.intermediate_size;
   return c.vocab_size * H * (c.tie_word_embeddings ? 1 : 2) + c.num_hidden_layers * layer + H;
 }
 

@@ -13,23 +13,115 @@ import { ThreadPool, type KernelCall } from './threads';
 
 /** The kernels' exports (pointers are byte offsets, sizes in floats). */
 export interface Kernels {
-  gemm(a: number, lda: number, b: number, ldb: number, c: number, ldc: number, M: number, N: number, K: number, acc: number): void;
-  gemmTN(a: number, lda: number, b: number, ldb: number, c: number, ldc: number, M: number, N: number, K: number, acc: number): void;
+  gemm(
+    a: number,
+    lda: number,
+    b: number,
+    ldb: number,
+    c: number,
+    ldc: number,
+    M: number,
+    N: number,
+    K: number,
+    acc: number,
+  ): void;
+  gemmTN(
+    a: number,
+    lda: number,
+    b: number,
+    ldb: number,
+    c: number,
+    ldc: number,
+    M: number,
+    N: number,
+    K: number,
+    acc: number,
+  ): void;
   transpose(src: number, lds: number, dst: number, ldd: number, rows: number, cols: number): void;
   attnScratchFloats(D: number): number;
   attnFwd(
-    q: number, ldq: number, kt: number, ldkt: number, v: number, ldv: number, o: number, ldo: number, lse: number, ldlse: number,
-    Tq: number, qPos0: number, qStep: number, Tk: number, D: number, scale: number, work: number,
+    q: number,
+    ldq: number,
+    kt: number,
+    ldkt: number,
+    v: number,
+    ldv: number,
+    o: number,
+    ldo: number,
+    lse: number,
+    ldlse: number,
+    Tq: number,
+    qPos0: number,
+    qStep: number,
+    Tk: number,
+    D: number,
+    scale: number,
+    work: number,
   ): void;
   attnBwd(
-    q: number, ldq: number, k: number, ldk: number, kt: number, ldkt: number, vt: number, ldvt: number,
-    o: number, ldo: number, dO: number, lddo: number, lse: number, ldlse: number,
-    dq: number, lddq: number, dk: number, lddk: number, dv: number, lddv: number,
-    Tq: number, qPos0: number, Tk: number, D: number, scale: number, work: number,
+    q: number,
+    ldq: number,
+    k: number,
+    ldk: number,
+    kt: number,
+    ldkt: number,
+    vt: number,
+    ldvt: number,
+    o: number,
+    ldo: number,
+    dO: number,
+    lddo: number,
+    lse: number,
+    ldlse: number,
+    dq: number,
+    lddq: number,
+    dk: number,
+    lddk: number,
+    dv: number,
+    lddv: number,
+    Tq: number,
+    qPos0: number,
+    Tk: number,
+    D: number,
+    scale: number,
+    work: number,
   ): void;
-  rmsnormFwd(x: number, ldx: number, w: number, y: number, ldy: number, rstd: number, rows: number, n: number, eps: number): void;
-  rmsnormBwd(x: number, ldx: number, w: number, dy: number, lddy: number, rstd: number, dx: number, lddx: number, dw: number, rows: number, n: number, acc: number): void;
-  rope(x: number, ld: number, T: number, nHeads: number, D: number, pos: number, cos: number, sin: number, sign: number): void;
+  rmsnormFwd(
+    x: number,
+    ldx: number,
+    w: number,
+    y: number,
+    ldy: number,
+    rstd: number,
+    rows: number,
+    n: number,
+    eps: number,
+  ): void;
+  rmsnormBwd(
+    x: number,
+    ldx: number,
+    w: number,
+    dy: number,
+    lddy: number,
+    rstd: number,
+    dx: number,
+    lddx: number,
+    dw: number,
+    rows: number,
+    n: number,
+    acc: number,
+  ): void;
+  rope(
+    x: number,
+    ld: number,
+    T: number,
+    nHeads: number,
+    D: number,
+    pos: number,
+    cos: number,
+    sin: number,
+    sign: number,
+  ): void;
   swigluFwd(g: number, u: number, a: number, n: number): void;
   swigluBwd(g: number, u: number, da: number, dg: number, du: number, n: number): void;
   axpy(x: number, y: number, n: number, alpha: number, acc: number): void;
@@ -57,7 +149,9 @@ const compiled: { private?: WebAssembly.Module; shared?: WebAssembly.Module } = 
 
 function compileKernels(isShared: boolean): WebAssembly.Module {
   const key = isShared ? 'shared' : 'private';
-  compiled[key] ??= new WebAssembly.Module(decodeBase64(isShared ? KERNELS_SHARED_WASM_BASE64 : KERNELS_WASM_BASE64) as BufferSource);
+  compiled[key] ??= new WebAssembly.Module(
+    decodeBase64(isShared ? KERNELS_SHARED_WASM_BASE64 : KERNELS_WASM_BASE64) as BufferSource,
+  );
   return compiled[key];
 }
 
@@ -81,10 +175,20 @@ export class EngineRuntime {
   private i32Cache: Int32Array | null = null;
 
   /** `isShared`: a shared memory (SharedArrayBuffer) that worker threads can run kernels on. */
-  constructor(initialBytes = 64 << 20, readonly isShared = false) {
+  constructor(
+    initialBytes = 64 << 20,
+    readonly isShared = false,
+  ) {
     this.module = compileKernels(isShared);
     this.memory = new WebAssembly.Memory({ initial: Math.ceil(initialBytes / PAGE), maximum: 65536, shared: isShared });
-    const instance = new WebAssembly.Instance(this.module, { env: { memory: this.memory, abort: () => { throw new Error('engine kernel abort'); } } });
+    const instance = new WebAssembly.Instance(this.module, {
+      env: {
+        memory: this.memory,
+        abort: () => {
+          throw new Error('engine kernel abort');
+        },
+      },
+    });
     this.k = instance.exports as unknown as Kernels;
   }
 
@@ -97,7 +201,10 @@ export class EngineRuntime {
   async startThreads(threads: number): Promise<void> {
     if (!this.isShared) throw new Error('engine: threads need a runtime on shared memory');
     this.pool?.stop();
-    this.pool = threads > 1 ? await ThreadPool.start(threads, this.module, this.memory, this.k as unknown as Record<string, unknown>) : null;
+    this.pool =
+      threads > 1
+        ? await ThreadPool.start(threads, this.module, this.memory, this.k as unknown as Record<string, unknown>)
+        : null;
   }
 
   /** Runs tasks (each a sequence of kernel calls writing memory no other task touches) on every thread. */
@@ -126,13 +233,15 @@ export class EngineRuntime {
   /** A float32 view of the whole memory (re-created after growth). */
   get f32(): Float32Array {
     const buffer = this.memory.buffer;
-    if (!this.f32Cache || this.f32Cache.buffer !== buffer || this.f32Cache.byteLength !== buffer.byteLength) this.f32Cache = new Float32Array(buffer);
+    if (!this.f32Cache || this.f32Cache.buffer !== buffer || this.f32Cache.byteLength !== buffer.byteLength)
+      this.f32Cache = new Float32Array(buffer);
     return this.f32Cache;
   }
 
   get i32(): Int32Array {
     const buffer = this.memory.buffer;
-    if (!this.i32Cache || this.i32Cache.buffer !== buffer || this.i32Cache.byteLength !== buffer.byteLength) this.i32Cache = new Int32Array(buffer);
+    if (!this.i32Cache || this.i32Cache.buffer !== buffer || this.i32Cache.byteLength !== buffer.byteLength)
+      this.i32Cache = new Int32Array(buffer);
     return this.i32Cache;
   }
 
@@ -160,9 +269,12 @@ export class EngineRuntime {
       try {
         this.memory.grow(Math.min(grow, 65536 - this.memory.buffer.byteLength / PAGE));
       } catch {
-        throw new Error(`engine: out of memory allocating ${(size / 2 ** 20).toFixed(1)} MiB (${(this.memory.buffer.byteLength / 2 ** 20).toFixed(0)} MiB in use of at most 4096)`);
+        throw new Error(
+          `engine: out of memory allocating ${(size / 2 ** 20).toFixed(1)} MiB (${(this.memory.buffer.byteLength / 2 ** 20).toFixed(0)} MiB in use of at most 4096)`,
+        );
       }
-      if (end > this.memory.buffer.byteLength) throw new Error(`engine: out of memory allocating ${(size / 2 ** 20).toFixed(1)} MiB`);
+      if (end > this.memory.buffer.byteLength)
+        throw new Error(`engine: out of memory allocating ${(size / 2 ** 20).toFixed(1)} MiB`);
     }
     this.top = end;
     this.sizes.set(ptr, size);
@@ -254,9 +366,11 @@ export function canShareMemory(): boolean {
  * depend on the thread count). Returns the threads in use and, when fewer, why.
  */
 export async function configureEngineThreads(threads: number): Promise<{ threads: number; reason?: string }> {
-  if (!Number.isInteger(threads) || threads < 1) throw new Error(`engine threads must be an integer ≥ 1, got ${threads}`);
+  if (!Number.isInteger(threads) || threads < 1)
+    throw new Error(`engine threads must be an integer ≥ 1, got ${threads}`);
   if (threads === 1) return { threads: current?.threads ?? 1 };
-  if (!canShareMemory()) return { threads: 1, reason: 'SharedArrayBuffer is unavailable (the page is not cross-origin isolated)' };
+  if (!canShareMemory())
+    return { threads: 1, reason: 'SharedArrayBuffer is unavailable (the page is not cross-origin isolated)' };
   if (current && !current.isShared) return { threads: 1, reason: 'the engine was already in use on unshared memory' };
   current ??= new EngineRuntime(64 << 20, true);
   if (current.threads !== threads) await current.startThreads(threads);

@@ -11,8 +11,18 @@ import { Qwen3Engine } from './qwen3Engine';
 import { EngineRuntime } from './runtime';
 
 const CONFIG: Qwen3Config = {
-  vocab_size: 301, hidden_size: 64, intermediate_size: 96, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,
-  head_dim: 16, rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true, max_position_embeddings: 1024, initializer_range: 0.1,
+  vocab_size: 301,
+  hidden_size: 64,
+  intermediate_size: 96,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 16,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  tie_word_embeddings: true,
+  max_position_embeddings: 1024,
+  initializer_range: 0.1,
 };
 
 const ids = (n: number, seed: number) => Array.from({ length: n }, (_, i) => (i * 37 + seed * 101) % CONFIG.vocab_size);
@@ -37,7 +47,12 @@ function run(engine: Qwen3Engine, rows: number[][]) {
   const P = toEngineParams(model.params);
   const f = engine.forward(P, rows, { withEntropy: true, keep: true });
   const g = f.logprobs.map((r) => r.map((_, i) => Math.sin(i)));
-  const grads = engine.backward(f.ctx!, g, f.entropy!.map((r) => r.map(() => 0.1)), new Set(model.params.keys()));
+  const grads = engine.backward(
+    f.ctx!,
+    g,
+    f.entropy!.map((r) => r.map(() => 0.1)),
+    new Set(model.params.keys()),
+  );
   const slot = engine.createSlot(64);
   const prefill = engine.extend(P, [{ slot, tokens: rows[0].slice(0, 200) }]);
   const decode = [1, 2, 3].map((t) => engine.extend(P, [{ slot, tokens: [t] }]));
@@ -47,7 +62,11 @@ function run(engine: Qwen3Engine, rows: number[][]) {
 
 it('gives the same bits on 1 and on 3 threads', () => {
   const prefix = ids(300, 1);
-  const rows = [[...prefix, ...ids(250, 2)], [...prefix, ...ids(90, 3)], [...prefix, ...ids(400, 4)]];
+  const rows = [
+    [...prefix, ...ids(250, 2)],
+    [...prefix, ...ids(90, 3)],
+    [...prefix, ...ids(400, 4)],
+  ];
   for (const batch of [rows, [ids(333, 5), ids(200, 6)]]) {
     const a = run(single, batch);
     const b = run(threaded, batch);
@@ -70,11 +89,18 @@ it('gives the same bits with four query heads per KV head', async () => {
   try {
     const P = toEngineParams(m.params);
     const rows = [ids(120, 7), ids(64, 8)];
-    const results = [new Qwen3Engine(config, new EngineRuntime(16 << 20)), new Qwen3Engine(config, rt)].map((engine) => {
-      const f = engine.forward(P, rows, { withEntropy: true, keep: true });
-      const grads = engine.backward(f.ctx!, f.logprobs.map((r) => r.map((_, i) => Math.cos(i))), null, new Set(m.params.keys()));
-      return { lp: f.logprobs.map((r) => Array.from(r)), grads: [...grads].map(([n, g]) => [n, Array.from(g)]) };
-    });
+    const results = [new Qwen3Engine(config, new EngineRuntime(16 << 20)), new Qwen3Engine(config, rt)].map(
+      (engine) => {
+        const f = engine.forward(P, rows, { withEntropy: true, keep: true });
+        const grads = engine.backward(
+          f.ctx!,
+          f.logprobs.map((r) => r.map((_, i) => Math.cos(i))),
+          null,
+          new Set(m.params.keys()),
+        );
+        return { lp: f.logprobs.map((r) => Array.from(r)), grads: [...grads].map(([n, g]) => [n, Array.from(g)]) };
+      },
+    );
     expect(results[1]).toEqual(results[0]);
     expect(results[0].grads.length).toBeGreaterThan(0);
   } finally {

@@ -10,7 +10,19 @@
  */
 
 /** Kernel names a task may call (an index into this list travels in the table). */
-export const TASK_KERNELS = ['gemm', 'gemmTN', 'attnFwd', 'attnBwd', 'rmsnormFwd', 'swigluFwd', 'swigluBwd', 'lmHeadRows', 'lmHeadGradRows', 'transpose', 'rope'] as const;
+export const TASK_KERNELS = [
+  'gemm',
+  'gemmTN',
+  'attnFwd',
+  'attnBwd',
+  'rmsnormFwd',
+  'swigluFwd',
+  'swigluBwd',
+  'lmHeadRows',
+  'lmHeadGradRows',
+  'transpose',
+  'rope',
+] as const;
 export type TaskKernel = (typeof TASK_KERNELS)[number];
 /** One kernel call: the kernel and its (i32 or f32) arguments. */
 export type KernelCall = [TaskKernel, ...number[]];
@@ -86,7 +98,12 @@ export class ThreadPool {
   }
 
   /** Starts `threads − 1` workers beside the calling thread; they take tasks once they are up. */
-  static async start(threads: number, module: WebAssembly.Module, memory: WebAssembly.Memory, exports: Record<string, unknown>): Promise<ThreadPool> {
+  static async start(
+    threads: number,
+    module: WebAssembly.Module,
+    memory: WebAssembly.Memory,
+    exports: Record<string, unknown>,
+  ): Promise<ThreadPool> {
     const pool = new ThreadPool(threads, exports);
     const data = { module, memory, ctl: pool.ctl.buffer, tasks: pool.tasks.buffer, names: [...TASK_KERNELS] };
     const ready: Promise<void>[] = [];
@@ -97,18 +114,22 @@ export class ThreadPool {
         const w = new Worker(WORKER_SOURCE, { eval: true, workerData: data });
         w.unref();
         pool.workers.push(w);
-        ready.push(new Promise((resolve, reject) => {
-          w.once('message', () => resolve());
-          w.once('error', reject);
-        }));
+        ready.push(
+          new Promise((resolve, reject) => {
+            w.once('message', () => resolve());
+            w.once('error', reject);
+          }),
+        );
       } else {
         const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
         const w = new Worker(url);
         pool.workers.push(w);
-        ready.push(new Promise((resolve, reject) => {
-          w.onmessage = () => resolve();
-          w.onerror = (e) => reject(new Error(`engine thread failed: ${e.message}`));
-        }));
+        ready.push(
+          new Promise((resolve, reject) => {
+            w.onmessage = () => resolve();
+            w.onerror = (e) => reject(new Error(`engine thread failed: ${e.message}`));
+          }),
+        );
         w.postMessage(data);
       }
     }

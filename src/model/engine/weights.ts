@@ -53,7 +53,8 @@ export class WeightCache {
     if (!e) {
       const data = t.read();
       const expected = t.shape.reduce((a, b) => a * b, 1);
-      if (data.length !== expected) throw new Error(`engine: tensor of shape [${t.shape.join(', ')}] has ${data.length} values`);
+      if (data.length !== expected)
+        throw new Error(`engine: tensor of shape [${t.shape.join(', ')}] has ${data.length} values`);
       this.evict(data.length * 4);
       e = { ptr: this.rt.allocFrom(data), floats: data.length, pins: 0, lastUse: 0 };
       this.entries.set(t.key, e);
@@ -100,7 +101,9 @@ export class WeightCache {
   private evict(incoming: number): void {
     let resident = this.residentBytes();
     if (resident + incoming <= this.budgetBytes) return;
-    const order = [...this.entries.entries()].filter(([, e]) => e.pins === 0).sort((a, b) => a[1].lastUse - b[1].lastUse);
+    const order = [...this.entries.entries()]
+      .filter(([, e]) => e.pins === 0)
+      .sort((a, b) => a[1].lastUse - b[1].lastUse);
     for (const [key, e] of order) {
       if (resident + incoming <= this.budgetBytes) break;
       this.free(key, e);

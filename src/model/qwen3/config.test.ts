@@ -31,8 +31,12 @@ describe('Qwen3 config', () => {
 
   it('has the official Qwen3-0.6B shape', () => {
     const c = getQwen3Preset('Qwen3-0.6B');
-    expect([c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim]).toEqual([28, 1024, 16, 8, 128]);
-    expect([c.intermediate_size, c.vocab_size, c.rope_theta, c.rms_norm_eps, c.max_position_embeddings]).toEqual([3072, 151936, 1e6, 1e-6, 40960]);
+    expect([c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim]).toEqual([
+      28, 1024, 16, 8, 128,
+    ]);
+    expect([c.intermediate_size, c.vocab_size, c.rope_theta, c.rms_norm_eps, c.max_position_embeddings]).toEqual([
+      3072, 151936, 1e6, 1e-6, 40960,
+    ]);
     expect(c.tie_word_embeddings).toBe(true);
     expect(listQwen3ParamShapes(c).get('model.layers.27.self_attn.o_proj.weight')).toEqual([1024, 2048]);
   });
@@ -44,9 +48,13 @@ describe('Qwen3 config', () => {
     delete noHeadDim.head_dim;
     expect(parseQwen3Config(noHeadDim).head_dim).toBe(192 / 4);
     expect(() => parseQwen3Config({ ...QWEN3_PRESETS['qwen3-nano'], hidden_size: 0 })).toThrow(/config\.hidden_size/);
-    expect(() => parseQwen3Config({ ...QWEN3_PRESETS['qwen3-nano'], num_key_value_heads: 3 })).toThrow(/config\.num_key_value_heads/);
+    expect(() => parseQwen3Config({ ...QWEN3_PRESETS['qwen3-nano'], num_key_value_heads: 3 })).toThrow(
+      /config\.num_key_value_heads/,
+    );
     expect(() => parseQwen3Config({ ...QWEN3_PRESETS['qwen3-nano'], rope_theta: 'x' })).toThrow(/config\.rope_theta/);
-    expect(() => parseQwen3Config({ ...QWEN3_PRESETS['qwen3-nano'], tie_word_embeddings: 1 })).toThrow(/config\.tie_word_embeddings/);
+    expect(() => parseQwen3Config({ ...QWEN3_PRESETS['qwen3-nano'], tie_word_embeddings: 1 })).toThrow(
+      /config\.tie_word_embeddings/,
+    );
     expect(() => parseQwen3Config([])).toThrow(/JSON object/);
     expect(() => getQwen3Preset('qwen3-huge')).toThrow(/qwen3-nano, qwen3-micro, Qwen3-0.6B/);
   });

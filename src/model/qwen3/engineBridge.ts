@@ -11,7 +11,13 @@ import * as tf from './tf';
 import type { Qwen3Config } from './config';
 import type { LoraMap, ParamMap } from './linear';
 import { SHARD_MARK } from './vocabShards';
-import { countEngineParams, getQwen3Engine, loraGradName, type ForwardContext, type KvSlot } from '../engine/qwen3Engine';
+import {
+  countEngineParams,
+  getQwen3Engine,
+  loraGradName,
+  type ForwardContext,
+  type KvSlot,
+} from '../engine/qwen3Engine';
 import type { EngineLoraAdapter, EngineParams, EngineTensor } from '../engine/weights';
 
 /** Largest model (parameters) the engine takes: weights, their transposes and three versions fit 4 GiB. */
@@ -45,7 +51,12 @@ function toEngineTensor(t: tf.Tensor): EngineTensor {
 
 /** The engine's view of a parameter map (+ LoRA). */
 export function toEngineParams(params: ParamMap, lora?: LoraMap): EngineParams {
-  const adapters = lora && lora.size > 0 ? new Map<string, EngineLoraAdapter>([...lora].map(([name, a]) => [name, { A: toEngineTensor(a.A), B: toEngineTensor(a.B), scale: a.scale }])) : undefined;
+  const adapters =
+    lora && lora.size > 0
+      ? new Map<string, EngineLoraAdapter>(
+          [...lora].map(([name, a]) => [name, { A: toEngineTensor(a.A), B: toEngineTensor(a.B), scale: a.scale }]),
+        )
+      : undefined;
   return {
     get(name) {
       const v = params.get(name);
@@ -142,7 +153,8 @@ export function computeEngineTokenLogprobs(
         value: tf.tensor3d(pack(withEntropy ? [r.logprobs, r.entropy!] : [r.logprobs]), [K, B, W]),
         gradFunc: (dy: tf.Tensor) => {
           const g = dy.dataSync();
-          const slice = (k: number) => spans.map((s, b) => g.subarray(k * B * W + b * W + s.start, k * B * W + b * W + s.start + s.length - 1));
+          const slice = (k: number) =>
+            spans.map((s, b) => g.subarray(k * B * W + b * W + s.start, k * B * W + b * W + s.start + s.length - 1));
           pending.delete(entry);
           const grads = engine.backward(entry.ctx, slice(0), withEntropy ? slice(1) : null, gradNames);
           return inputs.map(({ name, v }) => {
@@ -170,7 +182,11 @@ export const ENGINE_ACTIVATION_BUDGET_BYTES = 768 << 20;
  * `budgetBytes` of kept activations (rows sharing a prefix count it once), so that a
  * prompt's K rows run together and share their prompt's computation.
  */
-export function planEngineChunks(config: Qwen3Config, rows: readonly (readonly number[])[], budgetBytes = ENGINE_ACTIVATION_BUDGET_BYTES): [number, number][] {
+export function planEngineChunks(
+  config: Qwen3Config,
+  rows: readonly (readonly number[])[],
+  budgetBytes = ENGINE_ACTIVATION_BUDGET_BYTES,
+): [number, number][] {
   const engine = getQwen3Engine(config);
   const out: [number, number][] = [];
   let start = 0;
@@ -184,7 +200,13 @@ export function planEngineChunks(config: Qwen3Config, rows: readonly (readonly n
         while (i < prefix && r[i] === chunk[0][i]) i++;
         prefix = i;
       }
-      if (engine.activationBytes(chunk.map((r) => r.length), prefix) > budgetBytes) break;
+      if (
+        engine.activationBytes(
+          chunk.map((r) => r.length),
+          prefix,
+        ) > budgetBytes
+      )
+        break;
       end++;
     }
     out.push([start, end]);
@@ -237,7 +259,13 @@ export interface EngineLogitSource {
  * longest prefix and computes only the rest; repeated prompts copy the first one's keys
  * and values. Slots not reused are freed; the call's slots stay cached for the next.
  */
-export function createEngineLogitSource(params: ParamMap, config: Qwen3Config, prompts: number[][], lora: LoraMap | undefined, reserve: number): EngineLogitSource {
+export function createEngineLogitSource(
+  params: ParamMap,
+  config: Qwen3Config,
+  prompts: number[][],
+  lora: LoraMap | undefined,
+  reserve: number,
+): EngineLogitSource {
   const engine = getQwen3Engine(config);
   const P = toEngineParams(params, lora);
   const V = config.vocab_size;
@@ -285,7 +313,10 @@ export function createEngineLogitSource(params: ParamMap, config: Qwen3Config, p
   pool.slots = [];
   return {
     first() {
-      const logits = engine.extend(P, uniques.map((u) => ({ slot: u.slot, tokens: prompts[u.row].slice(u.from) })));
+      const logits = engine.extend(
+        P,
+        uniques.map((u) => ({ slot: u.slot, tokens: prompts[u.row].slice(u.from) })),
+      );
       const out = new Float32Array(prompts.length * V);
       uniques.forEach((u, j) => out.set(logits.subarray(j * V, (j + 1) * V), u.row * V));
       for (const c of copies) {
@@ -302,7 +333,10 @@ export function createEngineLogitSource(params: ParamMap, config: Qwen3Config, p
       const rows = [...tokens.keys()].filter((b) => isActive[b]);
       const out = new Float32Array(prompts.length * V);
       if (rows.length === 0) return out;
-      const logits = engine.extend(P, rows.map((b) => ({ slot: slotOf[b], tokens: [tokens[b]] })));
+      const logits = engine.extend(
+        P,
+        rows.map((b) => ({ slot: slotOf[b], tokens: [tokens[b]] })),
+      );
       rows.forEach((b, j) => out.set(logits.subarray(j * V, (j + 1) * V), b * V));
       return out;
     },

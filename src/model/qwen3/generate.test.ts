@@ -123,7 +123,11 @@ describe('generateQwen3', () => {
     const seq = [tokens[3], tokens[4]];
     let end = 1;
     while (!(tokens[end - 1] === seq[0] && tokens[end] === seq[1])) end++;
-    const byIds = await generateQwen3(params, CONFIG, [PROMPTS[1]], { maxNewTokens: 12, temperature: 0, stopTokenIds: [seq] });
+    const byIds = await generateQwen3(params, CONFIG, [PROMPTS[1]], {
+      maxNewTokens: 12,
+      temperature: 0,
+      stopTokenIds: [seq],
+    });
     expect(byIds[0].tokens).toEqual(tokens.slice(0, end + 1));
     expect(byIds[0].finishReason).toBe('stop');
     expect(byIds[0].stop).toBe(seq.join(','));
@@ -131,21 +135,44 @@ describe('generateQwen3', () => {
     const decode = (ids: number[]) => ids.map((i) => String.fromCharCode(65 + (i % 58))).join('');
     const stopText = decode(tokens.slice(5, 7));
     const charEnd = decode(tokens).indexOf(stopText) + 2; // tokens up to this index
-    const byText = await generateQwen3(params, CONFIG, [PROMPTS[1]], { maxNewTokens: 12, temperature: 0, stopStrings: [stopText], decode });
+    const byText = await generateQwen3(params, CONFIG, [PROMPTS[1]], {
+      maxNewTokens: 12,
+      temperature: 0,
+      stopStrings: [stopText],
+      decode,
+    });
     expect(byText[0].tokens).toEqual(tokens.slice(0, charEnd));
     expect(byText[0].stop).toBe(stopText);
     expect(base[0].finishReason).toBe('length');
   });
 
   it('rejects bad input with the position of the problem', async () => {
-    await expect(generateQwen3(params, CONFIG, [[1, 2], [3, 999]], { maxNewTokens: 2, temperature: 0 })).rejects.toThrow(/prompts\[1\]\[1\] = 999/);
-    await expect(generateQwen3(params, CONFIG, [[1, 2]], { maxNewTokens: 2, temperature: 0, cacheLength: 8, promptBucket: 8 })).rejects.toThrow(/cacheLength 8/);
-    await expect(generateQwen3(params, CONFIG, [[1, 2]], { maxNewTokens: 2, stopStrings: ['x'] })).rejects.toThrow(/decode/);
+    await expect(
+      generateQwen3(
+        params,
+        CONFIG,
+        [
+          [1, 2],
+          [3, 999],
+        ],
+        { maxNewTokens: 2, temperature: 0 },
+      ),
+    ).rejects.toThrow(/prompts\[1\]\[1\] = 999/);
+    await expect(
+      generateQwen3(params, CONFIG, [[1, 2]], { maxNewTokens: 2, temperature: 0, cacheLength: 8, promptBucket: 8 }),
+    ).rejects.toThrow(/cacheLength 8/);
+    await expect(generateQwen3(params, CONFIG, [[1, 2]], { maxNewTokens: 2, stopStrings: ['x'] })).rejects.toThrow(
+      /decode/,
+    );
   });
 
   it('caps the new tokens at the fixed cache length', async () => {
     // 9-token prompt → 16 slots; cacheLength 20 leaves 4 slots → at most 5 tokens (the last is not fed back).
-    const rows = await generateQwen3(params, CONFIG, [PROMPTS[1]], { maxNewTokens: 50, temperature: 0, cacheLength: 20 });
+    const rows = await generateQwen3(params, CONFIG, [PROMPTS[1]], {
+      maxNewTokens: 50,
+      temperature: 0,
+      cacheLength: 20,
+    });
     expect(rows[0].tokens).toHaveLength(5);
     expect(rows[0].finishReason).toBe('length');
   });
@@ -154,10 +181,16 @@ describe('generateQwen3', () => {
 describe('memory', () => {
   it('two forward/backward passes and two generation calls leave numTensors unchanged', async () => {
     const step = async () => {
-      const { inputIds, attentionMask } = packTokenRows([[1, 2, 3, 4, 5], [6, 7, 8]]);
+      const { inputIds, attentionMask } = packTokenRows([
+        [1, 2, 3, 4, 5],
+        [6, 7, 8],
+      ]);
       const { value, grads } = tf.variableGrads(() =>
         tf.tidy(() => {
-          const out = computeTokenLogprobs(params, CONFIG, inputIds, attentionMask, { withEntropy: true, maxChunkElements: 3 * 96 });
+          const out = computeTokenLogprobs(params, CONFIG, inputIds, attentionMask, {
+            withEntropy: true,
+            maxChunkElements: 3 * 96,
+          });
           return out.logprobs.sum().neg().add(out.entropy!.sum().mul(0.01)) as tf.Scalar;
         }),
       );

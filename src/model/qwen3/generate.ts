@@ -77,7 +77,12 @@ export interface SampledToken {
  */
 let probsBuffer = new Float64Array(0);
 
-export function sampleFromLogits(logits: ArrayLike<number>, temperature: number, topP: number, random?: () => number): SampledToken {
+export function sampleFromLogits(
+  logits: ArrayLike<number>,
+  temperature: number,
+  topP: number,
+  random?: () => number,
+): SampledToken {
   const V = logits.length;
   let maxZ = -Infinity;
   let argmax = 0;
@@ -136,7 +141,11 @@ export function sampleFromLogits(logits: ArrayLike<number>, temperature: number,
 /** The stop that `tokens` now ends with / contains, or undefined. */
 function findStop(tokens: number[], opts: GenerateOptions): string | undefined {
   for (const seq of opts.stopTokenIds ?? []) {
-    if (seq.length > 0 && seq.length <= tokens.length && seq.every((id, i) => tokens[tokens.length - seq.length + i] === id)) {
+    if (
+      seq.length > 0 &&
+      seq.length <= tokens.length &&
+      seq.every((id, i) => tokens[tokens.length - seq.length + i] === id)
+    ) {
       return seq.join(',');
     }
   }
@@ -188,7 +197,11 @@ const roundUp = (n: number, m: number) => Math.ceil(n / m) * m;
  */
 interface LogitSource {
   first(): Promise<ArrayLike<number> & { subarray(start: number, end: number): ArrayLike<number> }>;
-  next(tokens: Int32Array, step: number, isActive: readonly boolean[]): Promise<ArrayLike<number> & { subarray(start: number, end: number): ArrayLike<number> }>;
+  next(
+    tokens: Int32Array,
+    step: number,
+    isActive: readonly boolean[],
+  ): Promise<ArrayLike<number> & { subarray(start: number, end: number): ArrayLike<number> }>;
   dispose(): void;
 }
 
@@ -200,7 +213,13 @@ async function readLogits(t: tf.Tensor2D): Promise<Float32Array> {
 }
 
 /** The shared sampling loop over a LogitSource. */
-async function runGenerationLoop(source: LogitSource, B: number, V: number, maxSteps: number, opts: GenerateOptions): Promise<GeneratedRow[]> {
+async function runGenerationLoop(
+  source: LogitSource,
+  B: number,
+  V: number,
+  maxSteps: number,
+  opts: GenerateOptions,
+): Promise<GeneratedRow[]> {
   const rows: GeneratedRow[] = Array.from({ length: B }, () => ({
     tokens: [],
     logprobs: [],
@@ -232,10 +251,17 @@ async function runGenerationLoop(source: LogitSource, B: number, V: number, maxS
       }
       if (opts.onToken) {
         const active = isDone.filter((d) => !d).length;
-        opts.onToken(rows.reduce((sum, r) => sum + r.tokens.length, 0), active);
+        opts.onToken(
+          rows.reduce((sum, r) => sum + r.tokens.length, 0),
+          active,
+        );
       }
       if (step === maxSteps - 1 || isDone.every(Boolean)) break;
-      values = await source.next(fed, step, isDone.map((d) => !d));
+      values = await source.next(
+        fed,
+        step,
+        isDone.map((d) => !d),
+      );
     }
   } finally {
     source.dispose();
@@ -273,9 +299,15 @@ function runDecodeStep(
   const S = caches[0].k.shape[2];
   const newCaches: LayerKv[] = [];
   const logits = tf.tidy(() => {
-    const slotOneHot = tf.oneHot(tf.tensor1d([slot], 'int32'), S).toFloat().reshape([1, 1, S, 1]); // [1, 1, S, 1]
+    const slotOneHot = tf
+      .oneHot(tf.tensor1d([slot], 'int32'), S)
+      .toFloat()
+      .reshape([1, 1, S, 1]); // [1, 1, S, 1]
     const notSlot = tf.sub(1, slotOneHot);
-    const maskBias = tf.sub(1, tf.tensor2d(keyMask, [B, S])).mul(MASK_NEG).reshape([B, 1, 1, S]); // [B, 1, 1, S]
+    const maskBias = tf
+      .sub(1, tf.tensor2d(keyMask, [B, S]))
+      .mul(MASK_NEG)
+      .reshape([B, 1, 1, S]); // [B, 1, 1, S]
     const rope = computeRopeTablesForHostPositions(positions, config.head_dim, config.rope_theta); // [B, 1, 1, D]
     const ids = tf.tensor2d(tokens, [B, 1], 'int32');
     const attend: AttendFn = (layer, q, k, v) => {
@@ -338,7 +370,12 @@ export async function generateQwen3(
       const { hidden, kv } = runQwen3Decoder(params, config, idsT, maskT, { lora: opts.lora, collectKv: true });
       // Pad each layer's keys/values [B, nKv, slots, D] to the fixed [B, nKv, S, D].
       caches = kv.map(({ k, v }) => {
-        const pad: Array<[number, number]> = [[0, 0], [0, 0], [0, S - slots], [0, 0]];
+        const pad: Array<[number, number]> = [
+          [0, 0],
+          [0, 0],
+          [0, S - slots],
+          [0, 0],
+        ];
         const out = { k: tf.pad(k, pad) as tf.Tensor4D, v: tf.pad(v, pad) as tf.Tensor4D };
         k.dispose();
         v.dispose();

@@ -18,7 +18,14 @@ import { generateQwen3, type GenerateOptions, type GeneratedRow } from './genera
 import type { LoraMap, ParamMap } from './linear';
 import { computeTokenLogprobs, type TokenLogprobOptions, type TokenLogprobs } from './logprobs';
 import { releaseEngineCache } from './engineBridge';
-import { computeQwen3Logits, disposeParams, initQwen3Params, loadQwen3Params, type HostTensor, type LoadParamsOptions } from './model';
+import {
+  computeQwen3Logits,
+  disposeParams,
+  initQwen3Params,
+  loadQwen3Params,
+  type HostTensor,
+  type LoadParamsOptions,
+} from './model';
 
 export * from './config';
 export * from './linear';
@@ -59,7 +66,11 @@ export class Qwen3Model {
     return computeQwen3Logits(this.params, this.config, inputIds, attentionMask, { lora: this.lora });
   }
 
-  computeTokenLogprobs(inputIds: tf.Tensor2D, attentionMask: tf.Tensor2D, opts: TokenLogprobOptions = {}): TokenLogprobs {
+  computeTokenLogprobs(
+    inputIds: tf.Tensor2D,
+    attentionMask: tf.Tensor2D,
+    opts: TokenLogprobOptions = {},
+  ): TokenLogprobs {
     return computeTokenLogprobs(this.params, this.config, inputIds, attentionMask, { lora: this.lora, ...opts });
   }
 

@@ -42,19 +42,37 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
     });
 
     it('embedding gradient scatters rows (ids [2, 0, 2])', async () => {
-      const table = tf.variable(tf.tensor2d([[1, 2], [3, 4], [5, 6]]));
+      const table = tf.variable(
+        tf.tensor2d([
+          [1, 2],
+          [3, 4],
+          [5, 6],
+        ]),
+      );
       const ids = tf.tensor2d([[2, 0, 2]], [1, 3], 'int32');
-      const c = tf.tensor3d([[[1, 2], [3, 4], [5, 6]]]);
+      const c = tf.tensor3d([
+        [
+          [1, 2],
+          [3, 4],
+          [5, 6],
+        ],
+      ]);
       const { value, grads } = tf.variableGrads(() => embedTokens(ids, table).mul(c).sum() as tf.Scalar, [table]);
       // value = (5·1 + 6·2) + (1·3 + 2·4) + (5·5 + 6·6) = 17 + 11 + 61 = 89
       expect((await value.data())[0]).toBeCloseTo(89, 4);
       // row 0 ← c₁ = [3, 4]; row 1 ← 0; row 2 ← c₀ + c₂ = [6, 8]
       close(await grads[table.name].data(), [3, 4, 0, 0, 6, 8]);
       // In chunks of one position, the same.
-      close(await scatterAddRows(tf.tensor1d([2, 0, 2], 'int32'), c.reshape([3, 2]) as tf.Tensor2D, 3, 3).data(), [3, 4, 0, 0, 6, 8]);
+      close(
+        await scatterAddRows(tf.tensor1d([2, 0, 2], 'int32'), c.reshape([3, 2]) as tf.Tensor2D, 3, 3).data(),
+        [3, 4, 0, 0, 6, 8],
+      );
       // Vocabulary cut into row ranges (V = 5 > N = 3, budget 6 → ranges of ⌊6/3⌋ = 2 rows):
       // ids [4, 1, 4], dy rows [1,2], [3,4], [5,6] → row 1 = [3, 4], row 4 = [1+5, 2+6] = [6, 8].
-      close(await scatterAddRows(tf.tensor1d([4, 1, 4], 'int32'), c.reshape([3, 2]) as tf.Tensor2D, 5, 6).data(), [0, 0, 3, 4, 0, 0, 0, 0, 6, 8]);
+      close(
+        await scatterAddRows(tf.tensor1d([4, 1, 4], 'int32'), c.reshape([3, 2]) as tf.Tensor2D, 5, 6).data(),
+        [0, 0, 3, 4, 0, 0, 0, 0, 6, 8],
+      );
       table.trainable = false;
       close(await embedTokens(ids, table).data(), [5, 6, 1, 2, 5, 6]);
       table.dispose();
@@ -63,8 +81,21 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
     it('applyLinear adds scale·(x Aᵀ) Bᵀ', async () => {
       // x = [1, 2]; W = [[1, 0], [0, 1], [1, 1]] → x Wᵀ = [1, 2, 3]
       // A = [[1, 1]] → x Aᵀ = 3; B = [[1], [2], [3]] → [3, 6, 9]; scale 0.5 → [1.5, 3, 4.5]
-      const params = new Map([['w', tf.variable(tf.tensor2d([[1, 0], [0, 1], [1, 1]]))]]);
-      const lora: LoraMap = new Map([['w', { A: tf.variable(tf.tensor2d([[1, 1]])), B: tf.variable(tf.tensor2d([[1], [2], [3]])), scale: 0.5 }]]);
+      const params = new Map([
+        [
+          'w',
+          tf.variable(
+            tf.tensor2d([
+              [1, 0],
+              [0, 1],
+              [1, 1],
+            ]),
+          ),
+        ],
+      ]);
+      const lora: LoraMap = new Map([
+        ['w', { A: tf.variable(tf.tensor2d([[1, 1]])), B: tf.variable(tf.tensor2d([[1], [2], [3]])), scale: 0.5 }],
+      ]);
       const x = tf.tensor2d([[1, 2]]);
       close(await applyLinear(x, 'w', params).data(), [1, 2, 3]);
       close(await applyLinear(x, 'w', params, lora).data(), [2.5, 5, 7.5]);
@@ -75,13 +106,29 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
     });
 
     it('transpose-free matmuls: values and gradients equal tf.matMul and its built-in gradient', async () => {
-      const x = tf.variable(tf.tensor2d([[1, 2, 3], [4, 5, 6]])); // [2, 3]
-      const w = tf.variable(tf.tensor2d([[1, 0, -1], [2, 1, 0], [0, 3, 1], [1, 1, 1]])); // [4, 3]
-      const c = tf.tensor2d([[1, 2, 3, 4], [5, 6, 7, 8]]);
+      const x = tf.variable(
+        tf.tensor2d([
+          [1, 2, 3],
+          [4, 5, 6],
+        ]),
+      ); // [2, 3]
+      const w = tf.variable(
+        tf.tensor2d([
+          [1, 0, -1],
+          [2, 1, 0],
+          [0, 3, 1],
+          [1, 1, 1],
+        ]),
+      ); // [4, 3]
+      const c = tf.tensor2d([
+        [1, 2, 3, 4],
+        [5, 6, 7, 8],
+      ]);
       const ours = tf.variableGrads(() => applyMatMulWeightT(x, w).mul(c).sum() as tf.Scalar, [x, w]);
       const theirs = tf.variableGrads(() => tf.matMul(x, w, false, true).mul(c).sum() as tf.Scalar, [x, w]);
       expect((await ours.value.data())[0]).toBeCloseTo((await theirs.value.data())[0], 4);
-      for (const v of [x, w]) close(await ours.grads[v.name].data(), Array.from(await theirs.grads[v.name].data()), 1e-4);
+      for (const v of [x, w])
+        close(await ours.grads[v.name].data(), Array.from(await theirs.grads[v.name].data()), 1e-4);
       // Hand check of ∂x row 0: Σ_m c[0, m] · w[m] = 1·[1,0,−1] + 2·[2,1,0] + 3·[0,3,1] + 4·[1,1,1] = [9, 15, 6]
       close((await ours.grads[x.name].data()).slice(0, 3), [9, 15, 6]);
       // Frozen weight: ∂x unchanged.
@@ -89,8 +136,18 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
       const frozen = tf.variableGrads(() => applyMatMulWeightT(x, w).mul(c).sum() as tf.Scalar, [x]);
       close(await frozen.grads[x.name].data(), Array.from(await theirs.grads[x.name].data()), 1e-4);
       // Batched, both layouts.
-      const a = tf.variable(tf.tensor4d(Array.from({ length: 12 }, (_, i) => i / 4), [1, 2, 2, 3]));
-      const b = tf.variable(tf.tensor4d(Array.from({ length: 18 }, (_, i) => 1 - i / 9), [1, 2, 3, 3]));
+      const a = tf.variable(
+        tf.tensor4d(
+          Array.from({ length: 12 }, (_, i) => i / 4),
+          [1, 2, 2, 3],
+        ),
+      );
+      const b = tf.variable(
+        tf.tensor4d(
+          Array.from({ length: 18 }, (_, i) => 1 - i / 9),
+          [1, 2, 3, 3],
+        ),
+      );
       for (const isT of [false, true]) {
         const o = tf.variableGrads(() => applyBatchMatMul(a, b, isT).square().sum() as tf.Scalar, [a, b]);
         const t = tf.variableGrads(() => tf.matMul(a, b, false, isT).square().sum() as tf.Scalar, [a, b]);
@@ -103,15 +160,27 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
     it('chunked log-probs: log-softmax values, and ∂h equal with a frozen or trainable head', async () => {
       // h = [[1, 0]], W = [[1, 0], [0, 1], [−1, 0]] → z = [1, 0, −1];
       // lse = log(e + 1 + e⁻¹) = 1.4076059; target 1 → logp = −1.4076059
-      const h = tf.variable(tf.tensor2d([[1, 0], [0, 2]]));
-      const wData = tf.tensor2d([[1, 0], [0, 1], [-1, 0]]);
+      const h = tf.variable(
+        tf.tensor2d([
+          [1, 0],
+          [0, 2],
+        ]),
+      );
+      const wData = tf.tensor2d([
+        [1, 0],
+        [0, 1],
+        [-1, 0],
+      ]);
       const targets = tf.tensor1d([1, 0], 'int32');
       const w = tf.variable(wData);
       const lp = computeChunkedTargetLogprobs(h, w, targets, false, 3); // one position per chunk
       // row 2: h = [0, 2] → z = [0, 2, 0], target 0 → −log(2 + e²) = −2.2395447
       close(await lp.data(), [-1.4076059, -2.2395447]);
       const gradH = async () => {
-        const { grads } = tf.variableGrads(() => computeChunkedTargetLogprobs(h, w, targets, true, 3).sum() as tf.Scalar, [h]);
+        const { grads } = tf.variableGrads(
+          () => computeChunkedTargetLogprobs(h, w, targets, true, 3).sum() as tf.Scalar,
+          [h],
+        );
         return grads[h.name].data();
       };
       const trainableGrad = await gradH();
@@ -119,7 +188,13 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
       close(await gradH(), Array.from(trainableGrad));
       // ∂logp/∂h for row 1: W[target] − Σ p W; numerically via the same op at ±ε below.
       const eps = 1e-2;
-      const f = (d: number) => tf.tidy(() => computeChunkedTargetLogprobs(tf.tensor2d([[1 + d, 0]]), w, tf.tensor1d([1], 'int32'), true, 3).sum().dataSync()[0]);
+      const f = (d: number) =>
+        tf.tidy(
+          () =>
+            computeChunkedTargetLogprobs(tf.tensor2d([[1 + d, 0]]), w, tf.tensor1d([1], 'int32'), true, 3)
+              .sum()
+              .dataSync()[0],
+        );
       expect(Math.abs((f(eps) - f(-eps)) / (2 * eps) - trainableGrad[0])).toBeLessThan(2e-3);
       tf.dispose([h, w, wData, targets, lp]);
     });

@@ -45,7 +45,12 @@ export const DEFAULT_MAX_CHUNK_ELEMENTS = 4 * 1024 * 1024;
  * computed once and concatenated; otherwise the positions are cut and the [V, H]
  * partial sums added.
  */
-export function scatterAddRows(ids: tf.Tensor1D, dy: tf.Tensor2D, vocabSize: number, maxChunkElements = DEFAULT_MAX_CHUNK_ELEMENTS): tf.Tensor2D {
+export function scatterAddRows(
+  ids: tf.Tensor1D,
+  dy: tf.Tensor2D,
+  vocabSize: number,
+  maxChunkElements = DEFAULT_MAX_CHUNK_ELEMENTS,
+): tf.Tensor2D {
   const N = ids.shape[0];
   if (N * vocabSize > maxChunkElements && vocabSize > N) {
     const rowsPerChunk = Math.max(1, Math.floor(maxChunkElements / Math.max(1, N)));

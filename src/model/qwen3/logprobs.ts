@@ -50,7 +50,8 @@ export function computeChunkedTargetLogprobs(
   withEntropy: boolean,
   maxChunkElements = DEFAULT_MAX_CHUNK_ELEMENTS,
 ): tf.Tensor2D {
-  const shards: VocabShards = weight instanceof tf.Tensor ? { weights: [weight], offsets: [0], vocabSize: weight.shape[0] } : weight;
+  const shards: VocabShards =
+    weight instanceof tf.Tensor ? { weights: [weight], offsets: [0], vocabSize: weight.shape[0] } : weight;
   const nShards = shards.weights.length;
   const [N] = hidden.shape;
   const V = shards.vocabSize;
@@ -60,7 +61,12 @@ export function computeChunkedTargetLogprobs(
 
   // z = h Wᵀ over all shards: [c, V].
   const computeLogits = (h: tf.Tensor2D, ws: tf.Tensor2D[]): tf.Tensor2D =>
-    ws.length === 1 ? matMulTransposeB(h, ws[0]) : (tf.concat(ws.map((w) => matMulTransposeB(h, w)), 1) as tf.Tensor2D);
+    ws.length === 1
+      ? matMulTransposeB(h, ws[0])
+      : (tf.concat(
+          ws.map((w) => matMulTransposeB(h, w)),
+          1,
+        ) as tf.Tensor2D);
 
   // Forward of one chunk: [c, K] (no gradient recorded: runs inside the custom op).
   const runChunkForward = (h: tf.Tensor2D, ws: tf.Tensor2D[], t: tf.Tensor1D): tf.Tensor2D =>
@@ -90,7 +96,9 @@ export function computeChunkedTargetLogprobs(
         const ez = tf.sum(p.mul(z), 1, true); // [c, 1]: Σ p z
         dz = dz.sub(p.mul(z.sub(ez)).mul(gEnt));
       }
-      const dzParts = ws.map((w, k) => (ws.length === 1 ? dz : dz.slice([0, shards.offsets[k]], [-1, w.shape[0]])) as tf.Tensor2D); // [c, V_k]
+      const dzParts = ws.map(
+        (w, k) => (ws.length === 1 ? dz : dz.slice([0, shards.offsets[k]], [-1, w.shape[0]])) as tf.Tensor2D,
+      ); // [c, V_k]
       const dh = tf.addN(dzParts.map((d, k) => tf.matMul(d, ws[k]))) as tf.Tensor2D; // [c, H]
       if (isWeightFrozen) return [dh];
       return [dh, ...dzParts.map((d) => matMulTransposeA(d, h))]; // ∂W_k = dz_kᵀ h   [V_k, H]
@@ -112,7 +120,9 @@ export function computeChunkedTargetLogprobs(
     let dwAcc: tf.Tensor2D[] | null = null;
     for (let s = 0; s < N; s += chunk) {
       const c = Math.min(chunk, N - s);
-      const [dh, ...dws] = tf.tidy(() => runChunkBackward(h.slice([s, 0], [c, -1]), ws, t.slice([s], [c]), dy.slice([s, 0], [c, -1])));
+      const [dh, ...dws] = tf.tidy(() =>
+        runChunkBackward(h.slice([s, 0], [c, -1]), ws, t.slice([s], [c]), dy.slice([s, 0], [c, -1])),
+      );
       dhParts.push(dh);
       if (isWeightFrozen) continue;
       if (dwAcc === null) dwAcc = dws;
@@ -137,7 +147,12 @@ export function computeChunkedTargetLogprobs(
     return {
       value: runForward(hIn, ws),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
-        runBackward(dy as tf.Tensor2D, saved[0] as tf.Tensor2D, saved.slice(1, 1 + nShards) as tf.Tensor2D[], saved[1 + nShards] as tf.Tensor1D),
+        runBackward(
+          dy as tf.Tensor2D,
+          saved[0] as tf.Tensor2D,
+          saved.slice(1, 1 + nShards) as tf.Tensor2D[],
+          saved[1 + nShards] as tf.Tensor1D,
+        ),
     };
   });
   return op(...inputs) as tf.Tensor2D;
@@ -158,21 +173,35 @@ export function computeTokenLogprobs(
   const [B, T] = inputIds.shape;
   if (T < 2) throw new Error(`computeTokenLogprobs: need at least 2 tokens per row, got T = ${T}`);
   if (isEngineActive(params, config)) {
-    const viaEngine = computeEngineTokenLogprobs(params, config, inputIds, attentionMask, { lora: opts.lora, withEntropy: opts.withEntropy });
+    const viaEngine = computeEngineTokenLogprobs(params, config, inputIds, attentionMask, {
+      lora: opts.lora,
+      withEntropy: opts.withEntropy,
+    });
     if (viaEngine) return viaEngine;
   }
   const { hidden } = runQwen3Decoder(params, config, inputIds, attentionMask, opts);
   const result = tf.tidy(() => {
     const H = config.hidden_size;
     const h = hidden.slice([0, 0, 0], [B, T - 1, H]).reshape([B * (T - 1), H]) as tf.Tensor2D; // [N, H]
-    const targets = inputIds.slice([0, 1], [B, T - 1]).toInt().reshape([-1]) as tf.Tensor1D; // [N]
+    const targets = inputIds
+      .slice([0, 1], [B, T - 1])
+      .toInt()
+      .reshape([-1]) as tf.Tensor1D; // [N]
     const m = attentionMask.toFloat();
     const targetMask = m.slice([0, 0], [B, T - 1]).mul(m.slice([0, 1], [B, T - 1])) as tf.Tensor2D; // [B, T−1]
     const w = getLmHeadShards(params, config.tie_word_embeddings); // [V, H] in row shards
     const withEntropy = opts.withEntropy ?? false;
     const out = computeChunkedTargetLogprobs(h, w, targets, withEntropy, opts.maxChunkElements); // [N, K]
-    const logprobs = out.slice([0, 0], [-1, 1]).reshape([B, T - 1]).mul(targetMask) as tf.Tensor2D;
-    const entropy = withEntropy ? (out.slice([0, 1], [-1, 1]).reshape([B, T - 1]).mul(targetMask) as tf.Tensor2D) : undefined;
+    const logprobs = out
+      .slice([0, 0], [-1, 1])
+      .reshape([B, T - 1])
+      .mul(targetMask) as tf.Tensor2D;
+    const entropy = withEntropy
+      ? (out
+          .slice([0, 1], [-1, 1])
+          .reshape([B, T - 1])
+          .mul(targetMask) as tf.Tensor2D)
+      : undefined;
     return { logprobs, targetMask, entropy };
   });
   hidden.dispose();

@@ -22,7 +22,14 @@ import {
 } from './attention';
 import { applyMlp, applyRmsNorm, embedVocabTokens } from './layers';
 import { getParam, type LoraMap, type ParamMap } from './linear';
-import { computeShardedLogits, computeRowsPerShard, formatShardName, getLmHeadShards, getVocabShards, VOCAB_MATRIX_NAMES } from './vocabShards';
+import {
+  computeShardedLogits,
+  computeRowsPerShard,
+  formatShardName,
+  getLmHeadShards,
+  getVocabShards,
+  VOCAB_MATRIX_NAMES,
+} from './vocabShards';
 import { computeRopeTables, type RopeTables } from './rope';
 
 let modelCounter = 0;
@@ -62,16 +69,22 @@ export interface LoadParamsOptions {
   maxTensorBytes?: number;
 }
 
-export function loadQwen3Params(config: Qwen3Config, tensors: Map<string, HostTensor>, opts: LoadParamsOptions = {}): ParamMap {
+export function loadQwen3Params(
+  config: Qwen3Config,
+  tensors: Map<string, HostTensor>,
+  opts: LoadParamsOptions = {},
+): ParamMap {
   const modelId = opts.modelId ?? createModelId();
   const expected = listQwen3ParamShapes(config);
   for (const [name, shape] of expected) {
     const t = tensors.get(name);
     if (!t) throw new Error(`missing tensor '${name}' (expected shape [${shape.join(', ')}])`);
     const isSame = t.shape.length === shape.length && t.shape.every((d, i) => d === shape[i]);
-    if (!isSame) throw new Error(`tensor '${name}': shape [${t.shape.join(', ')}] but config expects [${shape.join(', ')}]`);
+    if (!isSame)
+      throw new Error(`tensor '${name}': shape [${t.shape.join(', ')}] but config expects [${shape.join(', ')}]`);
     const size = shape.reduce((a, b) => a * b, 1);
-    if (t.data.length !== size) throw new Error(`tensor '${name}': ${t.data.length} values for shape [${shape.join(', ')}] (${size})`);
+    if (t.data.length !== size)
+      throw new Error(`tensor '${name}': ${t.data.length} values for shape [${shape.join(', ')}] (${size})`);
   }
   const params: ParamMap = new Map();
   const addVariable = (name: string, data: Float32Array, shape: number[]) => {
@@ -87,7 +100,9 @@ export function loadQwen3Params(config: Qwen3Config, tensors: Map<string, HostTe
       continue;
     }
     if (!VOCAB_MATRIX_NAMES.includes(name)) {
-      throw new Error(`tensor '${name}' is ${bytes} bytes, above the ${opts.maxTensorBytes}-byte buffer limit, and only ${VOCAB_MATRIX_NAMES.join(' / ')} can be sharded`);
+      throw new Error(
+        `tensor '${name}' is ${bytes} bytes, above the ${opts.maxTensorBytes}-byte buffer limit, and only ${VOCAB_MATRIX_NAMES.join(' / ')} can be sharded`,
+      );
     }
     const [rows, cols] = shape;
     const rowsPerShard = computeRowsPerShard(cols, opts.maxTensorBytes);
@@ -173,8 +188,14 @@ export function runDecoderStack(
 /** Validates ids/mask tensors: both [B, T] with the same shape. */
 function checkBatch(inputIds: tf.Tensor, attentionMask: tf.Tensor): void {
   if (inputIds.rank !== 2) throw new Error(`inputIds: expected [B, T], got [${inputIds.shape.join(', ')}]`);
-  if (attentionMask.rank !== 2 || attentionMask.shape[0] !== inputIds.shape[0] || attentionMask.shape[1] !== inputIds.shape[1]) {
-    throw new Error(`attentionMask: shape [${attentionMask.shape.join(', ')}] must equal inputIds [${inputIds.shape.join(', ')}]`);
+  if (
+    attentionMask.rank !== 2 ||
+    attentionMask.shape[0] !== inputIds.shape[0] ||
+    attentionMask.shape[1] !== inputIds.shape[1]
+  ) {
+    throw new Error(
+      `attentionMask: shape [${attentionMask.shape.join(', ')}] must equal inputIds [${inputIds.shape.join(', ')}]`,
+    );
   }
 }
 
@@ -217,7 +238,11 @@ export function computeQwen3Logits(
   const logits = tf.tidy(() => {
     const [B, T, H] = hidden.shape;
     const head = getLmHeadShards(params, config.tie_word_embeddings); // [V, H] in row shards
-    return computeShardedLogits(hidden.reshape([B * T, H]) as tf.Tensor2D, head).reshape([B, T, config.vocab_size]) as tf.Tensor3D;
+    return computeShardedLogits(hidden.reshape([B * T, H]) as tf.Tensor2D, head).reshape([
+      B,
+      T,
+      config.vocab_size,
+    ]) as tf.Tensor3D;
   });
   hidden.dispose();
   return logits;

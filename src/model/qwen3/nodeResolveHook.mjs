@@ -14,7 +14,8 @@ export async function resolve(specifier, context, next) {
   try {
     return await next(specifier, context);
   } catch (err) {
-    const isFromTfjs = typeof context.parentURL === 'string' && context.parentURL.includes('/node_modules/@tensorflow/');
+    const isFromTfjs =
+      typeof context.parentURL === 'string' && context.parentURL.includes('/node_modules/@tensorflow/');
     const isRelative = specifier.startsWith('./') || specifier.startsWith('../');
     if (isFromTfjs && isRelative && !specifier.endsWith('.js')) return next(`${specifier}.js`, context);
     throw err;

@@ -80,7 +80,10 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
 
         it('token log-probs, entropy and mean loss match (chunked over positions)', async () => {
           // maxChunkElements = 5·V forces chunks of 5 positions over B·(T−1) = 27.
-          const out = computeTokenLogprobs(params, fx.config, ids, mask, { withEntropy: true, maxChunkElements: 5 * V });
+          const out = computeTokenLogprobs(params, fx.config, ids, mask, {
+            withEntropy: true,
+            maxChunkElements: 5 * V,
+          });
           const [lp, ent, tm] = await Promise.all([out.logprobs.data(), out.entropy!.data(), out.targetMask.data()]);
           tf.dispose([out.logprobs, out.entropy!, out.targetMask]);
           expect(Array.from(tm)).toEqual(Array.from(getRef(fx, 'target_mask').data));
@@ -131,7 +134,11 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
           const prompts = [0, 1].map((i) => Array.from(getRef(fx, `greedy_prompt:${i}`).data));
           const expected = [0, 1].map((i) => Array.from(getRef(fx, `greedy:${i}`).data));
           // Both prompts in one batch: different lengths, so the shorter is left-padded.
-          const rows = await generateQwen3(params, fx.config, prompts, { maxNewTokens: 8, temperature: 0, promptBucket: 4 });
+          const rows = await generateQwen3(params, fx.config, prompts, {
+            maxNewTokens: 8,
+            temperature: 0,
+            promptBucket: 4,
+          });
           expect(rows.map((r) => r.tokens)).toEqual(expected);
         });
       });

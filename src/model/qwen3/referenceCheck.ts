@@ -27,14 +27,17 @@ interface FixtureManifest {
 /** Parses a fixture from its manifest (parsed JSON) and .bin bytes (little-endian float32). */
 export function parseReferenceFixture(manifest: unknown, bin: ArrayBuffer | Uint8Array): ReferenceFixture {
   const m = manifest as FixtureManifest;
-  if (!m || typeof m !== 'object' || !Array.isArray(m.tensors)) throw new Error('fixture manifest: expected {config, scalars, tensors[]}');
+  if (!m || typeof m !== 'object' || !Array.isArray(m.tensors))
+    throw new Error('fixture manifest: expected {config, scalars, tensors[]}');
   const bytes = bin instanceof Uint8Array ? bin : new Uint8Array(bin);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const count = Math.floor(bytes.byteLength / 4);
   const tensors = new Map<string, HostTensor>();
   for (const t of m.tensors) {
     if (!(t.offset >= 0 && t.length >= 0 && t.offset + t.length <= count)) {
-      throw new Error(`fixture tensor '${t.name}': floats [${t.offset}, ${t.offset + t.length}) outside the ${count} in the .bin`);
+      throw new Error(
+        `fixture tensor '${t.name}': floats [${t.offset}, ${t.offset + t.length}) outside the ${count} in the .bin`,
+      );
     }
     const data = new Float32Array(t.length);
     for (let i = 0; i < t.length; i++) data[i] = view.getFloat32(4 * (t.offset + i), true);

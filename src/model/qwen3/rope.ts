@@ -34,7 +34,11 @@ export interface RopeTables {
  * Host tables cos/sin(p · inv_freq) for p = 0..positionCount−1 in the rotate-half layout
  * (each half repeated): two Float32Array of positionCount · D, computed in float64.
  */
-export function computeHostRopeTables(positionCount: number, headDim: number, ropeTheta: number): { cos: Float32Array; sin: Float32Array } {
+export function computeHostRopeTables(
+  positionCount: number,
+  headDim: number,
+  ropeTheta: number,
+): { cos: Float32Array; sin: Float32Array } {
   const inv = computeRopeInvFreq(headDim, ropeTheta);
   const half = headDim / 2;
   const cos = new Float32Array(positionCount * headDim);
@@ -57,7 +61,12 @@ export function computeHostRopeTables(positionCount: number, headDim: number, ro
  * cos/sin tables for integer positions [B, T] (float32 or int32 values) that all lie in
  * [0, positionCount) → [B, T, 1, D] each, by gathering rows of the host tables.
  */
-export function computeRopeTables(positions: tf.Tensor2D, headDim: number, ropeTheta: number, positionCount: number): RopeTables {
+export function computeRopeTables(
+  positions: tf.Tensor2D,
+  headDim: number,
+  ropeTheta: number,
+  positionCount: number,
+): RopeTables {
   return tf.tidy(() => {
     const [B, T] = positions.shape;
     const host = computeHostRopeTables(positionCount, headDim, ropeTheta);
@@ -69,7 +78,11 @@ export function computeRopeTables(positions: tf.Tensor2D, headDim: number, ropeT
 }
 
 /** cos/sin tables for positions known on the host (one per row: decoding) → [B, 1, 1, D] each. */
-export function computeRopeTablesForHostPositions(positions: ArrayLike<number>, headDim: number, ropeTheta: number): RopeTables {
+export function computeRopeTablesForHostPositions(
+  positions: ArrayLike<number>,
+  headDim: number,
+  ropeTheta: number,
+): RopeTables {
   const B = positions.length;
   const inv = computeRopeInvFreq(headDim, ropeTheta);
   const half = headDim / 2;

@@ -56,7 +56,9 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
 
       it('splits only the vocabulary matrices, 39 + 39 + 18 rows', () => {
         expect(sharded.has('model.embed_tokens.weight')).toBe(false);
-        expect([0, 1, 2].map((k) => sharded.get(`model.embed_tokens.weight#shard${k}`)!.shape[0])).toEqual([39, 39, 18]);
+        expect([0, 1, 2].map((k) => sharded.get(`model.embed_tokens.weight#shard${k}`)!.shape[0])).toEqual([
+          39, 39, 18,
+        ]);
         expect(sharded.has('model.embed_tokens.weight#shard3')).toBe(false);
         expect(sharded.has('lm_head.weight#shard2')).toBe(!isTied);
         expect(sharded.get('model.layers.0.mlp.up_proj.weight')!.shape).toEqual([32, 16]);
@@ -69,7 +71,10 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
         await compare(la, lb);
         const lossOf = (params: ParamMap) => () =>
           tf.tidy(() => {
-            const out = computeTokenLogprobs(params, config, inputIds, attentionMask, { withEntropy: true, maxChunkElements: 4 * 96 });
+            const out = computeTokenLogprobs(params, config, inputIds, attentionMask, {
+              withEntropy: true,
+              maxChunkElements: 4 * 96,
+            });
             return out.logprobs.sum().add(out.entropy!.sum().mul(0.3)).neg() as tf.Scalar;
           });
         const ga = tf.variableGrads(lossOf(plain), [...plain.values()]);
@@ -77,14 +82,36 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
         await compare(ga.value, gb.value);
         const gradOf = (params: ParamMap, grads: tf.NamedTensorMap, name: string) => grads[params.get(name)!.name];
         for (const name of ['model.embed_tokens.weight', ...(isTied ? [] : ['lm_head.weight'])]) {
-          const merged = tf.concat([0, 1, 2].map((k) => gradOf(sharded, gb.grads, `${name}#shard${k}`)), 0);
+          const merged = tf.concat(
+            [0, 1, 2].map((k) => gradOf(sharded, gb.grads, `${name}#shard${k}`)),
+            0,
+          );
           await compare(gradOf(plain, ga.grads, name), merged);
           // The embedding gradient is non-zero in every shard (ids span all three).
-          expect((await tf.abs(gradOf(sharded, gb.grads, `${name}#shard2`)).sum().data())[0]).toBeGreaterThan(0);
+          expect(
+            (
+              await tf
+                .abs(gradOf(sharded, gb.grads, `${name}#shard2`))
+                .sum()
+                .data()
+            )[0],
+          ).toBeGreaterThan(0);
           merged.dispose();
         }
-        await compare(gradOf(plain, ga.grads, 'model.layers.1.self_attn.q_proj.weight'), gradOf(sharded, gb.grads, 'model.layers.1.self_attn.q_proj.weight'));
-        tf.dispose([la, lb, inputIds, attentionMask, ga.value, gb.value, ...Object.values(ga.grads), ...Object.values(gb.grads)]);
+        await compare(
+          gradOf(plain, ga.grads, 'model.layers.1.self_attn.q_proj.weight'),
+          gradOf(sharded, gb.grads, 'model.layers.1.self_attn.q_proj.weight'),
+        );
+        tf.dispose([
+          la,
+          lb,
+          inputIds,
+          attentionMask,
+          ga.value,
+          gb.value,
+          ...Object.values(ga.grads),
+          ...Object.values(gb.grads),
+        ]);
       });
 
       it('generates the same greedy tokens', async () => {
@@ -108,6 +135,8 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
 describe('sharding limits', () => {
   it('refuses to shard anything but the vocabulary matrices', async () => {
     await selectBackend('cpu');
-    expect(() => initQwen3Params(BASE, 1, { maxTensorBytes: 1500 })).toThrow(/'model\.layers\.0\.mlp\.gate_proj\.weight' is 2048 bytes/);
+    expect(() => initQwen3Params(BASE, 1, { maxTensorBytes: 1500 })).toThrow(
+      /'model\.layers\.0\.mlp\.gate_proj\.weight' is 2048 bytes/,
+    );
   });
 });

@@ -88,11 +88,19 @@ export function gatherShardedRows(
 /** Logits h [N, H] · Wᵀ → [N, V] over all shards (differentiable). */
 export function computeShardedLogits(h: tf.Tensor2D, shards: VocabShards): tf.Tensor2D {
   if (shards.weights.length === 1) return applyMatMulWeightT(h, shards.weights[0]);
-  return tf.tidy(() => tf.concat(shards.weights.map((w) => applyMatMulWeightT(h, w)), 1) as tf.Tensor2D);
+  return tf.tidy(
+    () =>
+      tf.concat(
+        shards.weights.map((w) => applyMatMulWeightT(h, w)),
+        1,
+      ) as tf.Tensor2D,
+  );
 }
 
 /** A host copy of a parameter map with shards merged back under their HF names (for export). */
-export async function readParamsToHost(params: ParamMap): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
+export async function readParamsToHost(
+  params: ParamMap,
+): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
   const out = new Map<string, { shape: number[]; data: Float32Array }>();
   const parts = new Map<string, Array<{ index: number; shape: number[]; data: Float32Array }>>();
   for (const [name, v] of params) {

@@ -12,7 +12,10 @@ export interface TokenizerUrls {
 
 type FetchFn = (url: string) => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>;
 
-export async function loadQwen3TokenizerFromUrls(urls: TokenizerUrls, fetchFn: FetchFn = fetch): Promise<Qwen3Tokenizer> {
+export async function loadQwen3TokenizerFromUrls(
+  urls: TokenizerUrls,
+  fetchFn: FetchFn = fetch,
+): Promise<Qwen3Tokenizer> {
   const [tokenizerJson, tokenizerConfig] = await Promise.all([
     fetchJson(urls.tokenizerUrl, fetchFn),
     fetchJson(urls.tokenizerConfigUrl, fetchFn),

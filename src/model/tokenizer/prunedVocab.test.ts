@@ -39,8 +39,17 @@ function createRandom(seed: number): () => number {
 /** Random text from code-point ranges: ASCII, controls, Latin-1, combining marks, Cyrillic, CJK, Hangul, emoji. */
 function makeRandomText(random: () => number, maxChars: number): string {
   const ranges: [number, number][] = [
-    [0x20, 0x7e], [0x20, 0x7e], [0x00, 0x1f], [0x80, 0xff], [0x300, 0x36f], [0x400, 0x4ff],
-    [0x4e00, 0x9fff], [0xac00, 0xd7a3], [0x1f300, 0x1f64f], [0x1f900, 0x1f9ff], [0xe000, 0xe0ff],
+    [0x20, 0x7e],
+    [0x20, 0x7e],
+    [0x00, 0x1f],
+    [0x80, 0xff],
+    [0x300, 0x36f],
+    [0x400, 0x4ff],
+    [0x4e00, 0x9fff],
+    [0xac00, 0xd7a3],
+    [0x1f300, 0x1f64f],
+    [0x1f900, 0x1f9ff],
+    [0xe000, 0xe0ff],
   ];
   const n = Math.floor(random() * maxChars);
   let s = '';
@@ -118,7 +127,11 @@ describe('PrunedTokenizer', () => {
   });
 
   it('fuzz: any text round-trips exactly (up to NFC, as the full tokenizer) under a small vocabulary', () => {
-    const corpus = ['The weather in Paris is sunny.', '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>', '天气很好 🎉'];
+    const corpus = [
+      'The weather in Paris is sunny.',
+      '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>',
+      '天气很好 🎉',
+    ];
     const pruned = new PrunedTokenizer(full, selectKeptIds(full, corpus));
     const random = createRandom(1234);
     let droppedSeen = 0;
@@ -150,7 +163,9 @@ describe('PrunedTokenizer', () => {
     expect(() => new PrunedTokenizer(full, { keptIds: mandatory.filter((id) => id !== 220) })).toThrow(
       /lacks mandatory token "Ġ" \(id 220\)/,
     );
-    expect(() => parsePrunedVocabMapping({ keptIds: [0, 5, 3] })).toThrow(/keptIds\[2\] = 3 is not above keptIds\[1\] = 5/);
+    expect(() => parsePrunedVocabMapping({ keptIds: [0, 5, 3] })).toThrow(
+      /keptIds\[2\] = 3 is not above keptIds\[1\] = 5/,
+    );
     expect(() => parsePrunedVocabMapping({ keptIds: [0, -1] })).toThrow(/keptIds\[1\] = -1/);
     expect(() => parsePrunedVocabMapping([1, 2])).toThrow(/must be an object/);
     expect(() => new PrunedTokenizer(full, { keptIds: [...mandatory, 999999] })).toThrow(/past the vocabulary/);

@@ -54,7 +54,8 @@ export function listByteLevelChars(): string[] {
 export function listByteLevelBaseIds(source: ByteLevelBpeSource): number[] {
   return listByteLevelChars().map((ch, b) => {
     const id = source.tokenId(ch);
-    if (id === undefined) throw new Error(`the vocabulary lacks the byte-level base token for byte ${b} (${JSON.stringify(ch)})`);
+    if (id === undefined)
+      throw new Error(`the vocabulary lacks the byte-level base token for byte ${b} (${JSON.stringify(ch)})`);
     return id;
   });
 }
@@ -109,7 +110,9 @@ export function parsePrunedVocabMapping(json: unknown): PrunedVocabMapping {
       throw new Error(`pruned vocabulary mapping: keptIds[${i}] = ${JSON.stringify(id)} is not a non-negative integer`);
     }
     if (i > 0 && (id as number) <= keptIds[i - 1]) {
-      throw new Error(`pruned vocabulary mapping: keptIds[${i}] = ${id} is not above keptIds[${i - 1}] = ${keptIds[i - 1]}`);
+      throw new Error(
+        `pruned vocabulary mapping: keptIds[${i}] = ${id} is not above keptIds[${i - 1}] = ${keptIds[i - 1]}`,
+      );
     }
   });
   return { keptIds: keptIds.slice() as number[] };
@@ -135,7 +138,9 @@ export class PrunedTokenizer implements TextTokenizer {
     this.fullToCompact = new Int32Array(source.vocabSize).fill(-1);
     keptIds.forEach((fullId, compactId) => {
       if (fullId >= source.vocabSize) {
-        throw new Error(`pruned vocabulary mapping: keptIds[${compactId}] = ${fullId} is past the vocabulary (${source.vocabSize})`);
+        throw new Error(
+          `pruned vocabulary mapping: keptIds[${compactId}] = ${fullId} is past the vocabulary (${source.vocabSize})`,
+        );
       }
       this.fullToCompact[fullId] = compactId;
     });
@@ -184,7 +189,8 @@ export class PrunedTokenizer implements TextTokenizer {
 
   /** Full id of compact id `id`. */
   toFullId(id: number): number {
-    if (!Number.isInteger(id) || id < 0 || id >= this.vocabSize) throw new Error(`compact id ${id} is outside [0, ${this.vocabSize})`);
+    if (!Number.isInteger(id) || id < 0 || id >= this.vocabSize)
+      throw new Error(`compact id ${id} is outside [0, ${this.vocabSize})`);
     return this.keptIds[id];
   }
 
@@ -231,7 +237,8 @@ export class PrunedTokenizer implements TextTokenizer {
         pieceStart[end] = start;
       }
     }
-    if (!Number.isFinite(best[n])) throw new Error(`token id ${fullId} (${JSON.stringify(text)}) cannot be spelled with kept tokens`);
+    if (!Number.isFinite(best[n]))
+      throw new Error(`token id ${fullId} (${JSON.stringify(text)}) cannot be spelled with kept tokens`);
     const pieces: number[] = [];
     for (let end = n; end > 0; end = pieceStart[end]) pieces.push(pieceId[end]);
     pieces.reverse();

@@ -132,7 +132,12 @@ describe('renderChat equals Qwen3 chat template output', () => {
   it('takes reasoningContent directly, and an empty-content tool call gets no leading newline', () => {
     const messages: ChatMessage[] = [
       { role: 'user', content: 'Paris?' },
-      { role: 'assistant', content: '', reasoningContent: 'Call it.', toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        reasoningContent: 'Call it.',
+        toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
+      },
       { role: 'tool', content: 'sunny' },
     ];
     const expected =
@@ -151,11 +156,14 @@ describe('renderChat equals Qwen3 chat template output', () => {
       { role: 'assistant', content: '<think>\nold\n</think>\n\nA1' },
       { role: 'user', content: 'two' },
     ];
-    const prompt = '<|im_start|>system\nS<|im_end|>\n<|im_start|>user\none<|im_end|>\n<|im_start|>assistant\nA1<|im_end|>\n' +
+    const prompt =
+      '<|im_start|>system\nS<|im_end|>\n<|im_start|>user\none<|im_end|>\n<|im_start|>assistant\nA1<|im_end|>\n' +
       '<|im_start|>user\ntwo<|im_end|>\n<|im_start|>assistant\n';
     expect(tok.renderChat(messages, { addGenerationPrompt: true })).toBe(prompt);
     expect(tok.renderChat(messages, { addGenerationPrompt: true, enableThinking: true })).toBe(prompt);
-    expect(tok.renderChat(messages, { addGenerationPrompt: true, enableThinking: false })).toBe(prompt + '<think>\n\n</think>\n\n');
+    expect(tok.renderChat(messages, { addGenerationPrompt: true, enableThinking: false })).toBe(
+      prompt + '<think>\n\n</think>\n\n',
+    );
   });
 });
 
@@ -171,7 +179,10 @@ describe('browser loader', () => {
       status: url in served ? 200 : 404,
       json: async () => JSON.parse(served[url]),
     });
-    const loaded = await loadQwen3TokenizerFromUrls({ tokenizerUrl: '/t.json', tokenizerConfigUrl: '/c.json' }, fakeFetch);
+    const loaded = await loadQwen3TokenizerFromUrls(
+      { tokenizerUrl: '/t.json', tokenizerConfigUrl: '/c.json' },
+      fakeFetch,
+    );
     expect(loaded.encode('Hello world')).toEqual([9707, 1879]);
     await expect(
       loadQwen3TokenizerFromUrls({ tokenizerUrl: '/t.json', tokenizerConfigUrl: '/missing.json' }, fakeFetch),

@@ -100,7 +100,10 @@ export class Qwen3Tokenizer implements ByteLevelBpeSource {
       const out: Record<string, unknown> = { role: m.role, content: m.content };
       if (m.reasoningContent !== undefined) out.reasoning_content = m.reasoningContent;
       if (m.toolCalls !== undefined && m.toolCalls.length > 0) {
-        out.tool_calls = m.toolCalls.map((c) => ({ type: 'function', function: { name: c.name, arguments: c.arguments } }));
+        out.tool_calls = m.toolCalls.map((c) => ({
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments },
+        }));
       }
       return out;
     });

@@ -18,7 +18,8 @@ export function createFileListReader(picked: Iterable<File>): FolderReader {
   const byName = new Map<string, File>();
   list.forEach((file, i) => {
     const name = (shareTop ? relativeNames[i].slice(1) : relativeNames[i]).join('/');
-    if (byName.has(name)) throw new Error(`two picked files are both named ${JSON.stringify(name)}; pick one folder's files`);
+    if (byName.has(name))
+      throw new Error(`two picked files are both named ${JSON.stringify(name)}; pick one folder's files`);
     byName.set(name, file);
   });
   const pick = (name: string): File => {
@@ -37,7 +38,11 @@ export function createFileListReader(picked: Iterable<File>): FolderReader {
       return pick(name).size;
     },
     async readFileRange(name: string, offset: number, length: number) {
-      return new Uint8Array(await pick(name).slice(offset, offset + length).arrayBuffer());
+      return new Uint8Array(
+        await pick(name)
+          .slice(offset, offset + length)
+          .arrayBuffer(),
+      );
     },
   };
 }

@@ -84,7 +84,9 @@ describe('validateQwen3Tensors', () => {
   it('names a missing tensor with its expected shape', () => {
     const tensors = toShapeMap(tiny);
     tensors.delete('model.norm.weight');
-    expect(() => validateQwen3Tensors(tiny, tensors)).toThrow(/missing tensor "model.norm.weight" \(expected shape \[8\]\)/);
+    expect(() => validateQwen3Tensors(tiny, tensors)).toThrow(
+      /missing tensor "model.norm.weight" \(expected shape \[8\]\)/,
+    );
   });
 
   it('names a misshapen tensor with both shapes', () => {

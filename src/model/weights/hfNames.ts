@@ -102,9 +102,7 @@ export function findQwen3TensorProblems(
     if (found === undefined) {
       problems.push(`missing tensor "${spec.name}" (expected shape [${spec.shape.join(', ')}])`);
     } else if (!isSameShape(found.shape, spec.shape)) {
-      problems.push(
-        `tensor "${spec.name}" has shape [${found.shape.join(', ')}], expected [${spec.shape.join(', ')}]`,
-      );
+      problems.push(`tensor "${spec.name}" has shape [${found.shape.join(', ')}], expected [${spec.shape.join(', ')}]`);
     }
   }
   return problems;

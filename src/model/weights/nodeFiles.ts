@@ -61,7 +61,8 @@ export async function writeFolderFiles(dir: string, files: Record<string, string
 }
 
 function checkFileName(name: string): void {
-  if (name === '' || name.includes('/') || name.includes('\\') || name === '.' || name === '..') throw new Error(`bad file name ${JSON.stringify(name)}`);
+  if (name === '' || name.includes('/') || name.includes('\\') || name === '.' || name === '..')
+    throw new Error(`bad file name ${JSON.stringify(name)}`);
 }
 
 /** Prefix of the temporary sibling a folder is written into before its rename. */
@@ -135,7 +136,7 @@ async function readWholeFile(file: string): Promise<Uint8Array> {
     }
     const out = new Uint8Array(size);
     const chunkBytes = 1 << 28;
-    for (let position = 0; position < size; ) {
+    for (let position = 0; position < size;) {
       const { bytesRead } = await handle.read(out, position, Math.min(chunkBytes, size - position), position);
       if (bytesRead === 0) throw new Error(`${file} ended after ${position} of ${size} bytes`);
       position += bytesRead;

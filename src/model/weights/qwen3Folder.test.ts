@@ -72,7 +72,9 @@ describe('saveQwen3Folder → loadQwen3Folder', () => {
   });
 
   it('refuses to save tensors that do not match the config', () => {
-    expect(() => saveQwen3Folder({ config, tensors: tensors.slice(1) })).toThrow(/missing tensor "model.embed_tokens.weight"/);
+    expect(() => saveQwen3Folder({ config, tensors: tensors.slice(1) })).toThrow(
+      /missing tensor "model.embed_tokens.weight"/,
+    );
   });
 
   it('loads a sharded folder with tokenizer files and ignores rotary inv_freq', async () => {
@@ -81,7 +83,10 @@ describe('saveQwen3Folder → loadQwen3Folder', () => {
     const shardA = writeSafetensors([...tensors.slice(0, half), extra]);
     const shardB = writeSafetensors(tensors.slice(half));
     const weightMap: Record<string, string> = { [extra.name]: 'model-00001-of-00002.safetensors' };
-    tensors.forEach((t, i) => (weightMap[t.name] = i < half ? 'model-00001-of-00002.safetensors' : 'model-00002-of-00002.safetensors'));
+    tensors.forEach(
+      (t, i) =>
+        (weightMap[t.name] = i < half ? 'model-00001-of-00002.safetensors' : 'model-00002-of-00002.safetensors'),
+    );
     const folder = await loadQwen3Folder(
       createMemoryReader({
         'config.json': JSON.stringify({ ...config, model_type: 'qwen3' }),
@@ -115,11 +120,16 @@ describe('loadQwen3Folder errors name what is wrong', () => {
     await expect(
       loadQwen3Folder(createMemoryReader({ 'config.json': JSON.stringify(bad), 'model.safetensors': weights })),
     ).rejects.toThrow(/config.json: .*num_key_value_heads/);
-    await expect(loadQwen3Folder(createMemoryReader({ 'config.json': '{oops', 'model.safetensors': weights }))).rejects.toThrow(
-      /config.json is not valid JSON/,
-    );
     await expect(
-      loadQwen3Folder(createMemoryReader({ 'config.json': JSON.stringify({ ...config, model_type: 'llama' }), 'model.safetensors': weights })),
+      loadQwen3Folder(createMemoryReader({ 'config.json': '{oops', 'model.safetensors': weights })),
+    ).rejects.toThrow(/config.json is not valid JSON/);
+    await expect(
+      loadQwen3Folder(
+        createMemoryReader({
+          'config.json': JSON.stringify({ ...config, model_type: 'llama' }),
+          'model.safetensors': weights,
+        }),
+      ),
     ).rejects.toThrow(/"model_type" is "llama", expected "qwen3"/);
   });
 
@@ -133,7 +143,11 @@ describe('loadQwen3Folder errors name what is wrong', () => {
   it('a tokenizer.json without tokenizer_config.json', async () => {
     await expect(
       loadQwen3Folder(
-        createMemoryReader({ 'config.json': JSON.stringify(config), 'model.safetensors': weights, 'tokenizer.json': '{}' }),
+        createMemoryReader({
+          'config.json': JSON.stringify(config),
+          'model.safetensors': weights,
+          'tokenizer.json': '{}',
+        }),
       ),
     ).rejects.toThrow(/has tokenizer.json but no tokenizer_config.json/);
   });

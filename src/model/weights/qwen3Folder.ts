@@ -37,7 +37,11 @@ export interface FolderReader {
  * header is read and checked first (8 + N bytes), so a bad file is refused without reading
  * its data into memory.
  */
-export async function readSafetensorsFile(reader: FolderReader, name: string, options: ParseOptions = {}): Promise<ParsedSafetensors> {
+export async function readSafetensorsFile(
+  reader: FolderReader,
+  name: string,
+  options: ParseOptions = {},
+): Promise<ParsedSafetensors> {
   await checkSafetensorsHeader(reader, name, options);
   return parseSafetensors(await reader.readFile(name), options);
 }
@@ -177,7 +181,8 @@ export function saveQwen3Folder(input: SaveQwen3Input): Qwen3FolderFiles {
     'config.json': formatQwen3ConfigJson(input.config),
     'model.safetensors': writeSafetensors(tensors, { format: 'pt' }),
   };
-  if (input.prunedVocab !== undefined) files['pruned_vocab.json'] = formatPrunedVocabJson(input.config, input.prunedVocab);
+  if (input.prunedVocab !== undefined)
+    files['pruned_vocab.json'] = formatPrunedVocabJson(input.config, input.prunedVocab);
   return files;
 }
 
@@ -198,7 +203,9 @@ export function formatQwen3ConfigJson(config: Qwen3Config): string {
 export function formatPrunedVocabJson(config: Qwen3Config, prunedVocab: PrunedVocabMapping): string {
   const mapping = parsePrunedVocabMapping(prunedVocab);
   if (mapping.keptIds.length > config.vocab_size) {
-    throw new Qwen3FolderError(`pruned vocabulary keeps ${mapping.keptIds.length} tokens but config vocab_size is ${config.vocab_size}`);
+    throw new Qwen3FolderError(
+      `pruned vocabulary keeps ${mapping.keptIds.length} tokens but config vocab_size is ${config.vocab_size}`,
+    );
   }
   return JSON.stringify({ keptIds: mapping.keptIds }) + '\n';
 }

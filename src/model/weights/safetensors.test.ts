@@ -44,10 +44,7 @@ describe('dtype decoding from hand-computed bit patterns', () => {
     // 0x0001: subnormal 2^−14 · 1/1024 = 2^−24
     // 0x7C00: exponent all ones, fraction 0 → +inf; 0xFC00 → −inf; 0x7E00 → NaN; 0x8000 → −0
     const words = [0x3c00, 0xc000, 0x3555, 0x0001, 0x7c00, 0xfc00, 0x7e00, 0x8000];
-    const file = assembleFile(
-      `{"h":{"dtype":"F16","shape":[2,4],"data_offsets":[0,16]}}`,
-      u16Bytes(words),
-    );
+    const file = assembleFile(`{"h":{"dtype":"F16","shape":[2,4],"data_offsets":[0,16]}}`, u16Bytes(words));
     const t = parseSafetensors(file).tensors.get('h')!;
     expect(t.dtype).toBe('F16');
     expect(t.shape).toEqual([2, 4]);
@@ -133,7 +130,11 @@ describe('writeSafetensors', () => {
 
   it('round-trips shapes and values, including a scalar and an empty tensor', () => {
     const tensors = [
-      { name: 'model.layers.0.mlp.up_proj.weight', shape: [3, 2], data: new Float32Array([1, -2, 3.5, 1e-7, -0, 1e30]) },
+      {
+        name: 'model.layers.0.mlp.up_proj.weight',
+        shape: [3, 2],
+        data: new Float32Array([1, -2, 3.5, 1e-7, -0, 1e30]),
+      },
       { name: 'scalar', shape: [], data: new Float32Array([42]) },
       { name: 'empty', shape: [0, 5], data: new Float32Array(0) },
     ];
@@ -226,7 +227,10 @@ describe('hostile headers give a named SafetensorsError', () => {
   it('a hole in the data, and bytes no tensor indexes', () => {
     const hole = `{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}`;
     expectError(() => parseSafetensors(assembleFile(hole, new Array(12).fill(0))), /hole after byte 4/, 'b');
-    expectError(() => parseSafetensors(assembleFile(ok, new Array(8).fill(0))), /index 4 bytes of data but the file holds 8/);
+    expectError(
+      () => parseSafetensors(assembleFile(ok, new Array(8).fill(0))),
+      /index 4 bytes of data but the file holds 8/,
+    );
   });
   it('bad shape and bad metadata', () => {
     expectError(
@@ -234,12 +238,17 @@ describe('hostile headers give a named SafetensorsError', () => {
       /shape must be an array of non-negative integers/,
       'x',
     );
-    expectError(() => parseSafetensors(assembleFile(`{"__metadata__":{"n":3}}`)), /"__metadata__"."n" must be a string/);
+    expectError(
+      () => parseSafetensors(assembleFile(`{"__metadata__":{"n":3}}`)),
+      /"__metadata__"."n" must be a string/,
+    );
   });
   it('readSafetensorsHeader validates without decoding', () => {
     const header = readSafetensorsHeader(assembleFile(ok, [0, 0, 0x80, 0x3f]));
     // header: 8 + 55 bytes; data of "x" at [63, 67)
-    expect(header.entries).toEqual([{ name: 'x', dtype: 'F32', shape: [1], byteBegin: 8 + ok.length, byteEnd: 12 + ok.length }]);
+    expect(header.entries).toEqual([
+      { name: 'x', dtype: 'F32', shape: [1], byteBegin: 8 + ok.length, byteEnd: 12 + ok.length },
+    ]);
   });
 });
 
@@ -276,12 +285,17 @@ describe('sharded checkpoints', () => {
 
   it('names the tensor the index misplaces, a missing shard, and a path outside the folder', async () => {
     await expect(
-      loadShardedSafetensors({ weight_map: { a: 'model-00002-of-00002.safetensors', c: 'model-00002-of-00002.safetensors' } }, readFile),
+      loadShardedSafetensors(
+        { weight_map: { a: 'model-00002-of-00002.safetensors', c: 'model-00002-of-00002.safetensors' } },
+        readFile,
+      ),
     ).rejects.toThrow(/tensor "a": index says it is in "model-00002-of-00002.safetensors"/);
     await expect(loadShardedSafetensors({ weight_map: { a: 'gone.safetensors' } }, readFile)).rejects.toThrow(
       /cannot read shard "gone.safetensors"/,
     );
-    await expect(loadShardedSafetensors({ weight_map: { a: '../etc/passwd' } }, readFile)).rejects.toThrow(/outside the folder/);
+    await expect(loadShardedSafetensors({ weight_map: { a: '../etc/passwd' } }, readFile)).rejects.toThrow(
+      /outside the folder/,
+    );
     await expect(loadShardedSafetensors({ weights: {} }, readFile)).rejects.toThrow(/"weight_map" must be an object/);
   });
 });

@@ -102,11 +102,16 @@ export type ReadRange = (offset: number, length: number) => Promise<Uint8Array>;
  * Reads and validates the header of a file of `fileBytes` bytes through ranged reads: the
  * 8-byte length, then the header, never the tensor data.
  */
-export async function readSafetensorsHeaderOf(readRange: ReadRange, fileBytes: number, options: ParseOptions = {}): Promise<SafetensorsHeader> {
+export async function readSafetensorsHeaderOf(
+  readRange: ReadRange,
+  fileBytes: number,
+  options: ParseOptions = {},
+): Promise<SafetensorsHeader> {
   const first = fileBytes < 8 ? new Uint8Array(0) : await readRange(0, 8);
   const headerBytes = readHeaderLength(first, fileBytes, options);
   const header = await readRange(8, headerBytes);
-  if (header.length !== headerBytes) throw new SafetensorsError(`header: read ${header.length} of ${headerBytes} bytes`);
+  if (header.length !== headerBytes)
+    throw new SafetensorsError(`header: read ${header.length} of ${headerBytes} bytes`);
   return checkHeader(header, fileBytes);
 }
 
@@ -209,7 +214,10 @@ function checkHeader(headerUtf8: Uint8Array, fileBytes: number): SafetensorsHead
   let cursor = 0;
   for (const r of relative) {
     if (r.begin < cursor) {
-      throw new SafetensorsError(`data_offsets [${r.begin}, ${r.end}] overlap the previous tensor (ends at ${cursor})`, r.name);
+      throw new SafetensorsError(
+        `data_offsets [${r.begin}, ${r.end}] overlap the previous tensor (ends at ${cursor})`,
+        r.name,
+      );
     }
     if (r.begin > cursor) {
       throw new SafetensorsError(`data_offsets [${r.begin}, ${r.end}] leave a hole after byte ${cursor}`, r.name);
@@ -251,7 +259,8 @@ export function parseSafetensors(bytes: Uint8Array, options: ParseOptions = {}):
 export function writeSafetensors(tensors: WritableTensor[], metadata?: Record<string, string>): Uint8Array {
   const seen = new Set<string>();
   for (const t of tensors) {
-    if (typeof t.name !== 'string' || t.name.length === 0) throw new SafetensorsError('tensor name must be a non-empty string');
+    if (typeof t.name !== 'string' || t.name.length === 0)
+      throw new SafetensorsError('tensor name must be a non-empty string');
     if (t.name === '__metadata__') throw new SafetensorsError('the name "__metadata__" is reserved', t.name);
     if (seen.has(t.name)) throw new SafetensorsError('name appears twice', t.name);
     seen.add(t.name);
@@ -259,7 +268,10 @@ export function writeSafetensors(tensors: WritableTensor[], metadata?: Record<st
     const numel = shape.reduce((a, b) => a * b, 1);
     if (!(t.data instanceof Float32Array)) throw new SafetensorsError('data must be a Float32Array', t.name);
     if (numel !== t.data.length) {
-      throw new SafetensorsError(`shape [${shape.join(', ')}] has ${numel} elements but data has ${t.data.length}`, t.name);
+      throw new SafetensorsError(
+        `shape [${shape.join(', ')}] has ${numel} elements but data has ${t.data.length}`,
+        t.name,
+      );
     }
   }
   if (metadata !== undefined) {
@@ -329,7 +341,10 @@ export function parseSafetensorsIndex(json: unknown): SafetensorsIndex {
   }
   const metadata = obj.metadata;
   return {
-    metadata: metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata) ? (metadata as Record<string, unknown>) : {},
+    metadata:
+      metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata)
+        ? (metadata as Record<string, unknown>)
+        : {},
     weightMap,
   };
 }
@@ -368,7 +383,8 @@ export async function loadShardedSafetensors(
     }
   }
   for (const [name, file] of index.weightMap) {
-    if (!tensors.has(name)) throw new SafetensorsError(`index says it is in "${file}" but that shard does not hold it`, name);
+    if (!tensors.has(name))
+      throw new SafetensorsError(`index says it is in "${file}" but that shard does not hold it`, name);
   }
   return { metadata, tensors };
 }
@@ -453,7 +469,8 @@ function readMetadata(raw: unknown): Record<string, string> {
   }
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-    if (typeof v !== 'string') throw new SafetensorsError(`"__metadata__".${excerptValue(k)} must be a string, found ${describeJson(v)}`);
+    if (typeof v !== 'string')
+      throw new SafetensorsError(`"__metadata__".${excerptValue(k)} must be a string, found ${describeJson(v)}`);
     setOwn(out, k, v);
   }
   return out;

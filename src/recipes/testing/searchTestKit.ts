@@ -28,8 +28,24 @@ const SPECIAL_TOKENS = [IM_END, '<|im_start|>'];
 
 /** Multi-character pieces of the markup the tests write (shorter sequences, faster tests). */
 const MARKUP_PIECES = [
-  '<think>', '</think>', '<tool_call>', '</tool_call>', '<tool_list>', '</tool_list>', '<tool_response>', '</tool_response>',
-  '<answer>', '</answer>', '{"name": ', '"search"', ', "arguments": ', '{"query": ', 'assistant', 'user', '_for_', '(tool: ',
+  '<think>',
+  '</think>',
+  '<tool_call>',
+  '</tool_call>',
+  '<tool_list>',
+  '</tool_list>',
+  '<tool_response>',
+  '</tool_response>',
+  '<answer>',
+  '</answer>',
+  '{"name": ',
+  '"search"',
+  ', "arguments": ',
+  '{"query": ',
+  'assistant',
+  'user',
+  '_for_',
+  '(tool: ',
 ];
 
 /**
@@ -111,11 +127,19 @@ export function createTinySearchSetup(): TinySearchSetup {
     ...full,
     search(query, category, scope) {
       const out = full.search(query, category, scope);
-      return out.isOk ? { ...out, text: out.hits.map((h, i) => `${i + 1}. ${h.doc.name} (tool: ${h.doc.toolName})`).join('\n') } : out;
+      return out.isOk
+        ? { ...out, text: out.hits.map((h, i) => `${i + 1}. ${h.doc.name} (tool: ${h.doc.toolName})`).join('\n') }
+        : out;
     },
   };
   const prompts = createToolSearchPrompts(repo.queries, { engine, renderChat: renderUserOnly });
-  return { repo, engine, tokenizer: createCharTokenizer(), trainPrompts: prompts.slice(0, 4), testPrompts: prompts.slice(4) };
+  return {
+    repo,
+    engine,
+    tokenizer: createCharTokenizer(),
+    trainPrompts: prompts.slice(0, 4),
+    testPrompts: prompts.slice(4),
+  };
 }
 
 /** The user text of a rendered context (the first user block). */
@@ -141,7 +165,9 @@ export function createScriptedPolicy(
     async generate(prompts, opts): Promise<GeneratedRow[]> {
       contexts.push(...prompts.map((p) => p.slice()));
       temperatures.push(opts.temperature);
-      const generated = prompts.map((p, r) => [...tokenizer.encode(pick(tokenizer.decode(p), r)), imEnd].slice(0, opts.maxNewTokens));
+      const generated = prompts.map((p, r) =>
+        [...tokenizer.encode(pick(tokenizer.decode(p), r)), imEnd].slice(0, opts.maxNewTokens),
+      );
       const rows = prompts.map((p, r) => [...p, ...generated[r]]);
       const T = Math.max(...rows.map((r) => r.length));
       const out = tf.tidy(() => {
@@ -203,9 +229,14 @@ export function createToolUseScript(tasks: readonly Task[]): (context: string, r
     if (!task) throw new Error('tool-use script: no task matches the context');
     const turn = context.split('<|im_start|>assistant').length - 2; // 0-based: one generation prompt per turn
     const gold = task.goldCalls ?? [];
-    if (row % 2 === 1) return turn === 0 ? '<think>try</think><tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>' : '<think>done</think><answer>unknown</answer>';
+    if (row % 2 === 1)
+      return turn === 0
+        ? '<think>try</think><tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>'
+        : '<think>done</think><answer>unknown</answer>';
     const call = gold[turn];
-    return call ? `<think>step</think><tool_call>${JSON.stringify(call)}</tool_call>` : `<think>done</think><answer>${task.answer}</answer>`;
+    return call
+      ? `<think>step</think><tool_call>${JSON.stringify(call)}</tool_call>`
+      : `<think>done</think><answer>${task.answer}</answer>`;
   };
 }
 
@@ -266,18 +297,41 @@ export async function runOneStep(recipe: string, overrides: TrainConfigInput = {
 }
 
 /** The step metrics every recipe must report as finite numbers. */
-export const FINITE_STEP_METRICS = ['reward', 'reward_std', 'frac_reward_zero_std', 'completions/mean_length', 'kl', 'entropy', 'clip_ratio', 'grad_norm', 'loss', 'loss/Lx'] as const;
+export const FINITE_STEP_METRICS = [
+  'reward',
+  'reward_std',
+  'frac_reward_zero_std',
+  'completions/mean_length',
+  'kl',
+  'entropy',
+  'clip_ratio',
+  'grad_norm',
+  'loss',
+  'loss/Lx',
+] as const;
 
 /** A search turn that found `found`, or the selection turn with `selected` names. */
 function makeHandTurn(turn: number, kind: { found: string[] } | { selected: string[] }): SearchTurnRecord {
   if ('found' in kind) {
-    return { turn, assistantText: '', calls: [{ isOk: true, query: 'q', category: null }], observations: ['…'], events: [{ turn, query: 'q', category: null, returnedIds: kind.found }], isSelection: false };
+    return {
+      turn,
+      assistantText: '',
+      calls: [{ isOk: true, query: 'q', category: null }],
+      observations: ['…'],
+      events: [{ turn, query: 'q', category: null, returnedIds: kind.found }],
+      isSelection: false,
+    };
   }
   return { turn, assistantText: '', calls: [], observations: [], events: [], isSelection: true };
 }
 
 /** A hand-built rollout: its turns, the resolved selection, the first turn each gold tool was found. */
-function makeHandRollout(gold: string, turns: SearchTurnRecord[], selectedIds: string[], firstFoundTurns: Record<string, number | null>): Rollout {
+function makeHandRollout(
+  gold: string,
+  turns: SearchTurnRecord[],
+  selectedIds: string[],
+  firstFoundTurns: Record<string, number | null>,
+): Rollout {
   const found = Object.values(firstFoundTurns).filter((t) => t !== null).length;
   const info: SearchRolloutInfo = {
     summary: {
@@ -296,7 +350,16 @@ function makeHandRollout(gold: string, turns: SearchTurnRecord[], selectedIds: s
     turns,
     isCategoryConstrained: false,
   };
-  return { ids: [], tags: [], behaviourLogprobs: [], promptLength: 0, generatedLength: 0, callOutputs: [], isFinished: true, meta: { search: info } };
+  return {
+    ids: [],
+    tags: [],
+    behaviourLogprobs: [],
+    promptLength: 0,
+    generatedLength: 0,
+    callOutputs: [],
+    isFinished: true,
+    meta: { search: info },
+  };
 }
 
 /**
@@ -310,8 +373,12 @@ export function createHandSearchGroup(prompt: PromptItem): RolloutGroup {
   return {
     prompt,
     rollouts: [
-      makeHandRollout(gold, [makeHandTurn(0, { found: [gold] }), makeHandTurn(1, { selected: [gold] })], [gold], { [gold]: 0 }),
-      makeHandRollout(gold, [makeHandTurn(0, { found: [gold] }), makeHandTurn(1, { selected: ['x'] })], [], { [gold]: 0 }),
+      makeHandRollout(gold, [makeHandTurn(0, { found: [gold] }), makeHandTurn(1, { selected: [gold] })], [gold], {
+        [gold]: 0,
+      }),
+      makeHandRollout(gold, [makeHandTurn(0, { found: [gold] }), makeHandTurn(1, { selected: ['x'] })], [], {
+        [gold]: 0,
+      }),
       makeHandRollout(gold, [makeHandTurn(0, { selected: [] })], [], { [gold]: null }),
     ],
   };
@@ -323,5 +390,14 @@ export async function createHandToolUseRollout(task: Task, texts: readonly strin
   env.reset(task);
   for (const text of texts) if ((await env.step(text)).done) break;
   const transcript = env.transcript;
-  return { ids: [], tags: [], behaviourLogprobs: [], promptLength: 0, generatedLength: 0, transcript, callOutputs: transcript.turns.flatMap((t) => t.outputs), isFinished: transcript.done };
+  return {
+    ids: [],
+    tags: [],
+    behaviourLogprobs: [],
+    promptLength: 0,
+    generatedLength: 0,
+    transcript,
+    callOutputs: transcript.turns.flatMap((t) => t.outputs),
+    isFinished: transcript.done,
+  };
 }

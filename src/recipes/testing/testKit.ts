@@ -42,8 +42,16 @@ export function createTinySetup(): Promise<TinySetup> {
     const executor = new InProcessExecutor();
     const renderChat = bindRenderChat(source);
     const options = { hops: 2, distractors: 0, categories: ['single_hop', 'multi_hop'] as const };
-    const trainTasks = await attachTeacherTraces(generateTasks({ ...options, seed: 1, split: 'train', n: 2 }), executor, 1);
-    const testTasks = await attachTeacherTraces(generateTasks({ ...options, seed: 2, split: 'test', n: 1 }), executor, 2);
+    const trainTasks = await attachTeacherTraces(
+      generateTasks({ ...options, seed: 1, split: 'train', n: 2 }),
+      executor,
+      1,
+    );
+    const testTasks = await attachTeacherTraces(
+      generateTasks({ ...options, seed: 2, split: 'test', n: 1 }),
+      executor,
+      2,
+    );
     const env = new RolloutEnv({ executor, renderChat });
     const corpus = await buildPolicyCorpus([...trainTasks, ...testTasks], env);
     const tokenizer = new PrunedTokenizer(source, selectKeptIds(source, corpus));
@@ -87,7 +95,11 @@ export function readRowLogprobs(model: Qwen3Model, ids: number[]): number[] {
  * rollout read as it was sampled (under x) by two plain models: the independent reading
  * kl_prompt_only is checked against. Returns the mean and the token count.
  */
-export function meanPolicyTokenK3(groups: readonly RolloutGroup[], old: Qwen3Model, ref: Qwen3Model): { mean: number; count: number } {
+export function meanPolicyTokenK3(
+  groups: readonly RolloutGroup[],
+  old: Qwen3Model,
+  ref: Qwen3Model,
+): { mean: number; count: number } {
   let sum = 0;
   let count = 0;
   for (const group of groups) {
@@ -141,7 +153,11 @@ export function useWasmTinySetup(): () => TinySetup {
 export function createTinyTrainer(
   setup: TinySetup,
   input: TrainConfigInput,
-  opts: { modelSeed?: number; wrapPolicy?: (p: PolicySampler) => PolicySampler; onProgress?: (p: StepProgress) => void } = {},
+  opts: {
+    modelSeed?: number;
+    wrapPolicy?: (p: PolicySampler) => PolicySampler;
+    onProgress?: (p: StepProgress) => void;
+  } = {},
 ): Trainer {
   return new Trainer({
     config: resolveConfig(input),

@@ -70,7 +70,11 @@ export async function readOldAndRefLogprobs(plans: PromptPlan[], inputs: PlanRea
       const promptOnlyRows = plan.rl.promptOnlyRows;
       if (klCoef > 0 && promptOnlyRows) {
         // kl_prompt_only: π_ref under x as well, read on the rollouts as they were sampled.
-        const refX = await read(weights.refParams, promptOnlyRows.map((r) => r.ids), undefined);
+        const refX = await read(
+          weights.refParams,
+          promptOnlyRows.map((r) => r.ids),
+          undefined,
+        );
         plan.rl.promptOnlyRefLogprobs = plan.rl.mask.map((row, k) =>
           row.map((_, j) => refX[k][j + promptOnlyRows[k].offset] ?? 0),
         );

@@ -24,8 +24,7 @@ import type { PromptPlan } from './promptPlan';
 
 /** One gradient micro-batch: RL (or KL-penalty) rows [start, end) of prompt `prompt`, or its SFT row. */
 export type MicroBatch =
-  | { prompt: number; part: 'rl' | 'kl'; start: number; end: number }
-  | { prompt: number; part: 'sft' };
+  { prompt: number; part: 'rl' | 'kl'; start: number; end: number } | { prompt: number; part: 'sft' };
 
 /** Splits a prompt's rows into consecutive chunks [start, end). */
 export type RowChunker = (rows: readonly (readonly number[])[]) => [number, number][];

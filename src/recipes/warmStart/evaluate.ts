@@ -26,7 +26,6 @@ export interface WarmStartEval {
   byCategory: Record<string, [number, number]>;
 }
 
-
 export interface EvaluateOptions {
   maxTurns: number;
   /** Prompts longer than this are an error (generated tasks are shorter). */

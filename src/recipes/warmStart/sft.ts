@@ -74,7 +74,10 @@ export function computeSftLoss(model: Qwen3Model, rows: readonly SftTargetRow[])
   const m = new Float32Array(B * (T - 1));
   rows.forEach((row, b) => row.targetMask.forEach((v, t) => (m[b * (T - 1) + t] = v)));
   return tf.tidy(() => {
-    const { inputIds, attentionMask } = packTokenRows(rows.map((r) => r.ids), { length: T }); // [B, T]
+    const { inputIds, attentionMask } = packTokenRows(
+      rows.map((r) => r.ids),
+      { length: T },
+    ); // [B, T]
     const lossMask = tf.tensor2d(m, [B, T - 1]); // [B, T−1], aligned with the targets ids[:, 1:]
     const { logprobs } = model.computeTokenLogprobs(inputIds, attentionMask); // [B, T−1]
     return computeMaskedSftLoss(logprobs, lossMask, 'batch-token-mean').loss;

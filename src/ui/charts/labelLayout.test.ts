@@ -8,12 +8,25 @@ describe('placeLabels', () => {
   const mx = 172;
   const dotY = 122;
   const requests: LabelRequest[] = [
-    { id: 'dot', text: 'L0', fontPx: 12, candidates: [{ x: mx + 9, y: dotY - 8, anchor: 'start' }, { x: mx - 9, y: dotY - 8, anchor: 'end' }, { x: mx + 9, y: dotY + 18, anchor: 'start' }] },
+    {
+      id: 'dot',
+      text: 'L0',
+      fontPx: 12,
+      candidates: [
+        { x: mx + 9, y: dotY - 8, anchor: 'start' },
+        { x: mx - 9, y: dotY - 8, anchor: 'end' },
+        { x: mx + 9, y: dotY + 18, anchor: 'start' },
+      ],
+    },
     {
       id: 'marker',
       text: 's = 10 (S = 10)',
       fontPx: 11.5,
-      candidates: [{ x: mx + 5, y: plot.bottom - 6, anchor: 'start' }, { x: mx - 5, y: plot.bottom - 6, anchor: 'end' }, { x: mx + 5, y: plot.top + 11, anchor: 'start' }],
+      candidates: [
+        { x: mx + 5, y: plot.bottom - 6, anchor: 'start' },
+        { x: mx - 5, y: plot.bottom - 6, anchor: 'end' },
+        { x: mx + 5, y: plot.top + 11, anchor: 'start' },
+      ],
     },
   ];
 
@@ -36,12 +49,23 @@ describe('placeLabels', () => {
 
   it('keeps labels off a curve when a free spot exists', () => {
     // A flat line at y = 116 under the marker's first spot (bottom − 6 = 122, text from 112.8 to 124.9).
-    const line = sampleCurveBoxes([{ x: 60, y: 116 }, { x: 320, y: 116 }], 'linear');
+    const line = sampleCurveBoxes(
+      [
+        { x: 60, y: 116 },
+        { x: 320, y: 116 },
+      ],
+      'linear',
+    );
     const [marker] = placeLabels([requests[1]], plot, line);
     expect(line.every((b) => overlapArea(marker.box, b) === 0)).toBe(true);
   });
 
   it('measures a label from its anchor', () => {
-    expect(measureLabel('ab', 10, { x: 100, y: 50, anchor: 'end' })).toEqual({ left: 87.6, right: 100, top: 42, bottom: 52.5 });
+    expect(measureLabel('ab', 10, { x: 100, y: 50, anchor: 'end' })).toEqual({
+      left: 87.6,
+      right: 100,
+      top: 42,
+      bottom: 52.5,
+    });
   });
 });

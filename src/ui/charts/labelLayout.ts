@@ -57,7 +57,11 @@ export function overlapArea(a: Box, b: Box): number {
  * Places the labels in the order given (the first keeps its favourite spot). `bounds` is
  * the area labels must stay in; `obstacles` are boxes no label should cover (points, handles).
  */
-export function placeLabels(requests: readonly LabelRequest[], bounds: Box, obstacles: readonly Box[] = []): PlacedLabel[] {
+export function placeLabels(
+  requests: readonly LabelRequest[],
+  bounds: Box,
+  obstacles: readonly Box[] = [],
+): PlacedLabel[] {
   const placed: PlacedLabel[] = [];
   for (const r of requests) {
     let best: PlacedLabel | null = null;
@@ -65,9 +69,14 @@ export function placeLabels(requests: readonly LabelRequest[], bounds: Box, obst
     for (const c of r.candidates) {
       const box = measureLabel(r.text, r.fontPx, c);
       const outside =
-        Math.max(0, bounds.left - box.left) + Math.max(0, box.right - bounds.right) + Math.max(0, bounds.top - box.top) + Math.max(0, box.bottom - bounds.bottom);
+        Math.max(0, bounds.left - box.left) +
+        Math.max(0, box.right - bounds.right) +
+        Math.max(0, bounds.top - box.top) +
+        Math.max(0, box.bottom - bounds.bottom);
       const cost =
-        placed.reduce((sum, p) => sum + overlapArea(box, p.box), 0) + obstacles.reduce((sum, o) => sum + overlapArea(box, o), 0) + outside * r.fontPx;
+        placed.reduce((sum, p) => sum + overlapArea(box, p.box), 0) +
+        obstacles.reduce((sum, o) => sum + overlapArea(box, o), 0) +
+        outside * r.fontPx;
       if (cost < bestCost) {
         best = { id: r.id, text: r.text, ...c, box };
         bestCost = cost;
@@ -83,7 +92,12 @@ export function placeLabels(requests: readonly LabelRequest[], bounds: Box, obst
  * Small boxes along a drawn curve (pixel points, in x order), every `stepPx`: obstacles that
  * keep labels off the line. 'step' curves hold each y until the next point, then jump.
  */
-export function sampleCurveBoxes(points: readonly { x: number; y: number }[], curve: 'linear' | 'step', stepPx = 4, halfPx = 2): Box[] {
+export function sampleCurveBoxes(
+  points: readonly { x: number; y: number }[],
+  curve: 'linear' | 'step',
+  stepPx = 4,
+  halfPx = 2,
+): Box[] {
   const out: Box[] = [];
   for (let k = 1; k < points.length; k++) {
     const a = points[k - 1];

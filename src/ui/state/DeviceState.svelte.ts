@@ -28,7 +28,8 @@ export class DeviceState {
     if (!r) return this.error ? `Device check failed: ${this.error}` : 'Checking for WebGPU…';
     if (r.backend === 'webgpu' && r.adapter) {
       const a = r.adapter;
-      const name = [a.vendor, a.architecture || a.device || a.description].filter(Boolean).join(' · ') || 'unnamed adapter';
+      const name =
+        [a.vendor, a.architecture || a.device || a.description].filter(Boolean).join(' · ') || 'unnamed adapter';
       return `WebGPU: ${name}${a.isFallbackAdapter ? ' (a software fallback adapter: correct but slower than wasm, so the auto backend trains on wasm)' : ''}`;
     }
     return r.backend === 'wasm'

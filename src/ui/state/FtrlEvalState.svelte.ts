@@ -37,7 +37,12 @@ export class FtrlEvalState {
     this.client = null;
   }
 
-  async evaluate(input: { tasksText: string; fileName: string; policy: EvalPolicySpec; settings: FtrlEvalSettings }): Promise<void> {
+  async evaluate(input: {
+    tasksText: string;
+    fileName: string;
+    policy: EvalPolicySpec;
+    settings: FtrlEvalSettings;
+  }): Promise<void> {
     if (!this.client) {
       this.status = 'failed';
       this.error = 'Cannot evaluate: the trainer worker is not running in this page';

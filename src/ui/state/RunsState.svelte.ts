@@ -10,7 +10,12 @@
 import { queryLiveRunIds } from '../../../workers/runLock';
 import { formatBytes, PactStore } from '../../storage/db';
 import type { RunRecord } from '../../storage/schema';
-import { buildCheckpointArchive, openCheckpointInput, prepareCheckpointImport, type CheckpointArchive } from '../checkpointFiles';
+import {
+  buildCheckpointArchive,
+  openCheckpointInput,
+  prepareCheckpointImport,
+  type CheckpointArchive,
+} from '../checkpointFiles';
 import { formatMetricsCsv, toFileName, type MetricPoint, type RunMetrics } from '../metricSeries';
 import { RECIPE_NAMES } from '../recipeNames';
 import { measureTiming, type StepTiming } from '../runTime';
@@ -106,7 +111,12 @@ export class RunsState {
   private async measureTimings(store: PactStore): Promise<StepTiming[]> {
     const out: StepTiming[] = [];
     for (const run of this.runs.filter((r) => r.lastStep > 0 && r.backend).slice(0, TIMED_RUNS)) {
-      const timing = measureTiming(run.config, await store.getMetrics(run.id), run.backend!, `your run “${run.name}” in this browser`);
+      const timing = measureTiming(
+        run.config,
+        await store.getMetrics(run.id),
+        run.backend!,
+        `your run “${run.name}” in this browser`,
+      );
       if (timing) out.push(timing);
     }
     return out;
@@ -178,9 +188,17 @@ export class RunsState {
     const points = await this.loadMetricPoints(id);
     const base = toFileName(`pact-${run.recipe}-${run.id}-metrics`);
     if (format === 'csv') {
-      return { fileName: `${base}.csv`, mime: 'text/csv', text: formatMetricsCsv([{ runId: run.id, label: labelRun(run), points }]) };
+      return {
+        fileName: `${base}.csv`,
+        mime: 'text/csv',
+        text: formatMetricsCsv([{ runId: run.id, label: labelRun(run), points }]),
+      };
     }
-    return { fileName: `${base}.json`, mime: 'application/json', text: `${JSON.stringify({ run, metrics: points }, null, 2)}\n` };
+    return {
+      fileName: `${base}.json`,
+      mime: 'application/json',
+      text: `${JSON.stringify({ run, metrics: points }, null, 2)}\n`,
+    };
   }
 
   /** A run's last checkpoint as one .tar (Hugging Face folder + optimizer + trainer state). */

@@ -39,7 +39,14 @@ describe('RunsState over PactStore', () => {
     expect(runs.runs.map((r) => r.id)).toEqual(['b', 'a']); // b created after a's last update
     await runs.togglePicked('a');
     expect(runs.pickedRuns).toEqual([
-      { runId: 'a', label: 'pact · first', points: [{ step: 1, values: { reward: 0.25 } }, { step: 2, values: { reward: 0.5, kl: 0.01 } }] },
+      {
+        runId: 'a',
+        label: 'pact · first',
+        points: [
+          { step: 1, values: { reward: 0.25 } },
+          { step: 2, values: { reward: 0.5, kl: 0.01 } },
+        ],
+      },
     ]);
     await runs.togglePicked('a');
     expect(runs.pickedRuns).toEqual([]);
@@ -124,8 +131,13 @@ describe('checkpoint export and import', () => {
     expect(archive.fileName).toBe('c-step1.tar');
     const entries = readTar(concat(archive.chunks));
     expect(entries.map((e) => e.name)).toEqual([
-      'c-step1/config.json', 'c-step1/model.safetensors', 'c-step1/pruned_vocab.json',
-      'c-step1/optimizer.safetensors', 'c-step1/reference.safetensors', 'c-step1/trainer_state.json', 'c-step1/checkpoint_manifest.json',
+      'c-step1/config.json',
+      'c-step1/model.safetensors',
+      'c-step1/pruned_vocab.json',
+      'c-step1/optimizer.safetensors',
+      'c-step1/reference.safetensors',
+      'c-step1/trainer_state.json',
+      'c-step1/checkpoint_manifest.json',
     ]);
     const config = JSON.parse(decode(entries[0].data));
     expect([config.vocab_size, config.hidden_size, config.num_hidden_layers]).toEqual([6, 4, 1]);
@@ -139,7 +151,12 @@ describe('checkpoint export and import', () => {
     await store.createRun({ id: 'old', name: 'old', recipe: 'grpo', config: {} });
     await store.saveCheckpoint(buildCheckpointRecord('old', buildState(), MAPPING)); // no modelConfig, as before
     const entries = readTar(concat((await runs.exportCheckpoint('old')).chunks));
-    expect(JSON.parse(decode(entries[0].data))).toMatchObject({ vocab_size: 6, hidden_size: 4, head_dim: 2, max_position_embeddings: 2048 });
+    expect(JSON.parse(decode(entries[0].data))).toMatchObject({
+      vocab_size: 6,
+      hidden_size: 4,
+      head_dim: 2,
+      max_position_embeddings: 2048,
+    });
   });
 
   it('imports the tar as a new paused run whose checkpoint holds the same tensors; nothing else changes', async () => {
@@ -151,16 +168,28 @@ describe('checkpoint export and import', () => {
     expect(run).not.toBeNull();
     expect(run!.id).toMatch(/^imported-grpo-s5-step1-\d{8}-\d{6}-\d{4}$/);
     expect(run!.name).toBe('tiny (imported from c-step1.tar, step 1)');
-    expect([run!.status, run!.lastStep, run!.recipe, run!.lastCheckpointId]).toEqual(['paused', 1, 'grpo', `${run!.id}@1`]);
+    expect([run!.status, run!.lastStep, run!.recipe, run!.lastCheckpointId]).toEqual([
+      'paused',
+      1,
+      'grpo',
+      `${run!.id}@1`,
+    ]);
     expect(runs.importMessage).toContain('Resume continues it');
     expect(runs.runs.map((r) => r.id)).toEqual([run!.id, ...before.map((r) => r.id)]);
     // The new checkpoint = the original, tensor for tensor (safetensors sorts by name).
     const orig = (await store.loadLatestCheckpoint('c'))!;
     const copy = (await store.loadLatestCheckpoint(run!.id))!;
-    const byName = (list: { name: string; data: ArrayBuffer }[]) => Object.fromEntries(list.map((t) => [t.name, Array.from(new Float32Array(t.data))]));
+    const byName = (list: { name: string; data: ArrayBuffer }[]) =>
+      Object.fromEntries(list.map((t) => [t.name, Array.from(new Float32Array(t.data))]));
     expect(byName(copy.weights)).toEqual(byName(orig.weights));
     expect(byName(copy.optimizer.tensors)).toEqual(byName(orig.optimizer.tensors));
-    expect([copy.step, copy.rngState, copy.trainerState.dataCursor, copy.trainerState.mapping, copy.trainerState.modelConfig]).toEqual([1, { root: { key: '5', words: [9, 8, 7, 6] } }, 2, MAPPING, MODEL]);
+    expect([
+      copy.step,
+      copy.rngState,
+      copy.trainerState.dataCursor,
+      copy.trainerState.mapping,
+      copy.trainerState.modelConfig,
+    ]).toEqual([1, { root: { key: '5', words: [9, 8, 7, 6] } }, 2, MAPPING, MODEL]);
     // The original run is as it was.
     expect(await store.getRun('c')).toEqual(before.find((r) => r.id === 'c'));
   });
@@ -189,10 +218,14 @@ describe('checkpoint export and import', () => {
     await runs.importCheckpoint([new File([random], 'random.bin')]);
     expect(runs.importError).toContain('random.bin is not a .tar archive (no ustar header)');
     await runs.importCheckpoint([new File([random], 'random.tar')]);
-    expect(runs.importError).toMatch(/^Import failed, nothing was saved: random\.tar: entry at byte 0: .*not a tar archive, or a damaged one/);
+    expect(runs.importError).toMatch(
+      /^Import failed, nothing was saved: random\.tar: entry at byte 0: .*not a tar archive, or a damaged one/,
+    );
 
     const badStep = entries.map((e) =>
-      e.name.endsWith('trainer_state.json') ? { ...e, data: new TextEncoder().encode(decode(e.data).replace('"step": 1', '"step": -1')) } : e,
+      e.name.endsWith('trainer_state.json')
+        ? { ...e, data: new TextEncoder().encode(decode(e.data).replace('"step": 1', '"step": -1')) }
+        : e,
     );
     // The manifest catches the edit; without a manifest (an older archive) the field check does.
     await runs.importCheckpoint([new File([writeTar(badStep) as BlobPart], 'bad.tar')]);
@@ -202,7 +235,9 @@ describe('checkpoint export and import', () => {
     );
     const legacy = badStep.filter((e) => !e.name.endsWith('checkpoint_manifest.json'));
     await runs.importCheckpoint([new File([writeTar(legacy) as BlobPart], 'bad.tar')]);
-    expect(runs.importError).toBe('Import failed, nothing was saved: trainer_state.json: step must be a non-negative integer (got -1)');
+    expect(runs.importError).toBe(
+      'Import failed, nothing was saved: trainer_state.json: step must be a non-negative integer (got -1)',
+    );
 
     await runs.refresh();
     expect(runs.runs.map((r) => r.id)).toEqual(before);
@@ -215,14 +250,20 @@ describe('prepareCheckpointImport', () => {
     const files = buildCheckpointFiles(state, MODEL, MAPPING);
     return {
       listFiles: async () => Object.keys(files),
-      readFile: async (n: string) => (typeof files[n] === 'string' ? new TextEncoder().encode(files[n] as string) : (files[n] as Uint8Array)),
+      readFile: async (n: string) =>
+        typeof files[n] === 'string' ? new TextEncoder().encode(files[n] as string) : (files[n] as Uint8Array),
     };
   };
   const fixed = { now: new Date(Date.UTC(2026, 10, 30, 12, 34, 56)), random: () => 0.0421 };
 
   it('names the run after its config and source, paused while steps remain', async () => {
     const p = await prepareCheckpointImport(readerOf(buildState()), 'x.tar', fixed);
-    expect(p.run).toMatchObject({ id: 'imported-grpo-s5-step1-20261130-123456-0421', name: 'tiny (imported from x.tar, step 1)', status: 'paused', lastStep: 1 });
+    expect(p.run).toMatchObject({
+      id: 'imported-grpo-s5-step1-20261130-123456-0421',
+      name: 'tiny (imported from x.tar, step 1)',
+      status: 'paused',
+      lastStep: 1,
+    });
     expect(p.checkpoint.id).toBe('imported-grpo-s5-step1-20261130-123456-0421@1');
     expect(p.warning).toBeUndefined();
   });
@@ -230,11 +271,19 @@ describe('prepareCheckpointImport', () => {
   it('a finished checkpoint imports as finished; one whose policy came from a folder warns that Resume will fail', async () => {
     const done = { ...buildState(), step: 3 };
     const p = await prepareCheckpointImport(readerOf(done), 'x.tar', fixed);
-    expect([p.run.status, p.warning]).toEqual(['finished', 'it has completed all 3 steps of its config, so there is nothing to resume']);
+    expect([p.run.status, p.warning]).toEqual([
+      'finished',
+      'it has completed all 3 steps of its config, so there is nothing to resume',
+    ]);
     const state = buildState();
-    const fromFolder = { ...state, config: resolveConfig({ ...state.config, model: { ...state.config.model, init: 'runs/policy' } }) };
+    const fromFolder = {
+      ...state,
+      config: resolveConfig({ ...state.config, model: { ...state.config.model, init: 'runs/policy' } }),
+    };
     const q = await prepareCheckpointImport(readerOf(fromFolder), 'x.tar', fixed);
-    expect(q.warning).toContain('starts from "runs/policy" (config.model.init), a Qwen3 folder whose files this page does not have');
+    expect(q.warning).toContain(
+      'starts from "runs/policy" (config.model.init), a Qwen3 folder whose files this page does not have',
+    );
   });
 });
 
@@ -274,7 +323,13 @@ describe('RunsState: live runs, names and timings', () => {
   });
 
   it('measures the step time of recent runs that recorded their backend', async () => {
-    const config = { model: { preset: 'qwen3-nano' }, batchPrompts: 2, rolloutsPerPrompt: 2, maxTurns: 1, maxResponseTokens: 24 };
+    const config = {
+      model: { preset: 'qwen3-nano' },
+      batchPrompts: 2,
+      rolloutsPerPrompt: 2,
+      maxTurns: 1,
+      maxResponseTokens: 24,
+    };
     await store.createRun({ id: 't', name: 'timed', recipe: 'pact', config, backend: 'wasm' });
     await store.appendMetrics('t', [
       { step: 1, values: { seconds: 30, 'completions/mean_length': 20 } },
@@ -283,7 +338,15 @@ describe('RunsState: live runs, names and timings', () => {
     await runs.refresh();
     // 'a' has steps but no backend recorded: it lends no timing
     expect(runs.timings).toEqual([
-      { preset: 'qwen3-nano', rolloutsPerStep: 4, tokenCap: 24, backend: 'wasm', secondsPerStep: 35, tokensPerRollout: 22, source: 'your run “timed” in this browser' },
+      {
+        preset: 'qwen3-nano',
+        rolloutsPerStep: 4,
+        tokenCap: 24,
+        backend: 'wasm',
+        secondsPerStep: 35,
+        tokensPerRollout: 22,
+        source: 'your run “timed” in this browser',
+      },
     ]);
   });
 });

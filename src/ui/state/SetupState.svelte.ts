@@ -43,7 +43,12 @@ export class SetupState implements FieldSource {
   /** A Qwen3 folder picked as the model ($state.raw: its File objects go to the worker as they are). */
   modelFolder = $state.raw<PickedModelFolder | null>(null);
 
-  validation = $derived(validateSetup(this.values, this.overridesText, { size: this.size, modelFolderName: this.modelFolder?.name ?? null }));
+  validation = $derived(
+    validateSetup(this.values, this.overridesText, {
+      size: this.size,
+      modelFolderName: this.modelFolder?.name ?? null,
+    }),
+  );
   /** What Train sends: the run size, the overrides over it and the form's fields over both. */
   configInput = $derived(this.validation.input);
   effective = $derived(this.validation.effective);
@@ -51,7 +56,9 @@ export class SetupState implements FieldSource {
   queryString = $derived(serializeSetup(this.values, this.overridesText, this.size));
   /** True while every field holds the app's default, at the default size, with no overrides. */
   isAllDefault = $derived(
-    SETUP_FIELDS.every((f) => this.values[f.key] === readAppDefault(f.key)) && this.size === DEFAULT_RUN_SIZE && this.overridesText.trim() === '',
+    SETUP_FIELDS.every((f) => this.values[f.key] === readAppDefault(f.key)) &&
+      this.size === DEFAULT_RUN_SIZE &&
+      this.overridesText.trim() === '',
   );
 
   /** Restores the setup from a query string (`location.search`). */

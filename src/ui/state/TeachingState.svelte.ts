@@ -23,7 +23,10 @@ export interface PreviewFallback {
 
 /** The values a config draws for a field (form text), read along the field's config path. */
 function readDrawn(config: unknown, key: FieldKey): string {
-  const v = FIELD_BY_KEY[key].path.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), config);
+  const v = FIELD_BY_KEY[key].path.reduce<unknown>(
+    (o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined),
+    config,
+  );
   return String(v);
 }
 
@@ -51,7 +54,9 @@ export class TeachingState implements FieldSource {
     this.values = $derived<SetupValues>({ ...this.setup.values, ...this.own });
     this.validation = $derived(validateSetup(this.values, this.setup.overridesText, { size: this.setup.size }));
     this.effective = $derived(this.validation.effective);
-    this.changedKeys = $derived(this.keys.filter((k) => this.own[k] !== undefined && this.own[k] !== this.setup.values[k]));
+    this.changedKeys = $derived(
+      this.keys.filter((k) => this.own[k] !== undefined && this.own[k] !== this.setup.values[k]),
+    );
     this.fallbacks = $derived(this.listFallbacks());
   }
 

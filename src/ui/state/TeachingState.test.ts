@@ -19,7 +19,14 @@ describe('TeachingState: a teaching panel apart from the run setup', () => {
 
   it('follows the run setup for what it has not moved, and copies its values in on request', () => {
     const setup = new SetupState();
-    const schedule = new TeachingState(setup, ['lambdaStart', 'lambdaEnd', 'horizon', 'steps', 'reasoning', 'toolCall']);
+    const schedule = new TeachingState(setup, [
+      'lambdaStart',
+      'lambdaEnd',
+      'horizon',
+      'steps',
+      'reasoning',
+      'toolCall',
+    ]);
     setup.set('lambdaEnd', '0.3');
     expect(schedule.effective.pact.toolCallScaleEnd).toBe(0.3);
     schedule.set('horizon', '10');
@@ -43,7 +50,13 @@ describe('TeachingState: a teaching panel apart from the run setup', () => {
     setup.set('batch', 'two'); // another field, in the run setup
     expect(gates.effective.pact.anchorProb).toBe(0.2);
     expect(gates.fallbacks).toEqual([
-      { key: 'batch', name: 'Prompts per batch', where: 'run setup', error: 'Prompts per batch must be a number (got "two")', drawn: '2' },
+      {
+        key: 'batch',
+        name: 'Prompts per batch',
+        where: 'run setup',
+        error: 'Prompts per batch must be a number (got "two")',
+        drawn: '2',
+      },
     ]);
     gates.set('q', '1.5');
     expect(gates.effective.pact.anchorProb).toBe(0.4);

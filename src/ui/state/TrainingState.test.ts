@@ -27,9 +27,19 @@ function fakeClient(reply: (req: Req) => WorkerResponse | Error) {
   return { client, sent, push: (e: WorkerEvent) => listeners.forEach((l) => l(e)) };
 }
 
-const RUN: RunRecord = { id: 'run-1', name: 'run', recipe: 'pact', config: {}, createdAt: 0, updatedAt: 0, status: 'running', lastStep: 0 };
+const RUN: RunRecord = {
+  id: 'run-1',
+  name: 'run',
+  recipe: 'pact',
+  config: {},
+  createdAt: 0,
+  updatedAt: 0,
+  status: 'running',
+  lastStep: 0,
+};
 const started = (): WorkerResponse => ({ id: 1, type: 'started', run: RUN, backend: 'wasm', nParams: 1000 });
-const metrics = (step: number, reward: number) => ({ step, recipe: 'pact', reward, 'tokens/s': 50 }) as unknown as StepMetrics;
+const metrics = (step: number, reward: number) =>
+  ({ step, recipe: 'pact', reward, 'tokens/s': 50 }) as unknown as StepMetrics;
 
 describe('TrainingState', () => {
   it('sends start with the config, follows progress, and keeps metric rows and rollouts of its run', async () => {
@@ -44,12 +54,44 @@ describe('TrainingState', () => {
     w.push({ type: 'progress', runId: 'run-1', step: 1, totalSteps: 2, phase: 'rollouts', state: 'running' });
     w.push({ type: 'metrics', runId: 'run-1', metrics: metrics(1, 0.25) });
     w.push({ type: 'metrics', runId: 'other', metrics: metrics(1, 9) }); // a stale run: ignored
-    w.push({ type: 'eval', runId: 'run-1', metrics: { step: 1, nTasks: 2, nRollouts: 2, 'eval/solve_r': 0.5, 'eval/solve_p': 1, 'eval/solve_f1': 2 / 3, 'eval/answer_correct': 0, 'eval/reward': 0 } });
+    w.push({
+      type: 'eval',
+      runId: 'run-1',
+      metrics: {
+        step: 1,
+        nTasks: 2,
+        nRollouts: 2,
+        'eval/solve_r': 0.5,
+        'eval/solve_p': 1,
+        'eval/solve_f1': 2 / 3,
+        'eval/answer_correct': 0,
+        'eval/reward': 0,
+      },
+    });
     w.push({ type: 'metrics', runId: 'run-1', metrics: metrics(1, 0.3) }); // a replayed step replaces
-    w.push({ type: 'rollouts', runId: 'run-1', groups: [{ step: 1, promptIndex: 0, taskId: 't', question: 'q', goldCalls: [], rollouts: [] }] });
+    w.push({
+      type: 'rollouts',
+      runId: 'run-1',
+      groups: [{ step: 1, promptIndex: 0, taskId: 't', question: 'q', goldCalls: [], rollouts: [] }],
+    });
     flushSync();
     expect(t.metrics.map((m) => m.reward)).toEqual([0.3]);
-    expect(t.points).toEqual([{ step: 1, values: { reward: 0.3, 'tokens/s': 50, nTasks: 2, nRollouts: 2, 'eval/solve_r': 0.5, 'eval/solve_p': 1, 'eval/solve_f1': 2 / 3, 'eval/answer_correct': 0, 'eval/reward': 0 } }]);
+    expect(t.points).toEqual([
+      {
+        step: 1,
+        values: {
+          reward: 0.3,
+          'tokens/s': 50,
+          nTasks: 2,
+          nRollouts: 2,
+          'eval/solve_r': 0.5,
+          'eval/solve_p': 1,
+          'eval/solve_f1': 2 / 3,
+          'eval/answer_correct': 0,
+          'eval/reward': 0,
+        },
+      },
+    ]);
     expect(t.groups).toHaveLength(1);
     expect(t.latestMetrics?.reward).toBe(0.3);
     expect([t.step, t.totalSteps, t.runPhase]).toEqual([1, 2, 'rollouts']);
@@ -69,7 +111,15 @@ describe('TrainingState', () => {
     expect(t.memory).toBeNull();
     const memory = { backend: 'wasm', numBytes: 5 * 2 ** 20, numTensors: 80 };
     w.push({ type: 'progress', runId: 'run-1', step: 2, totalSteps: 2, phase: 'rollouts', state: 'running', memory });
-    w.push({ type: 'progress', runId: 'other', step: 9, totalSteps: 9, phase: 'rollouts', state: 'running', memory: { ...memory, numBytes: 1 } });
+    w.push({
+      type: 'progress',
+      runId: 'other',
+      step: 9,
+      totalSteps: 9,
+      phase: 'rollouts',
+      state: 'running',
+      memory: { ...memory, numBytes: 1 },
+    });
     expect(t.memory).toEqual(memory); // the stale run's reading is ignored
     w.push({ type: 'progress', runId: 'run-1', step: 2, totalSteps: 2, phase: 'idle', state: 'finished' });
     expect(t.memory).toEqual(memory); // a progress event without a reading keeps the last one
@@ -85,22 +135,43 @@ describe('TrainingState', () => {
     expect(w.sent).toEqual([]);
     expect(t.startError).toBe('Cannot start: q must be ≤ 1 (got "1.5")');
     await t.start({ pact: { anchorProb: 1.5 } });
-    expect(t.startError).toBe('Could not start training: invalid training config: q (config.pact.anchorProb): must be ≤ 1 (got 1.5)');
+    expect(t.startError).toBe(
+      'Could not start training: invalid training config: q (config.pact.anchorProb): must be ≤ 1 (got 1.5)',
+    );
     expect([t.phase, t.runId]).toEqual(['idle', null]);
   });
 
   it('a resumed run starts from its stored rows; a run error fails the run where it happened', async () => {
     const w = fakeClient(() => started());
-    const t = new TrainingState({ loadStoredPoints: async () => [{ step: 3, values: { reward: 0.7 } }], logError: () => {} });
+    const t = new TrainingState({
+      loadStoredPoints: async () => [{ step: 3, values: { reward: 0.7 } }],
+      logError: () => {},
+    });
     t.attach(w.client);
     await t.start({ recipe: 'pact' }, { resumeRunId: 'run-1' });
     expect(w.sent[0]).toEqual({ type: 'start', config: { recipe: 'pact' }, resumeRunId: 'run-1' });
     w.push({ type: 'metrics', runId: 'run-1', metrics: metrics(4, 0.8) });
     flushSync();
-    expect(t.points.map((p) => [p.step, p.values.reward])).toEqual([[3, 0.7], [4, 0.8]]);
-    w.push({ type: 'progress', runId: 'run-1', step: 4, totalSteps: 9, phase: 'update', state: 'running', memory: { backend: 'cpu', numBytes: 64, numTensors: 2 } });
+    expect(t.points.map((p) => [p.step, p.values.reward])).toEqual([
+      [3, 0.7],
+      [4, 0.8],
+    ]);
+    w.push({
+      type: 'progress',
+      runId: 'run-1',
+      step: 4,
+      totalSteps: 9,
+      phase: 'update',
+      state: 'running',
+      memory: { backend: 'cpu', numBytes: 64, numTensors: 2 },
+    });
     expect(t.memory?.numBytes).toBe(64);
-    w.push({ type: 'run-error', runId: 'run-1', message: 'out of memory', failure: { runId: 'run-1', runName: 'run', message: 'out of memory', step: 5, config: {}, at: 0 } });
+    w.push({
+      type: 'run-error',
+      runId: 'run-1',
+      message: 'out of memory',
+      failure: { runId: 'run-1', runName: 'run', message: 'out of memory', step: 5, config: {}, at: 0 },
+    });
     expect([t.phase, t.runError]).toEqual(['failed', 'out of memory']);
     await t.reset();
     expect([t.phase, t.runId, t.metrics.length, t.runError, t.memory]).toEqual(['idle', null, 0, null, null]);
@@ -111,9 +182,16 @@ describe('TrainingState', () => {
     const t = new TrainingState();
     t.attach(w.client);
     const files = [new File(['{}'], 'config.json'), new File([new Uint8Array(8)], 'model.safetensors')];
-    await t.start({ recipe: 'pact', model: { preset: 'qwen3-nano', vocabTasks: 10 } }, { modelFolder: { name: 'my-qwen3', files } });
+    await t.start(
+      { recipe: 'pact', model: { preset: 'qwen3-nano', vocabTasks: 10 } },
+      { modelFolder: { name: 'my-qwen3', files } },
+    );
     expect(w.sent).toEqual([
-      { type: 'start', config: { recipe: 'pact', model: { preset: 'qwen3-nano', vocabTasks: 10, init: 'folder:my-qwen3' } }, modelFiles: files },
+      {
+        type: 'start',
+        config: { recipe: 'pact', model: { preset: 'qwen3-nano', vocabTasks: 10, init: 'folder:my-qwen3' } },
+        modelFiles: files,
+      },
     ]);
     // Without a folder the config goes as it is, with no files.
     await t.start({ recipe: 'pact' }, { modelFolder: null });
@@ -139,7 +217,12 @@ describe('TrainingState', () => {
     w.push({ type: 'progress', runId: 'run-1', step: 3, totalSteps: 9, phase: 'checkpoint', state: 'running' });
     expect(t.displayStatus).toBe('stopping'); // the checkpoint of the stop is still being written
     w.push({ type: 'progress', runId: 'run-1', step: 3, totalSteps: 9, phase: 'idle', state: 'stopped' });
-    expect([t.phase, t.displayStatus, t.pendingControl, t.statusText]).toEqual(['stopped', 'stopped', null, 'Step 3 of 9 · stopped']);
+    expect([t.phase, t.displayStatus, t.pendingControl, t.statusText]).toEqual([
+      'stopped',
+      'stopped',
+      null,
+      'Step 3 of 9 · stopped',
+    ]);
     expect(t.controls).toMatchObject({ canTrain: true, isResume: false });
   });
 
@@ -148,10 +231,24 @@ describe('TrainingState', () => {
     const t = new TrainingState();
     t.attach(w.client);
     await t.start({});
-    w.push({ type: 'step-progress', runId: 'run-1', step: 1, progress: { phase: 'rollouts', done: 3, total: 8, tokens: 412, turn: 2 }, elapsedMs: 5000 });
-    w.push({ type: 'memory', runId: 'run-1', memory: { backend: 'wasm', numBytes: 7, numTensors: 3, peakBytes: 9, sampledAt: 1 } });
+    w.push({
+      type: 'step-progress',
+      runId: 'run-1',
+      step: 1,
+      progress: { phase: 'rollouts', done: 3, total: 8, tokens: 412, turn: 2 },
+      elapsedMs: 5000,
+    });
+    w.push({
+      type: 'memory',
+      runId: 'run-1',
+      memory: { backend: 'wasm', numBytes: 7, numTensors: 3, peakBytes: 9, sampledAt: 1 },
+    });
     w.push({ type: 'memory', runId: 'other', memory: { backend: 'wasm', numBytes: 99, numTensors: 3 } });
-    expect(t.stepProgress).toMatchObject({ step: 1, progress: { phase: 'rollouts', done: 3, total: 8, tokens: 412, turn: 2 }, elapsedMs: 5000 });
+    expect(t.stepProgress).toMatchObject({
+      step: 1,
+      progress: { phase: 'rollouts', done: 3, total: 8, tokens: 412, turn: 2 },
+      elapsedMs: 5000,
+    });
     expect(t.memory).toEqual({ backend: 'wasm', numBytes: 7, numTensors: 3, peakBytes: 9, sampledAt: 1 });
     w.push({ type: 'metrics', runId: 'run-1', metrics: { ...metrics(1, 0.5), seconds: 12 } as StepMetrics });
     flushSync();
@@ -192,15 +289,45 @@ describe('TrainingState', () => {
 
   it('after a reload shows the newest saved run detached; an interrupted one resumes from its checkpoint', async () => {
     const w = fakeClient(() => started());
-    const t = new TrainingState({ loadStoredPoints: async (id) => (id === 'run-1' ? [{ step: 1, values: { reward: 0.25 } }, { step: 3, values: { reward: 0.5 } }] : []) });
+    const t = new TrainingState({
+      loadStoredPoints: async (id) =>
+        id === 'run-1'
+          ? [
+              { step: 1, values: { reward: 0.25 } },
+              { step: 3, values: { reward: 0.5 } },
+            ]
+          : [],
+    });
     t.attach(w.client);
-    const saved: RunRecord = { ...RUN, status: 'running', lastStep: 3, lastCheckpointId: 'run-1@2', config: { recipe: 'pact', steps: 8 } };
+    const saved: RunRecord = {
+      ...RUN,
+      status: 'running',
+      lastStep: 3,
+      lastCheckpointId: 'run-1@2',
+      config: { recipe: 'pact', steps: 8 },
+    };
     await t.restore([saved, { ...RUN, id: 'older' }], new Set());
     flushSync();
-    expect([t.runId, t.phase, t.isDetached, t.displayStatus, t.step, t.totalSteps]).toEqual(['run-1', 'saved', true, 'interrupted', 3, 8]);
+    expect([t.runId, t.phase, t.isDetached, t.displayStatus, t.step, t.totalSteps]).toEqual([
+      'run-1',
+      'saved',
+      true,
+      'interrupted',
+      3,
+      8,
+    ]);
     expect(t.points.map((p) => p.step)).toEqual([1, 3]); // its stored rows on the charts, not the demo
-    expect(t.statusText).toBe('Step 3 of 8 · interrupted · Resume continues from its checkpoint at step 2 (step after it, 1 logged, will be trained again)');
-    expect(t.controls).toEqual({ canTrain: true, isResume: true, canPause: false, canStep: false, canStop: false, canReset: true });
+    expect(t.statusText).toBe(
+      'Step 3 of 8 · interrupted · Resume continues from its checkpoint at step 2 (step after it, 1 logged, will be trained again)',
+    );
+    expect(t.controls).toEqual({
+      canTrain: true,
+      isResume: true,
+      canPause: false,
+      canStep: false,
+      canStop: false,
+      canReset: true,
+    });
     // Events of whatever the worker runs are not this saved run's.
     w.push({ type: 'progress', runId: 'run-1', step: 9, totalSteps: 9, phase: 'rollouts', state: 'running' });
     expect(t.step).toBe(3);

@@ -70,7 +70,9 @@ describe('AdamW, hand-computed', () => {
     const p = tf.variable(tf.zeros([2, 3]));
     const opt = new AdamW(new Map([['layer.weight', p]]));
     const g = tf.zeros([3, 2]);
-    expect(() => opt.applyGradients(new Map([['layer.weight', g]]), 0.1)).toThrow(/"layer\.weight" has shape \[3,2\].*\[2,3\]/);
+    expect(() => opt.applyGradients(new Map([['layer.weight', g]]), 0.1)).toThrow(
+      /"layer\.weight" has shape \[3,2\].*\[2,3\]/,
+    );
     expect(() => opt.applyGradients(new Map([['nope', g]]), 0.1)).toThrow(/unknown param "nope"/);
     expect(() => new AdamW(new Map([['p', p]]), { beta1: 1 })).toThrow(/beta1/);
     g.dispose();
@@ -154,8 +156,23 @@ describe('AdamW + clip_grad_norm_ against torch 1.13 (fixtures/adamw_fixture.jso
 
 describe('AdamW state export/import', () => {
   it('a restored optimiser continues exactly like the original', async () => {
-    const makeParams = () => new Map([['p', tf.variable(tf.tensor2d([[0.3, -0.7], [1.1, 0.2]]))]]);
-    const gradAt = (k: number) => tf.tensor2d([[Math.sin(k), Math.cos(k)], [0.5 * k, -1]]);
+    const makeParams = () =>
+      new Map([
+        [
+          'p',
+          tf.variable(
+            tf.tensor2d([
+              [0.3, -0.7],
+              [1.1, 0.2],
+            ]),
+          ),
+        ],
+      ]);
+    const gradAt = (k: number) =>
+      tf.tensor2d([
+        [Math.sin(k), Math.cos(k)],
+        [0.5 * k, -1],
+      ]);
     const paramsA = makeParams();
     const optA = new AdamW(paramsA, { weightDecay: 0.1 });
     for (let k = 1; k <= 2; k++) tf.tidy(() => optA.applyGradients(new Map([['p', gradAt(k)]]), 0.05));
@@ -171,7 +188,9 @@ describe('AdamW state export/import', () => {
     expect(await readArray(paramsB.get('p')!)).toEqual(await readArray(paramsA.get('p')!));
 
     // A state with a missing entry or a wrong shape is refused before anything changes.
-    expect(() => optB.importState(state.filter((e) => e.name !== 'p.exp_avg_sq'))).toThrow(/missing entry "p\.exp_avg_sq"/);
+    expect(() => optB.importState(state.filter((e) => e.name !== 'p.exp_avg_sq'))).toThrow(
+      /missing entry "p\.exp_avg_sq"/,
+    );
     const badShape = state.map((e) => (e.name === 'p.exp_avg' ? { ...e, shape: [4] } : e));
     expect(() => optB.importState(badShape)).toThrow(/"p\.exp_avg" has shape \[4\], expected \[2,2\]/);
     expect(() => optB.importState([...state, { name: 'q.step', shape: [], data: Float32Array.of(1) }])).toThrow(

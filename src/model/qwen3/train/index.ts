@@ -17,5 +17,12 @@ export {
   type LoraConfig,
   type CreatedLora,
 } from './lora';
-export { snapshotParams, restoreParams, disposeSnapshot, exportTensors, importTensors, assignNamedArrays } from './snapshot';
+export {
+  snapshotParams,
+  restoreParams,
+  disposeSnapshot,
+  exportTensors,
+  importTensors,
+  assignNamedArrays,
+} from './snapshot';
 export type { ParamMap, TensorMap, LoraAdapter, LoraMap, NamedArray } from './types';

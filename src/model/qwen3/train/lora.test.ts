@@ -18,7 +18,12 @@ afterEach(() => {
  * The contract of the model's `applyLinear` (src/model/qwen3/linear.ts), restated here so
  * this test does not depend on it: y = x Wᵀ + scale · (x Aᵀ) Bᵀ. x [N, in] → [N, out].
  */
-function applyLinearRef(x: tf.Tensor2D, name: string, params: ReadonlyMap<string, tf.Tensor>, lora?: LoraMap): tf.Tensor2D {
+function applyLinearRef(
+  x: tf.Tensor2D,
+  name: string,
+  params: ReadonlyMap<string, tf.Tensor>,
+  lora?: LoraMap,
+): tf.Tensor2D {
   const y: tf.Tensor2D = tf.matMul(x, params.get(name) as tf.Tensor2D, false, true); // [N, out]
   const adapter = lora?.get(name);
   if (adapter === undefined) return y;
@@ -35,7 +40,18 @@ function makeTinyQwenParams(): ParamMap {
     ['model.layers.1.self_attn.q_proj.weight', [4, 6]],
   ];
   const params: ParamMap = new Map(
-    shapes.map(([name, shape], i) => [name, tf.variable(tf.tensor(makeValues(shape.reduce((a, b) => a * b, 1), 100 + i), shape))]),
+    shapes.map(([name, shape], i) => [
+      name,
+      tf.variable(
+        tf.tensor(
+          makeValues(
+            shape.reduce((a, b) => a * b, 1),
+            100 + i,
+          ),
+          shape,
+        ),
+      ),
+    ]),
   );
   disposables.push(...params.values());
   return params;
@@ -122,7 +138,9 @@ describe('training LoRA and merging it', () => {
     disposables.push(optimizer);
     const losses: number[] = [];
     for (let k = 0; k < 30; k++) {
-      losses.push((await trainStep({ params: trainable, lossFn, nMicro: 1, optimizer, maxGradNorm: 1, lr: 0.05 })).loss);
+      losses.push(
+        (await trainStep({ params: trainable, lossFn, nMicro: 1, optimizer, maxGradNorm: 1, lr: 0.05 })).loss,
+      );
     }
     expect(losses[29]).toBeLessThan(0.9 * losses[0]);
     for (const [name, p] of params) expect(await readArray(p), name).toEqual(baseBefore.get(name));
@@ -146,7 +164,12 @@ describe('training LoRA and merging it', () => {
   });
 
   it('merges W + scale·B·A by hand', async () => {
-    const w = tf.variable(tf.tensor2d([[1, 2], [3, 4]]));
+    const w = tf.variable(
+      tf.tensor2d([
+        [1, 2],
+        [3, 4],
+      ]),
+    );
     const A = tf.variable(tf.tensor2d([[1, -1]])); // [r = 1, in = 2]
     const B = tf.variable(tf.tensor2d([[2], [0.5]])); // [out = 2, r = 1]
     disposables.push(w, A, B);

@@ -97,7 +97,13 @@ export function mergeLora(params: ReadonlyMap<string, tf.Tensor>, lora: LoraMap)
     const weight = params.get(name);
     if (weight === undefined) throw new Error(`mergeLora: adapter for "${name}" but no such weight in params`);
     const [outDim, inDim] = weight.shape;
-    if (A.shape.length !== 2 || B.shape.length !== 2 || A.shape[1] !== inDim || B.shape[0] !== outDim || A.shape[0] !== B.shape[1]) {
+    if (
+      A.shape.length !== 2 ||
+      B.shape.length !== 2 ||
+      A.shape[1] !== inDim ||
+      B.shape[0] !== outDim ||
+      A.shape[0] !== B.shape[1]
+    ) {
       throw new Error(
         `mergeLora: adapter for "${name}" has A [${A.shape}] and B [${B.shape}], incompatible with the weight [${weight.shape}]`,
       );
@@ -109,7 +115,11 @@ export function mergeLora(params: ReadonlyMap<string, tf.Tensor>, lora: LoraMap)
     const adapter = lora.get(name);
     merged.set(
       name,
-      tf.tidy(() => (adapter === undefined ? tf.clone(weight) : tf.add(weight, tf.mul(tf.matMul(adapter.B, adapter.A), adapter.scale)))),
+      tf.tidy(() =>
+        adapter === undefined
+          ? tf.clone(weight)
+          : tf.add(weight, tf.mul(tf.matMul(adapter.B, adapter.A), adapter.scale)),
+      ),
     );
   }
   return merged;

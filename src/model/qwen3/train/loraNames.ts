@@ -23,4 +23,3 @@ export function nameLoraWeights(weightName: string): { a: string; b: string } {
   const base = weightName.endsWith('.weight') ? weightName.slice(0, -'.weight'.length) : weightName;
   return { a: `${base}.lora_A.weight`, b: `${base}.lora_B.weight` };
 }
-

@@ -42,9 +42,9 @@ describe('computeLearningRate', () => {
     expect(() => computeLearningRate(0, { kind: 'linear' as 'constant', lrPeak: 1, warmupSteps: 0 })).toThrow(/kind/);
     expect(() => computeLearningRate(0, { kind: 'constant', lrPeak: -1, warmupSteps: 0 })).toThrow(/lrPeak/);
     expect(() => computeLearningRate(0, { kind: 'constant', lrPeak: 1, warmupSteps: 1.5 })).toThrow(/warmupSteps/);
-    expect(() => computeLearningRate(0, { kind: 'cosine', lrPeak: 1, warmupSteps: 0, totalSteps: 9, minLrRatio: 2 })).toThrow(
-      /minLrRatio/,
-    );
+    expect(() =>
+      computeLearningRate(0, { kind: 'cosine', lrPeak: 1, warmupSteps: 0, totalSteps: 9, minLrRatio: 2 }),
+    ).toThrow(/minLrRatio/);
     expect(() => computeLearningRate(-1, { kind: 'constant', lrPeak: 1, warmupSteps: 0 })).toThrow(/step/);
   });
 });

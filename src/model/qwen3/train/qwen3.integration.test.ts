@@ -74,7 +74,9 @@ describe('training the Qwen3 model', () => {
     const model = Qwen3Model.fromConfig(TINY, 'train-integration-lora');
     disposables.push(model);
     const batches = makeBatches();
-    const baseBefore = new Map(await Promise.all([...model.params].map(async ([n, p]) => [n, await readArray(p)] as const)));
+    const baseBefore = new Map(
+      await Promise.all([...model.params].map(async ([n, p]) => [n, await readArray(p)] as const)),
+    );
     setParamsTrainable(model.params, false);
     const { lora, trainable } = createLora(model.params, {
       rank: 2,
@@ -90,7 +92,9 @@ describe('training the Qwen3 model', () => {
     const lossFn = makeLossFn(model, batches);
     const losses: number[] = [];
     for (let k = 0; k < 6; k++) {
-      losses.push((await trainStep({ params: trainable, lossFn, nMicro: 2, optimizer, maxGradNorm: 1, lr: 0.05 })).loss);
+      losses.push(
+        (await trainStep({ params: trainable, lossFn, nMicro: 2, optimizer, maxGradNorm: 1, lr: 0.05 })).loss,
+      );
     }
     expect(losses[5]).toBeLessThan(losses[0] - 0.05);
     for (const [name, p] of model.params) expect(await readArray(p), name).toEqual(baseBefore.get(name));
@@ -101,7 +105,9 @@ describe('training the Qwen3 model', () => {
     const mergedModel = new Qwen3Model(TINY, mergedVars);
     disposables.push(mergedModel);
     const viaLora = await readArray(tf.tidy(() => model.computeLogits(batches[0].inputIds, batches[0].attentionMask)));
-    const viaMerged = await readArray(tf.tidy(() => mergedModel.computeLogits(batches[0].inputIds, batches[0].attentionMask)));
+    const viaMerged = await readArray(
+      tf.tidy(() => mergedModel.computeLogits(batches[0].inputIds, batches[0].attentionMask)),
+    );
     const maxErr = Math.max(...viaLora.map((v, i) => Math.abs(v - viaMerged[i])));
     expect(maxErr).toBeLessThan(1e-4);
     // …and the adapters did change the model: base logits differ.

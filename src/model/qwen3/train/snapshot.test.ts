@@ -52,7 +52,8 @@ describe('weight snapshots (π_ref / π_old)', () => {
     expect([...snapshot.values()].every((v) => !v.trainable)).toBe(true);
     const lossBefore = await readLoss(lossOf(params));
 
-    for (let k = 0; k < 2; k++) await trainStep({ params, lossFn: lossOf(params), nMicro: 2, optimizer, maxGradNorm: 1, lr: 0.05 });
+    for (let k = 0; k < 2; k++)
+      await trainStep({ params, lossFn: lossOf(params), nMicro: 2, optimizer, maxGradNorm: 1, lr: 0.05 });
     const trained = await readAll(params);
     expect(trained.get('fc1.weight')).not.toEqual(original.get('fc1.weight'));
     // The snapshot still holds the pre-update weights, and scores like the old policy.
@@ -72,7 +73,9 @@ describe('weight snapshots (π_ref / π_old)', () => {
     const original = await readAll(params);
     const other = createMlp(3, 4, 9); // hidden 4 instead of 5
     disposables.push(...other.values());
-    expect(() => restoreParams(params, other)).toThrow(/"fc1\.weight" is float32 \[4,3\] in the snapshot but float32 \[5,3\] in params/);
+    expect(() => restoreParams(params, other)).toThrow(
+      /"fc1\.weight" is float32 \[4,3\] in the snapshot but float32 \[5,3\] in params/,
+    );
     const partial = new Map([...params].filter(([n]) => n !== 'fc2.bias'));
     expect(() => restoreParams(params, partial)).toThrow(/snapshot has no tensor "fc2\.bias"/);
     expect(await readAll(params)).toEqual(original);
@@ -112,9 +115,9 @@ describe('checkpoint records', () => {
     const bad = records.map((r) => (r.name === 'fc2.weight' ? { ...r, shape: [5, 1] } : r));
     expect(() => assignNamedArrays(params, bad)).toThrow(/"fc2\.weight" has shape \[5,1\] but the param has \[1,5\]/);
     expect(() => assignNamedArrays(params, records.slice(1))).toThrow(/no record for param "fc1\.weight"/);
-    expect(() => assignNamedArrays(params, [...records, { name: 'extra', shape: [1], data: Float32Array.of(1) }])).toThrow(
-      /record "extra" has no param/,
-    );
+    expect(() =>
+      assignNamedArrays(params, [...records, { name: 'extra', shape: [1], data: Float32Array.of(1) }]),
+    ).toThrow(/record "extra" has no param/);
     const short = records.map((r) => (r.name === 'fc1.bias' ? { ...r, data: new Float32Array(2) } : r));
     expect(() => assignNamedArrays(params, short)).toThrow(/"fc1\.bias"\): shape \[5\] needs 5 values, data has 2/);
     expect(await readAll(params)).toEqual(original);
@@ -138,7 +141,10 @@ describe('checkpoint records', () => {
     disposables.push(...b.values());
     const optB = new AdamW(b, { weightDecay: 0.1 });
     disposables.push(optB);
-    assignNamedArrays(b, checkpoint.filter((r) => b.has(r.name)));
+    assignNamedArrays(
+      b,
+      checkpoint.filter((r) => b.has(r.name)),
+    );
     optB.importState(checkpoint.filter((r) => !b.has(r.name)));
     for (let k = 2; k < 4; k++) await stepOf(b, optB, k);
     expect(await readAll(b)).toEqual(await readAll(a.params));

@@ -91,9 +91,12 @@ export function assignNamedArrays(params: ParamMap, records: readonly NamedArray
     const param = params.get(record.name);
     if (param === undefined) throw new Error(`assignNamedArrays: record "${record.name}" has no param of that name`);
     if (!tf.util.arraysEqual(record.shape, param.shape)) {
-      throw new Error(`assignNamedArrays: "${record.name}" has shape [${record.shape}] but the param has [${param.shape}]`);
+      throw new Error(
+        `assignNamedArrays: "${record.name}" has shape [${record.shape}] but the param has [${param.shape}]`,
+      );
     }
-    if (param.dtype !== 'float32') throw new Error(`assignNamedArrays: param "${record.name}" has dtype ${param.dtype}`);
+    if (param.dtype !== 'float32')
+      throw new Error(`assignNamedArrays: param "${record.name}" has dtype ${param.dtype}`);
     byName.set(record.name, record);
   });
   if (!isPartial) {
@@ -112,7 +115,9 @@ function checkRecord(record: NamedArray, where: string): void {
   }
   const { name, shape, data } = record;
   if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
-    throw new Error(`${where} ("${name}"): shape must be a list of non-negative integers, got ${JSON.stringify(shape)}`);
+    throw new Error(
+      `${where} ("${name}"): shape must be a list of non-negative integers, got ${JSON.stringify(shape)}`,
+    );
   }
   if (!(data instanceof Float32Array)) throw new Error(`${where} ("${name}"): data must be a Float32Array`);
   const size = shape.reduce((a, b) => a * b, 1);

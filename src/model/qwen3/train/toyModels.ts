@@ -41,7 +41,13 @@ export function applyMlp(x: tf.Tensor2D, params: ParamMap): tf.Tensor2D {
 }
 
 /** Mean squared error of the MLP on rows [start, end) of (x, y): a scalar. */
-export function computeMlpLoss(params: ParamMap, x: tf.Tensor2D, y: tf.Tensor2D, start: number, end: number): tf.Scalar {
+export function computeMlpLoss(
+  params: ParamMap,
+  x: tf.Tensor2D,
+  y: tf.Tensor2D,
+  start: number,
+  end: number,
+): tf.Scalar {
   const xs = tf.slice(x, [start, 0], [end - start, -1]);
   const ys = tf.slice(y, [start, 0], [end - start, -1]);
   return tf.mean(tf.square(tf.sub(applyMlp(xs, params), ys)));

@@ -17,7 +17,10 @@ afterEach(() => {
 /** Linear regression y = x·w + b, N = 8 rows, 3 features. */
 function makeRegression() {
   const xValues = makeValues(8 * 3, 7);
-  const yValues = Array.from({ length: 8 }, (_, n) => xValues[3 * n] - 2 * xValues[3 * n + 1] + 0.5 * xValues[3 * n + 2] + 0.3);
+  const yValues = Array.from(
+    { length: 8 },
+    (_, n) => xValues[3 * n] - 2 * xValues[3 * n + 1] + 0.5 * xValues[3 * n + 2] + 0.3,
+  );
   const x = tf.tensor2d(xValues, [8, 3]);
   const y = tf.tensor2d(yValues, [8, 1]);
   const params: ParamMap = new Map<string, tf.Variable>([
@@ -84,7 +87,11 @@ describe('accumulateGradients', () => {
     const { params, lossOn } = makeRegression();
     const before = tf.memory().numTensors;
     expect(() =>
-      accumulateGradients(params, (i) => (i === 1 ? (tf.stack([lossOn(0, 2), lossOn(2, 4)]) as unknown as tf.Scalar) : lossOn(0, 2)), 3),
+      accumulateGradients(
+        params,
+        (i) => (i === 1 ? (tf.stack([lossOn(0, 2), lossOn(2, 4)]) as unknown as tf.Scalar) : lossOn(0, 2)),
+        3,
+      ),
     ).toThrow(/lossFn\(1\) must return a scalar tensor, got a tensor of shape \[2\]/);
     expect(tf.memory().numTensors).toBe(before);
     expect(() => accumulateGradients(params, () => lossOn(0, 2), 0)).toThrow(/nMicro/);
@@ -97,7 +104,14 @@ describe('trainStep', () => {
     const { gw, gb, loss } = computeAnalytic([0.1, 0.2, -0.1], 0);
     const optimizer = new AdamW(params, { weightDecay: 0, eps: 1e-12 });
     disposables.push(optimizer);
-    const result = await trainStep({ params, lossFn: (i) => lossOn(4 * i, 4 * i + 4), nMicro: 2, optimizer, maxGradNorm: 1e9, lr: 0.01 });
+    const result = await trainStep({
+      params,
+      lossFn: (i) => lossOn(4 * i, 4 * i + 4),
+      nMicro: 2,
+      optimizer,
+      maxGradNorm: 1e9,
+      lr: 0.01,
+    });
     // grad_norm = √(Σ gw² + gb²); loss is the full-batch mean squared error.
     expect(result.loss).toBeCloseTo(loss, 5);
     expect(result.gradNorm).toBeCloseTo(Math.hypot(...gw, gb), 5);

@@ -51,12 +51,16 @@ export async function trainStep(args: TrainStepArgs): Promise<TrainStepResult> {
     throw new Error(`trainStep: lr must be a finite number ≥ 0, got ${lr}`);
   }
   if (typeof maxGradNorm !== 'number' || Number.isNaN(maxGradNorm) || maxGradNorm <= 0) {
-    throw new Error(`trainStep: maxGradNorm must be a positive number (Infinity to disable clipping), got ${maxGradNorm}`);
+    throw new Error(
+      `trainStep: maxGradNorm must be a positive number (Infinity to disable clipping), got ${maxGradNorm}`,
+    );
   }
   const managed = new Set(optimizer.paramNames);
   for (const name of params.keys()) {
     if (!managed.has(name)) {
-      throw new Error(`trainStep: param "${name}" is not managed by the optimizer; build the AdamW over the same params`);
+      throw new Error(
+        `trainStep: param "${name}" is not managed by the optimizer; build the AdamW over the same params`,
+      );
     }
   }
   const { grads, loss } = accumulateGradients(params, lossFn, nMicro, args.microReduction ?? 'mean');
