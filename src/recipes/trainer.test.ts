@@ -26,6 +26,7 @@ import {
   stripTiming,
   useWasmTinySetup,
   type TinySetup,
+  TINY_TRAINER_CONFIG,
 } from './testing/testKit';
 import {
   Trainer,
@@ -47,16 +48,7 @@ beforeAll(() => {
   setup = tinySetup();
 });
 
-const TINY: TrainConfigInput = {
-  batchPrompts: 2,
-  miniBatchPrompts: 1,
-  rolloutsPerPrompt: 2,
-  maxTurns: 2,
-  maxPromptTokens: 1024,
-  maxResponseTokens: 12,
-  steps: 4,
-  lr: 1e-2,
-};
+const TINY = TINY_TRAINER_CONFIG;
 
 function createTrainer(input: TrainConfigInput, opts: Parameters<typeof createTinyTrainer>[2] = {}): Trainer {
   return createTinyTrainer(setup, { ...TINY, ...input }, opts);

@@ -18,7 +18,15 @@ import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot'
 import type { NamedArray } from '../model/qwen3/train/types';
 
 import type { TrainConfigInput } from './config';
-import { createTinyTrainer, meanPolicyTokenK3, useWasmTinySetup, type TinySetup } from './testing/testKit';
+import {
+  createTinyTrainer,
+  meanPolicyTokenK3,
+  useWasmTinySetup,
+  type TinySetup,
+  TINY_LORA_CONFIG,
+  hasSameBits,
+  releaseTrainers,
+} from './testing/testKit';
 import { listRecipes } from './registry';
 import type { Trainer } from './trainer';
 
@@ -30,39 +38,14 @@ beforeAll(() => {
   setup = tinySetup();
 });
 
-/** rank 2, α 4 (scale 2) on q and v: the tiny model's q_proj is [32, 32], v_proj [16, 32]. */
-const LORA: TrainConfigInput = {
-  recipe: 'pact',
-  batchPrompts: 1,
-  miniBatchPrompts: 1,
-  rolloutsPerPrompt: 2,
-  maxTurns: 1,
-  maxPromptTokens: 1024,
-  maxResponseTokens: 8,
-  steps: 4,
-  lr: 1e-2,
-  klCoef: 0.1,
-  pact: { anchorProb: 0 }, // L^h + SFT every step: the adapters move whatever the rewards
-  model: { lora: { rank: 2, alpha: 4, targets: ['q', 'v'] } },
-};
+const LORA = TINY_LORA_CONFIG;
+const release = releaseTrainers;
+const sameBits = hasSameBits;
 
 function createTrainer(input: TrainConfigInput, modelSeed = 7): Trainer {
   return createTinyTrainer(setup, input, { modelSeed });
 }
 
-/** Disposes each trainer (which takes its adapters off the model), then its model. */
-function release(...trainers: Trainer[]): void {
-  for (const t of trainers) {
-    const model = t.model;
-    t.dispose();
-    model.dispose();
-  }
-}
-
-const sameBits = (a: NamedArray, b: NamedArray) =>
-  Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(
-    Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength),
-  );
 const byName = (list: readonly NamedArray[]) => new Map(list.map((t) => [t.name, t]));
 
 describe('Trainer with LoRA (config.model.lora)', () => {

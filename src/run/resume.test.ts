@@ -2,7 +2,6 @@
 // and for LoRA the merged model, the base as reference and PEFT's adapter files): bit for bit.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exportTensors } from '../model/qwen3/train/snapshot';
-import type { NamedArray } from '../model/qwen3/train/types';
 import { parseSafetensors } from '../model/weights/safetensors';
 import type { TrainConfigInput } from '../recipes/config';
 import {
@@ -11,6 +10,10 @@ import {
   stripTiming,
   useWasmTinySetup,
   type TinySetup,
+  TINY_LORA_CONFIG,
+  TINY_TRAINER_CONFIG,
+  hasSameBits,
+  releaseTrainers,
 } from '../recipes/testing/testKit';
 import type { Trainer } from '../recipes/trainer';
 import type { StepMetrics } from '../recipes/types';
@@ -31,51 +34,14 @@ beforeAll(() => {
   setup = tinySetup();
 });
 
-/** The trainer tests' tiny budgets (trainer.test.ts). */
-const TINY: TrainConfigInput = {
-  batchPrompts: 2,
-  miniBatchPrompts: 1,
-  rolloutsPerPrompt: 2,
-  maxTurns: 2,
-  maxPromptTokens: 1024,
-  maxResponseTokens: 12,
-  steps: 4,
-  lr: 1e-2,
-};
-
-/** rank 2, α 4 (scale 2) on q and v, as trainerLora.test.ts. */
-const LORA: TrainConfigInput = {
-  recipe: 'pact',
-  batchPrompts: 1,
-  miniBatchPrompts: 1,
-  rolloutsPerPrompt: 2,
-  maxTurns: 1,
-  maxPromptTokens: 1024,
-  maxResponseTokens: 8,
-  steps: 4,
-  lr: 1e-2,
-  klCoef: 0.1,
-  pact: { anchorProb: 0 }, // L^h + SFT every step: the adapters move whatever the rewards
-  model: { lora: { rank: 2, alpha: 4, targets: ['q', 'v'] } },
-};
-
 function createTrainer(input: TrainConfigInput, modelSeed = 7): Trainer {
   return createTinyTrainer(setup, input, { modelSeed });
 }
 
-/** Disposes each trainer (which takes its adapters off the model), then its model. */
-function release(...trainers: Trainer[]): void {
-  for (const t of trainers) {
-    const model = t.model;
-    t.dispose();
-    model.dispose();
-  }
-}
-
-const sameBits = (a: NamedArray, b: NamedArray) =>
-  Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(
-    Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength),
-  );
+const TINY = TINY_TRAINER_CONFIG;
+const LORA = TINY_LORA_CONFIG;
+const release = releaseTrainers;
+const sameBits = hasSameBits;
 const asReader = readerOfFiles;
 
 describe('resume through checkpoint files', () => {

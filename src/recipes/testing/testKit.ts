@@ -22,6 +22,7 @@ import { useCpuBackend } from '../../model/qwen3/train/testBackend';
 import { resolveConfig, type TrainConfigInput } from '../config';
 import { Trainer, createToolUsePrompts } from '../trainer';
 import { isMachineMetric, type PolicySampler, type RolloutGroup, type StepMetrics, type StepProgress } from '../types';
+import type { NamedArray } from '../../model/qwen3/train/types';
 
 export interface TinySetup {
   tokenizer: PrunedTokenizer;
@@ -175,4 +176,47 @@ export function createTinyTrainer(
 /** Step metrics without the wall-clock and memory ones (what bit-for-bit comparisons compare). */
 export function stripTiming(m: StepMetrics): Record<string, unknown> {
   return Object.fromEntries(Object.entries(m).filter(([k]) => !isMachineMetric(k)));
+}
+
+/** The trainer tests' tiny budgets: 2 prompts × K 2, 2 turns of 12 tokens, lr 1e-2. */
+export const TINY_TRAINER_CONFIG: TrainConfigInput = {
+  batchPrompts: 2,
+  miniBatchPrompts: 1,
+  rolloutsPerPrompt: 2,
+  maxTurns: 2,
+  maxPromptTokens: 1024,
+  maxResponseTokens: 12,
+  steps: 4,
+  lr: 1e-2,
+};
+
+/** rank 2, α 4 (scale 2) on q and v: the tiny model's q_proj is [32, 32], v_proj [16, 32]. */
+export const TINY_LORA_CONFIG: TrainConfigInput = {
+  recipe: 'pact',
+  batchPrompts: 1,
+  miniBatchPrompts: 1,
+  rolloutsPerPrompt: 2,
+  maxTurns: 1,
+  maxPromptTokens: 1024,
+  maxResponseTokens: 8,
+  steps: 4,
+  lr: 1e-2,
+  klCoef: 0.1,
+  pact: { anchorProb: 0 }, // L^h + SFT every step: the adapters move whatever the rewards
+  model: { lora: { rank: 2, alpha: 4, targets: ['q', 'v'] } },
+};
+
+/** Disposes each trainer (which takes its adapters off the model), then its model. */
+export function releaseTrainers(...trainers: Trainer[]): void {
+  for (const t of trainers) {
+    const model = t.model;
+    t.dispose();
+    model.dispose();
+  }
+}
+
+/** Whether two arrays hold the same float32 bits. */
+export function hasSameBits(a: NamedArray, b: NamedArray): boolean {
+  const bytes = (x: NamedArray) => Buffer.from(x.data.buffer, x.data.byteOffset, x.data.byteLength);
+  return bytes(a).equals(bytes(b));
 }
