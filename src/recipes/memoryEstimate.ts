@@ -11,13 +11,8 @@
  * trace-conditioned row [x; h*; τ] by that plus an expert trace taken as long as a response.
  */
 import { countQwen3Params, type Qwen3Config } from '../model/qwen3/config';
-import { ENGINE_ACTIVATION_BUDGET_BYTES, ENGINE_MAX_PARAMS, getEngineEnabled } from '../model/qwen3/engineBridge';
-import {
-  countEngineParams,
-  engineActivationBytes,
-  engineSlotBytes,
-  engineWeightCacheBytes,
-} from '../model/engine/qwen3Engine';
+import { ENGINE_ACTIVATION_BUDGET_BYTES, engineServesShape } from '../model/qwen3/engineBridge';
+import { engineActivationBytes, engineSlotBytes, engineWeightCacheBytes } from '../model/engine/qwen3Engine';
 import type { TrainConfig } from './config';
 
 /** One WebAssembly memory's most (65,536 pages of 64 KiB): tfjs-wasm's heap and the engine's cannot grow past it. */
@@ -59,6 +54,8 @@ export interface MemoryPart {
 }
 
 export interface StepMemoryEstimate {
+  /** The training state (part of the backend's memory). */
+  state: TrainingStateEstimate;
   /** Whether the CPU engine runs the model's forward/backward and decoding (wasm, cpu; up to ENGINE_MAX_PARAMS). */
   engine: boolean;
   /** Longest row a step reads: a trace-conditioned [x; h*; τ]. */
@@ -71,19 +68,12 @@ export interface StepMemoryEstimate {
 
 const total = (parts: readonly MemoryPart[]) => parts.reduce((s, p) => s + p.bytes, 0);
 
-/** Whether the engine will serve a model of this shape on `backend` (the bridge's test, before any weight exists). */
-export function engineServes(model: Qwen3Config, backend: string): boolean {
-  if (!getEngineEnabled() || (backend !== 'wasm' && backend !== 'cpu')) return false;
-  if (model.head_dim % 8 !== 0 || model.hidden_size % 4 !== 0 || model.intermediate_size % 4 !== 0) return false;
-  return countEngineParams(model) <= ENGINE_MAX_PARAMS;
-}
-
 export function estimateStepMemory(model: Qwen3Config, config: MemoryConfig, backend: string): StepMemoryEstimate {
   const state = estimateTrainingState(model, config);
   const rollout = config.maxPromptTokens + config.maxResponseTokens;
   const longestRowTokens = rollout + config.maxResponseTokens;
   const backendParts: MemoryPart[] = [{ what: `training state (${state.copies.join(', ')})`, bytes: state.bytes }];
-  const engine = engineServes(model, backend);
+  const engine = engineServesShape(model, backend);
   if (!engine) {
     // One micro-batch's attention maps [rows, heads, T, T], kept per layer for the backward.
     const T = longestRowTokens;
@@ -92,7 +82,7 @@ export function estimateStepMemory(model: Qwen3Config, config: MemoryConfig, bac
       what: `attention maps of ${config.microBatchRows} row(s) of ${T} tokens (at least)`,
       bytes: maps,
     });
-    return { engine, longestRowTokens, backend: backendParts, engineParts: [] };
+    return { state, engine, longestRowTokens, backend: backendParts, engineParts: [] };
   }
   const versions = 1 + (state.trainable > 0 ? 1 : 0) + (state.trainable > 0 && config.klCoef > 0 ? 1 : 0);
   const weights = Math.min(2 * versions * 4 * state.params, engineWeightCacheBytes(model));
@@ -107,7 +97,7 @@ export function estimateStepMemory(model: Qwen3Config, config: MemoryConfig, bac
     { what: `KV cache (${slots} rollouts × ${capacity} positions)`, bytes: slots * engineSlotBytes(model, capacity) },
     { what: 'kept activations of one chunk', bytes: chunk },
   ];
-  return { engine, longestRowTokens, backend: backendParts, engineParts };
+  return { state, engine, longestRowTokens, backend: backendParts, engineParts };
 }
 
 const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
@@ -120,7 +110,7 @@ const list = (parts: readonly MemoryPart[]) => parts.map((p) => `${p.what} ${gib
  */
 export function checkTrainingMemory(model: Qwen3Config, config: MemoryConfig, backend: string): void {
   const est = estimateStepMemory(model, config, backend);
-  const state = estimateTrainingState(model, config);
+  const { state } = est;
   const onBackend = backend === 'wasm' ? total(est.backend) : 0;
   if (onBackend > WASM_MEMORY_LIMIT_BYTES) {
     const isState = state.bytes > WASM_MEMORY_LIMIT_BYTES;

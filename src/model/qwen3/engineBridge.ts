@@ -34,13 +34,17 @@ export function getEngineEnabled(): boolean {
   return isEngineEnabled;
 }
 
-/** Whether the engine serves this model on the active backend. */
-export function isEngineActive(params: ParamMap, config: Qwen3Config): boolean {
+/** Whether the engine will serve a model of this shape on `backend` (known before any weight exists). */
+export function engineServesShape(config: Qwen3Config, backend: string): boolean {
   if (!isEngineEnabled) return false;
-  const backend = tf.getBackend();
   if (backend !== 'wasm' && backend !== 'cpu') return false;
   if (config.head_dim % 8 !== 0 || config.hidden_size % 4 !== 0 || config.intermediate_size % 4 !== 0) return false;
-  if (countEngineParams(config) > ENGINE_MAX_PARAMS) return false;
+  return countEngineParams(config) <= ENGINE_MAX_PARAMS;
+}
+
+/** Whether the engine serves this model on the active backend (its shape, and no vocabulary shards). */
+export function isEngineActive(params: ParamMap, config: Qwen3Config): boolean {
+  if (!engineServesShape(config, tf.getBackend())) return false;
   for (const name of params.keys()) if (name.includes(SHARD_MARK)) return false;
   return true;
 }
