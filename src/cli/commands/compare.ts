@@ -119,7 +119,12 @@ async function runCompare(args: string[], io: CliIO): Promise<number> {
   const pairs: PairedSeries[] = [];
   let names = { run: 'run', control: 'control' };
   for (let i = 0; i < runFiles.length; i++) {
-    const [run, control] = await Promise.all([loadSeries(runFiles[i], metric), loadSeries(controlFiles[i], metric)]);
+    // Both files are read at once; a failure is reported for every file that failed, run first,
+    // so the message does not depend on which read finished first.
+    const settled = await Promise.allSettled([loadSeries(runFiles[i], metric), loadSeries(controlFiles[i], metric)]);
+    const failures = settled.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+    if (failures.length > 0) throw new Error(failures.join('; '));
+    const [run, control] = settled.map((r) => (r as PromiseFulfilledResult<LoadedSeries>).value);
     if (i === 0) names = { run: withoutSeed(run.name), control: withoutSeed(control.name) };
     pairs.push({ label: `${run.name} − ${control.name}`, run: run.points, control: control.points });
   }
