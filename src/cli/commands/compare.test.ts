@@ -96,7 +96,9 @@ describe('pact compare', () => {
     ).toBe(2);
     expect(m.err.join('\n')).toContain('pact-s1.jsonl: no values of metric "kl"');
     // Both files lack it: both are named, the run first, whatever read finished first.
-    expect(m.err.join('\n')).toMatch(/pact-s1\.jsonl: no values of metric "kl"; .*frozen-s1\.jsonl: no values of metric "kl"/);
+    expect(m.err.join('\n')).toMatch(
+      /pact-s1\.jsonl: no values of metric "kl"; .*frozen-s1\.jsonl: no values of metric "kl"/,
+    );
     const f = capture();
     expect(await main(['compare', '--run', file('nope.jsonl'), '--control', file('frozen-s1.jsonl')], f.io)).toBe(2);
     expect(f.err.join('\n')).toContain('nope.jsonl: ENOENT');
