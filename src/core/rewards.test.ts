@@ -53,11 +53,30 @@ describe('turnRewards', () => {
   it('gives an answer turn the answer F1 even when it also made calls', () => {
     const r = turnRewards([{ calls: [call('search', { q: 'paris' })], answer: 'sunny' }], golds, 'sunny');
     expect(r.turnRewards).toEqual([1]);
-    expect(r.callRewards).toEqual([[1]]);
+    // MatchTIR's compute_process_KM matches only the calls of turns without an answer.
+    expect(r.callRewards).toEqual([[0]]);
+    expect(r.assignment).toEqual([[null]]);
     // an empty answer is still an answer turn: F1 = 0, not the call mean
     expect(turnRewards([{ calls: [call('search', { q: 'paris' })], answer: '' }], golds, 'sunny').turnRewards).toEqual([
       0,
     ]);
+  });
+
+  it("keeps answer-turn calls out of the matching: they cannot take an earlier call's gold", () => {
+    // turn 0: weather{city:'paris'} alone would match g1 at 0.625 (hand count above).
+    // The answer turn repeats the call exactly (similarity 1 with g1); matched together, the
+    // exact call would take g1 and leave turn 0's call at 0. MatchTIR matches turn 0 alone.
+    const r = turnRewards(
+      [
+        { calls: [call('weather', { city: 'paris' })] },
+        { calls: [call('weather', { city: 'paris', unit: 'c' })], answer: 'sunny' },
+      ],
+      golds,
+      'sunny',
+    );
+    expect(r.callRewards).toEqual([[0.625], [0]]);
+    expect(r.assignment).toEqual([[1], [null]]);
+    expect(r.turnRewards).toEqual([0.625, 1]);
   });
 
   it('handles an empty rollout and names a bad turn', () => {

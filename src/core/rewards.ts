@@ -1,8 +1,9 @@
 /**
  * Turn-level rewards of MatchTIR hard credit assignment (PACT App. B, "Turn-level and
- * outcome rewards"): all predicted calls of a trajectory are matched at once against
- * all gold calls; a tool-use turn's reward is the mean r(p) of its calls (0 with
- * none); the final-answer turn gets r_ans = F1(ŷ, y) instead.
+ * outcome rewards"): all predicted calls of a trajectory's tool-use turns are matched at
+ * once against all gold calls; a tool-use turn's reward is the mean r(p) of its calls (0
+ * with none); the final-answer turn gets r_ans = F1(ŷ, y) instead, and its own calls, as
+ * in MatchTIR's `compute_process_KM`, enter no matching.
  *
  * `answerF1` compares word **sets** (not bags, as SQuAD's F1 would): lower-case,
  * every ASCII punctuation character → space, whitespace collapsed.
@@ -65,16 +66,25 @@ export function turnRewards(
     if (t.answer != null && typeof t.answer !== 'string')
       throw new Error(`turnRewards: turns[${i}].answer must be a string`);
   });
-  const allCalls = turns.flatMap((t) => t.calls);
+  // MatchTIR's compute_process_KM collects the calls of the turns without an answer only: a
+  // call made in the answer turn enters no matching (reward 0, no gold) and cannot take a
+  // gold call from an earlier turn's call.
+  const isMatched = turns.map((t) => t.answer == null);
+  const allCalls = turns.flatMap((t, i) => (isMatched[i] ? t.calls : []));
   const { assignment, rewards } = matchToolCalls(allCalls, goldCalls, options);
   const callRewards: number[][] = [];
   const turnAssignment: (number | null)[][] = [];
   let offset = 0;
-  for (const t of turns) {
+  turns.forEach((t, i) => {
+    if (!isMatched[i]) {
+      callRewards.push(t.calls.map(() => 0));
+      turnAssignment.push(t.calls.map(() => null));
+      return;
+    }
     callRewards.push(rewards.slice(offset, offset + t.calls.length));
     turnAssignment.push(assignment.slice(offset, offset + t.calls.length));
     offset += t.calls.length;
-  }
+  });
   const perTurn = turns.map((t, i) => {
     if (t.answer != null) return answerF1(t.answer, goldAnswer);
     const r = callRewards[i];

@@ -8,6 +8,17 @@ import { createRegistry } from './registry';
 import { REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, tokenKeepFraction, type SftScheduleOptions } from './schedules';
 import { buildComponentMask, buildFullTokenMask } from './masks';
 
+/**
+ * What the SFT row holds of unrevealed reasoning (PACT App. C). 'remove' (the default): only
+ * the revealed prefix R_i(s), so an `explicit_call_preview` span, "excluded from safe prefix
+ * hints", is never in the context of the call it previews, and at L0 the row is h* without
+ * reasoning ("progressively closer to the prompt-only setting"). 'mask': Eq. sft-loss
+ * read literally, every token of h*_<n in the context, the unrevealed ones at weight 0
+ * (the preview then sits right before the call it spells out).
+ */
+export const PREFIX_REVEALS = ['remove', 'mask'] as const;
+export type PrefixReveal = (typeof PREFIX_REVEALS)[number];
+
 /** A design: a reasoning and a tool-call schedule by name, or token-count annealing of both together. */
 export type SftDesign = { kind: 'component'; reasoning: string; toolCall: string } | { kind: 'full-token' };
 

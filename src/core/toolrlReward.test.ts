@@ -100,11 +100,17 @@ describe('ToolRL format reward', () => {
     const preds = [{ name: 'weather', arguments: { city: 'Paris', unit: 'F' } }];
     const golds = [{ name: 'weather', arguments: { city: 'Paris', unit: 'C' } }];
     // r_name 1, keys 1, values 1 → R_match 3 of S_max 4 → 6·3/4 − 3 = 1.5; format 1 → 2.5
-    const r = toolrlReward(
-      ['<think>a</think><tool_call>{}</tool_call>', '<think>b</think><answer>y</answer>'],
-      preds,
-      golds,
-    );
-    expect(r).toEqual({ reward: 2.5, format: 1, correct: 1.5 });
+    const texts = ['<think>a</think><tool_call>{}</tool_call>', '<think>b</think><answer>y</answer>'];
+    expect(toolrlReward(texts, preds, golds, 'toolrl')).toEqual({ reward: 2.5, format: 1, correct: 1.5 });
+    // MatchTIR's compute_toolrl (the default) has no format term.
+    expect(toolrlReward(texts, preds, golds)).toEqual({ reward: 1.5, format: 1, correct: 1.5 });
+  });
+
+  it("gives 0 to an episode without calls under MatchTIR's rule, −3 + format under ToolRL's", () => {
+    const golds = [{ name: 'weather', arguments: { city: 'Paris' } }];
+    const texts = ['<think>b</think><answer>y</answer>'];
+    expect(toolrlReward(texts, [], golds)).toEqual({ reward: 0, format: 1, correct: 0 });
+    expect(toolrlReward(texts, [], golds, 'toolrl')).toEqual({ reward: -2, format: 1, correct: -3 });
+    expect(() => toolrlReward(texts, [], golds, 'other' as never)).toThrow(/unknown rule "other"/);
   });
 });

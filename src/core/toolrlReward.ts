@@ -1,6 +1,7 @@
 /**
  * ToolRL's reward (Qian et al., "ToolRL: Reward is All Tool Learning Needs", 2025, §3.3
- * "Reward Design"; PACT cites it as `qian2026toolrl`): R_final = R_format + R_correct.
+ * "Reward Design"; PACT cites it as `qian2026toolrl`): R_final = R_format + R_correct,
+ * or MatchTIR's reading of it (below).
  *
  * R_correct ∈ [−3, 3] (ToolRL Eq. 3–6 and its released `compute_tool_call_reward`):
  *   R_match = r_name + Σ_j (r_param + r_value),  S_max = 1 + |G| + Σ_j |keys(G_j)|,
@@ -10,6 +11,12 @@
  * scored at once against all gold calls (as MatchTIR's matching in core/matching). The
  * answer text is not rewarded (ToolRL has no answer-correctness term either). Values are
  * compared as JSON (1 equals 1.0; "1" does not equal 1), like Python's `==` on parsed JSON.
+ *
+ * Two rules (`TOOLRL_RULES`), chosen by the config's `toolrlRule`:
+ * - 'matchtir' (default): MatchTIR's `compute_toolrl`, the code base PACT builds on and
+ *   compares ToolRL in: R = R_correct when the episode made a call, 0 when it made none, no
+ *   format term.
+ * - 'toolrl': ToolRL §3.3 as written, R = R_format + R_correct (−3 + format with no call).
  *
  * R_format and the terms of R_correct: docs/core.md.
  */
@@ -137,6 +144,10 @@ export function toolrlFormatReward(turnTexts: readonly string[]): 0 | 1 {
   return turnTexts.every((t, i) => classifyToolrlTurnFormat(t) === (i === last ? 'answer' : 'call')) ? 1 : 0;
 }
 
+/** The reward rules: MatchTIR's `compute_toolrl` (default) or ToolRL's own. */
+export const TOOLRL_RULES = ['matchtir', 'toolrl'] as const;
+export type ToolrlRule = (typeof TOOLRL_RULES)[number];
+
 export interface ToolrlReward {
   /** R_final = R_format + R_correct ∈ [−3, 4]. */
   reward: number;
@@ -144,13 +155,23 @@ export interface ToolrlReward {
   correct: number;
 }
 
-/** ToolRL's R_final of one rollout: its turn texts, its parsed calls (all turns), the gold calls. */
+/**
+ * The ToolRL reward of one rollout: its turn texts, its parsed calls (all turns), the gold
+ * calls. `format` is reported under both rules; only 'toolrl' adds it to the reward.
+ */
 export function toolrlReward(
   turnTexts: readonly string[],
   preds: readonly ToolCall[],
   golds: readonly ToolCall[],
+  rule: ToolrlRule = 'matchtir',
 ): ToolrlReward {
   const format = toolrlFormatReward(turnTexts);
+  if (rule === 'matchtir') {
+    // compute_toolrl: `score = 0.0; if pd_tools: … score = score * 6 / local_max_possible - 3`.
+    const correct = preds.length === 0 ? 0 : toolrlCorrectness(preds, golds).reward;
+    return { reward: correct, format, correct };
+  }
+  if (rule !== 'toolrl') throw new Error(`toolrlReward: unknown rule "${String(rule)}" (${TOOLRL_RULES.join(', ')})`);
   const correct = toolrlCorrectness(preds, golds).reward;
   return { reward: format + correct, format, correct };
 }

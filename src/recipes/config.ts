@@ -12,9 +12,11 @@ import { BACKEND_ORDER } from '../model/backendNames';
 import { z } from 'zod';
 import { findJsonHazard, limitText } from '../core/untrustedJson';
 import { GSPO_CLIP } from '../core/gspo';
+import { TOOLRL_RULES } from '../core/toolrlReward';
 import { LOSS_AGGREGATIONS } from '../core/losses';
 import type { Registry } from '../core/registry';
 import { REASONING_SCHEDULES, TOOL_CALL_SCHEDULES } from '../core/schedules';
+import { PREFIX_REVEALS } from '../core/sftSchedule';
 import type { FormatLimits } from '../envs/toolRepo/toolDoc';
 import { QWEN3_PRESETS, type Qwen3PresetName } from '../model/qwen3/config';
 import { LORA_TARGETS, type LoraTarget } from '../model/qwen3/train/loraNames';
@@ -101,11 +103,11 @@ export const pactOptionsSchema = z.object({
    */
   klContext: z.enum(['prompt', 'trace']).default('prompt'),
   /**
-   * App. C's prefix levels "reveal" reasoning: 'mask' keeps all of h* in the SFT context and
-   * masks the unrevealed reasoning out of the loss (Eq. sft-loss conditions on h*_<n);
-   * 'remove' leaves unrevealed reasoning out of the SFT context too (docs/trainer.md's defaults table).
+   * App. C's prefix levels "reveal" reasoning: 'remove' leaves unrevealed reasoning (explicit
+   * call previews included) out of the SFT context; 'mask' keeps all of h* in the context and
+   * masks the unrevealed reasoning out of the loss only (core/sftSchedule PREFIX_REVEALS).
    */
-  prefixReveal: z.enum(['mask', 'remove']).default('mask'),
+  prefixReveal: z.enum(PREFIX_REVEALS).default('remove'),
   /** Table 3: which components of h* enter the privileged context c^h. */
   traceComponents: z
     .object({
@@ -280,6 +282,8 @@ export const trainConfigSchema = z
       .default({ clipLow: GSPO_CLIP.clipLow, clipHigh: GSPO_CLIP.clipHigh }),
     /** CHORD: global weight μ of the SFT term mixed with on-policy RL. */
     chordMu: prob.default(0.1),
+    /** `toolrl`'s reward: MatchTIR's compute_toolrl (no format term, 0 without a call) or ToolRL's own (core/toolrlReward). */
+    toolrlRule: z.enum(TOOLRL_RULES).default('matchtir'),
     /** SFT→MatchTIR: steps of SFT before switching to MatchTIR. */
     sftSteps: z.number().int().min(0).max(M.steps).default(8),
   })

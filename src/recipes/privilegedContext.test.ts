@@ -9,6 +9,9 @@ import { createRng } from '../core/rng';
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../envs/rollout';
 import { renderTraceMessages } from '../traces/render';
 import type { ExpertTrace } from '../traces/types';
+import type { TokenTag } from '../core/types';
+import { generateTasks } from '../envs/generator';
+import { attachTeacherTraces } from './policyVocab';
 import { renderPrivilegedTrace } from '../traces/render';
 import { resolveConfig } from './config';
 import {
@@ -125,17 +128,14 @@ describe('component-aware SFT target (PACT Eq. sft-mask)', () => {
     });
   });
 
-  it("prefixReveal 'remove' leaves unrevealed reasoning out of the row: x then h* without the chunks the level hides", () => {
+  it("prefixReveal 'remove' (the default) leaves unrevealed reasoning out of the row: x then h* without the chunks the level hides", () => {
     for (const [step, level] of [
       [1, 4],
       [7, 1],
       [10, 0],
     ] as const) {
-      const masked = buildComponentSftRow(prompt, trace, setup.tokenizer, step, SCHEDULE);
-      const removed = buildComponentSftRow(prompt, trace, setup.tokenizer, step, {
-        ...SCHEDULE,
-        prefixReveal: 'remove',
-      });
+      const masked = buildComponentSftRow(prompt, trace, setup.tokenizer, step, { ...SCHEDULE, prefixReveal: 'mask' });
+      const removed = buildComponentSftRow(prompt, trace, setup.tokenizer, step, SCHEDULE);
       expect([masked.prefixLevel, removed.prefixLevel]).toEqual([level, level]);
       // An independent reading: the spans of h* without the reasoning chunks level L does not reveal
       // (each kept chunk with its own text, paragraph break included), encoded span by span.
@@ -155,14 +155,49 @@ describe('component-aware SFT target (PACT Eq. sft-mask)', () => {
       expect(removed.tags.every((t, n) => t.kind !== 'reasoning' || removed.mask[n] === 1)).toBe(true);
     }
     // At L1 'remove' drops tokens 'mask' keeps.
-    expect(
-      buildComponentSftRow(prompt, trace, setup.tokenizer, 7, { ...SCHEDULE, prefixReveal: 'remove' }).ids.length,
-    ).toBeLessThan(buildComponentSftRow(prompt, trace, setup.tokenizer, 7, SCHEDULE).ids.length);
+    expect(buildComponentSftRow(prompt, trace, setup.tokenizer, 7, SCHEDULE).ids.length).toBeLessThan(
+      buildComponentSftRow(prompt, trace, setup.tokenizer, 7, { ...SCHEDULE, prefixReveal: 'mask' }).ids.length,
+    );
   });
 
-  it("the config's default reading is 'mask'", () => {
-    expect(resolveConfig({}).pact.prefixReveal).toBe('mask');
-    expect(resolveConfig({ pact: { prefixReveal: 'remove' } }).pact.prefixReveal).toBe('remove');
+  it("the default reading is 'remove': no explicit call preview is ever in the SFT context (App. C)", async () => {
+    expect(resolveConfig({}).pact.prefixReveal).toBe('remove');
+    expect(resolveConfig({ pact: { prefixReveal: 'mask' } }).pact.prefixReveal).toBe('mask');
+    // Teacher traces of seed 7 over all four categories: enough traces with a preview chunk.
+    const tasks = await attachTeacherTraces(generateTasks({ seed: 7, split: 'train', n: 24 }), setup.executor, 7);
+    const isPreview = (t: ExpertTrace, tag: TokenTag) =>
+      tag.kind === 'reasoning' && t.turns[tag.turn].chunks[tag.segment!].type === 'explicit_call_preview';
+    let withPreview = 0;
+    let copied = 0;
+    for (const task of tasks) {
+      const t = task.expertTrace!;
+      if (!t.turns.some((turn) => turn.chunks.some((c) => c.type === 'explicit_call_preview'))) continue;
+      withPreview++;
+      const x = {
+        ids: [1, 2],
+        tags: [
+          { kind: 'prompt' as const, turn: -1 },
+          { kind: 'prompt' as const, turn: -1 },
+        ],
+      };
+      for (const step of [1, 5, 10]) {
+        const row = buildComponentSftRow(x, t, setup.tokenizer, step, { ...SCHEDULE, prefixReveal: undefined });
+        expect(row.tags.some((tag) => isPreview(t, tag))).toBe(false);
+        const literal = buildComponentSftRow(x, t, setup.tokenizer, step, { ...SCHEDULE, prefixReveal: 'mask' });
+        // Both readings supervise the same tokens with the same weights.
+        expect(row.mask.filter((m) => m > 0)).toEqual(literal.mask.filter((m) => m > 0));
+        if (step !== 1) continue;
+        // 'mask' keeps the preview in the context: the first supervised call's last context
+        // reasoning token (ignoring whitespace-only control tokens) is often a preview token.
+        const firstCall = literal.tags.findIndex((tag, n) => tag.kind === 'tool_call' && literal.mask[n] > 0);
+        let before = firstCall - 1;
+        while (before >= 0 && literal.tags[before].kind !== 'reasoning') before--;
+        if (before >= 0 && isPreview(t, literal.tags[before])) copied++;
+      }
+    }
+    expect(withPreview).toBeGreaterThanOrEqual(5);
+    // The literal reading shows the leak the default removes.
+    expect(copied).toBeGreaterThan(0);
   });
 
   it('plain SFT weighs every policy-written token 1 and the context 0', () => {

@@ -19,6 +19,7 @@ import {
   type SftScheduleOptions,
 } from '../core/schedules';
 import { buildComponentMask, buildFullTokenMask } from '../core/masks';
+import type { PrefixReveal } from '../core/sftSchedule';
 import type { TextTokenizer } from '../model/tokenizer/types';
 import { renderPrivilegedTrace } from '../traces/render';
 import type { ExpertTrace } from '../traces/types';
@@ -114,10 +115,11 @@ export interface SftRow extends TaggedIds {
 
 export interface SftScheduleConfig {
   /**
-   * What the prefix levels "reveal" (PACT App. C): 'mask' (default) keeps the whole h* as
-   * context and masks unrevealed reasoning out of the loss; 'remove' leaves it out of the row.
+   * What the prefix levels "reveal" (PACT App. C): 'remove' (default) leaves unrevealed
+   * reasoning, the explicit call preview among it, out of the row; 'mask' keeps the whole
+   * h* as context and masks unrevealed reasoning out of the loss only.
    */
-  prefixReveal?: 'mask' | 'remove';
+  prefixReveal?: PrefixReveal;
   reasoningSchedule: string;
   toolCallSchedule: string;
   fullTokenAnneal: boolean;
@@ -165,9 +167,9 @@ export function buildSftMaskAtStep(
 /**
  * The component-aware SFT target (x; h*) with m_{i,n}(s) (PACT Eq. sft-mask, sft-loss).
  * The mask selects the active reasoning prefix R_i(s) (weight 1) and complete tool-call
- * spans A_i (weight λa(s)). prefixReveal 'mask': the row holds all of h*; 'remove': the
- * reasoning tokens the mask leaves out (unrevealed, leaks) are not in the row either, so
- * both readings supervise the same tokens and differ only in the context.
+ * spans A_i (weight λa(s)). prefixReveal 'remove' (default): the reasoning tokens the mask
+ * leaves out (unrevealed, call previews) are not in the row either; 'mask': the row holds all
+ * of h*. Both supervise the same tokens with the same weights and differ only in the context.
  */
 export function buildComponentSftRow(
   prompt: TaggedIds,
@@ -180,7 +182,7 @@ export function buildComponentSftRow(
   const ids = [...prompt.ids, ...h.ids];
   const tags = [...prompt.tags, ...h.tags];
   const { mask, lambdaA, prefixLevel } = buildSftMaskAtStep(tags, trace, step, schedule);
-  if ((schedule.prefixReveal ?? 'mask') === 'mask') return { ids, tags, mask, lambdaA, prefixLevel };
+  if ((schedule.prefixReveal ?? 'remove') === 'mask') return { ids, tags, mask, lambdaA, prefixLevel };
   const isKept = tags.map((t, n) => n < prompt.ids.length || t.kind !== 'reasoning' || mask[n] > 0);
   const keep = <T>(values: readonly T[]) => values.filter((_, n) => isKept[n]);
   return { ids: keep(ids), tags: keep(tags), mask: keep(mask), lambdaA, prefixLevel };
