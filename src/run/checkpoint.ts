@@ -17,7 +17,13 @@ import { LORA_TARGET_SUFFIX, type LoraTarget } from '../model/qwen3/train/loraNa
 import { computeSha256Hex } from '../core/sha256';
 import { excerptValue, findJsonHazard, getOwn, limitText, setOwn } from '../core/untrustedJson';
 import { writeSafetensors } from '../model/weights/safetensors';
-import { loadQwen3Folder, readSafetensorsFile, saveQwen3Folder, type FolderReader } from '../model/weights/qwen3Folder';
+import {
+  formatQwen3ConfigJson,
+  loadQwen3Folder,
+  readSafetensorsFile,
+  saveQwen3Folder,
+  type FolderReader,
+} from '../model/weights/qwen3Folder';
 import type { NamedArray } from '../model/qwen3/train/types';
 import { ConfigError, resolveConfig } from '../recipes/config';
 import type { TrainerState } from '../recipes/types';
@@ -41,6 +47,7 @@ export function buildCheckpointFiles(
 ): Record<string, string | Uint8Array> {
   const files: Record<string, string | Uint8Array> = {
     ...saveQwen3Folder({ config: modelConfig, tensors: state.weights, prunedVocab: mapping }),
+    [QWEN3_CONFIG_FILE]: formatCanonicalQwen3ConfigJson(modelConfig),
     [OPTIMIZER_FILE]: writeSafetensors(state.optimizer, { format: 'pact-adamw' }),
   };
   if (state.referenceWeights) files[REFERENCE_FILE] = writeSafetensors(state.referenceWeights, { format: 'pt' });
@@ -68,6 +75,23 @@ export function buildCheckpointFiles(
   files[TRAINER_STATE_FILE] = JSON.stringify(rest, null, 2) + '\n';
   files[MANIFEST_FILE] = buildCheckpointManifest(files);
   return files;
+}
+
+const QWEN3_CONFIG_FILE = 'config.json';
+
+/**
+ * config.json with its keys sorted (as transformers writes it, `sort_keys=True`): the same
+ * bytes whatever the key order of `modelConfig`, so a run resumed from a checkpoint (whose model
+ * config was read back from this file) writes the same files as the run that was not stopped.
+ */
+export function formatCanonicalQwen3ConfigJson(modelConfig: Qwen3Config): string {
+  const json = JSON.parse(formatQwen3ConfigJson(modelConfig)) as Record<string, unknown>;
+  const sorted = Object.fromEntries(
+    Object.keys(json)
+      .sort()
+      .map((k) => [k, json[k]]),
+  );
+  return JSON.stringify(sorted, null, 2) + '\n';
 }
 
 /** One file of the manifest: its size and SHA-256 (hex). */

@@ -25,6 +25,7 @@ import {
   REFERENCE_FILE,
   buildCheckpointFiles,
   buildCheckpointManifest,
+  readCheckpointFolder,
   readCheckpointState,
 } from './checkpoint';
 
@@ -90,6 +91,38 @@ describe('resume through checkpoint files', () => {
       t.dispose();
     }
     fresh.dispose();
+  }, 240_000);
+
+  it('writes every checkpoint file byte for byte the same after a resume (config.json and the manifest included)', async () => {
+    // `pact train --resume`'s path: the resumed run's model config and config are the ones read
+    // back from the checkpoint folder, whatever key order the straight run's objects had.
+    const config: TrainConfigInput = { ...TINY, recipe: 'pact', batchPrompts: 1, maxTurns: 1, maxResponseTokens: 8 };
+    const mapping = setup.tokenizer.toMapping();
+    const straight = createTrainer(config);
+    for (let s = 0; s < 4; s++) await straight.step();
+    const straightFiles = buildCheckpointFiles(await straight.exportState(), setup.modelConfig, mapping);
+
+    const first = createTrainer(config);
+    await first.step();
+    await first.step();
+    const folder = await readCheckpointFolder(
+      readerOfFiles(buildCheckpointFiles(await first.exportState(), setup.modelConfig, mapping)),
+    );
+    release(first);
+    const resumed = createTrainer(folder.state.config, 99);
+    resumed.importState(folder.state);
+    await resumed.step();
+    await resumed.step();
+    const resumedFiles = buildCheckpointFiles(await resumed.exportState(), folder.modelConfig, folder.mapping);
+
+    expect(Object.keys(resumedFiles).sort()).toEqual(Object.keys(straightFiles).sort());
+    for (const name of Object.keys(straightFiles)) {
+      const bytes = (f: string | Uint8Array) => Buffer.from(typeof f === 'string' ? new TextEncoder().encode(f) : f);
+      expect(bytes(resumedFiles[name]).equals(bytes(straightFiles[name])), `${name} differs after the resume`).toBe(
+        true,
+      );
+    }
+    release(straight, resumed);
   }, 240_000);
 
   it('resumes bit for bit through the checkpoint files (merged model, base as reference, PEFT adapter files)', async () => {

@@ -4,7 +4,7 @@
  * files it must write: metrics.jsonl (finite step metrics, an eval line) and a checkpoint
  * folder that reads back into a TrainerState at the same step.
  */
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -175,6 +175,14 @@ describe('pact train', () => {
     const weights = async (run: string) =>
       Buffer.from(await readFile(path.join(run, 'checkpoint-2', 'model.safetensors')));
     expect((await weights(cut)).equals(await weights(wholeRun))).toBe(true);
+    // Every file of checkpoint-2 byte for byte (config.json's key order and so the manifest
+    // included), and the run's config.json.
+    const wholeFiles = (await readdir(path.join(wholeRun, 'checkpoint-2'))).sort();
+    expect((await readdir(path.join(cut, 'checkpoint-2'))).sort()).toEqual(wholeFiles);
+    for (const name of [...wholeFiles.map((f) => path.join('checkpoint-2', f)), 'config.json']) {
+      const [a, b] = await Promise.all([readFile(path.join(wholeRun, name)), readFile(path.join(cut, name))]);
+      expect(a.equals(b), `${name} differs after the resume`).toBe(true);
+    }
 
     // Extending: --steps 3 trains one more step; the saved config keeps the resolved annealing horizon.
     expect(
