@@ -451,7 +451,7 @@ test('runs panel: saved runs listed newest first, overlaid on the charts, export
     page.waitForEvent('download'),
     rows.nth(0).getByRole('button', { name: 'CSV' }).click(),
   ]);
-  expect(csv.suggestedFilename()).toBe('pact-pact-e2e-a-metrics.csv');
+  expect(csv.suggestedFilename()).toBe('pact-e2e-a-metrics.csv');
   expect(readFileSync((await csv.path())!, 'utf8')).toBe(
     'run_id,run_label,step,kl,reward\ne2e-a,pact · pact-seed1,1,0.01,0.1\ne2e-a,pact · pact-seed1,2,0.01,0.2\ne2e-a,pact · pact-seed1,3,0.01,0.4\n',
   );

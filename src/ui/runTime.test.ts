@@ -119,10 +119,19 @@ describe('time left and progress in words', () => {
       formatDuration(Number.NaN),
     ]).toEqual(['1 s', '42 s', '3 min', '1 h', '1 h 7 min', '—']);
     expect(describeStepProgress({ phase: 'rollouts', done: 3, total: 8, tokens: 1412, turn: 2 })).toBe(
-      'rollouts 3 of 8 · turn 2 · 1,412 tokens generated',
+      'rollouts: 5 of 8 running, 3 finished · turn 2 · 1,412 tokens generated',
+    );
+    // Before any episode ends the line still moves: the turn and the tokens advance, 8 running.
+    expect(describeStepProgress({ phase: 'rollouts', done: 0, total: 8, tokens: 1351, turn: 2 })).toBe(
+      'rollouts: 8 of 8 running, 0 finished · turn 2 · 1,351 tokens generated',
+    );
+    expect(describeStepProgress({ phase: 'rollouts', done: 8, total: 8, tokens: 2000, turn: 3 })).toBe(
+      'rollouts: all 8 finished · turn 3 · 2,000 tokens generated',
     );
     expect(describeStepProgress({ phase: 'logprobs', done: 1, total: 4 })).toBe('log-probs (π_old, π_ref) 1 of 4');
-    expect(describeStepProgress({ phase: 'eval', done: 0, total: 2 })).toBe('held-out evaluation 0 of 2');
+    expect(describeStepProgress({ phase: 'eval', done: 0, total: 2 })).toBe(
+      'held-out evaluation: 2 of 2 running, 0 finished',
+    );
   });
 });
 

@@ -152,9 +152,20 @@ const PHASE_WORDS: Readonly<Record<StepProgress['phase'], string>> = {
   eval: 'held-out evaluation',
 };
 
-/** "rollouts 3 of 8 · turn 2 · 412 tokens generated". */
+/**
+ * "rollouts: 5 of 8 running, 3 finished · turn 2 · 412 tokens generated". Rollouts advance
+ * together, one batched turn at a time, so most finish in the same turn: the line says how
+ * many are still running rather than a finished count that sits at 0 until the last turn.
+ */
 export function describeStepProgress(p: StepProgress): string {
-  const parts = [`${PHASE_WORDS[p.phase]} ${p.done} of ${p.total}`];
+  const isEpisodes = p.phase === 'rollouts' || p.phase === 'eval';
+  const head =
+    isEpisodes && p.done < p.total
+      ? `${PHASE_WORDS[p.phase]}: ${p.total - p.done} of ${p.total} running, ${p.done} finished`
+      : isEpisodes
+        ? `${PHASE_WORDS[p.phase]}: all ${p.total} finished`
+        : `${PHASE_WORDS[p.phase]} ${p.done} of ${p.total}`;
+  const parts = [head];
   if (p.turn !== undefined) parts.push(`turn ${p.turn}`);
   if (p.tokens !== undefined) parts.push(`${p.tokens.toLocaleString('en-US')} tokens generated`);
   return parts.join(' · ');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarizeFtrlFile } from './taskFileImport';
+import { describeBinaryContent, readFtrlFile, summarizeFtrlFile } from './taskFileImport';
 
 // Two hand-written FTRL-format lines (not benchmark data): one single_hop task with two
 // expected answers, one parallel_multi_hop task with one; then a line that is not JSON.
@@ -34,5 +34,24 @@ describe('summarizeFtrlFile', () => {
     expect(s.nSubQuestions).toBe(3); // 2 + 1
     expect(s.errors.length).toBe(1);
     expect(s.errors[0]).toMatch(/^line 3/);
+  });
+});
+
+describe('readFtrlFile', () => {
+  it('refuses a binary file with one line saying it is not a JSONL text file, instead of a row per garbled line', async () => {
+    // A gzip header (1f 8b 08 00 …) then bytes with newlines in them, as a .jsonl.gz picked by mistake.
+    const gz = new Uint8Array([0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x0a, 0xab, 0x0a, 0xcd]);
+    await expect(readFtrlFile(new File([gz], 'tasks.jsonl.gz'))).rejects.toThrow(
+      'tasks.jsonl.gz is not a JSONL text file (it holds a NUL byte at byte 3): expected one FTRL task (JSON object) per line',
+    );
+    // Latin-1 bytes without NUL are not UTF-8 either.
+    expect(describeBinaryContent(new Uint8Array([0x7b, 0xe9, 0x7d]))).toBe('bytes that are not UTF-8 text');
+  });
+
+  it('reads a UTF-8 JSONL file (non-ASCII text included) as before', async () => {
+    const text = line(1, 'single_hop', { f: ['é'] });
+    const { summary } = await readFtrlFile(new File([text], 'ok.jsonl'));
+    expect(summary.tasks.length).toBe(1);
+    expect(describeBinaryContent(new TextEncoder().encode(text))).toBeNull();
   });
 });

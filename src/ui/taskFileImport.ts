@@ -39,6 +39,22 @@ export function summarizeFtrlFile(fileName: string, text: string): TaskFileSumma
   };
 }
 
+/**
+ * Why `bytes` is not a text file, or null when it is: a NUL byte (every binary format the page
+ * is likely to be given has one early: archives, images, safetensors, wasm), or bytes that are
+ * not UTF-8. JSONL is UTF-8 text without NUL.
+ */
+export function describeBinaryContent(bytes: Uint8Array): string | null {
+  const nul = bytes.indexOf(0);
+  if (nul >= 0) return `a NUL byte at byte ${nul}`;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return 'bytes that are not UTF-8 text';
+  }
+  return null;
+}
+
 /** Reads a user's file, refusing what is clearly not a task file before parsing; returns its summary and text. */
 export async function readFtrlFile(file: File): Promise<{ summary: TaskFileSummary; text: string }> {
   if (file.size > MAX_TASK_FILE_BYTES) {
@@ -46,7 +62,14 @@ export async function readFtrlFile(file: File): Promise<{ summary: TaskFileSumma
       `${file.name} is ${(file.size / 2 ** 20).toFixed(0)} MiB; the page reads task files up to ${MAX_TASK_FILE_BYTES / 2 ** 20} MiB`,
     );
   }
-  const text = await file.text();
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const binary = describeBinaryContent(bytes);
+  if (binary !== null) {
+    throw new Error(
+      `${file.name} is not a JSONL text file (it holds ${binary}): expected one FTRL task (JSON object) per line`,
+    );
+  }
+  const text = new TextDecoder('utf-8').decode(bytes);
   const summary = summarizeFtrlFile(file.name, text);
   if (summary.tasks.length === 0 && summary.errors.length === 0)
     throw new Error(`${file.name} is empty: expected one FTRL task (JSON object) per line`);

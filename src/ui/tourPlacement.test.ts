@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { overlaps, placeTourCard, visiblePart, type Box } from './tourPlacement';
+import { minCardHeight, overlaps, placeTourCard, visiblePart, type Box } from './tourPlacement';
 
 const card = { width: 440, height: 380 };
 
@@ -81,6 +81,35 @@ describe('placeTourCard', () => {
         }
       }
     }
+  });
+
+  it('gives the card 45 % of a phone screen: a tall target shows its top above a card that reads without scrolling', () => {
+    const view = { width: 390, height: 844 };
+    expect(minCardHeight(view)).toBe(380); // round(0.45 × 844)
+    expect(minCardHeight({ width: 1280, height: 800 })).toBe(150);
+    // Run setup's first group at 390 px: about 700 px tall, scrolled to 24 px from the top.
+    const part = visiblePart({ top: 24, left: 8, width: 374, height: 700 }, view.height, { minHeight: 380 });
+    expect(part.height).toBe(844 - 380 - 48); // 416
+    const p = placeTourCard(part, view, { width: 440, height: 520 }, { minHeight: 380 });
+    expect(p.side).toBe('below');
+    expect(p.height).toBeGreaterThanOrEqual(380);
+    expect(overlaps(p, part)).toBe(false);
+  });
+
+  it('cuts a target wider than the screen to the screen (the ring never runs off a phone)', () => {
+    // A 547 px table inside a 390 px screen, scrolled sideways by nothing: left 8, right 555.
+    const part = visiblePart({ top: 24, left: 8, width: 547, height: 200 }, 844, { viewWidth: 390 });
+    expect([part.left, part.width]).toEqual([8, 382]);
+    // scrolled 100 px to the right: it starts off screen on the left
+    const scrolled = visiblePart({ top: 24, left: -92, width: 547, height: 200 }, 844, { viewWidth: 390 });
+    expect([scrolled.left, scrolled.width]).toEqual([0, 390]);
+    // a target inside the screen is left as it is
+    expect(visiblePart({ top: 24, left: 8, width: 300, height: 200 }, 844, { viewWidth: 390 })).toEqual({
+      top: 24,
+      left: 8,
+      width: 300,
+      height: 200,
+    });
   });
 
   it('points at the top of a target too tall to share the screen', () => {

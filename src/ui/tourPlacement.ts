@@ -25,6 +25,17 @@ export interface PlacementOptions {
   minHeight?: number;
   /** Side placement only from this screen width up. */
   minSideWidth?: number;
+  /** The viewport's width: the part is also cut to the screen's width (a wide table scrolls sideways). */
+  viewWidth?: number;
+}
+
+/**
+ * The card's least height on this screen: 150 px where it can sit beside or under a target,
+ * 45 % of the screen on a phone (< 600 px wide), where a 150 px card would show two lines at a
+ * time and scroll; a tall target then shows its top part above the card.
+ */
+export function minCardHeight(view: { width: number; height: number }): number {
+  return view.width < 600 ? Math.max(150, Math.round(0.45 * view.height)) : 150;
 }
 
 /**
@@ -33,9 +44,16 @@ export interface PlacementOptions {
  * from the top, so the room is the screen less that margin, the card and the gaps around it).
  */
 export function visiblePart(target: Box, viewHeight: number, o: PlacementOptions = {}): Box {
-  const { gap = 12, minHeight = 150 } = o;
+  const { gap = 12, minHeight = 150, viewWidth } = o;
   const room = viewHeight - minHeight - 4 * gap;
-  return target.height > room ? { ...target, height: Math.max(0, room) } : target;
+  let part = target.height > room ? { ...target, height: Math.max(0, room) } : target;
+  if (viewWidth !== undefined) {
+    const left = Math.max(part.left, 0);
+    const right = Math.min(part.left + part.width, viewWidth);
+    if (left !== part.left || right !== part.left + part.width)
+      part = { ...part, left, width: Math.max(0, right - left) };
+  }
+  return part;
 }
 
 /**

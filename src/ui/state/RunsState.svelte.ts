@@ -186,7 +186,8 @@ export class RunsState {
     const run = this.runs.find((r) => r.id === id);
     if (!run) throw new Error(`no saved run with id "${id}"`);
     const points = await this.loadMetricPoints(id);
-    const base = toFileName(`pact-${run.recipe}-${run.id}-metrics`);
+    // A run's id starts with its recipe (`pact-s1-20261203-…`): named once, as in the checkpoint's `<id>-step<N>.tar`.
+    const base = toFileName(`${run.id.startsWith(`${run.recipe}-`) ? run.id : `${run.recipe}-${run.id}`}-metrics`);
     if (format === 'csv') {
       return {
         fileName: `${base}.csv`,

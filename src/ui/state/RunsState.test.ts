@@ -56,7 +56,7 @@ describe('RunsState over PactStore', () => {
   it('exports a run as CSV and JSON', async () => {
     await runs.refresh();
     const csv = await runs.exportMetrics('a', 'csv');
-    expect(csv.fileName).toBe('pact-pact-a-metrics.csv');
+    expect(csv.fileName).toBe('pact-a-metrics.csv');
     expect(csv.text).toBe('run_id,run_label,step,kl,reward\na,pact · first,1,,0.25\na,pact · first,2,0.01,0.5\n');
     const json = JSON.parse((await runs.exportMetrics('a', 'json')).text);
     expect(json.run.id).toBe('a');
