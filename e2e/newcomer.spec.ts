@@ -46,6 +46,8 @@ async function newcomerPath(page: Page, size: string) {
   await expect(home.getByRole('heading', { name: 'Start here' })).toBeVisible();
   await expect(home.getByTestId('home-estimate')).toContainText('On this device (WebAssembly)', { timeout: 60_000 });
   await expect(home.getByTestId('home-estimate')).toContainText(/about \d+ (s|min|h)/);
+  // The card says what a short run can and cannot show, before the newcomer trains one.
+  await expect(home.getByTestId('home-short-run')).toContainText('cannot show: whether PACT beats the warm start');
   await expect(home.getByRole('button', { name: /Train with this setup/ })).toBeVisible();
   await shot('1-open');
 

@@ -24,3 +24,14 @@ export const PLANNED_PANELS: readonly PlannedPanel[] = [
     what: "on wasm and the CPU engine a run whose step cannot fit (training state, the rollouts' KV cache, kept activations) is refused before it starts, with the estimate and the fields to change; on WebGPU the adapter's limits are not checked yet, so a run there can still fail mid-step. A Quick step peaks near 300 MiB of engine buffers, a paper-size step (measured in Node on 2 cores: 69 s) near 550 MiB",
   },
 ];
+
+/**
+ * What a short run in this tab can and cannot show, on the home card: true to the measured
+ * runs (docs/results.md), and changed only when they change.
+ */
+export const SHORT_RUN_NOTE =
+  'What a short run shows: every part of the method at work (prompt-only rollouts, matched credit, the masks, the ' +
+  'anchoring gate, the update), step by step. What it cannot show: whether PACT beats the warm start. Its reward ' +
+  'swings by about ±0.2 from step to step at this size, more than a few steps of training move it; that question ' +
+  'takes several seeds against a frozen copy of the warm start and 200 held-out tasks, which the project is ' +
+  'measuring now (docs/results.md in the repository: no held-out gain over the warm start has been shown yet).';
