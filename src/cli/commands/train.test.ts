@@ -4,7 +4,7 @@
  * files it must write: metrics.jsonl (finite step metrics, an eval line) and a checkpoint
  * folder that reads back into a TrainerState at the same step.
  */
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -217,7 +217,14 @@ describe('pact train', () => {
     await cp(path.join(cut, 'checkpoint-3'), path.join(cut, 'checkpoint-4'), { recursive: true });
     const torn = await readFile(path.join(cut, 'checkpoint-4', 'model.safetensors'));
     await writeFile(path.join(cut, 'checkpoint-4', 'model.safetensors'), torn.subarray(0, torn.length - 100));
+    // Folders a killed checkpoint write left: the stale ones go when the run resumes, one still
+    // being written (touched just now) stays.
     await mkdir(path.join(cut, '.partial-checkpoint-5-abc123'));
+    await writeFile(path.join(cut, '.partial-checkpoint-5-abc123', 'model.safetensors'), 'torn');
+    await mkdir(path.join(cut, '.partial-checkpoint-6-def456'));
+    const anHourAgo = new Date(Date.now() - 3600_000);
+    await utimes(path.join(cut, '.partial-checkpoint-5-abc123', 'model.safetensors'), anHourAgo, anHourAgo);
+    await utimes(path.join(cut, '.partial-checkpoint-5-abc123'), anHourAgo, anHourAgo);
     await writeFile(
       path.join(cut, 'metrics.jsonl'),
       (await readFile(path.join(cut, 'metrics.jsonl'), 'utf8')) + '{"type":"step","run":"pact-s1","step":4,"rew',
@@ -236,6 +243,7 @@ describe('pact train', () => {
       'warning: metrics.jsonl line 4 was cut by the interruption and is dropped: {"type":"step","run":"pact-s1","step":4,"rew',
     );
     expect(out).toContain('  resumed at step 3 of 4');
+    expect((await readdir(cut)).filter((n) => n.startsWith('.partial-'))).toEqual(['.partial-checkpoint-6-def456']);
     expect((await readMetrics(path.join(cut, 'metrics.jsonl'))).map((l) => l.step)).toEqual([1, 2, 3, 4]);
     const resumedState = await readCheckpointState(createNodeFolderReader(path.join(cut, 'checkpoint-4')));
     expect([resumedState.step, resumedState.dataCursor]).toEqual([4, 4]);

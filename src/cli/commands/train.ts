@@ -13,6 +13,8 @@ import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/p
 import path from 'node:path';
 import { limitText, splitJsonlLines } from '../../core/untrustedJson';
 import { expandExperiment, type ExperimentRun } from '../../run/experiment';
+import { removeStalePartialFolders, writeFileAtomically } from '../../run/nodeRunFolder';
+import { runTrainingLoop } from '../../run/runLoop';
 import { isFtrlEvalFile } from '../../experiments/ftrlEvalConfig';
 import type { EvalMetrics, StepMetrics } from '../../recipes/types';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
@@ -124,6 +126,24 @@ export function keepMetricsUpTo(
   };
 }
 
+/**
+ * Cuts the metrics.jsonl file of a run resumed at `step` to its lines up to that step
+ * (keepMetricsUpTo), atomically.
+ */
+export async function rewriteMetricsUpTo(
+  metricsPath: string,
+  step: number,
+): Promise<{ dropped: number; torn?: { line: number; excerpt: string } }> {
+  const previous = await readFile(metricsPath, 'utf8').catch((e: NodeJS.ErrnoException) =>
+    e.code === 'ENOENT' ? '' : Promise.reject(e),
+  );
+  const { text, dropped, torn } = keepMetricsUpTo(previous, step);
+  // In place, a kill between the truncation and the write would leave it empty: a temporary
+  // sibling, fsynced, then renamed over it (the file is the old one or the whole new one).
+  await writeFileAtomically(metricsPath, text);
+  return { dropped, ...(torn ? { torn } : {}) };
+}
+
 /** `checkpoint-<step>` folders of a run folder, newest first (temporary `.partial-…` ones never match). */
 export async function listCheckpointFolders(runDir: string): Promise<{ step: number; dir: string }[]> {
   const entries = await readdir(runDir, { withFileTypes: true });
@@ -166,13 +186,10 @@ async function trainRun(
   const config = run.config;
   const { resume } = options;
   await mkdir(dir, { recursive: true });
+  await removeStalePartials(dir, io);
   const metricsPath = path.join(dir, 'metrics.jsonl');
   if (resume) {
-    const previous = await readFile(metricsPath, 'utf8').catch((e: NodeJS.ErrnoException) =>
-      e.code === 'ENOENT' ? '' : Promise.reject(e),
-    );
-    const { text, dropped, torn } = keepMetricsUpTo(previous, resume.state.step);
-    await writeFile(metricsPath, text);
+    const { dropped, torn } = await rewriteMetricsUpTo(metricsPath, resume.state.step);
     if (torn)
       io.err(`warning: metrics.jsonl line ${torn.line} was cut by the interruption and is dropped: ${torn.excerpt}`);
     if (dropped > 0) io.out(`  dropped ${dropped} metrics line(s) written after step ${resume.state.step}`);
@@ -194,47 +211,56 @@ async function trainRun(
     trainer.importState(resume.state);
     io.out(`  resumed at step ${trainer.completedSteps} of ${config.steps}`);
   }
-  const evals: EvalMetrics[] = [];
-  let last: StepMetrics | undefined;
-  const saveCheckpoint = async () => {
+  const saveCheckpoint = async (step: number) => {
     const files = m.buildCheckpointFiles(
       await trainer.exportState(),
       assets.policy.model.config,
       assets.policy.mapping,
     );
-    await m.writeFolderAtomically(path.join(dir, `checkpoint-${trainer.completedSteps}`), files);
-  };
-  const evaluate = async () => {
-    const e = await trainer.evaluate();
-    evals.push(e);
-    await appendFile(metricsPath, formatMetricsLine({ type: 'eval', run: run.id, ...e }) + '\n');
-    const shown = Object.entries(e).filter(([k, v]) => k.startsWith('eval/') && Number.isFinite(v));
-    const size =
-      e.nRollouts > e.nTasks ? `${e.nTasks} tasks × ${e.nRollouts / e.nTasks} sampled rollouts` : `${e.nTasks} tasks`;
-    io.out(`  eval @${e.step} (${size}): ${shown.map(([k, v]) => `${k.slice(5)} ${formatNumber(v)}`).join(' ')}`);
+    await m.writeFolderAtomically(path.join(dir, `checkpoint-${step}`), files);
+    await removeStalePartials(dir, io);
   };
   try {
-    if (config.evalAtStart && config.steps > 0 && !resume) await evaluate(); // the starting policy, step 0
-    while (trainer.completedSteps < config.steps) {
-      const stepMetrics = await trainer.step();
-      last = stepMetrics;
-      await appendFile(metricsPath, formatMetricsLine({ type: 'step', run: run.id, ...stepMetrics }) + '\n');
-      const line = formatProgress(run.id, stepMetrics, config.steps);
-      if (options.isTty) process.stdout.write(`\r${line}${stepMetrics.step === config.steps ? '\n' : ''}`);
-      else io.out(line);
-      const done = trainer.completedSteps;
-      if (config.evalEvery > 0 && done % config.evalEvery === 0 && done < config.steps) await evaluate();
-      if (config.checkpointEvery > 0 && done % config.checkpointEvery === 0 && done < config.steps)
-        await saveCheckpoint();
-    }
-    if (config.evalEvery > 0 || config.steps === 0) await evaluate(); // steps = 0: evaluate only
-    await saveCheckpoint();
+    // The rule of when to evaluate and checkpoint: src/run/runLoop.ts.
+    return await runTrainingLoop(
+      trainer,
+      {
+        totalSteps: config.steps,
+        evalEvery: config.evalEvery,
+        evalAtStart: config.evalAtStart,
+        checkpointEvery: config.checkpointEvery,
+        isResumed: resume !== undefined,
+      },
+      {
+        onStep: async (stepMetrics) => {
+          await appendFile(metricsPath, formatMetricsLine({ type: 'step', run: run.id, ...stepMetrics }) + '\n');
+          const line = formatProgress(run.id, stepMetrics, config.steps);
+          if (options.isTty) process.stdout.write(`\r${line}${stepMetrics.step === config.steps ? '\n' : ''}`);
+          else io.out(line);
+        },
+        onEval: async (e) => {
+          await appendFile(metricsPath, formatMetricsLine({ type: 'eval', run: run.id, ...e }) + '\n');
+          const shown = Object.entries(e).filter(([k, v]) => k.startsWith('eval/') && Number.isFinite(v));
+          const size =
+            e.nRollouts > e.nTasks
+              ? `${e.nTasks} tasks × ${e.nRollouts / e.nTasks} sampled rollouts`
+              : `${e.nTasks} tasks`;
+          io.out(`  eval @${e.step} (${size}): ${shown.map(([k, v]) => `${k.slice(5)} ${formatNumber(v)}`).join(' ')}`);
+        },
+        checkpoint: saveCheckpoint,
+      },
+    );
   } finally {
     trainer.dispose();
     assets.policy.model.dispose();
     assets.executor.dispose();
   }
-  return { last, evals };
+}
+
+/** Removes what killed writes left in a run folder (nodeRunFolder.ts: only stale ones), saying so. */
+async function removeStalePartials(dir: string, io: CliIO): Promise<void> {
+  const { removed } = await removeStalePartialFolders(dir);
+  if (removed.length > 0) io.out(`  removed what interrupted writes left: ${removed.join(', ')}`);
 }
 
 /**
