@@ -24,6 +24,7 @@ import { describeConfigAsSetup, serializeSetup } from '../src/ui/runSetup';
 import { buildCurves, buildTable, labelMetric, pickTableMetrics } from '../src/experiments/aggregate';
 import { renderLineChartSvg, type ChartSeries } from '../src/cli/svgChart';
 import { formatTableCsv, formatTableMarkdown } from '../src/experiments/format';
+import { buildSeedPairs, defaultSeedPairs, MEAN_TRAIN_REWARD } from '../src/experiments/seedPairs';
 import {
   RESULTS_FORMAT,
   diffJson,
@@ -508,9 +509,20 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
         ...(missing > 0 ? [`PARTIAL: ${done.length} of ${runs.length} runs so far; ${missing} still to run.`] : []),
         `Wall clock of the runs in the page: ${formatHours(done.reduce((a, r) => a + r.seconds, 0))} in all${(options.jobs ?? 1) > 1 ? `, ${options.jobs} at a time` : ''}.`,
       ];
+      const heldOut = done.find((r) => r.config.tasks)?.config;
+      if (heldOut)
+        notes.unshift(
+          `Held out: ${heldOut.tasks.nTest} tasks of the test world of seed ${heldOut.tasks.testSeed} (the same for every row), ` +
+            (heldOut.evalSamples > 0 ? `${heldOut.evalSamples} sampled rollouts each.` : 'one greedy rollout each.'),
+        );
+      const pairs = buildSeedPairs(
+        done,
+        [...table.metrics.filter((k) => k !== 'reward'), MEAN_TRAIN_REWARD],
+        defaultSeedPairs(table.rows.map((r) => r.method)),
+      );
       await writeFile(
         path.join(outDir, 'table.md'),
-        formatTableMarkdown(table, { title: `${experiment.name}${smoke ? ' (smoke)' : ''}`, notes }),
+        formatTableMarkdown(table, { title: `${experiment.name}${smoke ? ' (smoke)' : ''}`, notes, pairs }),
       );
       await writeFile(path.join(outDir, 'table.csv'), formatTableCsv(table));
       return out;

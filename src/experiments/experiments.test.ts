@@ -84,9 +84,10 @@ describe('buildTable', () => {
     expect(lines[0]).toBe('# test');
     expect(lines[2]).toBe('| Method | n | Solve-R | Solve-F1 | Train reward (last step) |');
     expect(lines[3]).toBe('|---|---:|---:|---:|---:|');
-    expect(lines[4]).toBe('| vanilla | 3 | 0.200 ± 0.000 (n=2) | 0.300 ± 0.265 | 0.000 ± 0.000 |');
-    expect(lines[5]).toBe('| pact | 2 | 0.500 ± 0.000 | 0.300 ± 0.141 | 0.875 ± 0.177 |');
-    expect(md).toContain('sample standard deviation (n − 1');
+    // ± is the standard error: vanilla F1 sd 0.2646 / √3 = 0.153; pact F1 0.1414 / √2 = 0.100, reward 0.1768 / √2 = 0.125
+    expect(lines[4]).toBe('| vanilla | 3 | 0.200 ± 0.000 (n=2) | 0.300 ± 0.153 | 0.000 ± 0.000 |');
+    expect(lines[5]).toBe('| pact | 2 | 0.500 ± 0.000 | 0.300 ± 0.100 | 0.875 ± 0.125 |');
+    expect(md).toContain('mean ± standard error over the seeds that finished');
     expect(md).toContain('- pact-s2: out of memory');
     expect(md).toContain('Backend: wasm.');
   });
@@ -100,15 +101,19 @@ describe('buildTable', () => {
     const csv = formatTableCsv(buildTable(RUNS, ['eval/solve_f1', 'reward']));
     const lines = csv.trim().split('\n');
     expect(lines[0]).toBe(
-      'method,n,eval/solve_f1_mean,eval/solve_f1_std,eval/solve_f1_n,reward_mean,reward_std,reward_n',
+      'method,n,eval/solve_f1_mean,eval/solve_f1_std,eval/solve_f1_se,eval/solve_f1_n,reward_mean,reward_std,reward_se,reward_n',
     );
     const pact = lines[2].split(',');
     expect(pact.slice(0, 2)).toEqual(['pact', '2']);
     expect(Number(pact[2])).toBeCloseTo(0.3, 15);
     expect(Number(pact[3])).toBeCloseTo(0.1414213562373095, 15);
-    expect(pact.slice(4)).toEqual(['2', '0.875', String(Math.sqrt(0.03125)), '2']);
+    expect(Number(pact[4])).toBeCloseTo(0.1, 15); // 0.1414 / √2
+    expect(pact[5]).toBe('2');
+    expect(pact.slice(6, 8)).toEqual(['0.875', String(Math.sqrt(0.03125))]);
+    expect(Number(pact[8])).toBeCloseTo(0.125, 15);
+    expect(pact[9]).toBe('2');
     const one = formatTableCsv(buildTable([run('x', 1, [{ step: 1, values: { reward: 0.5 } }])]));
-    expect(one.trim().split('\n')[1]).toBe('x,1,0.5,,1');
+    expect(one.trim().split('\n')[1]).toBe('x,1,0.5,,,1');
   });
 });
 

@@ -1,11 +1,14 @@
 /**
  * table.md and table.csv of an experiment (aggregate.ts buildTable): methods as rows,
- * metrics as columns. Markdown cells read `mean ± std` (sample standard deviation over
- * seeds, n − 1); a cell with one value reads `0.250 (n=1)`, never a made-up ± 0; a cell
- * with no finite value reads `–`. The CSV keeps full precision: `<metric>_mean`,
- * `<metric>_std` (empty when n < 2) and `<metric>_n` per metric.
+ * metrics as columns. Markdown cells read `mean ± se` (the standard error of the mean over
+ * seeds: sample standard deviation, n − 1, over √n); a cell with one value reads
+ * `0.250 (n=1)`, never a made-up ± 0; a cell with no finite value reads `–`. Under it, the
+ * rows paired by seed (seedPairs.ts). The CSV keeps full precision: `<metric>_mean`,
+ * `<metric>_std`, `<metric>_se` (empty when n < 2) and `<metric>_n` per metric.
  */
 import { labelMetric } from './aggregate';
+import { standardError } from './paired';
+import { formatSeedPairCell, MEAN_TRAIN_REWARD, type SeedPairRow } from './seedPairs';
 import type { ExperimentTable, MeanStd } from './types';
 
 /** A number with `digits` decimals ('–' when not finite). */
@@ -13,13 +16,13 @@ export function formatFixed(x: number, digits = 3): string {
   return Number.isFinite(x) ? x.toFixed(digits) : '–';
 }
 
-/** One markdown cell: `0.300 ± 0.265`, `0.250 (n=1)`, `–`; `(n=k)` added when fewer than the row's seeds. */
+/** One markdown cell: `0.300 ± 0.153` (mean ± standard error), `0.250 (n=1)`, `–`; `(n=k)` added when fewer than the row's seeds. */
 export function formatCell(c: MeanStd, rowN: number, digits = 3): string {
   if (c.n === 0) return '–';
   const base =
     c.n === 1
       ? `${formatFixed(c.mean, digits)} (n=1)`
-      : `${formatFixed(c.mean, digits)} ± ${formatFixed(c.std, digits)}`;
+      : `${formatFixed(c.mean, digits)} ± ${formatFixed(standardError(c), digits)}`;
   return c.n > 1 && c.n < rowN ? `${base} (n=${c.n})` : base;
 }
 
@@ -27,6 +30,8 @@ export interface TableTextOptions {
   title?: string;
   /** Lines under the table (backend, app version, …). */
   notes?: string[];
+  /** The rows paired by seed (seedPairs.ts buildSeedPairs), as a second table. */
+  pairs?: readonly SeedPairRow[];
   digits?: number;
 }
 
@@ -44,10 +49,26 @@ export function formatTableMarkdown(table: ExperimentTable, options: TableTextOp
   }
   lines.push('');
   lines.push(
-    'Cells: mean ± sample standard deviation (n − 1 in the denominator) over the seeds that finished; ' +
+    'Cells: mean ± standard error over the seeds that finished (sample standard deviation, n − 1 in the denominator, over √n); ' +
       '"(n=1)" marks a single seed (no spread to report); "–" means no finite value. ' +
       'Values are fractions in [0, 1] (turns and rewards excepted), taken at the last step that logged them (the final held-out evaluation for eval metrics).',
   );
+  if (options.pairs && options.pairs.length > 0) {
+    const keys = [...table.metrics.filter((k) => k !== 'reward'), MEAN_TRAIN_REWARD];
+    lines.push('', '## Paired by seed', '');
+    lines.push(`| Row − control | ${keys.map(labelMetric).join(' | ')} |`);
+    lines.push(`|---|${keys.map(() => '---:').join('|')}|`);
+    for (const p of options.pairs) {
+      lines.push(
+        `| ${p.run} − ${p.control} | ${keys.map((k) => (p.cells[k] ? formatSeedPairCell(p.cells[k], digits) : '–')).join(' | ')} |`,
+      );
+    }
+    lines.push(
+      '',
+      'Each cell: the mean over seeds of d_s = row_s − control_s (the same held-out tasks; for the train reward, ' +
+        'the same prompts step by step, averaged over the steps) ± its standard error, and (seeds with d_s > 0 / seeds paired).',
+    );
+  }
   const failed = table.rows.flatMap((r) => r.failed);
   if (failed.length > 0) {
     lines.push('', `Failed runs (${failed.length}, left out of the cells):`);
@@ -65,13 +86,18 @@ function csvNumber(x: number): string {
   return Number.isFinite(x) ? String(x) : '';
 }
 
-/** table.csv: method, n, then `<metric>_mean, <metric>_std, <metric>_n` per metric. */
+/** table.csv: method, n, then `<metric>_mean, <metric>_std, <metric>_se, <metric>_n` per metric. */
 export function formatTableCsv(table: ExperimentTable): string {
-  const header = ['method', 'n', ...table.metrics.flatMap((k) => [`${k}_mean`, `${k}_std`, `${k}_n`])];
+  const header = ['method', 'n', ...table.metrics.flatMap((k) => [`${k}_mean`, `${k}_std`, `${k}_se`, `${k}_n`])];
   const rows = table.rows.map((r) => [
     csvField(r.method),
     String(r.n),
-    ...table.metrics.flatMap((k) => [csvNumber(r.cells[k].mean), csvNumber(r.cells[k].std), String(r.cells[k].n)]),
+    ...table.metrics.flatMap((k) => [
+      csvNumber(r.cells[k].mean),
+      csvNumber(r.cells[k].std),
+      csvNumber(standardError(r.cells[k])),
+      String(r.cells[k].n),
+    ]),
   ]);
   return [header.map(csvField).join(','), ...rows.map((r) => r.join(','))].join('\n') + '\n';
 }

@@ -1,0 +1,103 @@
+/**
+ * A table's rows paired by seed: for a row R and a control C of the same experiment (the
+ * warm start evaluated without training, or the frozen warm start trained at lr 1e-12),
+ * seed s gives d_s = R_s − C_s on the same held-out tasks (and, for the train reward, on the
+ * same prompts: a run's prompts and sampling streams depend only on its seed and step). Each
+ * pair reports the mean of d_s ± its standard error over the seeds both finished, n, and how
+ * many seeds had d_s > 0. Also the train reward's mean over the run's steps, paired step by
+ * step with the control inside each seed (pact compare's pooled difference, per seed).
+ */
+import { computeMeanStd, readFinalValue } from './aggregate';
+import { standardError } from './paired';
+import type { MeanStd, RunResult } from './types';
+
+/** The derived metric: a run's train reward averaged over all its steps. */
+export const MEAN_TRAIN_REWARD = 'reward/mean_over_steps';
+
+export interface SeedPairSpec {
+  /** The row compared. */
+  run: string;
+  /** The row it is compared with. */
+  control: string;
+}
+
+export interface SeedPairCell {
+  diff: MeanStd;
+  /** Seeds with d_s > 0. */
+  positive: number;
+}
+
+export interface SeedPairRow extends SeedPairSpec {
+  /** Metric → the paired difference over seeds. */
+  cells: Record<string, SeedPairCell>;
+}
+
+/** A run's mean of `key` over the steps where the control also logged it (NaN when none). */
+function meanOverPairedSteps(run: RunResult, control: RunResult, key: string): number {
+  const c = new Map<number, number>();
+  for (const s of control.steps) {
+    const v = s.values[key];
+    if (typeof v === 'number' && Number.isFinite(v)) c.set(s.step, v);
+  }
+  const diffs: number[] = [];
+  for (const s of run.steps) {
+    const v = s.values[key];
+    const cv = c.get(s.step);
+    if (typeof v === 'number' && Number.isFinite(v) && cv !== undefined) diffs.push(v - cv);
+  }
+  return diffs.length === 0 ? Number.NaN : diffs.reduce((a, b) => a + b, 0) / diffs.length;
+}
+
+/**
+ * The default pairs: every row against the control (a row named `frozen` if there is one,
+ * else `vanilla`), and `pact` against `matchtir` when both are rows.
+ */
+export function defaultSeedPairs(methods: readonly string[]): SeedPairSpec[] {
+  const control = methods.includes('frozen') ? 'frozen' : methods.includes('vanilla') ? 'vanilla' : null;
+  const pairs: SeedPairSpec[] = [];
+  if (control) for (const m of methods) if (m !== control && m !== 'vanilla') pairs.push({ run: m, control });
+  if (control === 'frozen' && methods.includes('vanilla')) pairs.push({ run: 'vanilla', control: 'frozen' });
+  if (methods.includes('pact') && methods.includes('matchtir')) pairs.push({ run: 'pact', control: 'matchtir' });
+  return pairs;
+}
+
+/**
+ * The paired rows. `metrics` are read at each run's last logged value (held-out metrics at the
+ * final evaluation); MEAN_TRAIN_REWARD pairs the train reward step by step within a seed.
+ */
+export function buildSeedPairs(
+  runs: readonly RunResult[],
+  metrics: readonly string[],
+  pairs: readonly SeedPairSpec[],
+): SeedPairRow[] {
+  const finished = (name: string) =>
+    new Map(runs.filter((r) => r.name === name && r.status === 'finished').map((r) => [r.seed, r]));
+  return pairs.map((pair) => {
+    const mine = finished(pair.run);
+    const theirs = finished(pair.control);
+    const cells: Record<string, SeedPairCell> = {};
+    for (const key of metrics) {
+      const diffs: number[] = [];
+      for (const [seed, r] of mine) {
+        const c = theirs.get(seed);
+        if (!c) continue;
+        const d =
+          key === MEAN_TRAIN_REWARD
+            ? meanOverPairedSteps(r, c, 'reward')
+            : readFinalValue(r, key) - readFinalValue(c, key);
+        if (Number.isFinite(d)) diffs.push(d);
+      }
+      cells[key] = { diff: computeMeanStd(diffs), positive: diffs.filter((d) => d > 0).length };
+    }
+    return { ...pair, cells };
+  });
+}
+
+/** `+0.031 ± 0.012 (4/5)`: mean difference ± standard error over seeds, seeds above / n; `–` for none. */
+export function formatSeedPairCell(cell: SeedPairCell, digits = 3): string {
+  const { diff, positive } = cell;
+  if (diff.n === 0) return '–';
+  const mean = `${diff.mean > 0 ? '+' : ''}${diff.mean.toFixed(digits)}`;
+  const se = standardError(diff);
+  return `${Number.isFinite(se) ? `${mean} ± ${se.toFixed(digits)}` : mean} (${positive}/${diff.n})`;
+}
