@@ -138,6 +138,22 @@ describe('CSV', () => {
         'r2,grpo,2,0.002,\n',
     );
   });
+
+  it('writes the step once when the stored values also hold it (the worker stores step in them)', () => {
+    // Rows as the worker stores them: the step's values include `step`, a resumed run's too.
+    const csv = formatMetricsCsv([
+      {
+        runId: 'r',
+        label: 'pact',
+        points: [
+          { step: 0, values: { step: 0, 'eval/solve_f1': 0.5 } },
+          { step: 1, values: { step: 1, reward: 0.25 } },
+          { step: 2, values: { reward: 0.5 } },
+        ],
+      },
+    ]);
+    expect(csv).toBe('run_id,run_label,step,eval/solve_f1,reward\nr,pact,0,0.5,\nr,pact,1,,0.25\nr,pact,2,,0.5\n');
+  });
 });
 
 describe('formatting', () => {

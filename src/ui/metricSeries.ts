@@ -235,11 +235,16 @@ export function formatCsvCell(value: string | number | undefined): string {
 
 /**
  * The metrics of one or more runs as CSV: `run_id,run_label,step,<metric…>`, one line
- * per (run, step), the metric columns sorted by name, empty where a run lacks a value.
+ * per (run, step), the metric columns sorted by name, empty where a run lacks a value. A
+ * value named like one of the first three columns (the worker stores `step` among a row's
+ * values) is that column already: it gets no second one.
  */
 export function formatMetricsCsv(runs: readonly RunMetrics[]): string {
-  const names = [...new Set(runs.flatMap((r) => r.points.flatMap((p) => Object.keys(p.values))))].sort();
-  const lines = [['run_id', 'run_label', 'step', ...names].map(formatCsvCell).join(',')];
+  const fixed = ['run_id', 'run_label', 'step'];
+  const names = [...new Set(runs.flatMap((r) => r.points.flatMap((p) => Object.keys(p.values))))]
+    .filter((n) => !fixed.includes(n))
+    .sort();
+  const lines = [[...fixed, ...names].map(formatCsvCell).join(',')];
   for (const r of runs) {
     for (const p of r.points) {
       lines.push([r.runId, r.label, p.step, ...names.map((n) => p.values[n])].map(formatCsvCell).join(','));
