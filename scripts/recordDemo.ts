@@ -28,6 +28,7 @@ async function main(): Promise<void> {
   const { listRecipes } = await import('../src/recipes/registry');
   const { prepareRunAssets, createRunTrainer } = await import('../src/run/nodeRun');
   const { buildRolloutViews } = await import('../src/recipes/rolloutViews');
+  const { runTrainingLoop } = await import('../src/run/runLoop');
 
   const configPath = path.resolve(ROOT, flag('config') ?? 'experiments/demo.json');
   const experiment = JSON.parse(await readFile(configPath, 'utf8'));
@@ -39,26 +40,31 @@ async function main(): Promise<void> {
   const config = resolveConfig(run.config);
   const assets = await prepareRunAssets(config, { publicDir: path.join(ROOT, 'public'), log: (l) => console.log(l) });
   const trainer = createRunTrainer(config, assets);
-  const metrics = [];
-  const evals = [];
+  const metrics: Awaited<ReturnType<typeof trainer.step>>[] = [];
   let rollouts: ReturnType<typeof buildRolloutViews> = [];
-  evals.push(await trainer.evaluate());
-  for (let s = 0; s < config.steps; s++) {
-    const m = await trainer.step();
-    metrics.push(m);
-    rollouts = buildRolloutViews(
-      m.step,
-      trainer.lastGroups,
-      trainer.lastScores,
-      trainer.lastRoutes,
-      config,
-      trainer.tokenizer,
-    );
-    console.log(
-      `step ${m.step}/${config.steps}: reward ${m.reward.toFixed(3)} loss ${m.loss.toFixed(4)} ${m.seconds.toFixed(1)} s`,
-    );
-    if (config.evalEvery > 0 && m.step % config.evalEvery === 0) evals.push(await trainer.evaluate());
-  }
+  // The run loop of `pact train` and the app (src/run/runLoop.ts), with the starting policy
+  // always evaluated (the demo's charts begin at step 0) and nothing checkpointed.
+  const { evals } = await runTrainingLoop(
+    trainer,
+    { totalSteps: config.steps, evalEvery: config.evalEvery, evalAtStart: true, checkpointEvery: 0 },
+    {
+      onStep: (m) => {
+        metrics.push(m);
+        rollouts = buildRolloutViews(
+          m.step,
+          trainer.lastGroups,
+          trainer.lastScores,
+          trainer.lastRoutes,
+          config,
+          trainer.tokenizer,
+        );
+        console.log(
+          `step ${m.step}/${config.steps}: reward ${m.reward.toFixed(3)} loss ${m.loss.toFixed(4)} ${m.seconds.toFixed(1)} s`,
+        );
+      },
+      checkpoint: async () => {},
+    },
+  );
   const out = path.join(ROOT, 'public/demo/demo-run.json');
   await mkdir(path.dirname(out), { recursive: true });
   // NaN (an absent loss term) is not JSON: write null, which the charts skip.

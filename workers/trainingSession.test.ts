@@ -119,9 +119,9 @@ function makeDeps(): SessionDeps {
 }
 
 /** Lets the session's awaits (IndexedDB included) run until `isDone` holds. */
-async function until(isDone: () => boolean, what: string): Promise<void> {
+async function until(isDone: () => boolean | Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
-    if (isDone()) return;
+    if (await isDone()) return;
     await new Promise((r) => setTimeout(r, 2));
   }
   throw new Error(`timed out waiting for ${what}`);
@@ -351,6 +351,25 @@ describe('TrainingSession', () => {
     session.stop();
     trainer!.gateOf(2).open();
     await until(() => !session.isActive, 'the second stop');
+  });
+
+  it('a reload loses at most the step under way: every step is checkpointed, whatever checkpointEvery says', async () => {
+    const session = new TrainingSession((e) => events.push(e), makeDeps());
+    const { run } = await session.start({ steps: 8, evalEvery: 0, checkpointEvery: 4 });
+    const t = trainer!;
+    for (const n of [1, 2, 3]) t.gateOf(n).open();
+    await until(() => t.gates.has(4), 'step 4 to begin');
+    await until(async () => (await store.getRun(run.id))?.lastCheckpointId === `${run.id}@3`, 'the step-3 checkpoint');
+    // The page reloads during step 4: the worker is gone (its lock with it); a new one resumes.
+    locks.held.clear();
+    const after = new TrainingSession((e) => events.push(e), makeDeps());
+    await after.start({}, { resumeRunId: run.id });
+    expect(loads[1].opts.resume?.state.step).toBe(3);
+    expect(trainer!.completedSteps).toBe(3);
+    expect((await store.listCheckpoints(run.id)).map((c) => c.step)).toEqual([2, 3]); // keepLast 2
+    after.stop();
+    trainer!.gateOf(4).open();
+    await until(() => !after.isActive, 'the stop');
   });
 
   it('refuses a run another tab is training, and leaves nothing loaded', async () => {

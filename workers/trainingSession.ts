@@ -1,9 +1,11 @@
 /**
  * One training run inside the worker: drives `Trainer.step()` (PACT Algorithm 1 or the
  * chosen recipe), and after each step stores the metrics in IndexedDB and pushes them to the
- * page with the rollout views; evaluates every `evalEvery` steps; writes a checkpoint (one
- * IndexedDB transaction, older ones pruned after it commits) after the first step of each
- * start, every `checkpointEvery` steps, and when the run pauses, stops or ends. Pause takes
+ * page with the rollout views. When it evaluates and checkpoints is the one rule of
+ * src/run/runLoop.ts, shared with `pact train`: evaluations every `evalEvery` steps and at the
+ * last; a checkpoint (one IndexedDB transaction, older ones pruned after it commits) after
+ * every step (APP_CHECKPOINT_EVERY: a reload loses at most the step under way), and when the
+ * run pauses, stops or ends. Pause takes
  * effect between steps; `step` runs exactly one step while paused. While a run is loaded it
  * holds the run's lock (runLock.ts), forwards the trainer's in-step progress, and samples
  * memory on a timer, at each progress report and around each generation (the loader's hook). A failure is logged with its stack, the
@@ -11,6 +13,7 @@
  * What touches tfjs, the browser or the model comes in `SessionDeps` (browserSession.ts).
  */
 import { checkResumableState } from '../src/run/checkpoint';
+import { runTrainingLoop } from '../src/run/runLoop';
 import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../src/recipes/config';
 import type { Trainer } from '../src/recipes/trainer';
 import type { StepProgress } from '../src/recipes/types';
@@ -84,6 +87,13 @@ export interface StartedRun {
   engineThreads?: number;
 }
 
+/**
+ * The app checkpoints after every step (a step takes about 10 s on the CPU engine; a qwen3-nano
+ * checkpoint is about 40 MB of IndexedDB, older ones pruned to the last 2), so a reload loses
+ * at most the step under way. The config's checkpointEvery is for `pact train`'s folders.
+ */
+export const APP_CHECKPOINT_EVERY = 1;
+
 /** How often memory is sampled while a run is loaded. */
 export const MEMORY_SAMPLE_MS = 1000;
 /** At most one step-progress event per this many ms (a phase change or a finished phase always goes). */
@@ -110,6 +120,8 @@ export class TrainingSession {
   private totalSteps = 0;
   private state: RunState = 'stopped';
   private isStarting = false;
+  /** The run continues from a checkpoint (its step-0 evaluation, if any, is stored already). */
+  private isResumed = false;
   private isPauseRequested = false;
   private isStopRequested = false;
   private pendingSingleSteps = 0;
@@ -244,6 +256,7 @@ export class TrainingSession {
         });
         release = await this.deps.holdLock(run.id);
       }
+      this.isResumed = resume !== undefined;
       // The lock is held before the run is marked running: a `running` run without one is dead.
       this.run = await store.updateRun(run.id, {
         status: 'running',
@@ -331,6 +344,10 @@ export class TrainingSession {
     if (this.store && this.run) this.run = await this.store.updateRun(this.run.id, { status, ...patch });
   }
 
+  /**
+   * Saves the trainer's state now, unless it is saved already or nothing was trained yet (a
+   * run without a checkpoint resumes from step 0 with its stored config anyway).
+   */
   private async checkpoint(): Promise<void> {
     const { loaded, store, run } = this;
     if (!loaded || !store || !run) return;
@@ -347,49 +364,57 @@ export class TrainingSession {
     const store = this.store!;
     const runId = this.run!.id;
     const c = trainer.config;
-    let isFirstStep = true;
+    let values: Record<string, number> = {};
     try {
-      if ((this.totalSteps === 0 || c.evalAtStart) && trainer.completedSteps === 0) {
-        // steps = 0 (evaluate only) or evalAtStart: the held-out evaluation of the starting policy.
-        this.beginActivity(0);
-        this.progress('eval');
-        const evalMetrics = await trainer.evaluate();
-        this.post({ type: 'eval', runId, metrics: evalMetrics });
-        await store.appendMetrics(runId, [{ step: 0, values: numericValues(evalMetrics) }]);
-      }
-      while (trainer.completedSteps < this.totalSteps && !this.isStopRequested) {
-        await this.waitWhilePaused();
-        if (this.isStopRequested) break;
-        this.beginActivity(trainer.completedSteps + 1);
-        this.progress('rollouts');
-        const metrics = await trainer.step();
-        const memory = this.sampleMemory();
-        if (memory) {
-          metrics['memory/bytes'] = memory.numBytes;
-          metrics['memory/peak_bytes'] = this.peakBytes;
-          if (memory.engine) metrics['memory/engine_peak_bytes'] = memory.engine.peakBytes;
-        }
-        const values = numericValues(metrics);
-        this.post({ type: 'metrics', runId, metrics });
-        this.post({ type: 'rollouts', runId, groups: this.loaded!.viewRollouts(metrics.step) });
-        const s = trainer.completedSteps;
-        if (c.evalEvery > 0 && (s % c.evalEvery === 0 || s === this.totalSteps)) {
-          this.activeStep = s;
-          this.progress('eval');
-          const evalMetrics = await trainer.evaluate();
-          Object.assign(values, numericValues(evalMetrics));
-          this.post({ type: 'eval', runId, metrics: evalMetrics });
-        }
-        await store.appendMetrics(runId, [{ step: metrics.step, values }]);
-        // After the first step of every start, so a reload soon after Train loses at most that step.
-        if (isFirstStep || (c.checkpointEvery > 0 && s % c.checkpointEvery === 0)) await this.checkpoint();
-        isFirstStep = false;
-        if (this.state === 'paused') {
-          await this.checkpoint(); // a single step while paused: saved as the pause was
-          this.progress('idle');
-        }
-      }
-      await this.checkpoint();
+      // The rule of when to evaluate and checkpoint: src/run/runLoop.ts, with a checkpoint
+      // after every step (APP_CHECKPOINT_EVERY) instead of the config's checkpointEvery.
+      await runTrainingLoop(
+        trainer,
+        {
+          totalSteps: this.totalSteps,
+          evalEvery: c.evalEvery,
+          evalAtStart: c.evalAtStart,
+          checkpointEvery: APP_CHECKPOINT_EVERY,
+          isResumed: this.isResumed,
+        },
+        {
+          beforeStep: async () => {
+            // After a single step taken while paused (saved like every step): idle again.
+            if (this.state === 'paused' && !this.isStopRequested) this.progress('idle');
+            await this.waitWhilePaused();
+            if (this.isStopRequested) return false;
+            this.beginActivity(trainer.completedSteps + 1);
+            this.progress('rollouts');
+            return true;
+          },
+          onStep: (metrics) => {
+            const memory = this.sampleMemory();
+            if (memory) {
+              metrics['memory/bytes'] = memory.numBytes;
+              metrics['memory/peak_bytes'] = this.peakBytes;
+              if (memory.engine) metrics['memory/engine_peak_bytes'] = memory.engine.peakBytes;
+            }
+            values = numericValues(metrics);
+            this.post({ type: 'metrics', runId, metrics });
+            this.post({ type: 'rollouts', runId, groups: this.loaded!.viewRollouts(metrics.step) });
+          },
+          beforeEval: (step) => {
+            // step 0: the held-out evaluation of the starting policy (evalAtStart, or steps = 0).
+            if (step === 0) this.beginActivity(0);
+            else this.activeStep = step;
+            this.progress('eval');
+          },
+          onEval: async (evalMetrics, atStart) => {
+            this.post({ type: 'eval', runId, metrics: evalMetrics });
+            if (atStart) await store.appendMetrics(runId, [{ step: 0, values: numericValues(evalMetrics) }]);
+          },
+          onStepDone: async (metrics, evalMetrics) => {
+            if (evalMetrics) Object.assign(values, numericValues(evalMetrics));
+            await store.appendMetrics(runId, [{ step: metrics.step, values }]);
+          },
+          checkpoint: () => this.checkpoint(),
+        },
+      );
       this.state = trainer.completedSteps >= this.totalSteps ? 'finished' : 'stopped';
       await this.setStatus(this.state === 'finished' ? 'finished' : 'stopped');
       this.progress('idle');
