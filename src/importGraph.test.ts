@@ -32,6 +32,8 @@ const LAYERS: Readonly<Record<string, number>> = {
   /** Run assembly: assets, checkpoints, experiment files, the Node runner. */
   run: 5,
   experiments: 6,
+  /** Exports of a run for other trainers (VeRL): reads run assembly, written by the CLI. */
+  export: 6,
   storage: 6,
   workers: 6,
   ui: 7,
