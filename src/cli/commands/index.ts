@@ -8,4 +8,6 @@ import './bench';
 import './train';
 import './plot';
 import './compare';
+import './exportVerl';
+import './table';
 export {};

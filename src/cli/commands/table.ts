@@ -1,0 +1,116 @@
+/**
+ * `pact table --runs DIR [--out FILE.md] [--digits N]`
+ *
+ * The table of an experiment trained with `pact train` (or copied from one): every
+ * DIR/<run id>/ folder holding metrics.jsonl and config.json is a run (its name and seed from
+ * config.json), read into the experiment runner's run records, so the cells and the paired
+ * rows are exactly those of `npm run experiment`'s table.md (src/experiments: mean ±
+ * standard error over seeds; rows paired by seed with the frozen or vanilla control, and PACT
+ * with MatchTIR). A run counts as finished when its last step reached its config's steps.
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { buildTable } from '../../experiments/aggregate';
+import { formatTableMarkdown } from '../../experiments/format';
+import { buildSeedPairs, defaultSeedPairs, MEAN_TRAIN_REWARD } from '../../experiments/seedPairs';
+import type { RunResult, StepRecord } from '../../experiments/types';
+import type { TrainConfig } from '../../recipes/config';
+import { parseFlags, registerCommand, type CliIO } from '../registry';
+import { parseMetricsJsonl } from './plot';
+
+const USAGE = `usage: pact table --runs DIR [--out FILE.md] [--digits N]
+
+The table over seeds of the runs under DIR (each DIR/<run id>/ with metrics.jsonl and
+config.json, as pact train writes them): methods as rows (a run's config name), metrics as
+columns, each cell mean ± standard error over the seeds that finished; then every row paired
+by seed with the frozen (or vanilla) control and pact with matchtir: the mean difference ±
+its standard error and how many seeds were above. Prints Markdown; --out also writes it.`;
+
+/** One run folder as the runner's run record: steps merged from the step and eval lines. */
+export function readRunFolder(id: string, metricsText: string, config: TrainConfig, file: string): RunResult {
+  const bySteps = new Map<number, Record<string, number | null>>();
+  for (const row of parseMetricsJsonl(metricsText, file)) {
+    const values = bySteps.get(row.step) ?? {};
+    for (const [k, v] of Object.entries(row)) {
+      if (k === 'step') continue;
+      if (typeof v === 'number') values[k] = Number.isFinite(v) ? v : null;
+      else if (v === null) values[k] = null;
+    }
+    bySteps.set(row.step, values);
+  }
+  const steps: StepRecord[] = [...bySteps.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([step, values]) => ({ step, values }));
+  const lastStep = steps.length > 0 ? steps[steps.length - 1].step : -1;
+  const isFinished = lastStep >= config.steps;
+  const seconds = steps.reduce((s, r) => s + (typeof r.values.seconds === 'number' ? r.values.seconds : 0), 0);
+  return {
+    id,
+    name: config.name,
+    seed: config.seed,
+    status: isFinished ? 'finished' : 'failed',
+    ...(isFinished ? {} : { error: `unfinished: last step ${lastStep} of ${config.steps}` }),
+    config,
+    seconds,
+    steps,
+  };
+}
+
+async function runTable(args: string[], io: CliIO): Promise<number> {
+  const { flags, positional } = parseFlags(args, { values: ['runs', 'out', 'digits'] });
+  if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"; see pact table --help`);
+  if (typeof flags.runs !== 'string') throw new Error('needs --runs DIR; see pact table --help');
+  const digits = flags.digits === undefined ? 3 : Number(flags.digits);
+  if (!Number.isInteger(digits) || digits < 0 || digits > 10)
+    throw new Error(`--digits must be an integer 0–10, got "${String(flags.digits)}"`);
+  const dir = flags.runs;
+  const entries = await readdir(dir, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
+    throw new Error(`cannot read ${dir}: ${e.code ?? e.message}`);
+  });
+  const runs: RunResult[] = [];
+  for (const e of entries.filter((x) => x.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
+    const folder = path.join(dir, e.name);
+    const metricsFile = path.join(folder, 'metrics.jsonl');
+    const [metrics, configText] = await Promise.all([
+      readFile(metricsFile, 'utf8').catch(() => null),
+      readFile(path.join(folder, 'config.json'), 'utf8').catch(() => null),
+    ]);
+    if (metrics === null || configText === null) {
+      io.err(`skipped ${folder}: no metrics.jsonl and config.json`);
+      continue;
+    }
+    runs.push(readRunFolder(e.name, metrics, JSON.parse(configText) as TrainConfig, metricsFile));
+  }
+  if (runs.length === 0) throw new Error(`${dir}: no run folders (DIR/<run id>/metrics.jsonl + config.json)`);
+  const table = buildTable(runs);
+  const pairs = buildSeedPairs(
+    runs,
+    [...table.metrics.filter((k) => k !== 'reward'), MEAN_TRAIN_REWARD],
+    defaultSeedPairs(table.rows.map((r) => r.method)),
+  );
+  const config = runs[0].config;
+  const notes = [
+    `Held out: ${config.tasks.nTest} tasks of the test world of seed ${config.tasks.testSeed}, ` +
+      (config.evalSamples > 0 ? `${config.evalSamples} sampled rollouts each.` : 'one greedy rollout each.'),
+    `Runs read from ${dir} (pact train).`,
+  ];
+  const md = formatTableMarkdown(table, {
+    title: path.basename(path.dirname(path.resolve(dir))),
+    notes,
+    pairs,
+    digits,
+  });
+  io.out(md);
+  if (typeof flags.out === 'string') {
+    await writeFile(flags.out, md);
+    io.out(`wrote ${flags.out}`);
+  }
+  return 0;
+}
+
+registerCommand({
+  name: 'table',
+  summary: 'the table over seeds of pact train runs, with the rows paired by seed against the control',
+  usage: USAGE,
+  run: runTable,
+});
