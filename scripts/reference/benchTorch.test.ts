@@ -1,9 +1,11 @@
 /**
  * scripts/reference/bench_torch.py's real-shape mode (`--real`), on a tiny config: the JSON
- * that `pact bench` reads, the training FLOP count against the header's formula worked by
- * hand, the thread count reaching OpenBLAS's own pool, the BLAS verdict on faked libraries,
- * and the preallocated-cache decode against full recomputation. Runs where a python3 with
- * torch is installed (Debian's python3-torch); skipped with the reason otherwise.
+ * that `pact bench` reads, the training FLOP counts (full and causal) against the header's
+ * formula worked by hand, the thread count reaching OpenBLAS's own pool, the BLAS verdict on
+ * faked libraries, the fair baseline against the float64 reference (`--check`), the textbook
+ * baseline still runnable, and the preallocated-cache decode against full recomputation. Runs
+ * where a python3 with torch is installed (Debian's python3-torch); skipped with the reason
+ * otherwise.
  */
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -64,6 +66,12 @@ describe.skipIf(!torch.python)(
         ),
       );
       expect([out.mode, out.device, out.threads]).toEqual(['real', 'cpu', 2]);
+      // The fair baseline by default, on the attention this torch has; the CPU and BLAS kernel named.
+      expect(out.baseline).toBe('fair');
+      expect(['chunked', 'sdpa']).toContain(out.attention);
+      expect(out.attention_chunk).toBe(256);
+      expect(typeof out.cpu).toBe('string');
+      if (out.blas.kind === 'openblas') expect(out.blas.kernel).toMatch(/\S/);
       expect(out.gemm.n).toBe(256);
       expect(out.gemm.gflops).toBeGreaterThan(0);
       expect(out.blas.gemm_gflops).toBe(out.gemm.gflops);
@@ -80,12 +88,58 @@ describe.skipIf(!torch.python)(
       // per token 2·(2·32·8·8 + 2·4·8·32 + 6·32·64 + 4·4·8·32) + 2·32·64 = 2·22 528 + 4 096 = 49 152;
       // 3 (forward + backward) · B·T = 3·64 → 9 437 184.
       expect(train.flops).toBe(9_437_184);
+      // Causal: the attention term 2·nh·d·(T + 1) = 2·4·8·33 = 2 112 instead of 4 096:
+      // 2·(4 096 + 2 048 + 12 288 + 2 112) + 4 096 = 45 184 per token · 3·64 → 8 675 328.
+      expect(train.flops_causal).toBe(8_675_328);
+      expect(train.gflops_causal).toBeCloseTo(train.flops_causal / train.step_s / 1e9, 6);
       expect(train.params).toBe(64 * 32 + 2 * (3 * 32 * 64 + 32 * 32 + 2 * 32 * 16 + 32 * 32 + 2 * 32 + 2 * 8) + 32);
       expect(train.tokens_per_s).toBeCloseTo(64 / train.step_s, 6);
       expect(train.gflops).toBeCloseTo(train.flops / train.step_s / 1e9, 6);
       expect(train.fraction_of_gemm).toBeCloseTo(train.gflops / out.gemm.gflops, 6);
       expect(Math.abs(train.loss - Math.log(64))).toBeLessThan(0.2); // N(0, 0.02²) weights: near uniform
     }, 120_000);
+
+    it('the fair baseline computes the reference log-probs, loss and cached decode (float64, every attention path)', () => {
+      const out = JSON.parse(runPython([SCRIPT, '--check']));
+      // chunked (query chunks of 3 over 11 tokens), the textbook path, torch's own
+      // scaled_dot_product_attention where it exists, and an emulated one (its GQA views and
+      // enable_gqa plumbing), each GQA untied and MQA tied.
+      expect(out.attention).toEqual(
+        expect.arrayContaining(['chunked', 'textbook', 'sdpa-emulated', 'sdpa-emulated-gqa']),
+      );
+      expect(out.cases).toHaveLength(2 * out.attention.length);
+      for (const c of out.cases) {
+        const label = `${c.attention}, ${c.num_key_value_heads} kv head(s)`;
+        expect(c.logprob_scale, label).toBeGreaterThan(1);
+        expect(c.logprob_max_err, label).toBeLessThan(1e-10);
+        expect(c.loss_err, label).toBeLessThan(1e-10);
+        expect(c.decode_logit_max_err, label).toBeLessThan(1e-10);
+      }
+    }, 60_000);
+
+    it('--baseline textbook still runs the earlier baseline (for the figures measured with it)', () => {
+      const out = JSON.parse(
+        runPython([
+          SCRIPT,
+          '--real',
+          '--config',
+          `tiny=${JSON.stringify(TINY)}`,
+          '--baseline',
+          'textbook',
+          '--cases',
+          'decode,train',
+          '--decode',
+          '1x8+4',
+          '--train',
+          '1x16',
+          '--gemm-n',
+          '64',
+        ]),
+      );
+      expect([out.baseline, out.attention]).toEqual(['textbook', 'textbook']);
+      expect(out.train[0].tokens_per_s).toBeGreaterThan(0);
+      expect(out.decode[0].decode_tokens_per_s).toBeGreaterThan(0);
+    }, 60_000);
 
     it('calls a reference BLAS a reference BLAS, and an unknown one by its gemm rate', () => {
       const verdicts = JSON.parse(

@@ -30,6 +30,11 @@ describe('pact bench', () => {
       4 * c.num_attention_heads * d * 10;
     expect(countTrainFlops(c, 3, 10)).toBe(3 * 3 * 10 * (c.num_hidden_layers * layer + 2 * H * c.vocab_size));
     expect(countTrainFlops({ ...c, num_hidden_layers: 2 }, 1, 4)).toBeGreaterThan(countTrainFlops(c, 1, 4));
+    // Causal: the attention term 2·nh·d·(T + 1) (keys a query sees, (T + 1)/2 on average) for 4·nh·d·T.
+    const causalLayer = layer - 4 * c.num_attention_heads * d * 10 + 2 * c.num_attention_heads * d * 11;
+    expect(countTrainFlops(c, 3, 10, true)).toBe(
+      3 * 3 * 10 * (c.num_hidden_layers * causalLayer + 2 * H * c.vocab_size),
+    );
   });
 
   it('measures decode, the training step, the read and the LoRA step of a case', async () => {
@@ -45,6 +50,8 @@ describe('pact bench', () => {
     // embed 32·16 = 512, lm_head (untied) 512, final norm 16; the layer: 2 norms 2·16, q 16·16 = 256,
     // k, v 2·(8·16) = 256, o 256, q_norm + k_norm 2·8, mlp 3·(32·16) = 1536 → 2352. Total 3392.
     expect(r.params).toBe(3392);
+    expect(r.train.flops_causal).toBeLessThan(r.train.flops);
+    expect(r.train.gflops_causal / r.train.gflops).toBeCloseTo(r.train.flops_causal / r.train.flops, 9);
     for (const v of [
       r.decode.decode_tokens_per_s,
       r.decode.ms_per_step_first,
@@ -103,7 +110,17 @@ describe('pact bench', () => {
             ms_per_step_first: 10,
             ms_per_step_last: 14,
           },
-          train: { batch: 8, seq: 1536, step_s: 10, tokens_per_s: 1200, flops: 1e11, gflops: 10, state_bytes: 1 << 20 },
+          train: {
+            batch: 8,
+            seq: 1536,
+            step_s: 10,
+            tokens_per_s: 1200,
+            flops: 1e11,
+            gflops: 10,
+            flops_causal: 6e10,
+            gflops_causal: 6,
+            state_bytes: 1 << 20,
+          },
           read: { tokens_per_s: 4800 },
           lora: { tokens_per_s: 1800, state_bytes: 1 << 18 },
         },
@@ -112,20 +129,34 @@ describe('pact bench', () => {
       torch: {
         torch: '1.13',
         threads: 1,
-        blas: { kind: 'openblas', is_reference: false },
+        cpu: 'AMD EPYC 7B13',
+        baseline: 'fair',
+        attention: 'chunked',
+        attention_why: 'torch 1.13 has no scaled_dot_product_attention: query chunks of 256',
+        attention_chunk: 256,
+        blas: { kind: 'openblas', is_reference: false, library: 'OpenBLAS 0.3.21', kernel: 'Zen' },
         gemm: { n: 1024, gflops: 80 },
         decode: [
           { name: 'tiny', decode_tokens_per_s: 400, ms_per_step_first: 15, ms_per_step_last: 25, prefill_s: 0.5 },
         ],
-        train: [{ name: 'tiny', tokens_per_s: 2400, step_s: 5, gflops: 20, fraction_of_gemm: 0.25 }],
+        train: [{ name: 'tiny', tokens_per_s: 2400, step_s: 5, gflops: 20, fraction_of_gemm: 0.25, gflops_causal: 12 }],
       },
     };
     const text = formatBenchReport(report).join('\n');
     // 600 / 400 = 1.50; 1200 / 2400 = 0.50; 10 GFLOP/s of the engine's 20 = 0.50, of PyTorch's 80 = 0.12 (0.125 rounded)
     expect(text).toContain('600.0 tok/s (1.50× PyTorch)');
     expect(text).toContain(
-      "1200.0 tok/s (0.50× PyTorch), 10.0 GFLOP/s = 0.50 of this backend's matmul rate, 0.13 of the native rate",
+      "1200.0 tok/s (0.50× PyTorch), 10.0 GFLOP/s = 0.50 of this backend's matmul rate, 0.13 of the native rate; counting causal FLOPs 6.0 GFLOP/s (PyTorch 2400.0 tok/s, 20.0 GFLOP/s, 12.0 causal)",
     );
+    // Every comparison names what PyTorch ran and where: baseline, attention, BLAS kernel, CPU.
+    const side =
+      'PyTorch 1.13, 1 thread(s), fair baseline (chunked attention, query chunks of 256); BLAS openblas (OpenBLAS 0.3.21), kernel Zen; CPU AMD EPYC 7B13';
+    expect(text).toContain(side);
+    expect(text).toContain(`  beside ${side}`);
+    // Results from before the fair baseline (no `baseline` field) were textbook: said so beside the ratio.
+    const old = formatBenchReport({ ...report, torch: { ...report.torch!, baseline: undefined } }).join('\n');
+    expect(old).toContain("600.0 tok/s (1.50× PyTorch's textbook (unfair) baseline)");
+    expect(old).toContain('textbook baseline (repeat_kv copies, T × T scores under a mask: not a fair yardstick)');
     // a read at 4800 against a step at 1200: 0.25 of a step's time per token; LoRA 1800/1200 = 1.50
     expect(text).toContain("4800.0 tok/s, 0.25× a training step's time per token");
     expect(text).toContain('1800.0 tok/s (1.50× the full step); training state 0 MiB against 1 MiB');

@@ -37,6 +37,9 @@ export interface KernelCaseResult {
     tokens_per_s: number;
     flops: number;
     gflops: number;
+    /** The causal FLOP count (countTrainFlops(…, true)) and its rate. */
+    flops_causal: number;
+    gflops_causal: number;
     state_bytes: number;
   };
   /** A no-gradient log-prob read of the same batch (π_old, π_ref). */
@@ -50,15 +53,18 @@ export const BENCH_LORA = { rank: 8, alpha: 16, targetModules: ['q', 'v'] as ('q
 
 /**
  * Matmul FLOPs of one training step at B×T (backward = 2× forward), counting the full T×T
- * attention products as eager PyTorch computes them (scripts/reference/bench_torch.py uses
- * the same formula): 3·B·T·[L·(2H·(nh + 2nkv)·d + 2·nh·d·H + 6·H·I + 4·nh·d·T) + 2·H·V].
+ * attention products as the textbook eager attention computes them (scripts/reference/
+ * bench_torch.py uses the same formula): 3·B·T·[L·(2H·(nh + 2nkv)·d + 2·nh·d·H + 6·H·I +
+ * 4·nh·d·T) + 2·H·V]. `causal`: the attention term 2·nh·d·(T + 1), each query against the
+ * (T + 1)/2 keys it sees on average, the least a causal implementation computes.
  */
-export function countTrainFlops(c: Qwen3Config, B: number, T: number): number {
+export function countTrainFlops(c: Qwen3Config, B: number, T: number, causal = false): number {
   const H = c.hidden_size;
   const d = c.head_dim;
   const nh = c.num_attention_heads;
   const nkv = c.num_key_value_heads;
-  const layer = 2 * H * (nh + 2 * nkv) * d + 2 * nh * d * H + 6 * H * c.intermediate_size + 4 * nh * d * T;
+  const attention = causal ? 2 * nh * d * (T + 1) : 4 * nh * d * T;
+  const layer = 2 * H * (nh + 2 * nkv) * d + 2 * nh * d * H + 6 * H * c.intermediate_size + attention;
   return 3 * B * T * (c.num_hidden_layers * layer + 2 * H * c.vocab_size);
 }
 
@@ -183,6 +189,7 @@ export async function runKernelCases(specs: readonly KernelCaseSpec[]): Promise<
       disposeLora(lora);
       tf.dispose([ids, mask]);
       const flops = countTrainFlops(c, B, T);
+      const flopsCausal = countTrainFlops(c, B, T, true);
       out.push({
         name: spec.name,
         params: model.countParams(),
@@ -203,6 +210,8 @@ export async function runKernelCases(specs: readonly KernelCaseSpec[]): Promise<
           tokens_per_s: (B * T) / full.seconds,
           flops,
           gflops: flops / full.seconds / 1e9,
+          flops_causal: flopsCausal,
+          gflops_causal: flopsCausal / full.seconds / 1e9,
           state_bytes: full.bytes,
         },
         read: { tokens_per_s: (B * T) / readS },
