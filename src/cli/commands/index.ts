@@ -9,5 +9,6 @@ import './train';
 import './plot';
 import './compare';
 import './exportVerl';
+import './exportVerl';
 import './table';
 export {};

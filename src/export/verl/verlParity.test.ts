@@ -10,7 +10,14 @@ import { existsSync } from 'node:fs';
 import { ADVANTAGE_ESTIMATORS, turnAdvantages } from '../../core/advantages';
 import { ftrlReward } from '../../core/ftrlReward';
 import { sampleStepGates } from '../../core/gates';
-import { aggregateLoss, clipFraction, clippedSurrogateMatrix, componentSftLoss, klK3 } from '../../core/losses';
+import {
+  aggregateLoss,
+  type AggregationMode,
+  clipFraction,
+  clippedSurrogateMatrix,
+  componentSftLoss,
+  klK3,
+} from '../../core/losses';
 import { createRng, permutation } from '../../core/rng';
 import { answerF1, turnRewards } from '../../core/rewards';
 import { reasoningPrefixLevel, toolCallScale } from '../../core/schedules';
@@ -206,7 +213,12 @@ async function buildFixtures() {
   mask[3] = mask[3].map(() => 0); // a fully masked row
   const policyLossCases: object[] = [];
   const expectedPolicy: { loss: number; clipfrac: number }[] = [];
-  for (const mode of ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm']) {
+  for (const mode of [
+    'token-mean',
+    'seq-mean-token-mean',
+    'seq-mean-token-sum',
+    'seq-mean-token-sum-norm',
+  ] as AggregationMode[]) {
     for (const [clipLow, clipHigh] of [
       [0.2, 0.2],
       [0.1, 0.28],
@@ -247,7 +259,12 @@ async function buildFixtures() {
     const lp = rows2(k, n, -2, -0.2);
     return { log_prob: lp, ref_log_prob: lp.map((r) => r.map((x) => x + ob(-0.4, 0.4))), mask: maskRows(k, n) };
   };
-  const objConfig = { clip_ratio_low: 0.2, clip_ratio_high: 0.28, kl_coef: 0.05, loss_agg_mode: 'token-mean' };
+  const objConfig = {
+    clip_ratio_low: 0.2,
+    clip_ratio_high: 0.28,
+    kl_coef: 0.05,
+    loss_agg_mode: 'token-mean' as AggregationMode,
+  };
   const prompts = [
     { rlWeight: 1, sftWeight: 0, rl: rlPart(3, 7, true) }, // L^x, KL on its rows
     { rlWeight: 1, sftWeight: 0.1, rl: rlPart(3, 11, false), kl: klPart(3, 6), sft: sftPart(13, 0.55) }, // L^h, klContext 'prompt'
