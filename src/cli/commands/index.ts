@@ -9,6 +9,5 @@ import './train';
 import './plot';
 import './compare';
 import './exportVerl';
-import './exportVerl';
 import './table';
 export {};
