@@ -3,10 +3,12 @@
  *
  * One worker holds one Pyodide instance, reused across calls (loading takes seconds);
  * each call's code runs in its own namespace (see `pythonRuntime.ts` for the exact
- * observation format). Calls are served one at a time, in order. When a call runs past
- * its time limit, or the worker dies, the worker is terminated, a fresh one starts
- * loading at once, and the call yields FTRL's error observation
- * `an error occured when call NAME: …` — the run goes on.
+ * observation format; the worker cuts it at MAX_OUTPUT_CHARS). Calls are served one at a
+ * time, in order. When a call runs past its time limit, or the worker dies, the worker is
+ * terminated, a fresh one starts loading at once, and the call yields FTRL's error
+ * observation `an error occured when call NAME: …` — the run goes on. A call after which
+ * the worker reports its interpreter changed (`isBroken`: builtins, the runtime, json, ...)
+ * keeps its observation, and the worker is replaced the same way before the next call.
  *
  * The worker flavour is injected (`SpawnPyWorker`): Node's `worker_threads` in
  * `pyodideExecutorNode.ts`, a browser module `Worker` in `createBrowserPyodideExecutor`.
@@ -59,6 +61,11 @@ interface LiveWorker {
   isDead: boolean;
   /** Terminates the worker and clears its load timer. */
   dispose: () => void;
+}
+
+/** A reply whose worker found its interpreter changed by the call (pyodideWorkerCore.ts). */
+function isBrokenReply(message: PyWorkerResponse): boolean {
+  return (message as { isBroken?: unknown }).isBroken === true;
 }
 
 export class PyodideExecutor {
@@ -178,7 +185,9 @@ export class PyodideExecutor {
       };
       live.port.post({ ...body, id } as PyWorkerRequest);
     });
-    if (outcome.kind !== 'response') this.replaceWorker(live);
+    // A timeout or a crash, or a tool that changed the shared interpreter (the worker's check
+    // after each call, `isBroken`): the next call gets a fresh sandbox.
+    if (outcome.kind !== 'response' || isBrokenReply(outcome.message)) this.replaceWorker(live);
     return { ...outcome, elapsedMs: Date.now() - t0 };
   }
 

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_OUTPUT_CHARS } from '../sandbox/runtimeSource';
 import type { PyodideExecutor } from './pyodideExecutor';
 import { createNodePyodideExecutor } from './pyodideExecutorNode';
 
@@ -117,4 +118,104 @@ describe('Python tool code in the Node Pyodide sandbox', () => {
       isError: false,
     });
   }, 60_000);
+
+  it('runs with an empty environment, PWD included', async () => {
+    const env = await executor.callTool(viaRealm('return str(g.JSON.stringify(g.process.env))'), 'probe', {});
+    expect(env).toMatchObject({ observation: '{}', isError: false });
+  });
+
+  it("cannot write into the host's stderr, nor into a failure reason the host reads", async () => {
+    const marker = 'PACT-STDERR-MARKER';
+    const written: string[] = [];
+    const hostWrite = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      written.push(String(chunk));
+      return (hostWrite as (...a: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    try {
+      const r = await executor.callTool(
+        viaRealm(
+          [
+            'm = secret + "\\n"',
+            'g.process.getBuiltinModule("fs").writeSync(2, m)',
+            'g.process.stderr.write(m)',
+            'g.console.error(m)',
+            'g.process._rawDebug(m)',
+            'g.process.reallyExit(7)',
+          ].join('\n'),
+        ),
+        'probe',
+        { secret: marker },
+      );
+      expect(r.isError).toBe(true);
+      expect(r.observation).toMatch(/the Python sandbox process stopped \(exit 7\)/);
+      expect(r.observation).not.toContain(marker);
+      expect(written.join('')).not.toContain(marker);
+    } finally {
+      process.stderr.write = hostWrite;
+    }
+    expect(await executor.callTool('def ok():\n    return "after"\n', 'ok', {})).toMatchObject({
+      observation: 'after',
+    });
+  }, 60_000);
+
+  it(`cuts a 100 MB output inside the sandbox at ${MAX_OUTPUT_CHARS} characters, saying so, as the JavaScript path does`, async () => {
+    const note = ` …[output cut at ${MAX_OUTPUT_CHARS} characters]`;
+    const r = await executor.callTool('def big():\n    return "x" * 100_000_000\n', 'big', {});
+    expect(r).toMatchObject({ observation: 'x'.repeat(MAX_OUTPUT_CHARS) + note, isError: false });
+    const error = await executor.callTool('def big():\n    raise ValueError("y" * 100_000_000)\n', 'big', {});
+    expect(error.isError).toBe(true);
+    expect(error.observation).toBe(
+      `an error occured when call big: ${'y'.repeat(MAX_OUTPUT_CHARS)}`.slice(0, MAX_OUTPUT_CHARS) + note,
+    );
+    // Short outputs are untouched.
+    expect((await executor.callTool('def small():\n    return "x" * 4000\n', 'small', {})).observation).toBe(
+      'x'.repeat(4000),
+    );
+  }, 60_000);
+
+  it('gives os.system a clear error and keeps the process', async () => {
+    const before = executor.respawnCount;
+    for (const call of ['os.system("id -u")', '__import__("posix").system("id -u")']) {
+      const r = await executor.callTool(`import os\ndef probe():\n    return ${call}\n`, 'probe', {});
+      expect(r, call).toMatchObject({
+        observation: 'an error occured when call probe: os.system is not available in the tool sandbox',
+        isError: true,
+      });
+    }
+    expect(await executor.callTool('def ok():\n    return 2\n', 'ok', {})).toMatchObject({ observation: '2' });
+    expect(executor.respawnCount).toBe(before);
+  }, 60_000);
+
+  it('replaces an interpreter a tool broke, and the time limit still holds after it', async () => {
+    const breakers = [
+      'import builtins\ndef probe():\n    builtins.str = None\n    return "broken"\n',
+      'import json\ndef probe():\n    json.dumps = lambda *a, **k: "forged"\n    return "broken"\n',
+      'import __main__\ndef probe():\n    __main__.pact_format_observation = lambda r: "forged"\n    return "broken"\n',
+    ];
+    for (const breaker of breakers) {
+      await executor.callTool(breaker, 'probe', {});
+      expect(await executor.callTool('def ok():\n    return {"a": [1, "é"]}\n', 'ok', {}), breaker).toMatchObject({
+        observation: '{"a": [1, "é"]}',
+        isError: false,
+      });
+    }
+    await executor.callTool(breakers[0], 'probe', {});
+    const spin = await executor.callTool(
+      'def spin():\n    while True:\n        pass\n',
+      'spin',
+      {},
+      { timeoutMs: 2_000 },
+    );
+    expect(spin).toMatchObject({
+      isTimeout: true,
+      observation: 'an error occured when call spin: timed out after 2000 ms',
+    });
+    expect(spin.elapsedMs).toBeLessThan(2_000 + 1_000);
+    // An honest tool that imports, raises and returns leaves the interpreter as it was: no new process.
+    const before = executor.respawnCount;
+    await executor.callTool('import math, re, collections\ndef ok():\n    raise ValueError("no")\n', 'ok', {});
+    await executor.callTool('import datetime\ndef ok():\n    return str(datetime.date(2024, 1, 2))\n', 'ok', {});
+    expect(executor.respawnCount).toBe(before);
+  }, 120_000);
 });

@@ -208,10 +208,34 @@ describe('the process boundary, if tool code escaped its context (escape drill)'
     expect(await drill.execute(js('() => "next"'), 'next', {})).toEqual({ ok: true, output: 'next' });
   });
 
-  it('sees none of the host environment', async () => {
-    expect((await drill.execute(js('() => JSON.stringify(process.env)'), 'env', {})).output).not.toMatch(
-      /PACT_HOSTILE_SECRET|host environment secret/,
+  it('sees none of the host environment: its own is empty, PWD included', async () => {
+    const env = (await drill.execute(js('() => JSON.stringify(process.env)'), 'env', {})).output;
+    expect(env).not.toMatch(/PACT_HOSTILE_SECRET|host environment secret/);
+    expect(env).toBe('{}');
+  });
+
+  it('writes no trace-event file and arms no heap snapshot, and its stderr reaches nothing of the host', async () => {
+    const trace = await drill.execute(
+      attempt(`process.getBuiltinModule('trace_events').createTracing({ categories: ['v8'] }).enable(); return 'on';`),
+      'trace',
+      {},
     );
+    expect(trace.output).toMatch(/trace_events\.createTracing is not available inside the tool sandbox/);
+    const snapshot = await drill.execute(
+      attempt(`process.getBuiltinModule('v8').setHeapSnapshotNearHeapLimit(2); return 'armed';`),
+      'snapshot',
+      {},
+    );
+    expect(snapshot.output).toMatch(/v8\.setHeapSnapshotNearHeapLimit is not available inside the tool sandbox/);
+    const cwd = (await drill.execute(js('() => process.cwd()'), 'cwd', {})).output;
+    expect(cwd).not.toBe(process.cwd());
+    const loud = await drill.execute(
+      js(`() => { require('node:fs').writeSync(2, 'PACT-DRILL-MARKER'); process.reallyExit(5); }`),
+      'loud',
+      {},
+    );
+    expect(loud.output).toMatch(/the tool sandbox stopped \(exit 5\)/);
+    expect(loud.output).not.toMatch(/PACT-DRILL-MARKER/);
   });
 
   it('reaches no network: fetch, http, net, dgram and dns all fail and the server sees nothing', async () => {

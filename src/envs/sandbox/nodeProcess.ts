@@ -4,7 +4,14 @@
  * caller names it), with an empty environment, a cap on all private memory (RLIMIT_DATA, which
  * counts ArrayBuffers as well as the V8 heap), and, where Linux lets an unprivileged user make
  * one (`unshare -rn`), an empty network namespace. The program locks the rest itself
- * (NODE_LOCKDOWN_SOURCE). Data crosses only over the IPC channel, as JSON.
+ * (NODE_LOCKDOWN_SOURCE). Data crosses only over the IPC channel, as JSON: stdin, stdout and
+ * stderr are /dev/null, so nothing the process prints reaches the host.
+ *
+ * Node writes a few files from native code, past the permission model: trace events
+ * (`node_trace.N.log`) and heap snapshots near the heap limit (`Heap.*.heapsnapshot`). Their
+ * APIs are sealed by the lockdown; on POSIX the process is also started with their output
+ * pointed at /dev/null (`--trace-event-file-pattern`, `--diagnostic-dir`), and in every case its
+ * working folder is a fresh empty temporary folder, removed when it exits, never the host's.
  *
  * Node-only; no static import of a Node builtin, so the browser bundle can include the module.
  */
@@ -13,6 +20,9 @@ import { NODE_TOOL_PROCESS_SOURCE } from './nodeSandboxSource';
 
 type ChildProcessModule = typeof import('node:child_process');
 type ChildProcess = import('node:child_process').ChildProcess;
+type FsModule = typeof import('node:fs');
+type OsModule = typeof import('node:os');
+type PathModule = typeof import('node:path');
 
 /** Limits of one sandbox process. */
 export interface SandboxLimits {
@@ -40,13 +50,31 @@ export interface SandboxedNodeOptions {
 export type NetworkCut = 'namespace' | 'lockdown-only';
 
 let childProcess: Promise<ChildProcessModule> | null = null;
+/** Working folders of this host's sandbox processes that have not exited yet. */
+const liveSandboxFolders = new Set<string>();
+let isExitHookSet = false;
 let networkCut: NetworkCut | null = null;
 
+// A variable specifier keeps bundlers from pulling a Node builtin into the browser build.
+function loadBuiltin<T>(name: string): Promise<T> {
+  return import(/* @vite-ignore */ name) as Promise<T>;
+}
+
 function loadChildProcess(): Promise<ChildProcessModule> {
-  // A variable specifier keeps bundlers from pulling a Node builtin into the browser build.
-  const specifier = 'node:child_process';
-  childProcess ??= import(/* @vite-ignore */ specifier) as Promise<ChildProcessModule>;
+  childProcess ??= loadBuiltin<ChildProcessModule>('node:child_process');
   return childProcess;
+}
+
+/**
+ * Flags that send Node's native file writers, which the permission model does not cover, to
+ * /dev/null: trace events (`trace_events.createTracing`) and diagnostic files such as heap
+ * snapshots near the heap limit (`v8.setHeapSnapshotNearHeapLimit`; a folder under /dev/null
+ * cannot exist, so the snapshot is never written). POSIX only; elsewhere the lockdown's seals
+ * and the throwaway working folder remain.
+ */
+export function nativeWriterFlags(): string[] {
+  if (process.platform === 'win32') return [];
+  return ['--trace-event-file-pattern=/dev/null', '--diagnostic-dir=/dev/null/pact-tool-sandbox'];
 }
 
 /** 'namespace' when `unshare -rn` works here (Linux with user namespaces), else 'lockdown-only'. */
@@ -78,8 +106,12 @@ export function permissionFlags(allowFsRead: string[] = []): string[] {
 export async function spawnSandboxedNode(options: SandboxedNodeOptions): Promise<ChildProcess> {
   const cp = await loadChildProcess();
   const cut = await probeNetworkCut();
+  const fs = await loadBuiltin<FsModule>('node:fs');
+  const os = await loadBuiltin<OsModule>('node:os');
+  const path = await loadBuiltin<PathModule>('node:path');
   const nodeArgs = [
     ...permissionFlags(options.allowFsRead),
+    ...nativeWriterFlags(),
     `--max-old-space-size=${options.limits.heapMb}`,
     '--max-semi-space-size=16',
     ...(options.isModule ? ['--input-type=module'] : []),
@@ -91,28 +123,64 @@ export async function spawnSandboxedNode(options: SandboxedNodeOptions): Promise
   const node = cut === 'namespace' ? ['unshare', '-rn', '--', process.execPath] : [process.execPath];
   const isPosix = process.platform !== 'win32';
   // RLIMIT_DATA through the shell's ulimit (KiB); `exec` keeps one process, whose pid we hold.
+  // The shell exports PWD (and may OLDPWD) even from an empty environment: unset before exec.
   const [command, args] = isPosix
-    ? ['/bin/sh', ['-c', 'ulimit -d "$0" && exec "$@"', String(options.limits.dataMb * 1024), ...node, ...nodeArgs]]
+    ? [
+        '/bin/sh',
+        [
+          '-c',
+          'unset PWD OLDPWD; ulimit -d "$0" && exec "$@"',
+          String(options.limits.dataMb * 1024),
+          ...node,
+          ...nodeArgs,
+        ],
+      ]
     : [node[0], [...node.slice(1), ...nodeArgs]];
-  return cp.spawn(command as string, args as string[], {
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    serialization: 'json',
-    env: {},
-    windowsHide: true,
+  // A working folder of its own, empty, removed when the process exits: whatever some native
+  // writer might still put in "." never lands in the host's folder.
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pact-tool-sandbox-'));
+  const removeCwd = () => {
+    liveSandboxFolders.delete(cwd);
+    fs.rmSync(cwd, { recursive: true, force: true });
+  };
+  // A host that exits first takes its processes' folders with it (they exit on disconnect).
+  liveSandboxFolders.add(cwd);
+  if (liveSandboxFolders.size === 1 && !isExitHookSet) {
+    isExitHookSet = true;
+    process.once('exit', () => {
+      for (const folder of liveSandboxFolders) fs.rmSync(folder, { recursive: true, force: true });
+    });
+  }
+  let child: ChildProcess;
+  try {
+    child = cp.spawn(command as string, args as string[], {
+      // Only the IPC channel: the process's stdout and stderr go to /dev/null, not to the host.
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      serialization: 'json',
+      env: {},
+      cwd,
+      windowsHide: true,
+    });
+  } catch (error) {
+    removeCwd();
+    throw error;
+  }
+  child.once('exit', removeCwd);
+  // A process that never started emits 'error' and no 'exit'.
+  child.once('error', () => {
+    if (child.pid === undefined) removeCwd();
   });
+  return child;
 }
 
-/** Wraps a sandbox process as a WorkerHandle; stderr's tail goes into the failure reason. */
+/**
+ * Wraps a sandbox process as a WorkerHandle. Its failure reason is the exit code or signal
+ * alone: the process has no stderr for the host to read, so tool code cannot write into it.
+ */
 export function wrapChildProcess(child: ChildProcess, graceMs: number): WorkerHandle {
-  let stderrTail = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    stderrTail = (stderrTail + chunk).slice(-2_000);
-  });
-  // Neither the process nor its pipes keep the host alive; a pending call's timer does.
+  // Neither the process nor its channel keeps the host alive; a pending call's timer does.
   child.unref();
   child.channel?.unref();
-  (child.stderr as { unref?: () => void } | null)?.unref?.();
   return {
     graceMs,
     post: (message) => {
@@ -123,8 +191,8 @@ export function wrapChildProcess(child: ChildProcess, graceMs: number): WorkerHa
       child.on('message', onMessage);
       child.on('error', (e) => onFailure(e.message));
       child.on('exit', (code, signal) => {
-        const last = stderrTail.trim().split('\n').slice(-2).join(' ').slice(0, 300);
-        onFailure(`exit ${signal ?? code}${last ? `: ${last}` : ''}`);
+        const hint = signal === 'SIGABRT' || code === 134 ? ': it aborted (out of memory, or a fatal error)' : '';
+        onFailure(`exit ${signal ?? code}${hint}`);
       });
     },
     terminate: () => {

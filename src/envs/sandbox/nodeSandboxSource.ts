@@ -8,8 +8,8 @@
  *   constructor` is the context's own Function), and the host never touches an object the
  *   tool made. A time limit covers the call, promise jobs included (`microtaskMode`).
  * - NODE_LOCKDOWN_SOURCE: what a sandbox process removes from itself before any tool code runs
- *   (signals to other processes, the network, native bindings), on top of Node's permission
- *   model, which `nodeProcess.ts` starts it under.
+ *   (signals to other processes, the network, native bindings, native file writers, the
+ *   environment), on top of Node's permission model, which `nodeProcess.ts` starts it under.
  * - NODE_TOOL_PROCESS_SOURCE: the tool process's whole program (IPC loop around the runner).
  * Plain JS on purpose: it runs in a child `node -e` and in this process (InProcessExecutor).
  */
@@ -144,6 +144,14 @@ function lockDownNodeProcess(getBuiltin) {
   if (os) seal(os, 'setPriority', 'os.setPriority');
   var v8 = load('node:v8');
   if (v8) seal(v8, 'setFlagsFromString', 'v8.setFlagsFromString');
+  // Files Node writes from native code, which the permission model does not cover (the process
+  // also sends them to /dev/null and runs in a throwaway folder: nodeProcess.ts).
+  if (v8) seal(v8, 'setHeapSnapshotNearHeapLimit', 'v8.setHeapSnapshotNearHeapLimit');
+  var traceEvents = load('node:trace_events');
+  if (traceEvents) seal(traceEvents, 'createTracing', 'trace_events.createTracing');
+  // The environment: the process starts with none; whatever a shell or Node added goes too.
+  var envKeys = Object.keys(process.env);
+  for (var e = 0; e < envKeys.length; e++) { try { delete process.env[envKeys[e]]; } catch (_) {} }
   // The network: Node 20's permission model does not cover it, so every way out is closed here.
   var net = load('node:net');
   if (net) {
@@ -178,6 +186,12 @@ function lockDownNodeProcess(getBuiltin) {
   if (inspector) seal(inspector, 'open', 'inspector.open');
   var names = ['fetch', 'WebSocket', 'EventSource'];
   for (var n = 0; n < names.length; n++) seal(globalThis, names[n], names[n]);
+  // An ES module view of a builtin (import('node:os')) keeps the functions it was made with
+  // until told otherwise: bring every view made so far in line with the seals above.
+  var moduleApi = load('node:module');
+  if (moduleApi && typeof moduleApi.syncBuiltinESMExports === 'function') {
+    try { moduleApi.syncBuiltinESMExports(); } catch (_) {}
+  }
 }
 `;
 
