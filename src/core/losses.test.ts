@@ -7,7 +7,8 @@ import {
   componentSftLoss,
   isTokenClipped,
   klK3,
-  LOSS_AGGREGATIONS,
+  LOSS_AGGREGATION_NAMES,
+  type AggregationMode,
 } from './losses';
 
 const LN = Math.log;
@@ -101,7 +102,7 @@ describe('aggregateLoss', () => {
   });
 
   it('returns 0 for an all-zero mask or an empty batch, and ignores masked NaN', () => {
-    for (const mode of LOSS_AGGREGATIONS.names()) {
+    for (const mode of LOSS_AGGREGATION_NAMES) {
       expect(aggregateLoss([[1, 2]], [[0, 0]], mode)).toBe(0);
       expect(aggregateLoss([], [], mode)).toBe(0);
     }
@@ -113,7 +114,7 @@ describe('aggregateLoss', () => {
   });
 
   it('fails clearly on unknown modes, shape mismatch and negative weights', () => {
-    expect(() => aggregateLoss(loss, mask, 'sum')).toThrow(
+    expect(() => aggregateLoss(loss, mask, 'sum' as AggregationMode)).toThrow(
       /unknown loss aggregation mode "sum"; valid: token-mean, seq-mean-token-mean, seq-mean-token-sum, seq-mean-token-sum-norm/,
     );
     expect(() => aggregateLoss(loss, [[1, 1, 0]], 'token-mean')).toThrow(/lossMat has 2 rows but mask has 1/);

@@ -143,44 +143,57 @@ function meanOverLiveRows(rowValues: number[], maskSums: number[]): number {
   return count === 0 ? 0 : total / count;
 }
 
-export const LOSS_AGGREGATIONS = createRegistry<LossAggregation>('loss aggregation mode');
-/** Σ m·ℓ / Σ m over the whole batch (DAPO; verl's default). */
-LOSS_AGGREGATIONS.register('token-mean', (lossMat, mask) => {
-  let lossSum = 0;
-  let maskSum = 0;
-  lossMat.forEach((row, i) => {
-    const s = sumRowWeighted(row, mask[i]);
-    lossSum += s.lossSum;
-    maskSum += s.maskSum;
-  });
-  return maskSum === 0 ? 0 : lossSum / maskSum;
-});
-/** Mean over sequences of each sequence's token mean (original GRPO). */
-LOSS_AGGREGATIONS.register('seq-mean-token-mean', (lossMat, mask) => {
-  const sums = lossMat.map((row, i) => sumRowWeighted(row, mask[i]));
-  return meanOverLiveRows(
-    sums.map((s) => (s.maskSum > 0 ? s.lossSum / s.maskSum : 0)),
-    sums.map((s) => s.maskSum),
-  );
-});
-/** Mean over sequences of each sequence's token sum. */
-LOSS_AGGREGATIONS.register('seq-mean-token-sum', (lossMat, mask) => {
-  const sums = lossMat.map((row, i) => sumRowWeighted(row, mask[i]));
-  return meanOverLiveRows(
-    sums.map((s) => s.lossSum),
-    sums.map((s) => s.maskSum),
-  );
-});
-/** Dr.GRPO: Σ over the batch of token sums / (B · a constant length). */
-LOSS_AGGREGATIONS.register('seq-mean-token-sum-norm', (lossMat, mask, { tokenNormalizer }) => {
-  if (lossMat.length === 0) return 0;
-  const norm = tokenNormalizer ?? Math.max(...lossMat.map((r) => r.length));
-  if (!(norm > 0)) throw new Error(`aggregateLoss: tokenNormalizer must be > 0, got ${norm}`);
-  const total = lossMat.reduce((s, row, i) => s + sumRowWeighted(row, mask[i]).lossSum, 0);
-  return total / (lossMat.length * norm);
-});
+/** The aggregation modes (verl's loss_agg_mode names), in the order the UI and config list them. */
+export const LOSS_AGGREGATION_NAMES = [
+  'token-mean',
+  'seq-mean-token-mean',
+  'seq-mean-token-sum',
+  'seq-mean-token-sum-norm',
+] as const;
+export type AggregationMode = (typeof LOSS_AGGREGATION_NAMES)[number];
 
-export type AggregationMode = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-sum-norm';
+/** The reference form of every mode (the tfjs forms: recipes/tfLosses TF_LOSS_AGGREGATIONS, same keys). */
+const REFERENCE_AGGREGATIONS: Readonly<Record<AggregationMode, LossAggregation>> = {
+  /** Σ m·ℓ / Σ m over the whole batch (DAPO; verl's default). */
+  'token-mean': (lossMat, mask) => {
+    let lossSum = 0;
+    let maskSum = 0;
+    lossMat.forEach((row, i) => {
+      const s = sumRowWeighted(row, mask[i]);
+      lossSum += s.lossSum;
+      maskSum += s.maskSum;
+    });
+    return maskSum === 0 ? 0 : lossSum / maskSum;
+  },
+  /** Mean over sequences of each sequence's token mean (original GRPO). */
+  'seq-mean-token-mean': (lossMat, mask) => {
+    const sums = lossMat.map((row, i) => sumRowWeighted(row, mask[i]));
+    return meanOverLiveRows(
+      sums.map((s) => (s.maskSum > 0 ? s.lossSum / s.maskSum : 0)),
+      sums.map((s) => s.maskSum),
+    );
+  },
+  /** Mean over sequences of each sequence's token sum. */
+  'seq-mean-token-sum': (lossMat, mask) => {
+    const sums = lossMat.map((row, i) => sumRowWeighted(row, mask[i]));
+    return meanOverLiveRows(
+      sums.map((s) => s.lossSum),
+      sums.map((s) => s.maskSum),
+    );
+  },
+  /** Dr.GRPO: Σ over the batch of token sums / (B · a constant length). */
+  'seq-mean-token-sum-norm': (lossMat, mask, { tokenNormalizer }) => {
+    if (lossMat.length === 0) return 0;
+    const norm = tokenNormalizer ?? Math.max(...lossMat.map((r) => r.length));
+    if (!(norm > 0)) throw new Error(`aggregateLoss: tokenNormalizer must be > 0, got ${norm}`);
+    const total = lossMat.reduce((s, row, i) => s + sumRowWeighted(row, mask[i]).lossSum, 0);
+    return total / (lossMat.length * norm);
+  },
+};
+
+/** The registry by name, filled from the table above (so names, types and functions are one list). */
+export const LOSS_AGGREGATIONS = createRegistry<LossAggregation>('loss aggregation mode');
+for (const name of LOSS_AGGREGATION_NAMES) LOSS_AGGREGATIONS.register(name, REFERENCE_AGGREGATIONS[name]);
 
 /**
  * verl's agg_loss over plain arrays.
@@ -191,7 +204,7 @@ export type AggregationMode = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-t
 export function aggregateLoss(
   lossMat: readonly (readonly number[])[],
   mask: readonly (readonly number[])[],
-  mode: AggregationMode | string,
+  mode: AggregationMode,
   options: AggregateOptions = {},
 ): number {
   const aggregate = LOSS_AGGREGATIONS.get(mode);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LOSS_AGGREGATIONS } from '../core/losses';
+import { LOSS_AGGREGATION_NAMES, LOSS_AGGREGATIONS } from '../core/losses';
 import { createRegistry } from '../core/registry';
 import { REASONING_SCHEDULES, TOOL_CALL_SCHEDULES } from '../core/schedules';
 import { QWEN3_PRESETS } from '../model/qwen3/config';
@@ -112,7 +112,7 @@ describe('names read from the registries', () => {
     const { aggregateLossTf } = await import('./tfLosses');
     await useCpuBackend();
     const [lossMat, mask] = [tf.tensor2d([[1, 2]]), tf.tensor2d([[1, 1]])]; // [B = 1, T = 2]
-    for (const mode of LOSS_AGGREGATIONS.names()) {
+    for (const mode of LOSS_AGGREGATION_NAMES) {
       expect(resolveConfig({ lossAgg: mode }).lossAgg).toBe(mode);
       const loss = aggregateLossTf(lossMat, mask, mode);
       expect(Number.isFinite((await loss.data())[0]), mode).toBe(true);

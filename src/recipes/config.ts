@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { findJsonHazard, limitText } from '../core/untrustedJson';
 import { GSPO_CLIP } from '../core/gspo';
 import { TOOLRL_RULES } from '../core/toolrlReward';
-import { LOSS_AGGREGATIONS } from '../core/losses';
+import { LOSS_AGGREGATION_NAMES } from '../core/losses';
 import type { Registry } from '../core/registry';
 import { REASONING_SCHEDULES, TOOL_CALL_SCHEDULES } from '../core/schedules';
 import { PREFIX_REVEALS } from '../core/sftSchedule';
@@ -72,14 +72,20 @@ export const CONFIG_MAXIMA = {
   nameChars: 200,
   /** Characters of model.init / tasks.path (a folder path or URL). */
   pathChars: 4096,
+  /** Learning rate. */
+  lr: 1,
 } as const;
 
 /** Deepest nesting of a config (the schema's deepest field is at depth 4). */
 export const MAX_CONFIG_DEPTH = 16;
 const M = CONFIG_MAXIMA;
 
-/** PACT's options; each ablation of Tables 2–5 and Figure 5 is one of these. */
-export const pactOptionsSchema = z.object({
+/**
+ * PACT's options; each ablation of Tables 2–5 and Figure 5 is one of these. Every object of the
+ * config is strict: a key it does not know (a typo, a field this version lacks) is an error that
+ * names it, never dropped.
+ */
+export const pactOptionsSchema = z.strictObject({
   /** Table 2: which objective a trace-routed prompt uses (`Lh+SFT` is full PACT). */
   objective: z.enum(PACT_OBJECTIVES).default('Lh+SFT'),
   /** Eq. prompt-routing-gate: probability of the prompt-only anchor (Figure 5 sweeps it). */
@@ -110,7 +116,7 @@ export const pactOptionsSchema = z.object({
   prefixReveal: z.enum(PREFIX_REVEALS).default('remove'),
   /** Table 3: which components of h* enter the privileged context c^h. */
   traceComponents: z
-    .object({
+    .strictObject({
       reasoning: z.boolean().default(true),
       toolCalls: z.boolean().default(true),
       toolResponses: z.boolean().default(true),
@@ -139,7 +145,7 @@ export const SEARCH_PRESENTATION: Readonly<SearchPresentation> = Object.freeze({
 });
 
 /** ToolSearcher's three components, each switchable for its ablation. */
-export const toolSearcherOptionsSchema = z.object({
+export const toolSearcherOptionsSchema = z.strictObject({
   eventLevelSearch: z.boolean().default(true),
   trajectoryAlignedCredit: z.boolean().default(true),
   categoryConstrained: z.boolean().default(true),
@@ -181,14 +187,14 @@ export const trainConfigSchema = z
     seed: z.number().int().min(0).default(1),
     backend: z.enum(BACKENDS).optional(),
     model: z
-      .object({
+      .strictObject({
         preset: z.enum(MODEL_PRESETS as [Qwen3PresetName, ...Qwen3PresetName[]]).default('qwen3-nano'),
         /** Start from a checkpoint folder/URL instead of the shipped warm start; `scratch` for random init. */
         init: z.string().max(M.pathChars).default('warm-start'),
         /** `scratch` init: generated train tasks (+ expert traces) whose text builds the pruned vocabulary. */
         vocabTasks: z.number().int().min(1).max(M.vocabTasks).default(400),
         lora: z
-          .object({
+          .strictObject({
             rank: z.number().int().min(1).max(M.loraRank),
             alpha: z.number().positive(),
             targets: z
@@ -200,7 +206,7 @@ export const trainConfigSchema = z
       })
       .default({ preset: 'qwen3-nano', init: 'warm-start', vocabTasks: 400 }),
     tasks: z
-      .object({
+      .strictObject({
         source: z.enum(TASK_SOURCES).default('generated'),
         path: z.string().max(M.pathChars).optional(),
         trainSeed: z.number().int().default(1),
@@ -239,7 +245,8 @@ export const trainConfigSchema = z
     maxTurns: z.number().int().min(1).max(M.maxTurns).default(10),
     maxPromptTokens: z.number().int().min(16).max(M.tokens).default(1024),
     maxResponseTokens: z.number().int().min(8).max(M.tokens).default(1024),
-    lr: z.number().positive().default(1e-4),
+    /** AdamW's learning rate, at most 1 (experiments/ use 1e-12 to 1e-4). */
+    lr: z.number().positive().max(M.lr).default(1e-4),
     lrWarmupSteps: z.number().int().min(0).max(M.steps).default(0),
     lrSchedule: z.enum(['constant', 'cosine']).default('constant'),
     weightDecay: z.number().min(0).default(0.0),
@@ -247,10 +254,10 @@ export const trainConfigSchema = z
     clipEps: z.number().positive().max(1).default(0.2),
     klCoef: z.number().min(0).default(0.001),
     /**
-     * verl's agg_loss, any mode registered in LOSS_AGGREGATIONS (core/losses.ts); the trainer's
+     * verl's agg_loss, any mode of LOSS_AGGREGATION_NAMES (core/losses.ts); the trainer's
      * aggregateLossTf runs each ('seq-mean-token-sum-norm' divides by the prompt's padded length T).
      */
-    lossAgg: registryEnum(LOSS_AGGREGATIONS).default('token-mean'),
+    lossAgg: z.enum(LOSS_AGGREGATION_NAMES).default('token-mean'),
     /**
      * MatchTIR credit (pact, matchtir, sft_then_matchtir): discount of turn returns, and how
      * A^g and A^ℓ combine: 'sum' = A^g + A^ℓ (PACT App. B), 'mean' = (A^g + A^ℓ)/2 (MatchTIR's

@@ -13,6 +13,8 @@ import {
   componentSftLoss,
   klK3,
   LOSS_AGGREGATIONS,
+  LOSS_AGGREGATION_NAMES,
+  type AggregationMode,
 } from '../core/losses';
 import {
   aggregateLossTf,
@@ -70,12 +72,12 @@ describe('tfjs losses agree with src/core', () => {
 
   it('has a tfjs reduction for every registered aggregation mode, and no other', () => {
     expect(Object.keys(TF_LOSS_AGGREGATIONS).sort()).toEqual(LOSS_AGGREGATIONS.names().sort());
-    expect(() => aggregateLossTf(t2([[1]]), t2([[1]]), 'toString')).toThrow(
+    expect(() => aggregateLossTf(t2([[1]]), t2([[1]]), 'toString' as AggregationMode)).toThrow(
       `aggregateLossTf: unknown mode "toString"; valid: ${LOSS_AGGREGATIONS.names().join(', ')}`,
     );
   });
 
-  for (const mode of LOSS_AGGREGATIONS.names()) {
+  for (const mode of LOSS_AGGREGATION_NAMES) {
     it(`aggregation ${mode}`, async () => {
       const loss = [
         [0.5, 2.0, -1.0, Number.NaN], // the NaN is masked out and must not leak
@@ -103,7 +105,7 @@ describe('tfjs losses agree with src/core', () => {
     ];
     expect((await read(aggregateLossTf(t2(loss), t2(mask), 'seq-mean-token-sum-norm', 3)))[0]).toBeCloseTo(0.5 / 6, 6);
   });
-  for (const mode of LOSS_AGGREGATIONS.names()) {
+  for (const mode of LOSS_AGGREGATION_NAMES) {
     it(`aggregation ${mode} over row chunks with the whole batch's totals adds up to the whole`, async () => {
       const loss = [
         [0.5, 2.0, -1.0, 7.0],
@@ -233,7 +235,7 @@ describe('one PACT prompt loss vs a plain-array computation with src/core', () =
   const KL_COEF = 0.001;
   const BETA = 0.1;
 
-  function computeReference(mode: string, rlWeight: number, sftWeight: number): number {
+  function computeReference(mode: AggregationMode, rlWeight: number, sftWeight: number): number {
     const rl = aggregateLoss(clippedSurrogateMatrix(LOGP_NEW, LOGP_OLD, ADV, { clipLow: 0.2 }), MASK, mode);
     const kl = aggregateLoss(
       LOGP_NEW.map((row, i) => row.map((p, t) => klK3(p, REF[i][t]))),

@@ -90,9 +90,6 @@ export function computeKlK3(logp: tf.Tensor2D, logpRef: tf.Tensor2D): tf.Tensor2
   });
 }
 
-/** The aggregation modes, by name: those of src/core's LOSS_AGGREGATIONS. */
-export type TfAggregationMode = AggregationMode;
-
 /** The normalisers of a whole prompt's [K, T] loss, for aggregating a chunk of its rows. */
 export interface AggregationTotals {
   /** Σ mask over all K rows ('token-mean'). */
@@ -140,7 +137,7 @@ function meanOverLiveRows(rowValues: tf.Tensor1D, rowMask: tf.Tensor1D, totals?:
 }
 
 /** The tfjs form of every mode of LOSS_AGGREGATIONS (src/core/losses.ts), same names. */
-export const TF_LOSS_AGGREGATIONS: Readonly<Record<TfAggregationMode, TfLossAggregation>> = {
+export const TF_LOSS_AGGREGATIONS: Readonly<Record<AggregationMode, TfLossAggregation>> = {
   /** Σ m·ℓ / Σ m over the whole batch (DAPO; verl's default). */
   'token-mean': (weighted, mask, { totals }) => {
     const maskSum = totals ? Math.max(totals.maskSum, 1e-12) : tf.maximum(tf.sum(mask), 1e-12);
@@ -177,14 +174,14 @@ export const TF_LOSS_AGGREGATIONS: Readonly<Record<TfAggregationMode, TfLossAggr
 export function aggregateLossTf(
   lossMat: tf.Tensor2D,
   mask: tf.Tensor2D,
-  mode: TfAggregationMode | string,
+  mode: AggregationMode,
   tokenNormalizer?: number,
   totals?: AggregationTotals,
 ): tf.Scalar {
   if (!Object.hasOwn(TF_LOSS_AGGREGATIONS, mode)) {
     throw new Error(`aggregateLossTf: unknown mode "${mode}"; valid: ${Object.keys(TF_LOSS_AGGREGATIONS).join(', ')}`);
   }
-  const aggregate = TF_LOSS_AGGREGATIONS[mode as TfAggregationMode];
+  const aggregate = TF_LOSS_AGGREGATIONS[mode];
   return tf.tidy(() => aggregate(applyMask(lossMat, mask), mask, { shape: lossMat.shape, tokenNormalizer, totals }));
 }
 
@@ -252,7 +249,7 @@ export interface PromptLossOptions {
   clipEps: number;
   /** ε_high: ratios above 1 + clipEpsHigh are clipped; default clipEps (GSPO: 4e-4 against ε_low 3e-4). */
   clipEpsHigh?: number;
-  lossAgg: TfAggregationMode | string;
+  lossAgg: AggregationMode;
   klCoef: number;
   rlWeight: number;
   sftWeight: number;

@@ -14,6 +14,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '../model/qwen3/tf';
+import type { AggregationMode } from '../core/losses';
 import { AdamW, accumulateGradients, trainStep } from '../model/qwen3/train';
 import { assignNamedArrays, exportTensors } from '../model/qwen3/train/snapshot';
 import { buildPrivilegedContext, buildTraceConditionedRow, encodeTrace } from './privilegedContext';
@@ -420,7 +421,7 @@ describe('gradient micro-batches (microBatchRows)', () => {
     model: ReturnType<TinySetup['createModel']>,
     plan: PromptPlan,
     rows: number,
-    lossAgg: string,
+    lossAgg: AggregationMode,
   ) {
     const micro = splitMicroBatches([plan], [0], rows);
     const stats = [0, 0, 0, 0, 0, 0];
@@ -447,7 +448,7 @@ describe('gradient micro-batches (microBatchRows)', () => {
     return { nMicro: micro.length, loss: value, stats, grads: named };
   }
 
-  const CASES: [string, 'token' | 'sequence'][] = [
+  const CASES: [AggregationMode, 'token' | 'sequence'][] = [
     ['token-mean', 'token'],
     ['seq-mean-token-mean', 'token'],
     ['seq-mean-token-sum', 'token'],

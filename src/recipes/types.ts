@@ -13,6 +13,7 @@
  *      and sets π_old ← π_θ. So recipes are small: reward/advantage math and routing, no tensors.
  */
 import type { TokenTag } from '../core/types';
+import type { AggregationMode } from '../core/losses';
 import type { Rng, RngState } from '../core/rng';
 import type { Task } from '../envs/types';
 import type { CallOutput, Transcript } from '../envs/rollout';
@@ -171,7 +172,7 @@ export interface Recipe {
    * The recipe's own clip range and loss aggregation (GSPO: ε 3e-4 / 4e-4 on the sequence
    * ratio, aggregated per sequence); default config.clipEps on both sides and config.lossAgg.
    */
-  policyLoss?(config: TrainConfig): { clipEps: number; clipEpsHigh: number; lossAgg: string };
+  policyLoss?(config: TrainConfig): { clipEps: number; clipEpsHigh: number; lossAgg: AggregationMode };
   /** Own rollout collection; default: prompt-only tool-use rollouts (rollouts.ts). */
   collectRollouts?(request: CollectRequest): Promise<RolloutGroup[]>;
   /**
