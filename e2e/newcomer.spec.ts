@@ -94,7 +94,7 @@ async function newcomerPath(page: Page, size: string) {
   const reward = page.getByTestId('chart-reward-latest');
   await expect(reward).toContainText(/current run \(pact\): -?[\d.]+ at step 1/, { timeout: STEP_MS });
   await expect(page.getByTestId('demo-badge')).toHaveCount(0);
-  // It is checkpointed after that first step (checkpointEvery is 4).
+  // It is checkpointed after that first step (the app checkpoints after every step).
   await expect
     .poll(async () => (await readPageDb(page)).runs[0].lastCheckpointId, { timeout: 60_000 })
     .toBe(`${runId}@1`);

@@ -188,7 +188,7 @@ export const PANEL_LESSONS: Readonly<Record<PanelId, Lesson>> = {
     equationRef: 'what a checkpoint holds: TrainerState, src/recipes/types.ts',
     body:
       "Every run the trainer starts is saved in this browser's IndexedDB with its metric log and its latest checkpoints, " +
-      'written after its first step, every few steps, and when it pauses or stops. A checkpoint holds everything needed to ' +
+      'written after every step (the last two are kept). A checkpoint holds everything needed to ' +
       'continue bit for bit, so Resume continues from the last checkpoint with the same random streams. A run whose tab ' +
       'was reloaded or closed while it trained is marked interrupted (a run lives only as long as its page). Tick a run to ' +
       'overlay its curves on the Live charts. Nothing leaves this machine unless you export it.',
@@ -268,9 +268,8 @@ export const GUIDED_TOUR: readonly TourStep[] = [
     targets: ['.controls'],
     body:
       'Train loads the model and the tasks in a background worker and starts the steps; the page stays usable. Pause and ' +
-      'Stop take effect when the current step ends. Each run is saved in this browser, with a checkpoint after its first ' +
-      'step and whenever it pauses or stops, so a reload or a closed tab loses at most the steps since then: Resume ' +
-      'continues it.',
+      'Stop take effect when the current step ends. Each run is saved in this browser, with a checkpoint after every ' +
+      'step, so a reload or a closed tab loses at most the step under way: Resume continues it.',
     look: 'The line under the buttons says where the run is: its step, its phase, and what Resume would do.',
     quotes: [],
   },
