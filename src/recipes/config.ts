@@ -245,8 +245,15 @@ export const trainConfigSchema = z
     maxTurns: z.number().int().min(1).max(M.maxTurns).default(10),
     maxPromptTokens: z.number().int().min(16).max(M.tokens).default(1024),
     maxResponseTokens: z.number().int().min(8).max(M.tokens).default(1024),
-    /** AdamW's learning rate, at most 1 (experiments/ use 1e-12 to 1e-4). */
-    lr: z.number().positive().max(M.lr).default(1e-4),
+    /**
+     * AdamW's learning rate, at most CONFIG_MAXIMA.lr (experiments/ use 1e-12 to 1e-4). A
+     * refinement, not `.max()`, so Run setup's range text stays "> 0" (src/ui/runSetup.test.ts).
+     */
+    lr: z
+      .number()
+      .positive()
+      .refine((lr) => lr <= M.lr, { message: `must be ≤ ${M.lr}` })
+      .default(1e-4),
     lrWarmupSteps: z.number().int().min(0).max(M.steps).default(0),
     lrSchedule: z.enum(['constant', 'cosine']).default('constant'),
     weightDecay: z.number().min(0).default(0.0),
