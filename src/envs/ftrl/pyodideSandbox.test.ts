@@ -119,6 +119,16 @@ describe('Python tool code in the Node Pyodide sandbox', () => {
     });
   }, 60_000);
 
+  it('finds a sealed builtin sealed in its ES module view too: import("node:os").setPriority', async () => {
+    const js = `import('node:os').then(function (m) {
+      try { m.setPriority(0, 0); globalThis.__pactProbe = 'reniced'; } catch (e) { globalThis.__pactProbe = e.message; }
+    }, function (e) { globalThis.__pactProbe = String(e); })`;
+    await executor.callTool(viaRealm(`g.Function(${JSON.stringify(js)})()\nreturn "started"`), 'probe', {});
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const r = await executor.callTool(viaRealm('return str(g.__pactProbe)'), 'probe', {});
+    expect(r.observation).toBe('os.setPriority is not available inside the tool sandbox');
+  });
+
   it('runs with an empty environment, PWD included', async () => {
     const env = await executor.callTool(viaRealm('return str(g.JSON.stringify(g.process.env))'), 'probe', {});
     expect(env).toMatchObject({ observation: '{}', isError: false });
