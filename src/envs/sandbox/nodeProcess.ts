@@ -11,7 +11,8 @@
  * (`node_trace.N.log`) and heap snapshots near the heap limit (`Heap.*.heapsnapshot`). Their
  * APIs are sealed by the lockdown; on POSIX the process is also started with their output
  * pointed at /dev/null (`--trace-event-file-pattern`, `--diagnostic-dir`), and in every case its
- * working folder is a fresh empty temporary folder, removed when it exits, never the host's.
+ * working folder is a fresh empty temporary folder, removed when it exits, never the host's
+ * (`pact-tool-sandbox-<host pid>-*`: one a killed host left behind goes at the next host's first spawn).
  *
  * Node-only; no static import of a Node builtin, so the browser bundle can include the module.
  */
@@ -53,6 +54,37 @@ let childProcess: Promise<ChildProcessModule> | null = null;
 /** Working folders of this host's sandbox processes that have not exited yet. */
 const liveSandboxFolders = new Set<string>();
 let isExitHookSet = false;
+let isSweepDone = false;
+const SANDBOX_FOLDER_PREFIX = 'pact-tool-sandbox-';
+
+/**
+ * Removes the working folders left by hosts that are gone (a host killed by a signal runs no
+ * exit hook): `pact-tool-sandbox-<host pid>-*` whose host pid is not a live process.
+ */
+function sweepOrphanFolders(fs: FsModule, tmp: string, join: (...parts: string[]) => string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(tmp);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const match = /^pact-tool-sandbox-(\d+)-[A-Za-z0-9]{6}$/.exec(name);
+    const pid = match ? Number(match[1]) : NaN;
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue; // its host is alive
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ESRCH') continue; // alive under another user, or unknown
+    }
+    try {
+      fs.rmSync(join(tmp, name), { recursive: true, force: true });
+    } catch {
+      // another host swept it first
+    }
+  }
+}
 let networkCut: NetworkCut | null = null;
 
 // A variable specifier keeps bundlers from pulling a Node builtin into the browser build.
@@ -138,7 +170,11 @@ export async function spawnSandboxedNode(options: SandboxedNodeOptions): Promise
     : [node[0], [...node.slice(1), ...nodeArgs]];
   // A working folder of its own, empty, removed when the process exits: whatever some native
   // writer might still put in "." never lands in the host's folder.
-  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'pact-tool-sandbox-'));
+  if (!isSweepDone) {
+    isSweepDone = true;
+    sweepOrphanFolders(fs, os.tmpdir(), path.join);
+  }
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), `${SANDBOX_FOLDER_PREFIX}${process.pid}-`));
   const removeCwd = () => {
     liveSandboxFolders.delete(cwd);
     fs.rmSync(cwd, { recursive: true, force: true });
