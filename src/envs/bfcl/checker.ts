@@ -19,11 +19,11 @@
  * The entry is correct when every turn passes. BFCL's commented-out method-order check is
  * not done either.
  */
-import type { BfclBackends, BfclModelCall, BfclStateDifference } from './pythonBackend';
+import type { BfclBackends, BfclCall, BfclStateDifference } from './pythonBackend';
 import { bfclCategoryOf, isLongContextCategory, type BfclEntry } from './data';
 
-/** The model's calls of one entry: per turn, per step, the calls it made. */
-export type BfclModelTurns = BfclModelCall[][][];
+/** The model's calls of one entry: per turn, per step, the calls it made (call strings too: a replay of the ground truth). */
+export type BfclModelTurns = BfclCall[][][];
 
 export type BfclErrorType =
   | 'multi_turn:force_terminated'
