@@ -1,6 +1,7 @@
 // Every CLI command module, imported for its registration side effect.
 // Add one line per command.
 import './evalFtrl';
+import './evalBfcl';
 import './tasks';
 import './score';
 import './generate';
