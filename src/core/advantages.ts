@@ -76,7 +76,9 @@ export function zScoreByTurn(values: readonly (readonly number[])[], eps = 1e-6)
   return out;
 }
 
-export type AdvantageCombine = 'mean' | 'sum';
+/** How MatchTIR's A^g and A^ℓ combine; each has its registered estimator `matchtir-<combine>`. */
+export const ADVANTAGE_COMBINES = ['mean', 'sum'] as const;
+export type AdvantageCombine = (typeof ADVANTAGE_COMBINES)[number];
 
 export interface TurnAdvantageOptions {
   /** γ for the discounted turn return. */
@@ -142,7 +144,11 @@ ADVANTAGE_ESTIMATORS.register('turn-grpo', (group, options = {}) => {
   group.forEach((r, k) => checkFiniteArray(r, `turn-grpo: turnRewardsPerRollout[${k}]`));
   return zScoreByTurn(group, options.eps);
 });
-/** MatchTIR released code: (A^g + A^ℓ)/2. */
-ADVANTAGE_ESTIMATORS.register('matchtir-mean', (group, o = {}) => turnAdvantages(group, { ...o, combine: 'mean' }));
-/** PACT App. B as written: A^g + A^ℓ. */
-ADVANTAGE_ESTIMATORS.register('matchtir-sum', (group, o = {}) => turnAdvantages(group, { ...o, combine: 'sum' }));
+/** MatchTIR's dual-level credit: 'sum' = A^g + A^ℓ (PACT App. B), 'mean' = (A^g + A^ℓ)/2 (MatchTIR's released code). */
+export function nameMatchTirEstimator(combine: AdvantageCombine): string {
+  return `matchtir-${combine}`;
+}
+for (const combine of ADVANTAGE_COMBINES)
+  ADVANTAGE_ESTIMATORS.register(nameMatchTirEstimator(combine), (group, o = {}) =>
+    turnAdvantages(group, { ...o, combine }),
+  );

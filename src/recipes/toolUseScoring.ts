@@ -14,7 +14,7 @@
  * Simplification: a rollout whose episode produced no turn gets reward 0 and no tokens.
  */
 import { answerF1, turnRewards, type RolloutTurn } from '../core/rewards';
-import { groupAdvantages, turnAdvantages } from '../core/advantages';
+import { ADVANTAGE_ESTIMATORS, groupAdvantages, nameMatchTirEstimator } from '../core/advantages';
 import { ftrlSolveMetrics, toolHopCorrect } from '../core/metrics';
 import type { TrainConfig } from './config';
 import type { GroupScore, PromptItem, Rollout, RolloutGroup } from './types';
@@ -46,7 +46,10 @@ export function scoreMatchTir(
   });
   // A rollout with no turn still needs a trajectory reward for A^g: give it one 0-reward turn.
   const padded = perRollout.map((r) => (r.length === 0 ? [0] : r));
-  const advantages = turnAdvantages(padded, { gamma: config.gamma, combine: config.advantageCombine });
+  // The estimator by the config's name (core ADVANTAGE_ESTIMATORS: matchtir-sum or matchtir-mean).
+  const advantages = ADVANTAGE_ESTIMATORS.get(nameMatchTirEstimator(config.advantageCombine))(padded, {
+    gamma: config.gamma,
+  });
   return {
     rewards: padded.map((r) => r.reduce((s, x) => s + x, 0)),
     turnAdvantages: advantages,
