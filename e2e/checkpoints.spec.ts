@@ -1,7 +1,8 @@
 /**
  * Checkpoints in the browser: a run saved in IndexedDB survives a reload
  * and resumes from its checkpoint; a checkpoint leaves the page as one .tar of the
- * Hugging Face folder + optimizer + trainer state, and comes back as a new run.
+ * Hugging Face folder + optimizer + trainer state + the metric log, and comes back as a new
+ * run with its metric rows.
  *
  * One tiny wasm run (2 steps, K = 2, 2 prompts, warm start) does it all, because a step
  * costs about a minute here; its four stages are in docs/testing.md.
@@ -149,6 +150,7 @@ test('a run checkpoints, exports and re-imports as a .tar, survives a reload, an
     'reference.safetensors',
     'trainer_state.json',
     'checkpoint_manifest.json',
+    'metrics.jsonl', // the run's metric log up to the checkpoint's step, outside the manifest
   ];
   expect(entries.map((e) => e.name)).toEqual(names.map((n) => `${base}/${n}`));
   // GNU tar, an independent reader, lists the same files (when it is installed).
@@ -193,8 +195,9 @@ test('a run checkpoints, exports and re-imports as a .tar, survives a reload, an
     timeout: 60_000,
   });
   await expect(rows).toHaveCount(2);
-  const importedRow = rows.filter({ hasText: '(imported from' });
-  await expect(importedRow).toContainText(`(imported from ${base}.tar, step 1)`);
+  // The config never named the run, so the copy is named after where it came from (never "run").
+  const importedRow = rows.filter({ hasText: 'imported from' });
+  await expect(importedRow.getByTestId('run-name')).toHaveText(`imported from ${base}.tar, step 1`);
   await expect(importedRow.getByTestId('run-step')).toHaveText('1');
   await expect(importedRow).toContainText('paused');
   db = await readDb(page);
@@ -241,9 +244,11 @@ test('a run checkpoints, exports and re-imports as a .tar, survives a reload, an
   db = await readDb(page);
   expect(db.runs.find((r) => r.id === imported.id)).toMatchObject({ status: 'finished', lastStep: 2 });
   const importedRows = db.metrics.filter((m) => m.runId === imported.id);
-  expect(importedRows.map((m) => m.step)).toEqual([2]); // metric logs do not travel with a checkpoint
+  // The metric log travelled in the .tar: step 1 as the original logged it, then its own step 2.
+  expect(importedRows.map((m) => m.step)).toEqual([1, 2]);
+  expect(importedRows[0].values).toEqual(originalRows[0].values);
   const pick = (v: Record<string, number>) => Object.fromEntries(DETERMINISTIC.map((k) => [k, v[k]]));
-  expect(pick(importedRows[0].values)).toEqual(pick(originalRows[1].values));
+  expect(pick(importedRows[1].values)).toEqual(pick(originalRows[1].values));
   await page.getByTestId('runs-panel').scrollIntoViewIfNeeded();
   await page.screenshot({ path: 'e2e/screenshots/checkpoints-resumed.png' });
   mark('imported copy resumed to the end');

@@ -438,13 +438,14 @@ test('runs panel: saved runs listed newest first, overlaid on the charts, export
   await expect(rows.nth(0).getByTestId('export-checkpoint')).toBeEnabled();
   await expect(panel.getByTestId('import-checkpoint')).toBeEnabled();
 
-  // Overlay both runs on the charts: two reward series, latest values 0.4 (step 3) and 0.35 (step 2).
+  // Overlay both runs on the charts: two reward series, latest values 0.4 (step 3) and 0.35 (step 2),
+  // each under its name (which starts with its recipe, so the legend does not say the recipe twice).
   await rows.nth(0).getByRole('checkbox').check();
   await rows.nth(1).getByRole('checkbox').check();
   const latest = page.getByTestId('chart-reward-latest');
   await expect(latest.locator('li')).toHaveCount(2);
-  await expect(latest.locator('li').nth(0)).toContainText('pact · pact-seed1: 0.4 at step 3');
-  await expect(latest.locator('li').nth(1)).toContainText('grpo · grpo-seed1: 0.35 at step 2');
+  await expect(latest.locator('li').nth(0)).toContainText('pact-seed1: 0.4 at step 3');
+  await expect(latest.locator('li').nth(1)).toContainText('grpo-seed1: 0.35 at step 2');
 
   // Metrics export as CSV: one line per stored step.
   const [csv] = await Promise.all([
@@ -453,7 +454,7 @@ test('runs panel: saved runs listed newest first, overlaid on the charts, export
   ]);
   expect(csv.suggestedFilename()).toBe('pact-e2e-a-metrics.csv');
   expect(readFileSync((await csv.path())!, 'utf8')).toBe(
-    'run_id,run_label,step,kl,reward\ne2e-a,pact · pact-seed1,1,0.01,0.1\ne2e-a,pact · pact-seed1,2,0.01,0.2\ne2e-a,pact · pact-seed1,3,0.01,0.4\n',
+    'run_id,run_label,step,kl,reward\ne2e-a,pact-seed1,1,0.01,0.1\ne2e-a,pact-seed1,2,0.01,0.2\ne2e-a,pact-seed1,3,0.01,0.4\n',
   );
   const [json] = await Promise.all([
     page.waitForEvent('download'),

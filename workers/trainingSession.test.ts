@@ -299,7 +299,7 @@ describe('TrainingSession', () => {
 
     expect(logged).toHaveLength(1);
     const [line, error, extra] = logged[0] as [string, Error, { config: TrainConfig }];
-    expect(line).toBe(`PACT Lab: run "run" (${run.id}) failed at step 2 on wasm: memory access out of bounds`);
+    expect(line).toBe(`PACT Lab: run "${run.id}" failed at step 2 on wasm: memory access out of bounds`);
     expect(error).toBeInstanceOf(RangeError);
     expect(error.stack).toContain('memory access out of bounds');
     expect(extra.config.seed).toBe(7);
@@ -307,7 +307,7 @@ describe('TrainingSession', () => {
     const ev = events.find((e) => e.type === 'run-error') as Extract<WorkerEvent, { type: 'run-error' }>;
     expect(ev.failure).toMatchObject({
       runId: run.id,
-      runName: 'run',
+      runName: run.id,
       message: 'memory access out of bounds',
       step: 2,
       backend: 'wasm',
@@ -370,6 +370,31 @@ describe('TrainingSession', () => {
     after.stop();
     trainer!.gateOf(4).open();
     await until(() => !after.isActive, 'the stop');
+  });
+
+  it('names a run nobody named after its id, once, in storage; a named config keeps its name; a resume keeps a rename', async () => {
+    const session = new TrainingSession((e) => events.push(e), makeDeps());
+    const { run } = await session.start({ steps: 2, evalEvery: 0, seed: 3 });
+    expect(run.id).toMatch(/^pact-s3-\d{8}-\d{6}-\d{4}$/);
+    expect(run.name).toBe(run.id); // never the config's placeholder "run"
+    expect((await store.getRun(run.id))?.name).toBe(run.id);
+    session.stop();
+    trainer!.gateOf(1).open();
+    await until(() => !session.isActive, 'the stop');
+
+    // A rename (the Runs panel) survives a resume: the name is chosen at creation only.
+    await store.updateRun(run.id, { name: 'baseline' });
+    const resumed = await session.start({}, { resumeRunId: run.id });
+    expect(resumed.run.name).toBe('baseline');
+    session.stop();
+    trainer!.gateOf(2).open();
+    await until(() => !session.isActive, 'the second stop');
+
+    const named = await session.start({ steps: 1, evalEvery: 0, name: 'my first PACT run' });
+    expect(named.run.name).toBe('my first PACT run');
+    session.stop();
+    trainer!.gateOf(1).open();
+    await until(() => !session.isActive, 'the third stop');
   });
 
   it('refuses a run another tab is training, and leaves nothing loaded', async () => {

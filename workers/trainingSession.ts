@@ -18,7 +18,7 @@ import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../src/r
 import type { Trainer } from '../src/recipes/trainer';
 import type { StepProgress } from '../src/recipes/types';
 import type { PactStore } from '../src/storage/db';
-import type { CheckpointRecord, RunRecord } from '../src/storage/schema';
+import { PLACEHOLDER_RUN_NAME, type CheckpointRecord, type RunRecord } from '../src/storage/schema';
 import { readCheckpointRecord } from './checkpointRecord';
 import type {
   BackendName,
@@ -248,9 +248,11 @@ export class TrainingSession {
         onInStep: () => this.sampleInStep(),
       });
       if (!run) {
+        const id = newRunId(config);
         run = await store.createRun({
-          id: newRunId(config),
-          name: config.name,
+          id,
+          // Chosen once and stored: the config's name when it names the run, else the run's id.
+          name: config.name === PLACEHOLDER_RUN_NAME ? id : config.name,
           recipe: config.recipe,
           config: config as unknown as Record<string, unknown>,
         });
@@ -440,7 +442,7 @@ export class TrainingSession {
       at: this.deps.now(),
     };
     this.deps.logError(
-      `PACT Lab: run "${run.name}" (${run.id}) failed at step ${failure.step} on ${failure.backend ?? 'an unknown backend'}: ${error.message}`,
+      `PACT Lab: run "${run.name}"${run.name === run.id ? '' : ` (${run.id})`} failed at step ${failure.step} on ${failure.backend ?? 'an unknown backend'}: ${error.message}`,
       error,
       { config },
     );

@@ -131,6 +131,38 @@ describe('PactStore (IndexedDB through idb; fake-indexeddb in Node)', () => {
     expect((await store.listRuns()).map((r) => r.id)).toEqual(['imp', 'old']);
   });
 
+  it('importRun writes the metric rows the checkpoint file carried with the run, all or nothing', async () => {
+    await store.createRun({ id: 'old', name: 'old', recipe: 'pact', config: {} });
+    await store.appendMetrics('old', [{ step: 1, values: { reward: 9 } }]);
+    const runOf = (id: string) => ({
+      id,
+      name: id,
+      recipe: 'pact',
+      config: {},
+      status: 'paused' as const,
+      lastStep: 2,
+    });
+    const rows: { step: number; values: Record<string, number> }[] = [
+      { step: 0, values: { 'eval/reward': 0.1 } },
+      { step: 1, values: { reward: 0.25 } },
+      { step: 2, values: { reward: 0.5, kl: Number.NaN } },
+    ];
+    await store.importRun(runOf('imp'), ckpt('imp', 2), rows);
+    expect(await store.getMetrics('imp')).toEqual(rows.map((r) => ({ runId: 'imp', ...r })));
+    expect((await store.getRun('imp'))!.lastStep).toBe(2);
+    // A taken id writes no rows: the saved run's log is as it was.
+    await expect(store.importRun(runOf('old'), ckpt('old', 2), rows)).rejects.toThrow('already exists');
+    expect(await store.getMetrics('old')).toEqual([{ runId: 'old', step: 1, values: { reward: 9 } }]);
+    // A row that cannot be stored: neither the run, its checkpoint nor any row is written.
+    const bad = [rows[0], { step: 1, values: { f: (() => 1) as unknown as number } }];
+    await expect(store.importRun(runOf('z'), ckpt('z', 2), bad)).rejects.toThrow();
+    expect([await store.getRun('z'), await store.getCheckpoint('z@2'), await store.getMetrics('z')]).toEqual([
+      undefined,
+      undefined,
+      [],
+    ]);
+  });
+
   it("importRun writes nothing when the id is taken, the checkpoint is not the run's, or a value cannot be stored", async () => {
     await store.createRun({ id: 'old', name: 'old', recipe: 'pact', config: { keep: 1 } });
     await store.saveCheckpoint(ckpt('old', 2));

@@ -7,8 +7,8 @@
  *   transaction has committed, in a second one. A failed save (quota, a value
  *   that cannot be cloned) aborts its transaction and leaves what was saved intact.
  * - `deleteRun` removes the run, its metrics and its checkpoints in one transaction.
- * - `importRun` adds a new run and its checkpoint in one transaction; it never
- *   overwrites a run or checkpoint already saved.
+ * - `importRun` adds a new run, its checkpoint and its metric rows in one transaction;
+ *   it never overwrites a run or checkpoint already saved.
  * - Quota errors surface as `StorageQuotaError`, saying how much was being written.
  */
 import { openDB, deleteDB, type IDBPDatabase } from 'idb';
@@ -189,18 +189,20 @@ export class PactStore {
   /**
    * Adds a NEW run together with its checkpoint (an imported checkpoint file), in one
    * transaction: both are written or neither. The run id must be new (an existing run is
-   * never overwritten) and the checkpoint must belong to it; the run points at it.
+   * never overwritten) and the checkpoint must belong to it; the run points at it. `metrics`
+   * (the run's metric log, carried by the checkpoint file) are written in the same transaction.
    */
   async importRun(
     run: Omit<RunRecord, 'createdAt' | 'updatedAt' | 'lastCheckpointId'>,
     ckpt: CheckpointRecord,
+    metrics: readonly { step: number; values: Record<string, number> }[] = [],
   ): Promise<RunRecord> {
     if (ckpt.runId !== run.id)
       throw new Error(`checkpoint "${ckpt.id}" belongs to run "${ckpt.runId}", not to the imported run "${run.id}"`);
     const now = this.tick();
     const rec: RunRecord = { ...run, createdAt: now, updatedAt: now, lastCheckpointId: ckpt.id };
     try {
-      const tx = this.db.transaction(['runs', 'checkpoints'], 'readwrite');
+      const tx = this.db.transaction(['runs', 'checkpoints', 'metrics'], 'readwrite');
       const [oldRun, oldCkpt] = await Promise.all([
         tx.objectStore('runs').getKey(run.id),
         tx.objectStore('checkpoints').getKey(ckpt.id),
@@ -217,6 +219,7 @@ export class PactStore {
       try {
         await tx.objectStore('checkpoints').add(ckpt);
         await tx.objectStore('runs').add(rec);
+        for (const r of metrics) await tx.objectStore('metrics').put({ runId: run.id, step: r.step, values: r.values });
       } catch (e) {
         // A value that cannot be cloned throws before its request exists, which would let
         // the transaction commit what came before it: abort explicitly, all or nothing.

@@ -27,8 +27,16 @@ export interface RunFailure {
   at: number;
 }
 
+/**
+ * The name a config carries when nobody named its run (config.name's default). A run is
+ * never shown under it: a run started in the app is named after its id, and a stored run
+ * named this (saved before that) is shown by its id (runName in src/ui/state/RunsState).
+ */
+export const PLACEHOLDER_RUN_NAME = 'run';
+
 export interface RunRecord {
   id: string;
+  /** What the run is called everywhere (Home, Runs panel, chart legends); its id unless renamed. */
   name: string;
   recipe: string;
   /** The resolved training config (validated by the recipe layer). */

@@ -7,6 +7,7 @@ import {
   TAR_BLOCK,
   TAR_RECORD,
   TarError,
+  appendTarChunks,
   buildTarHeader,
   looksLikeTar,
   readTar,
@@ -185,6 +186,25 @@ describe('reading', () => {
     expect(new TextDecoder().decode(back[0].data)).toBe('{"step":1}');
     expect(back[1].data.length).toBe(700);
     expect(back[1].data.every((b) => b === 3)).toBe(true);
+  });
+
+  it('appending entries to written chunks gives the archive written with them all, byte for byte', () => {
+    const first = [
+      { name: 'run/a.txt', data: text('a'.repeat(700)) },
+      { name: 'run/b.bin', data: new Uint8Array(512).fill(1) },
+    ];
+    const more = [{ name: 'run/metrics.jsonl', data: text('{"step":1}\n'.repeat(1000)) }];
+    const chunks = writeTarChunks(first, { mtimeSeconds: 9 });
+    const appended = appendTarChunks(chunks, ['run/a.txt', 'run/b.bin'], more, { mtimeSeconds: 9 });
+    const joined = new Uint8Array(appended.reduce((s, c) => s + c.length, 0));
+    appended.reduce((at, c) => (joined.set(c, at), at + c.length), 0);
+    expect(joined).toEqual(writeTar([...first, ...more], { mtimeSeconds: 9 }));
+    expect(joined.length % TAR_RECORD).toBe(0);
+    expect(appended[0]).toBe(chunks[0]); // shared, not copied
+    expect(() => appendTarChunks(chunks, ['run/a.txt'], [{ name: 'run/a.txt', data: text('x') }])).toThrow(
+      'tar: two entries are named "run/a.txt"',
+    );
+    expect(() => appendTarChunks(chunks.slice(0, -1), [], more)).toThrow('does not end with its end-of-archive blocks');
   });
 
   it('a damaged header, a truncated archive and a non-tar file each get an error that says so', () => {

@@ -107,12 +107,12 @@ export function buildTarHeader(name: string, size: number, options: TarWriteOpti
   return header;
 }
 
-/**
- * The archive as a list of chunks (headers, file data, padding), so a caller can make a
- * Blob of it without copying the file data into one more buffer.
- */
-export function writeTarChunks(entries: readonly TarEntry[], options: TarWriteOptions = {}): Uint8Array[] {
-  const seen = new Set<string>();
+/** Headers, data and padding of `entries`, names checked against `seen` (and added to it); with their byte length. */
+function writeEntryChunks(
+  entries: readonly TarEntry[],
+  seen: Set<string>,
+  options: TarWriteOptions,
+): { chunks: Uint8Array[]; length: number } {
   const chunks: Uint8Array[] = [];
   let length = 0;
   for (const e of entries) {
@@ -123,10 +123,44 @@ export function writeTarChunks(entries: readonly TarEntry[], options: TarWriteOp
     if (pad > 0) chunks.push(new Uint8Array(pad));
     length += TAR_BLOCK + e.data.length + pad;
   }
-  // End of archive: two zero blocks, then zeros up to a whole record.
+  return { chunks, length };
+}
+
+/** End of archive after `length` bytes: two zero blocks, then zeros up to a whole record. */
+function endOfArchive(length: number): Uint8Array {
   const end = 2 * TAR_BLOCK;
-  chunks.push(new Uint8Array(end + ((TAR_RECORD - ((length + end) % TAR_RECORD)) % TAR_RECORD)));
-  return chunks;
+  return new Uint8Array(end + ((TAR_RECORD - ((length + end) % TAR_RECORD)) % TAR_RECORD));
+}
+
+/**
+ * The archive as a list of chunks (headers, file data, padding), so a caller can make a
+ * Blob of it without copying the file data into one more buffer. The last chunk is the
+ * end-of-archive (zero blocks), so appendTarChunks can add entries after the others.
+ */
+export function writeTarChunks(entries: readonly TarEntry[], options: TarWriteOptions = {}): Uint8Array[] {
+  const { chunks, length } = writeEntryChunks(entries, new Set(), options);
+  return [...chunks, endOfArchive(length)];
+}
+
+/**
+ * The chunks of an archive written by writeTarChunks (whose entries are `names`) with
+ * `entries` added at its end: its end-of-archive chunk is replaced by their headers and
+ * data and a new end. The original chunks are shared, not copied. Throws a TarError when
+ * the last chunk is not an end-of-archive, or a name is taken.
+ */
+export function appendTarChunks(
+  archive: readonly Uint8Array[],
+  names: readonly string[],
+  entries: readonly TarEntry[],
+  options: TarWriteOptions = {},
+): Uint8Array[] {
+  const body = archive.slice(0, -1);
+  const last = archive[archive.length - 1];
+  const length = body.reduce((s, c) => s + c.length, 0);
+  if (last === undefined || last.length < 2 * TAR_BLOCK || length % TAR_BLOCK !== 0 || !isZeroBlock(last))
+    throw new TarError('tar: the archive does not end with its end-of-archive blocks; nothing can be appended');
+  const added = writeEntryChunks(entries, new Set(names), options);
+  return [...body, ...added.chunks, endOfArchive(length + added.length)];
 }
 
 /** The archive as one byte array. */

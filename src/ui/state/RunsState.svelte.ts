@@ -9,7 +9,9 @@
  */
 import { queryLiveRunIds } from '../../../workers/runLock';
 import { formatBytes, PactStore } from '../../storage/db';
-import type { RunRecord } from '../../storage/schema';
+import { METRICS_FILE, formatMetricsJsonl, readMetricsFile, type ImportedMetrics } from '../../storage/metricsFile';
+import { PLACEHOLDER_RUN_NAME, type RunRecord } from '../../storage/schema';
+import { appendTarChunks } from '../../storage/tar';
 import {
   buildCheckpointArchive,
   openCheckpointInput,
@@ -33,9 +35,31 @@ const TIMED_RUNS = 3;
 
 export type RunsStatus = 'closed' | 'loading' | 'ready' | 'error';
 
-/** What the legend calls a stored run. */
+/**
+ * What a run is called everywhere (Home's run card, the Runs panel, the legends): its stored
+ * name, or its id when the name is empty or the config's placeholder "run" (runs saved
+ * before a run started in the app was named after its id).
+ */
+export function runName(run: Pick<RunRecord, 'id' | 'name'>): string {
+  const name = run.name?.trim();
+  return name && name !== PLACEHOLDER_RUN_NAME ? name : run.id;
+}
+
+/** What the legend calls a stored run: its name, after its recipe unless the name starts with it (`pact-s1-…`). */
 export function labelRun(run: Pick<RunRecord, 'id' | 'name' | 'recipe'>): string {
-  return run.name && run.name !== run.id ? `${run.recipe} · ${run.name}` : `${run.recipe} · ${run.id}`;
+  const name = runName(run);
+  return name === run.recipe || name.startsWith(`${run.recipe}-`) ? name : `${run.recipe} · ${name}`;
+}
+
+/** The import's words for the metric log it found (undefined when there is nothing to say). */
+function describeImportedMetrics(metrics: ImportedMetrics, step: number): string | undefined {
+  if (metrics.kind === 'none')
+    return `it carries no metric log (${METRICS_FILE}: an export from before they carried one, or a model folder), so it has no curves until it trains on`;
+  if (metrics.kind === 'unreadable')
+    return `its metric log was skipped (${metrics.reason}), so it has no curves until it trains on`;
+  if (metrics.droppedAfter > 0)
+    return `${metrics.droppedAfter} metric ${metrics.droppedAfter === 1 ? 'row' : 'rows'} after the checkpoint's step ${step} ${metrics.droppedAfter === 1 ? 'was' : 'were'} left out`;
+  return undefined;
 }
 
 export class RunsState {
@@ -115,7 +139,7 @@ export class RunsState {
         run.config,
         await store.getMetrics(run.id),
         run.backend!,
-        `your run “${run.name}” in this browser`,
+        `your run “${runName(run)}” in this browser`,
       );
       if (timing) out.push(timing);
     }
@@ -210,8 +234,23 @@ export class RunsState {
       const run = await store.getRun(id);
       if (!run) throw new Error(`no saved run with id "${id}"`);
       const record = await store.loadLatestCheckpoint(id);
-      if (!record) throw new Error(`run "${run.name || id}" has no checkpoint saved yet`);
-      return buildCheckpointArchive(run, record);
+      if (!record) throw new Error(`run "${runName(run)}" has no checkpoint saved yet`);
+      const archive = buildCheckpointArchive(run, record);
+      // The run's metric log up to the checkpoint's step rides along (metrics.jsonl, beside the
+      // checkpoint folder's files and outside its manifest), so an import draws its curves.
+      const rows = (await store.getMetrics(id)).filter((r) => r.step <= record.step);
+      if (rows.length === 0) return archive;
+      const folder = archive.names[0].split('/')[0];
+      const data = new TextEncoder().encode(formatMetricsJsonl(rows));
+      const chunks = appendTarChunks(archive.chunks, archive.names, [{ name: `${folder}/${METRICS_FILE}`, data }], {
+        mtimeSeconds: Math.floor(record.createdAt / 1000),
+      });
+      return {
+        ...archive,
+        chunks,
+        names: [...archive.names, `${folder}/${METRICS_FILE}`],
+        bytes: chunks.reduce((s, c) => s + c.length, 0),
+      };
     } finally {
       this.busyId = null;
     }
@@ -229,11 +268,26 @@ export class RunsState {
     try {
       const { reader, source } = await openCheckpointInput(files);
       const prepared = await prepareCheckpointImport(reader, source, { knownRecipes: RECIPE_NAMES });
+      // The metric log is optional and checked on its own: a bad one is skipped with a note
+      // naming its line and field, and the weights import all the same.
+      const metrics = await readMetricsFile(reader, prepared.run.lastStep);
       const store = await this.openStore();
-      const run = await store.importRun(prepared.run, prepared.checkpoint);
+      const rows = metrics.kind === 'rows' ? metrics.rows : [];
+      // A config that never named its run: the imported run is called by where it came from.
+      const isUnnamed = (prepared.run.config as { name?: unknown }).name === PLACEHOLDER_RUN_NAME;
+      const run = await store.importRun(
+        isUnnamed ? { ...prepared.run, name: `imported from ${source}, step ${prepared.run.lastStep}` } : prepared.run,
+        prepared.checkpoint,
+        rows,
+      );
+      const notes = [prepared.warning, describeImportedMetrics(metrics, prepared.run.lastStep)].filter(
+        (w): w is string => !!w,
+      );
       this.importMessage =
-        `Imported ${source} as run “${run.name}” (${run.recipe}, step ${run.lastStep}, ${formatBytes(prepared.checkpoint.bytes)} of tensors)` +
-        (prepared.warning ? `; note: ${prepared.warning}.` : '; Resume continues it from that checkpoint.');
+        `Imported ${source} as run “${run.name}” (${run.recipe}, step ${run.lastStep}, ${formatBytes(prepared.checkpoint.bytes)} of tensors` +
+        (metrics.kind === 'rows' ? `, ${rows.length} metric ${rows.length === 1 ? 'row' : 'rows'})` : ')') +
+        (prepared.warning ? '' : '; Resume continues it from that checkpoint') +
+        (notes.length > 0 ? `; note: ${notes.join('; ')}.` : '.');
       await this.refresh();
       return run;
     } catch (e) {

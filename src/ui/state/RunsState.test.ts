@@ -4,11 +4,12 @@ import { buildCheckpointRecord } from '../../../workers/checkpointRecord';
 import { getQwen3Preset, listQwen3ParamShapes, type Qwen3Config } from '../../model/qwen3/config';
 import { resolveConfig } from '../../recipes/config';
 import type { TrainerState } from '../../recipes/types';
-import { PactStore } from '../../storage/db';
+import { PactStore, formatBytes } from '../../storage/db';
+import { PLACEHOLDER_RUN_NAME } from '../../storage/schema';
 import { readTar, writeTar } from '../../storage/tar';
 import { buildCheckpointFiles } from '../../run/checkpoint';
 import { prepareCheckpointImport } from '../checkpointFiles';
-import { RunsState, labelRun } from './RunsState.svelte';
+import { RunsState, labelRun, runName } from './RunsState.svelte';
 
 let n = 0;
 let dbName: string;
@@ -202,6 +203,85 @@ describe('checkpoint export and import', () => {
     expect(run!.name).toBe('tiny (imported from 7 files, step 1)');
   });
 
+  it("carries the run's metric log in the tar: an import restores the same rows, so its curves draw and overlay", async () => {
+    const rows: { step: number; values: Record<string, number> }[] = [
+      { step: 0, values: { 'eval/reward': 0.125 } },
+      { step: 1, values: { reward: 0.25, kl: 0.01, 'loss/Lx': Number.NaN, 'eval/reward': 0.5 } },
+    ];
+    // Step 2 was logged after the step-1 checkpoint (a step under way when the tab closed): left out.
+    await store.appendMetrics('c', [...rows, { step: 2, values: { reward: 0.75 } }]);
+    await runs.refresh();
+    const archive = await runs.exportCheckpoint('c');
+    expect(archive.names.at(-1)).toBe('c-step1/metrics.jsonl');
+    const tar = concat(archive.chunks);
+    expect(archive.bytes).toBe(tar.length);
+    const entries = readTar(tar);
+    expect(decode(entries.at(-1)!.data)).toBe(
+      '{"step":0,"eval/reward":0.125}\n{"step":1,"reward":0.25,"kl":0.01,"loss/Lx":null,"eval/reward":0.5}\n',
+    );
+
+    const run = await runs.importCheckpoint([new File([tar as BlobPart], archive.fileName)]);
+    expect(runs.importError).toBeNull();
+    expect(await store.getMetrics(run!.id)).toEqual(rows.map((r) => ({ runId: run!.id, ...r })));
+    expect(runs.importMessage).toBe(
+      `Imported c-step1.tar as run “tiny (imported from c-step1.tar, step 1)” (grpo, step 1, ${formatBytes((await store.loadLatestCheckpoint('c'))!.bytes)} of tensors, 2 metric rows); Resume continues it from that checkpoint.`,
+    );
+    await runs.togglePicked(run!.id);
+    expect(runs.pickedRuns[0].points).toEqual(rows);
+    // The same with the folder's files.
+    const files = entries.map((e) => new File([e.data as BlobPart], e.name.split('/')[1]));
+    const again = await runs.importCheckpoint(files);
+    expect(await store.getMetrics(again!.id)).toHaveLength(2);
+  });
+
+  it('a checkpoint whose config never named its run imports under where it came from, not the placeholder "run"', async () => {
+    const state = { ...buildState(), config: resolveConfig({ recipe: 'grpo', steps: 3, seed: 5 }) };
+    expect(state.config.name).toBe(PLACEHOLDER_RUN_NAME); // the config default the name check relies on
+    await store.createRun({ id: 'u', name: 'u', recipe: 'grpo', config: {} });
+    await store.saveCheckpoint(buildCheckpointRecord('u', state, MAPPING, MODEL));
+    const archive = await runs.exportCheckpoint('u');
+    const run = await runs.importCheckpoint([new File(archive.chunks as BlobPart[], archive.fileName)]);
+    expect([run!.name, runName(run!)]).toEqual([
+      'imported from u-step1.tar, step 1',
+      'imported from u-step1.tar, step 1',
+    ]);
+  });
+
+  it('a tar without metrics (an older export) imports, with a note that it has none', async () => {
+    await runs.refresh();
+    const archive = await runs.exportCheckpoint('c'); // run c has no rows: nothing to carry
+    expect(archive.names.some((n) => n.endsWith('metrics.jsonl'))).toBe(false);
+    const run = await runs.importCheckpoint([new File(archive.chunks as BlobPart[], archive.fileName)]);
+    expect(runs.importError).toBeNull();
+    expect(run!.lastCheckpointId).toBe(`${run!.id}@1`);
+    expect(await store.getMetrics(run!.id)).toEqual([]);
+    expect(runs.importMessage).toContain(
+      '; note: it carries no metric log (metrics.jsonl: an export from before they carried one, or a model folder), so it has no curves until it trains on.',
+    );
+  });
+
+  it('a corrupted metric log is skipped with a note naming its line and field; the weights import, nothing saved is lost', async () => {
+    await store.appendMetrics('c', [{ step: 1, values: { reward: 0.25 } }]);
+    const saved = await store.getMetrics('a');
+    const entries = readTar(concat((await runs.exportCheckpoint('c')).chunks));
+    const bad = entries.map((e) =>
+      e.name.endsWith('metrics.jsonl')
+        ? { ...e, data: new TextEncoder().encode('{"step":0}\n{"step":1,"reward":"high"}\n') }
+        : e,
+    );
+    const run = await runs.importCheckpoint([new File([writeTar(bad) as BlobPart], 'bad-metrics.tar')]);
+    expect(runs.importError).toBeNull();
+    expect(run).not.toBeNull();
+    expect(runs.importMessage).toContain(
+      'note: its metric log was skipped (metrics.jsonl line 2: field "reward" must be a number or null, got "high"), so it has no curves until it trains on.',
+    );
+    expect(await store.getMetrics(run!.id)).toEqual([]); // all or nothing: not even line 1
+    expect((await store.loadLatestCheckpoint(run!.id))!.weights).toHaveLength(
+      (await store.loadLatestCheckpoint('c'))!.weights.length,
+    );
+    expect(await store.getMetrics('a')).toEqual(saved);
+  });
+
   it('a tar without trainer_state.json, a random file, or a bad field: a named error, and the run list is unchanged', async () => {
     await runs.refresh();
     const before = runs.runs.map((r) => r.id);
@@ -307,6 +387,31 @@ describe('RunsState: live runs, names and timings', () => {
     expect(noLocks.runs.find((r) => r.id === 'maybe')?.status).toBe('running');
     expect(noLocks.liveElsewhere).toBeNull();
     noLocks.close();
+  });
+
+  it('a run is called the same everywhere: its name, or its id for a run saved under the placeholder "run"', async () => {
+    const id = 'pact-s1-20261203-120106-0042';
+    await store.createRun({ id, name: id, recipe: 'pact', config: {} }); // named by the worker at creation
+    await store.createRun({ id: 'pact-s2-20261203-110000-0001', name: 'run', recipe: 'pact', config: {} }); // saved before
+    await store.appendMetrics(id, [{ step: 1, values: { reward: 0.5 } }]);
+    await runs.refresh();
+    const byId = (x: string) => runs.runs.find((r) => r.id === x)!;
+    const [old, fresh] = [byId('pact-s2-20261203-110000-0001'), byId(id)];
+    expect([runName(fresh), labelRun(fresh)]).toEqual([id, id]); // the recipe is not said twice
+    expect([runName(old), labelRun(old)]).toEqual(['pact-s2-20261203-110000-0001', 'pact-s2-20261203-110000-0001']);
+    expect(runName({ id: 'x', name: '  ' })).toBe('x');
+    await runs.togglePicked(id);
+    expect(runs.pickedRuns[0].label).toBe(id);
+    const csv = await runs.exportMetrics(id, 'csv');
+    expect([csv.fileName, csv.text.split('\n')[1]]).toEqual([`${id}-metrics.csv`, `${id},${id},1,0.5`]);
+    // A rename shows everywhere; the legend keeps the recipe in front of a name without it.
+    expect(await runs.renameRun(id, 'baseline')).toBe(true);
+    const renamed = runs.runs.find((r) => r.id === id)!;
+    expect([runName(renamed), labelRun(renamed), runs.pickedRuns[0].label]).toEqual([
+      'baseline',
+      'pact · baseline',
+      'pact · baseline',
+    ]);
   });
 
   it('renames a run, keeping its id; refuses an empty or over-long name with a reason', async () => {
