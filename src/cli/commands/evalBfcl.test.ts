@@ -2,7 +2,7 @@
 // SimpleCounterAPI) with a random Qwen3 over the full vocabulary and the real tokenizer: it
 // runs, scores every entry (a random model makes no valid call, so 0 correct), and the
 // accuracy is finite; without --bfcl-src it says where BFCL's backends come from.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,44 @@ describe('pact eval-bfcl', () => {
     expect(report.entries[0].steps).toBeGreaterThanOrEqual(2);
     expect(report.entries[0].errorType).toBe('multi_turn:empty_turn_model_response');
   }, 300_000);
+
+  const realData = path.resolve(
+    process.env.PACT_DATA_DIR ??
+      path.join(fileURLToPath(new URL('../../../', import.meta.url)), '..', 'shared', 'data'),
+    'bfcl',
+    'BFCL_v4_multi_turn_base.json',
+  );
+  it.skipIf(!process.env.PACT_BFCL_SRC || !existsSync(realData))(
+    "with $PACT_BFCL_SRC: one real base entry through BFCL's own backends (a random model with an 8,192-token window), 0 of 1",
+    async () => {
+      const config = createTinyQwen3Config({ vocab_size: 151_936, max_position_embeddings: 8192 });
+      await writeQwen3Folder(path.join(dir, 'model8k'), { config, tensors: await createRandomQwen3Tensors(config, 5) });
+      const { io, out, err } = capture();
+      const args = [
+        'eval-bfcl',
+        '--data',
+        realData,
+        '--bfcl-src',
+        process.env.PACT_BFCL_SRC!,
+        '--model',
+        path.join(dir, 'model8k'),
+      ];
+      const code = await main(
+        [...args, '--limit', '1', '--max-response-tokens', '4', '--backend', 'cpu', '--json'],
+        io,
+      );
+      expect(code, err.join('\n')).toBe(0);
+      const report = JSON.parse(out.join('\n'));
+      expect(report.overall).toMatchObject({ entries: 1, correct: 0, accuracy: 0, promptTooLong: 0, errors: 0 });
+      expect(report.entries[0]).toMatchObject({
+        id: 'multi_turn_base_0',
+        status: 'completed',
+        errorType: 'multi_turn:empty_turn_model_response',
+        turn: 0,
+      });
+    },
+    600_000,
+  );
 
   it('formats one row per file and the overall row', () => {
     const row = {
