@@ -43,6 +43,16 @@ export const TASK_SOURCES = ['generated', 'ftrl', 'tool-repo'] as const;
 
 const prob = z.number().min(0).max(1);
 
+/** 1-based line ranges of a task file: "1-150", "3, 7-9" (src/run/ftrlTaskSplit.ts reads them). */
+export const LINE_RANGES_PATTERN = /^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$/;
+const lineRangesSchema = z
+  .string()
+  .max(4096)
+  .regex(LINE_RANGES_PATTERN, 'must be 1-based line numbers and ranges, e.g. "1-150" or "1-20, 41-60"');
+
+/** The tasks fields that only an FTRL source reads. */
+export const FTRL_TASK_FIELDS = ['testPath', 'trainFraction', 'trainLines', 'testLines', 'toolTimeoutMs'] as const;
+
 /**
  * The largest value of every size, far above any run this app can hold (the paper's value in
  * brackets), so a slip such as 1e9 is refused by name before anything is allocated. Whether a
@@ -208,7 +218,24 @@ export const trainConfigSchema = z
     tasks: z
       .strictObject({
         source: z.enum(TASK_SOURCES).default('generated'),
+        /**
+         * 'ftrl': the FTRL task file (JSONL) the run trains on (and, without testPath, evaluates on
+         * its held-out lines). Node: default $PACT_FTRL_TASKS, else ../shared/data/ftrl/test.jsonl.
+         */
         path: z.string().max(M.pathChars).optional(),
+        /** 'ftrl': evaluate on another FTRL file (every task of it, or its testLines); the whole `path` file (or its trainLines) trains. */
+        testPath: z.string().max(M.pathChars).optional(),
+        /**
+         * 'ftrl', one file: this fraction of its tasks trains, the rest is held out, by a seeded
+         * permutation (seed trainSeed) of the file's task lines; nTrain / nTest cap each part.
+         */
+        trainFraction: z.number().gt(0).lt(1).optional(),
+        /** 'ftrl': the 1-based lines of `path` that train, e.g. "1-150" or "1-20, 41-60". */
+        trainLines: lineRangesSchema.optional(),
+        /** 'ftrl': the 1-based lines that evaluate (of `testPath` when given, else of `path`; disjoint from trainLines). */
+        testLines: lineRangesSchema.optional(),
+        /** 'ftrl': time limit of one Python tool call, ms (FTRL evaluation's default: 5,000). */
+        toolTimeoutMs: z.number().int().min(100).max(600_000).optional(),
         trainSeed: z.number().int().default(1),
         testSeed: z.number().int().default(2),
         /** Train prompts (generated with expert traces; unverified traces are dropped). */
@@ -315,6 +342,48 @@ export const trainConfigSchema = z
         path: ['miniBatchPrompts'],
         message: `must divide batchPrompts (${c.batchPrompts}), got ${c.miniBatchPrompts}`,
       });
+    }
+    if (c.tasks.source !== 'ftrl') {
+      for (const field of FTRL_TASK_FIELDS) {
+        if (c.tasks[field] !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tasks', field],
+            message: `is read only with tasks.source "ftrl" (this config's source is "${c.tasks.source}")`,
+          });
+      }
+    } else {
+      const t = c.tasks;
+      if (t.categories !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tasks', 'categories'],
+          message: 'is for generated tasks; an FTRL source takes its lines by trainLines / testLines',
+        });
+      if (t.trainFraction !== undefined && (t.trainLines !== undefined || t.testLines !== undefined))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tasks', 'trainFraction'],
+          message: 'give either trainFraction (a seeded split) or trainLines and testLines, not both',
+        });
+      else if (t.trainFraction !== undefined && t.testPath !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tasks', 'trainFraction'],
+          message:
+            'with testPath the held-out tasks come from that file; drop trainFraction (trainLines may pick lines of path)',
+        });
+      else if (
+        t.testPath === undefined &&
+        t.trainFraction === undefined &&
+        (t.trainLines === undefined || t.testLines === undefined)
+      )
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tasks'],
+          message:
+            'an FTRL source must say which tasks train and which evaluate: trainFraction (a split seeded by trainSeed), trainLines and testLines (of one file), or testPath (evaluate on another file)',
+        });
     }
     if (c.pact.toolCallScaleEnd > c.pact.toolCallScaleStart) {
       ctx.addIssue({

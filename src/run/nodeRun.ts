@@ -3,8 +3,11 @@
  * and user folders, Qwen3's tokenizer from the installed package, and an in-process
  * executor for the tool stubs (the built-in stubs are the project's own pure functions;
  * untrusted tools go through the sandbox worker or Pyodide). The run logic itself is
- * runAssets.ts, shared with the browser worker.
+ * runAssets.ts, shared with the browser worker. FTRL sources (tasks.source 'ftrl'): the task
+ * file is `tasks.path`, else $PACT_FTRL_TASKS, else ../shared/data/ftrl/test.jsonl when it
+ * exists; its Python tools run in a Pyodide sandbox process (pyodideExecutorNode.ts).
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { InProcessExecutor } from '../envs/sandbox';
@@ -31,7 +34,33 @@ export function createNodePlatform(publicDir = 'public'): RunPlatform {
     warmStartLocation: dir,
     openFolder: (init) => createNodeFolderReader(init),
     createExecutor: () => new InProcessExecutor(),
+    readTaskFile: async (file) => {
+      const name = resolveFtrlTaskFile(file, process.env);
+      const text = await readFile(name, 'utf8').catch((e: NodeJS.ErrnoException) => {
+        throw new Error(`config.tasks: cannot read the FTRL task file ${name}: ${e.code ?? e.message}`);
+      });
+      return { name, text };
+    },
+    createFtrlExecutor: async ({ timeoutMs }) => {
+      const { createNodePyodideExecutor } = await import('../envs/ftrl/pyodideExecutorNode');
+      const { LanguageRoutingExecutor } = await import('../envs/ftrl/languageExecutor');
+      // FTRL's tools are Python only (the importer reads `codes` as Python): no JavaScript executor.
+      return new LanguageRoutingExecutor({ python: createNodePyodideExecutor({ timeoutMs }) });
+    },
   };
+}
+
+/** Where FTRL's test file is found when neither the config nor $PACT_FTRL_TASKS names one. */
+export const DEFAULT_FTRL_TASKS = path.join('..', 'shared', 'data', 'ftrl', 'test.jsonl');
+
+/** The FTRL task file of a run: the config's path, else $PACT_FTRL_TASKS, else DEFAULT_FTRL_TASKS when it exists. */
+export function resolveFtrlTaskFile(file: string | undefined, env: Record<string, string | undefined>): string {
+  if (file !== undefined) return file;
+  if (env.PACT_FTRL_TASKS) return env.PACT_FTRL_TASKS;
+  if (existsSync(DEFAULT_FTRL_TASKS)) return DEFAULT_FTRL_TASKS;
+  throw new Error(
+    `config.tasks.path: no FTRL task file: set tasks.path, or PACT_FTRL_TASKS=PATH, or put FTRL's test.jsonl at ${DEFAULT_FTRL_TASKS} (it is never part of the repository)`,
+  );
 }
 
 /**

@@ -73,10 +73,13 @@ describe('prepareRunAssetsWith refuses what it cannot run, before loading anythi
     await expect(
       prepareRunAssetsWith(platform, resolveConfig({ recipe: 'pact', tasks: { source: 'tool-repo' } })),
     ).rejects.toThrow(
-      'config.tasks.source: "tool-repo" is not wired into pact train yet for tool-use recipes; use "generated"',
+      'config.tasks.source: "tool-repo" is not wired into pact train yet for tool-use recipes; use "generated" or "ftrl"',
     );
     await expect(
-      prepareRunAssetsWith(platform, resolveConfig({ recipe: 'toolsearcher', tasks: { source: 'ftrl' } })),
+      prepareRunAssetsWith(
+        platform,
+        resolveConfig({ recipe: 'toolsearcher', tasks: { source: 'ftrl', trainLines: '1', testLines: '2' } }),
+      ),
     ).rejects.toThrow(
       'config.tasks.source: "ftrl" is not wired into pact train yet for tool-search recipes; use "generated" or "tool-repo"',
     );

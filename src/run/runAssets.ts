@@ -7,8 +7,10 @@
  *
  * The policy source is pluggable by `config.model.init` ('scratch', 'warm-start', a Qwen3 folder).
  * 'warm-start' starts only its own preset (WARM_START_PRESET); another preset is refused,
- * never silently replaced by it. Simplifications: FTRL tasks (tasks.source 'ftrl') are not
- * wired here yet.
+ * never silently replaced by it. FTRL task files (tasks.source 'ftrl', src/run/ftrlTaskSplit.ts):
+ * the platform reads the file(s) and gives the executor that runs their Python tools
+ * (Pyodide); the recipe, the split and every prompt's fit in the model's window are checked
+ * before the first step, and the run's `taskSplit` says which lines trained and which evaluate.
  *
  * The policy sources and the prompts: docs/runs.md.
  */
@@ -32,6 +34,15 @@ import { createToolUsePrompts, Trainer } from '../recipes/trainer';
 import type { PolicySampler, PromptItem, StepProgress } from '../recipes/types';
 import { loadWarmStart, type ReadWarmStartFile } from '../recipes/warmStart';
 import { checkTrainingMemory } from '../recipes/memoryEstimate';
+import { DEFAULT_FTRL_EVAL_SETTINGS } from './ftrlEvalSettings';
+import {
+  checkFtrlPromptWindow,
+  checkFtrlRecipe,
+  countPromptTokens,
+  splitFtrlTasks,
+  type FtrlTaskLine,
+  type FtrlTaskSplit,
+} from './ftrlTaskSplit';
 import * as tf from '../model/qwen3/tf';
 
 /** What a platform provides to load a run. */
@@ -46,6 +57,14 @@ export interface RunPlatform {
   openFolder?(init: string): FolderReader;
   /** The executor for the tool stubs. */
   createExecutor(): ToolExecutor | Promise<ToolExecutor>;
+  /**
+   * FTRL sources: reads a task file named by config.tasks.path / testPath (undefined: the
+   * platform's default FTRL file, if it has one); `name` is what the run reports. Absent where
+   * the platform cannot read one.
+   */
+  readTaskFile?(path: string | undefined): Promise<{ name: string; text: string }>;
+  /** FTRL sources: an executor for the tasks' Python tools (Pyodide), each call cut at `timeoutMs`. */
+  createFtrlExecutor?(options: { timeoutMs: number }): ToolExecutor | Promise<ToolExecutor>;
 }
 
 export interface Policy {
@@ -198,6 +217,34 @@ export interface RunAssets {
   executor: ToolExecutor;
   trainPrompts: PromptItem[];
   testPrompts: PromptItem[];
+  /** FTRL sources: which lines of which file train and which evaluate (pact train writes it to task-split.json). */
+  taskSplit?: FtrlTaskSplit;
+}
+
+/** Default time limit of one Python tool call of an FTRL task (FTRL evaluation's). */
+export const FTRL_TOOL_TIMEOUT_MS = DEFAULT_FTRL_EVAL_SETTINGS.toolTimeoutMs;
+
+/** FTRL sources: the split of the task file(s), after the cheap refusals (recipe, file, lines). */
+async function loadFtrlTasks(
+  platform: RunPlatform,
+  config: TrainConfig,
+): Promise<{ train: FtrlTaskLine[]; test: FtrlTaskLine[]; split: FtrlTaskSplit }> {
+  const recipe = getRecipe(config.recipe);
+  const early = checkFtrlRecipe(recipe);
+  if (early) throw new Error(`config.recipe: ${early}`);
+  if (!platform.readTaskFile)
+    throw new Error(
+      'config.tasks.source "ftrl": this platform cannot read a task file (load it in the Task files panel)',
+    );
+  const train = await platform.readTaskFile(config.tasks.path);
+  const test = config.tasks.testPath !== undefined ? await platform.readTaskFile(config.tasks.testPath) : undefined;
+  const result = splitFtrlTasks({ train, test, tasks: config.tasks });
+  const late = checkFtrlRecipe(
+    recipe,
+    result.train.map((t) => t.task),
+  );
+  if (late) throw new Error(`config.recipe: ${late}`);
+  return result;
 }
 
 const taskCache = new Map<string, Promise<{ train: PromptItem[]; test: PromptItem[] }>>();
@@ -224,12 +271,17 @@ export async function prepareRunAssetsWith(
 ): Promise<RunAssets> {
   const log = options.log ?? (() => {});
   const recipe = getRecipe(config.recipe);
-  // Tool-use recipes train on generated tasks; tool-search recipes on the generated tool repository ("tool-repo").
-  const sources = recipe.env === 'tool-use' ? ['generated'] : ['generated', 'tool-repo'];
+  // Tool-use recipes train on generated tasks or FTRL files; tool-search recipes on the generated tool repository ("tool-repo").
+  const sources = recipe.env === 'tool-use' ? ['generated', 'ftrl'] : ['generated', 'tool-repo'];
   if (!sources.includes(config.tasks.source)) {
     throw new Error(
       `config.tasks.source: "${config.tasks.source}" is not wired into pact train yet for ${recipe.env} recipes; use ${sources.map((x) => `"${x}"`).join(' or ')}`,
     );
+  }
+  const ftrl = config.tasks.source === 'ftrl' ? await loadFtrlTasks(platform, config) : undefined;
+  if (ftrl) {
+    log(ftrl.split.statement);
+    for (const e of ftrl.split.lineErrors.slice(0, 5)) log(`skipped ${e}`);
   }
   const source = await platform.loadSourceTokenizer();
   const executor = await platform.createExecutor();
@@ -251,7 +303,9 @@ export async function prepareRunAssetsWith(
       : await loadFolderPolicy(config.model.init, ctx, config);
   let trainPrompts: PromptItem[];
   let testPrompts: PromptItem[];
-  if (recipe.env === 'tool-use') {
+  if (ftrl) {
+    return finishFtrlAssets(platform, config, { policy, executor, source, ftrl, log });
+  } else if (recipe.env === 'tool-use') {
     const categories = config.tasks.categories;
     const key = `${config.tasks.trainSeed}/${config.tasks.nTrain}/${config.tasks.testSeed}/${config.tasks.nTest}/${categories?.join(',') ?? 'all'}`;
     let tasks = taskCache.get(key);
@@ -278,6 +332,64 @@ export async function prepareRunAssetsWith(
     throw new Error(`recipe "${recipe.name}" runs on the ${recipe.env} environment but has no loadPrompts()`);
   }
   return { policy, renderChat: bindRenderChat(source), executor, trainPrompts, testPrompts };
+}
+
+/**
+ * An FTRL run's assets: every train and held-out prompt must fit maxPromptTokens and the
+ * model's window (refused before training otherwise, the model and executors freed), then
+ * the Python executor replaces the stubs' one.
+ */
+async function finishFtrlAssets(
+  platform: RunPlatform,
+  config: TrainConfig,
+  parts: {
+    policy: Policy;
+    executor: ToolExecutor;
+    source: Qwen3Tokenizer;
+    ftrl: { train: FtrlTaskLine[]; test: FtrlTaskLine[]; split: FtrlTaskSplit };
+    log: (line: string) => void;
+  },
+): Promise<RunAssets> {
+  const { policy, ftrl, log } = parts;
+  const renderChat = bindRenderChat(parts.source);
+  const measure = (items: FtrlTaskLine[]) =>
+    items.map(({ task, line }) => ({ line, tokens: countPromptTokens(task, policy.tokenizer, renderChat) }));
+  const trainTokens = measure(ftrl.train);
+  const testTokens = measure(ftrl.test);
+  const problem = checkFtrlPromptWindow({
+    train: trainTokens,
+    test: testTokens,
+    maxPromptTokens: config.maxPromptTokens,
+    maxResponseTokens: config.maxResponseTokens,
+    windowTokens: policy.model.config.max_position_embeddings,
+    model: policy.source,
+  });
+  if (problem) {
+    policy.model.dispose();
+    parts.executor.dispose();
+    throw new Error(`config.tasks: ${problem}`);
+  }
+  if (!platform.createFtrlExecutor) {
+    policy.model.dispose();
+    parts.executor.dispose();
+    throw new Error('config.tasks.source "ftrl": this platform has no executor for FTRL\'s Python tools');
+  }
+  // The stubs' executor served the policy source (the scratch vocabulary); FTRL's tools are Python.
+  parts.executor.dispose();
+  const timeoutMs = config.tasks.toolTimeoutMs ?? FTRL_TOOL_TIMEOUT_MS;
+  const executor = await platform.createFtrlExecutor({ timeoutMs });
+  const longest = Math.max(...trainTokens.map((t) => t.tokens), ...testTokens.map((t) => t.tokens));
+  log(
+    `FTRL prompts: the longest is ${longest} tokens (maxPromptTokens ${config.maxPromptTokens}); Python tools in Pyodide, ${timeoutMs} ms per call`,
+  );
+  return {
+    policy,
+    renderChat,
+    executor,
+    trainPrompts: createToolUsePrompts(ftrl.train.map((t) => t.task)),
+    testPrompts: createToolUsePrompts(ftrl.test.map((t) => t.task)),
+    taskSplit: ftrl.split,
+  };
 }
 
 /** Hooks a run's driver passes to its Trainer (the worker forwards `onProgress` to the page). */

@@ -5,7 +5,8 @@
  *
  * Runs every run of an experiment file (src/run/experiment.ts: base + runs × seeds;
  * `"recipe": "*"` = every registered recipe) with the same Trainer the worker uses.
- * Per run it writes metrics.jsonl and checkpoint-<step>/ folders under DIR/<experiment>/<run id>/.
+ * Per run it writes metrics.jsonl and checkpoint-<step>/ folders under DIR/<experiment>/<run id>/
+ * (and, for an FTRL source, task-split.json: the lines that trained and those evaluated).
  *
  * The files it writes and how --resume continues a run: docs/runs.md.
  */
@@ -206,6 +207,10 @@ async function trainRun(
   io.out(
     `run ${run.id}: recipe ${config.recipe}, ${config.steps} steps, policy ${assets.policy.source}, ${assets.trainPrompts.length} train / ${assets.testPrompts.length} test prompts`,
   );
+  if (assets.taskSplit) {
+    // An FTRL source: which lines trained and which evaluate (prepareRunAssets logged it), beside the metrics.
+    await writeFile(path.join(dir, 'task-split.json'), JSON.stringify(assets.taskSplit, null, 2) + '\n');
+  }
   const trainer = m.createRunTrainer(config, assets);
   if (resume) {
     trainer.importState(resume.state);
