@@ -13,7 +13,13 @@ export interface PlannedPanel {
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
     name: 'Training on a loaded FTRL file',
-    what: "such a file can be evaluated (Task files panel) but not trained on: its Python tools would need Pyodide inside the training loop, and its prompts (2.6k–5k tokens) exceed qwen3-nano's 2,048-token window, so it needs your own Qwen3 folder",
+    what:
+      'pact train trains on FTRL files (tasks.source "ftrl": a stated train / held-out split, Python tools in Pyodide, ' +
+      'the ftrl and grpo recipes; docs/runs.md); the app does not yet: Train must send the loaded file with the start ' +
+      'request, the trainer worker must read it and run its tools in Pyodide (as the evaluation does), and Run setup must ' +
+      'show the split, the recipes that can run and how many prompts fit before Train. FTRL prompts are 506–6,447 tokens ' +
+      "(median 3,934), over qwen3-nano's 2,048 and qwen3-micro's 4,096 positions, so it needs your own Qwen3 folder with " +
+      'a window of at least about 7,000 tokens (Qwen3-0.6B) and WebGPU: on a CPU (wasm) rows that long are refused by the memory check',
   },
   {
     name: 'A warm start for the search recipes',
