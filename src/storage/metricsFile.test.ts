@@ -28,14 +28,19 @@ const errorOf = (s: string): string => {
 
 describe('metrics.jsonl', () => {
   it('round-trips stored rows (NaN as null and back), ordered by step', () => {
+    // As the worker stores them: every row's values carry its step too.
     const rows: MetricsFileRow[] = [
-      { step: 2, values: { reward: 0.5, kl: 0.01, 'eval/reward': 0.25 } },
-      { step: 0, values: { 'eval/reward': 0.125 } },
-      { step: 1, values: { reward: 0.25, 'loss/Lx': Number.NaN } },
+      { step: 2, values: { step: 2, reward: 0.5, kl: 0.01, 'eval/reward': 0.25 } },
+      { step: 0, values: { step: 0, 'eval/reward': 0.125 } },
+      { step: 1, values: { step: 1, reward: 0.25, 'loss/Lx': Number.NaN } },
     ];
     const text = formatMetricsJsonl(rows);
     expect(text.split('\n')[1]).toBe('{"step":1,"reward":0.25,"loss/Lx":null}');
     expect(parse(text)).toEqual({ rows: [rows[1], rows[2], rows[0]], droppedAfter: 0 });
+    // The row's step is the line's, whatever its values say; values without one gain it.
+    const odd = formatMetricsJsonl([{ step: 3, values: { step: 9, r: 1 } }]);
+    expect(odd).toBe('{"step":3,"r":1}\n');
+    expect(parse(odd).rows).toEqual([{ step: 3, values: { step: 3, r: 1 } }]);
   });
 
   it("reads pact train's lines: text fields ignored, a step's eval line merged into it, rows past maxStep dropped", () => {
@@ -44,7 +49,7 @@ describe('metrics.jsonl', () => {
       '{"type":"eval","run":"pact-s1","step":1,"eval/reward":0.5}\r\n\n' +
       '{"type":"step","run":"pact-s1","step":2,"recipe":"pact","reward":1.2}\n';
     const { rows, droppedAfter } = parse(text, 1);
-    expect(rows).toEqual([{ step: 1, values: { reward: 1.18, 'loss/Lx': Number.NaN, 'eval/reward': 0.5 } }]);
+    expect(rows).toEqual([{ step: 1, values: { step: 1, reward: 1.18, 'loss/Lx': Number.NaN, 'eval/reward': 0.5 } }]);
     expect(droppedAfter).toBe(1);
   });
 
@@ -71,7 +76,11 @@ describe('metrics.jsonl', () => {
       /^metrics\.jsonl line 1: field "k+…" \(201 chars\): a metric name may hold at most 200 characters$/,
     );
     // "constructor" and "toString" are metric names like any other.
-    expect(parse('{"step":1,"constructor":1,"toString":2}').rows[0].values).toEqual({ constructor: 1, toString: 2 });
+    expect(parse('{"step":1,"constructor":1,"toString":2}').rows[0].values).toEqual({
+      step: 1,
+      constructor: 1,
+      toString: 2,
+    });
   });
 
   it('is bounded: bytes, lines, line length and metrics per row', () => {
@@ -100,7 +109,7 @@ describe('metrics.jsonl', () => {
     expect(await readMetricsFile(source({ 'config.json': '{}' }), 3)).toEqual({ kind: 'none' });
     expect(await readMetricsFile(source({ [METRICS_FILE]: '{"step":1,"r":1}\n{"step":4,"r":2}\n' }), 3)).toEqual({
       kind: 'rows',
-      rows: [{ step: 1, values: { r: 1 } }],
+      rows: [{ step: 1, values: { step: 1, r: 1 } }],
       droppedAfter: 1,
     });
     expect(await readMetricsFile(source({ [METRICS_FILE]: '{"step":1}\n{"step":"2"}' }), 3)).toEqual({

@@ -44,13 +44,13 @@ export class MetricsFileError extends Error {
   }
 }
 
-/** The rows as metrics.jsonl text, by step; non-finite values become null (JSON has no NaN). */
+/** The rows as metrics.jsonl text, by step; non-finite values become null (JSON has no NaN). The row's step wins over a `values.step`. */
 export function formatMetricsJsonl(rows: readonly MetricsFileRow[]): string {
   return [...rows]
     .sort((a, b) => a.step - b.step)
     .map(
       (r) =>
-        JSON.stringify({ step: r.step, ...r.values }, (_k, v) =>
+        JSON.stringify({ step: r.step, ...r.values, ...{ step: r.step } }, (_k, v) =>
           typeof v === 'number' && !Number.isFinite(v) ? null : v,
         ) + '\n',
     )
@@ -58,7 +58,7 @@ export function formatMetricsJsonl(rows: readonly MetricsFileRow[]): string {
 }
 
 export interface ParsedMetricsFile {
-  /** The rows, one per step, ordered by step (null values read back as NaN). */
+  /** The rows, one per step, ordered by step (null values read back as NaN; `values.step` is the step, as the worker stores it). */
   rows: MetricsFileRow[];
   /** Rows past `maxStep` that were left out (written after the checkpoint was saved). */
   droppedAfter: number;
@@ -130,7 +130,8 @@ export function parseMetricsJsonl(
       droppedAfter++;
       continue;
     }
-    const merged = byStep.get(step) ?? {};
+    // The worker's stored rows carry their step among the values too (StepMetrics.step): so do these.
+    const merged = byStep.get(step) ?? { step };
     for (const [k, v] of Object.entries(values)) setOwn(merged, k, v);
     byStep.set(step, merged);
   }

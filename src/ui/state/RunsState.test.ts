@@ -205,11 +205,11 @@ describe('checkpoint export and import', () => {
 
   it("carries the run's metric log in the tar: an import restores the same rows, so its curves draw and overlay", async () => {
     const rows: { step: number; values: Record<string, number> }[] = [
-      { step: 0, values: { 'eval/reward': 0.125 } },
-      { step: 1, values: { reward: 0.25, kl: 0.01, 'loss/Lx': Number.NaN, 'eval/reward': 0.5 } },
+      { step: 0, values: { step: 0, 'eval/reward': 0.125 } }, // as the worker stores them: the step among the values
+      { step: 1, values: { step: 1, reward: 0.25, kl: 0.01, 'loss/Lx': Number.NaN, 'eval/reward': 0.5 } },
     ];
     // Step 2 was logged after the step-1 checkpoint (a step under way when the tab closed): left out.
-    await store.appendMetrics('c', [...rows, { step: 2, values: { reward: 0.75 } }]);
+    await store.appendMetrics('c', [...rows, { step: 2, values: { step: 2, reward: 0.75 } }]);
     await runs.refresh();
     const archive = await runs.exportCheckpoint('c');
     expect(archive.names.at(-1)).toBe('c-step1/metrics.jsonl');
