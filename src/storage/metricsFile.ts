@@ -48,12 +48,11 @@ export class MetricsFileError extends Error {
 export function formatMetricsJsonl(rows: readonly MetricsFileRow[]): string {
   return [...rows]
     .sort((a, b) => a.step - b.step)
-    .map(
-      (r) =>
-        JSON.stringify({ step: r.step, ...r.values, ...{ step: r.step } }, (_k, v) =>
-          typeof v === 'number' && !Number.isFinite(v) ? null : v,
-        ) + '\n',
-    )
+    .map((r) => {
+      const line: Record<string, number> = { step: r.step };
+      for (const [k, v] of Object.entries(r.values)) if (k !== 'step') setOwn(line, k, v);
+      return JSON.stringify(line, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)) + '\n';
+    })
     .join('');
 }
 
