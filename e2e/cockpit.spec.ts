@@ -13,6 +13,7 @@
  */
 import { test, expect, type Page } from '@playwright/test';
 import { tinyRunUrl } from './tinyRun';
+import { readPageDb } from '../scripts/pageDb';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -519,9 +520,9 @@ test('an invalid setup: pressing Train names the field and sends nothing', async
   await page.screenshot({ path: 'e2e/screenshots/cockpit-setup-error-390.png' });
 });
 
-/** Presses Train with a tiny two-step setup (wasm, K = 2, two prompts) and checks the worker accepted it. */
+/** Presses Train with a tiny three-step setup (wasm, K = 2, two prompts) and checks the worker accepted it. */
 async function startTinyRun(page: Page) {
-  await page.goto(tinyRunUrl({ steps: '2', K: '2', batch: '2', miniBatch: '1', backend: 'wasm' }));
+  await page.goto(tinyRunUrl({ steps: '3', K: '2', batch: '2', miniBatch: '1', backend: 'wasm' }));
   const panel = page.getByTestId('run-setup');
   await panel.getByTestId('btn-train').click();
   const progress = panel.getByTestId('train-progress');
@@ -544,17 +545,31 @@ test('training: Train → progress and chart points; Pause, Step, Resume; the ru
   test.setTimeout(600_000);
   const panel = await startTinyRun(page);
   const progress = panel.getByTestId('train-progress');
+  const latest = page.getByTestId('chart-reward-latest');
+  /** Steps the worker has stored (IndexedDB): what the test waits on, never how fast a step goes. */
+  const storedSteps = async () => (await readPageDb(page)).runs[0]?.lastStep ?? 0;
   await expect(panel.getByTestId('btn-pause')).toBeEnabled();
   await panel.getByTestId('btn-pause').click();
+  // Pause takes effect when the step under way ends: step 1 here, step 2 where step 1 landed before
+  // the click. Either way the run pauses with a step left, so the test waits for the pause, then reads
+  // where it paused instead of assuming it.
   await expect(progress).toHaveAttribute('data-phase', 'paused', { timeout: 300_000 });
+  const pausedAt = await storedSteps();
+  expect([1, 2]).toContain(pausedAt);
   await expect(panel.getByTestId('btn-train')).toHaveText(/Resume/);
   await expect(panel.getByTestId('btn-step')).toBeEnabled();
   await panel.getByTestId('btn-step').click();
-  await expect(page.getByTestId('chart-reward-latest')).toContainText('at step', { timeout: 300_000 });
-  await panel.getByTestId('btn-train').click(); // Resume
+  // Step trains exactly one step: wait until it is stored (its point on the chart), not until some point shows.
+  await expect.poll(storedSteps, { timeout: 300_000, intervals: [2000] }).toBe(pausedAt + 1);
+  await expect(latest).toContainText(`at step ${pausedAt + 1}`);
+  if (pausedAt + 1 < 3) {
+    // Still paused after the single step; Resume trains the rest.
+    await expect(progress).toHaveAttribute('data-phase', 'paused');
+    await panel.getByTestId('btn-train').click(); // Resume
+  }
   await expect(progress).toHaveAttribute('data-phase', 'finished', { timeout: 300_000 });
-  // Two steps: the reward chart's latest point is at step 2 (1-based) or 1 (0-based) of the worker's count.
-  await expect(page.getByTestId('chart-reward-latest')).toContainText(/at step [12]/);
+  expect(await storedSteps()).toBe(3);
+  await expect(latest).toContainText('at step 3');
   await expect(page.getByTestId('device-tokens-per-s')).not.toContainText('no run yet');
   await expect(page.getByTestId('runs-table').locator('tbody tr').first()).toContainText('finished');
   // The rollout inspector shows the K = 2 rollouts of a prompt of the latest step, live (not the recorded demo).

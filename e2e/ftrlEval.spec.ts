@@ -72,7 +72,9 @@ test("the warm start evaluated on FTRL's test file: per-category Solve-R/P/F1, p
   await panel.getByTestId('ftrl-eval-backend').selectOption('wasm');
   await expect(panel.getByTestId('ftrl-eval-policy')).toHaveValue('warm-start');
   await panel.getByTestId('btn-ftrl-eval').click();
-  await expect(panel).toHaveAttribute('data-status', 'running');
+  // Running, or already done where the evaluation is fast (one prompt fits): the page must not be
+  // caught mid-run for the test to pass, so it waits for the end and checks how it ended.
+  await expect(panel).toHaveAttribute('data-status', /^(running|finished|failed)$/);
   await expect(panel).toHaveAttribute('data-status', /finished|failed/, { timeout: 150_000 });
   await expect(panel.getByTestId('ftrl-eval-error')).toHaveCount(0);
 
