@@ -6,41 +6,17 @@
 // Python code in Pyodide (an output only Python writes); rewards are finite and the calling
 // rollout's is compute_solve_f1's; the held-out evaluation runs on line 2 only. Then what is
 // refused before training: a trace recipe, and prompts over maxPromptTokens (with how many fit).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../model/backend';
 import { getNodeWasmPaths } from '../model/qwen3/node';
-import type { Qwen3Config } from '../model/qwen3/config';
-import { createRandomQwen3Tensors, writeQwen3Folder } from '../model/weights/testFolders';
-import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
 import { resolveConfig, type TrainConfigInput } from '../recipes/config';
 import type { PolicySampler } from '../recipes/types';
 import '../recipes/index';
 import { createNodePlatform } from './nodeRun';
 import { createRunTrainer, prepareRunAssetsWith } from './runAssets';
-import { HAND_WRITTEN_FTRL } from './ftrlTestLines';
-import { main } from '../cli/main';
+import { writeRandomFtrlFixture } from './ftrlTestLines';
 import type { LanguageRoutingExecutor } from '../envs/ftrl/languageExecutor';
-
-/**
- * Qwen3's vocabulary without the padding rows of Qwen/Qwen3-0.6B (151,936): a random model
- * samples those ids (no token behind them), which the tokenizer cannot decode.
- */
-const FULL_VOCAB: Omit<Qwen3Config, 'vocab_size'> = {
-  hidden_size: 32,
-  intermediate_size: 64,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  head_dim: 16,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  max_position_embeddings: 4096,
-  initializer_range: 0.02,
-};
 
 let dir: string;
 let folder: string;
@@ -48,12 +24,7 @@ let tasksFile: string;
 
 beforeAll(async () => {
   await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
-  dir = mkdtempSync(path.join(os.tmpdir(), 'pact-ftrl-train-'));
-  folder = path.join(dir, 'qwen3-random');
-  const config = { ...FULL_VOCAB, vocab_size: (await loadQwen3TokenizerFromPackage()).vocabSize };
-  await writeQwen3Folder(folder, { config, tensors: await createRandomQwen3Tensors(config, 5) });
-  tasksFile = path.join(dir, 'tasks.jsonl');
-  writeFileSync(tasksFile, HAND_WRITTEN_FTRL);
+  ({ dir, folder, tasksFile } = await writeRandomFtrlFixture('pact-ftrl-train-'));
 }, 60_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -142,49 +113,6 @@ describe('training on an FTRL file (Node platform, random full-vocabulary Qwen3)
       /^config\.tasks: 0 of 2 FTRL tasks fit maxPromptTokens 128 \(train 0 of 1, held out 0 of 1\); the longest prompt is \d+ tokens; set maxPromptTokens to at least \d+ \(folder .*'s window of 4,096/,
     );
   }, 60_000);
-
-  it('pact train --config: an FTRL source trains, evaluates and writes task-split.json beside metrics.jsonl', async () => {
-    const experiment = {
-      name: 'ftrl-cli',
-      base: {
-        recipe: 'ftrl',
-        model: { init: folder },
-        tasks: { source: 'ftrl', path: tasksFile, trainLines: '2', testLines: '1' },
-        batchPrompts: 1,
-        miniBatchPrompts: 1,
-        rolloutsPerPrompt: 2,
-        maxTurns: 2,
-        maxPromptTokens: 512,
-        maxResponseTokens: 16,
-        steps: 1,
-        evalEvery: 1,
-        checkpointEvery: 0,
-      },
-    };
-    const file = path.join(dir, 'ftrl-cli.json');
-    writeFileSync(file, JSON.stringify(experiment));
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await main(['train', '--config', file, '--out', path.join(dir, 'runs'), '--threads', '1'], {
-      out: (l) => out.push(l),
-      err: (l) => err.push(l),
-    });
-    expect(err.filter((l) => l.includes('failed'))).toEqual([]);
-    expect(code).toBe(0);
-    const runDir = path.join(dir, 'runs', 'ftrl-cli', 'ftrl-s1');
-    const split = JSON.parse(readFileSync(path.join(runDir, 'task-split.json'), 'utf8'));
-    expect(split).toMatchObject({ trainFile: tasksFile, testFile: tasksFile, trainLines: [2], testLines: [1] });
-    expect(out.join('\n')).toContain(
-      `Trained on lines 2 of ${tasksFile} (1 tasks); evaluated on lines 1 of ${tasksFile}`,
-    );
-    const rows = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    expect(rows.map((r) => r.type)).toEqual(['step', 'eval']);
-    expect(Number.isFinite(rows[0].loss)).toBe(true);
-    expect(rows[1].nTasks).toBe(1);
-  }, 120_000);
 
   it('refuses a recipe that needs expert traces, before loading the model', async () => {
     const platform = createNodePlatform();
