@@ -14,35 +14,14 @@
 import { z } from 'zod';
 import { ConfigError, resolveConfig, trainConfigSchema, type TrainConfig } from '../recipes/config';
 import { mergeDeep } from '../run/experiment';
-import type { RecipeKnob } from '../recipes/types';
 import { RECIPE_NAMES, RECIPE_TITLES } from './recipeNames';
 import { getRecipe, hasRecipe } from '../recipes/allRecipes';
 import { DEFAULT_RUN_SIZE, RUN_SIZES, SIZE_KEY, isRunSizeId, type RunSizeId } from './runSizes';
+import { FIELD_SPECS, type FieldGroup, type FieldKey } from './setupFields';
+import type { RecipeKnob } from '../recipes/types';
+
+export type { FieldGroup, FieldKey } from './setupFields';
 import { STARTING_WEIGHTS, findUnavailableOptions, type ChoiceKey, type SetupContext } from './setupChoices';
-
-export type FieldKey =
-  | 'recipe'
-  | 'model'
-  | 'init'
-  | 'tasks'
-  | 'steps'
-  | 'seed'
-  | 'backend'
-  | 'K'
-  | 'batch'
-  | 'miniBatch'
-  | 'lr'
-  | 'q'
-  | 'betaSft'
-  | 'lambdaStart'
-  | 'lambdaEnd'
-  | 'horizon'
-  | 'reasoning'
-  | 'toolCall'
-  | 'chordMu'
-  | 'sftSteps';
-
-export type FieldGroup = 'run' | 'optimisation' | 'pact' | 'recipe';
 
 export interface NumberRange {
   min?: number;
@@ -149,119 +128,7 @@ function readPath(obj: unknown, path: readonly string[]): unknown {
   );
 }
 
-interface FieldSpec {
-  key: FieldKey;
-  path: readonly string[];
-  label: string;
-  symbol?: string;
-  group: FieldGroup;
-  inputStep?: string;
-  hint?: string;
-  knob?: RecipeKnob;
-}
-
-const FIELD_SPECS: readonly FieldSpec[] = [
-  { key: 'recipe', path: ['recipe'], label: 'Recipe', group: 'run' },
-  { key: 'model', path: ['model', 'preset'], label: 'Model preset', group: 'run' },
-  {
-    key: 'init',
-    path: ['model', 'init'],
-    label: 'Starting weights',
-    group: 'run',
-    hint: 'the warm start is trained on tool use',
-  },
-  { key: 'tasks', path: ['tasks', 'source'], label: 'Task source', group: 'run' },
-  { key: 'steps', path: ['steps'], label: 'Training steps', symbol: 'T', group: 'run', inputStep: '1' },
-  { key: 'seed', path: ['seed'], label: 'Seed', group: 'run', inputStep: '1', hint: 'drives every random choice' },
-  {
-    key: 'backend',
-    path: ['backend'],
-    label: 'Backend',
-    group: 'run',
-    hint: 'auto: a hardware GPU if there is one, else wasm',
-  },
-  {
-    key: 'K',
-    path: ['rolloutsPerPrompt'],
-    label: 'Rollouts per prompt',
-    symbol: 'K',
-    group: 'optimisation',
-    inputStep: '1',
-    knob: 'rollouts',
-  },
-  { key: 'batch', path: ['batchPrompts'], label: 'Prompts per batch', group: 'optimisation', inputStep: '1' },
-  { key: 'miniBatch', path: ['miniBatchPrompts'], label: 'PPO mini-batch', group: 'optimisation', inputStep: '1' },
-  { key: 'lr', path: ['lr'], label: 'Learning rate', group: 'optimisation', inputStep: 'any' },
-  {
-    key: 'q',
-    path: ['pact', 'anchorProb'],
-    label: 'Anchoring probability',
-    symbol: 'q',
-    group: 'pact',
-    knob: 'pact',
-    inputStep: '0.05',
-  },
-  {
-    key: 'betaSft',
-    path: ['pact', 'betaSft'],
-    label: 'SFT loss scale',
-    symbol: 'β_SFT',
-    group: 'pact',
-    knob: 'pact',
-    inputStep: '0.05',
-  },
-  {
-    key: 'lambdaStart',
-    path: ['pact', 'toolCallScaleStart'],
-    label: 'Tool-call start',
-    symbol: 'λa start',
-    group: 'pact',
-    knob: 'pact',
-    inputStep: '0.05',
-  },
-  {
-    key: 'lambdaEnd',
-    path: ['pact', 'toolCallScaleEnd'],
-    label: 'Tool-call end',
-    symbol: 'λa end',
-    group: 'pact',
-    knob: 'pact',
-    inputStep: '0.05',
-  },
-  {
-    key: 'horizon',
-    path: ['pact', 'annealHorizon'],
-    label: 'Annealing horizon',
-    symbol: 'S',
-    group: 'pact',
-    knob: 'pact',
-    inputStep: '1',
-    hint: '0 = the whole run',
-  },
-  { key: 'reasoning', path: ['pact', 'reasoningSchedule'], label: 'Reasoning schedule', group: 'pact', knob: 'pact' },
-  { key: 'toolCall', path: ['pact', 'toolCallSchedule'], label: 'Tool-call schedule', group: 'pact', knob: 'pact' },
-  {
-    key: 'chordMu',
-    path: ['chordMu'],
-    label: 'SFT weight',
-    symbol: 'μ',
-    group: 'recipe',
-    inputStep: '0.05',
-    knob: 'chordMu',
-    hint: '(1 − μ)·GRPO + μ·SFT',
-  },
-  {
-    key: 'sftSteps',
-    path: ['sftSteps'],
-    label: 'SFT steps first',
-    group: 'recipe',
-    inputStep: '1',
-    knob: 'sftSteps',
-    hint: 'then MatchTIR',
-  },
-];
-
-function buildField(spec: FieldSpec): SetupField {
+function buildField(spec: (typeof FIELD_SPECS)[number]): SetupField {
   const { schema, isOptional } = findFieldSchema(spec.path);
   const fallback = readPath(CONFIG_DEFAULTS, spec.path);
   if (spec.key === 'recipe') {

@@ -11,7 +11,7 @@
  * the Run setup's text are computed from it.
  */
 import { trainConfigSchema } from '../recipes/config';
-import type { FieldKey } from './runSetup';
+import type { FieldKey } from './setupFields';
 
 export type RunSizeId = 'quick' | 'paper';
 
