@@ -1,6 +1,12 @@
 /** The README.md of an export directory: how to launch it and what did not carry over. */
 import type { TrainConfig } from '../../recipes/config';
 
+function klLine(c: TrainConfig): string {
+  if (!(c.klCoef > 0)) return 'no KL term (klCoef 0)';
+  const where = c.pact.klContext === 'trace' ? 'under c^h on L^h prompts' : 'on the rollouts as sampled';
+  return `klCoef · k3 KL to π_ref, token mean, ${where} (\`kl_context: ${c.pact.klContext}\`)`;
+}
+
 export function formatReadme(o: {
   runId: string;
   experiment: string;
@@ -38,12 +44,30 @@ Model: \`${o.modelPath}\` is a placeholder; a \`pact train\` checkpoint folder i
   warm start, \`messages\` + \`tools_json\`). Each also as JSON lines (\`.json\`).
 - \`pact_verl/\`: rewards.py (MatchTIR, FTRL, ToolRL), algos.py (advantage estimators, the \`pact\` loss,
   the per-prompt objective), schedules.py (SFT masks), rng.py (gates), reward_manager.py, tools.py,
-  agent_loop.py, actor.py (π_old under c^h, the SFT row), tool_server.mjs.
+  agent_loop.py, actor.py (PACT's actor step), tool_server.mjs.
+
+## What the actor step runs
+
+\`pact_verl/register.py\` puts PACT's actor in place of VeRL's \`DataParallelPPOActor\` (the FSDP worker builds
+the actor and the reference policy from it), and \`pact_verl/main_ppo.py\` hands it this run's \`pact\`
+options (\`$PACT_VERL_OPTIONS\`). Each step, per prompt i of a PPO mini-batch B (its K rollouts grouped by
+\`uid\`), with the route of its gate \`extra_info.pact_gate\`:
+
+- z_i = 1 (or no expert trace): L^x, the clipped surrogate on the rollouts as sampled, MatchTIR advantages;
+- z_i = 0: L^h, the same rollouts and advantages re-read under c^h = [x; h*; \`<|im_start|>assistant\`], with
+  π_old(τ | c^h) read before the update with the old weights, plus β_SFT · L_SFT on (x; h*) with m(s)
+  (reasoning revealed at step s weight 1, tool calls λa(s); \`prefix_reveal: remove\` leaves the rest out);
+- ${klLine(c)};
+
+and steps on (1/|B|) Σ_i L_i. Every other recipe gets L^x for every prompt with the same per-prompt mean.
+Keep \`trainer.balance_batch: false\`, and \`data.train_batch_size\` and \`actor.ppo_mini_batch_size\` (prompts)
+multiples of the GPU count: the actor refuses a mini-batch that holds part of a prompt's rollouts.
 
 ## Not carried over
 
 ${o.notCarried.map(([k, why]) => `- **${k}**: ${why}`).join('\n')}
-- **the PACT actor step** (L^h rows under c^h, SFT row, gate routing inside VeRL's actor): pact_verl/actor.py
-  builds the rows and the objective, but wiring it into VeRL's FSDP actor is not done; see docs/verl-export.md.
+- **untested in a real launch**: the actor step was checked in VeRL's actor class on CPU (one process, no
+  FSDP, no remove-padding, no Ray); a LoRA reference (the actor without its adapter) reads π_ref under c^h
+  whatever \`kl_context\` says. See docs/verl-export.md.
 `;
 }

@@ -89,6 +89,11 @@ export function mapTrainerSettings(c: TrainConfig, paths: { modelPath: string })
     ['trainer.test_freq', c.evalEvery > 0 ? c.evalEvery : -1],
     ['trainer.save_freq', c.checkpointEvery > 0 ? c.checkpointEvery : -1],
     ['trainer.val_before_train', c.evalAtStart],
+    // PACT's actor (pact_verl/actor.py) averages per prompt: a prompt's K rollouts stay together in
+    // one mini-batch on one GPU (VeRL's length balancing would reorder them), and it replaces the
+    // FSDP worker's actor class, which the legacy worker builds.
+    ['trainer.balance_batch', false],
+    ['trainer.use_legacy_worker_impl', 'enable'],
     ['trainer.project_name', 'pact-lab'],
     ['trainer.experiment_name', c.name],
     ['pact.recipe', c.recipe],
@@ -130,8 +135,8 @@ export function mapTrainerSettings(c: TrainConfig, paths: { modelPath: string })
         : `set actor_rollout_ref.rollout.val_kwargs.n=${c.evalSamples}`,
     ],
     [
-      'loss per prompt',
-      "the app averages per-prompt losses over a mini-batch ((1/|B|) Σ_i L_i); VeRL's actor aggregates over the mini-batch's tokens. pact_verl.algos.pact_minibatch_loss is the app's, and the test proves it; VeRL's stock actor uses the token aggregation",
+      'ratio and temperature',
+      "VeRL recomputes π_old under x with the actor before the update (the app uses the rollouts' behaviour log-probs) and reads π_old, π_θ and π_ref at the rollout temperature (the app at 1); L_SFT is read at 1 as in the app",
     ],
     ['tool-call time limit', 'the app gives each call 2000 ms; the tool server keeps that limit'],
   ];

@@ -18,7 +18,7 @@ normally in a VeRL job; loaded by path in the tests) and registers:
 
 ``pact_prompt_loss`` / ``pact_minibatch_loss`` compose one prompt's
 L_i = w_rl·(L_RL + klCoef·KL) + w_sft·L_SFT and the mini-batch mean (1/|B|) Σ_i L_i exactly as the
-app's trainer does (recipes/tfLosses.ts computePromptLossTerms, train/policyUpdate.ts).
+app's trainer does (recipes/train/tfLosses.ts computePromptLossTerms, train/policyUpdate.ts).
 """
 
 from __future__ import annotations
@@ -235,24 +235,32 @@ def pact_prompt_loss(core_algos, prompt: dict, cfg: dict):
              'kl': {log_prob, ref_log_prob, mask} | None (L^h with klContext 'prompt': the rollouts under x),
              'sft': {log_prob, mask} | None}
     cfg: {'clip_ratio_low', 'clip_ratio_high', 'kl_coef', 'loss_agg_mode'}.
+    When 'rl' / 'kl' are a chunk of the prompt's rows, their optional 'batch_info' holds the whole
+    prompt's normalisers (actor.batch_info: VeRL's agg_loss keywords) and the result is the chunk's
+    share of L_i (microBatches.ts); the shares of all chunks add up to L_i.
     """
-    total = torch.zeros((), dtype=torch.float64)
+    rl, kl_rows, sft = prompt.get("rl"), prompt.get("kl"), prompt.get("sft")
+    first = next(p for p in (rl, kl_rows, sft, {"log_prob": torch.zeros(())}) if p is not None)["log_prob"]
+    total = torch.zeros((), dtype=torch.float64, device=first.device)
     loss_fn = core_algos.get_policy_loss_fn("pact")
-    actor_cfg = {"clip_ratio": cfg["clip_ratio_low"], "clip_ratio_low": cfg["clip_ratio_low"],
-                 "clip_ratio_high": cfg["clip_ratio_high"], "global_batch_info": {}}
-    rl, kl_rows = prompt.get("rl"), prompt.get("kl")
     w_rl = prompt.get("rl_weight", 1.0)
+
+    def token_mean_info(part):
+        info = part.get("batch_info") or {}
+        return {"batch_num_tokens": info["batch_num_tokens"]} if "batch_num_tokens" in info else {}
+
     if rl is not None:
+        actor_cfg = {"clip_ratio": cfg["clip_ratio_low"], "clip_ratio_low": cfg["clip_ratio_low"],
+                     "clip_ratio_high": cfg["clip_ratio_high"], "global_batch_info": dict(rl.get("batch_info") or {})}
         pg, _ = loss_fn(rl["old_log_prob"], rl["log_prob"], rl["advantages"], rl["mask"], cfg["loss_agg_mode"], actor_cfg)
         term = pg
         if cfg["kl_coef"] > 0 and kl_rows is None and rl.get("ref_log_prob") is not None:
             kl = core_algos.kl_penalty(rl["log_prob"], rl["ref_log_prob"], "low_var_kl")
-            term = term + cfg["kl_coef"] * core_algos.agg_loss(kl, rl["mask"], "token-mean")
+            term = term + cfg["kl_coef"] * core_algos.agg_loss(kl, rl["mask"], "token-mean", **token_mean_info(rl))
         total = total + w_rl * term
     if kl_rows is not None and cfg["kl_coef"] > 0:
         kl = core_algos.kl_penalty(kl_rows["log_prob"], kl_rows["ref_log_prob"], "low_var_kl")
-        total = total + cfg["kl_coef"] * w_rl * core_algos.agg_loss(kl, kl_rows["mask"], "token-mean")
-    sft = prompt.get("sft")
+        total = total + cfg["kl_coef"] * w_rl * core_algos.agg_loss(kl, kl_rows["mask"], "token-mean", **token_mean_info(kl_rows))
     if sft is not None and prompt.get("sft_weight", 0) > 0:
         s = sft_loss(sft["log_prob"], sft["mask"])
         if s is not None:
