@@ -24,5 +24,5 @@ try:
     from .actor import install
 
     install(core_algos)
-except ImportError as e:  # a process that cannot import VeRL's FSDP actor never builds one
+except Exception as e:  # a process that cannot import VeRL's FSDP actor never builds one
     print(f"pact_verl: PACT actor not installed ({e})", file=sys.stderr)
