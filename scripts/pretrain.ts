@@ -7,7 +7,7 @@
  * Pipeline: buildPolicyVocab (src/recipes/policyVocab.ts) → expert episodes of generated
  * train tasks (TRAIN_CATEGORIES) [+ search-teacher episodes, --search-tasks] → runWarmStartSft →
  * evaluateGreedy on test-split tasks of all four categories [+ evaluateSearchGreedy on held-out
- * search queries] → exportWarmStartFiles. See src/recipes/warmStart.ts for the objective.
+ * search queries] → exportWarmStartFiles. See src/recipes/warmStart/index.ts for the objective.
  *
  * Options, and a search fine-tune tried on CPU: docs/runs.md.
  */
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   const { generateTasks } = await import('../src/envs/generator');
   const { writeFolderFiles } = await import('../src/model/weights/nodeFiles');
   const pv = await import('../src/recipes/policyVocab');
-  const ws = await import('../src/recipes/warmStart');
+  const ws = await import('../src/recipes/warmStart/index');
   const readInt = (from: Record<string, string>, name: string, fallback: number): number =>
     ws.readCount(from[name], name) ?? fallback;
 
@@ -255,7 +255,7 @@ async function main(): Promise<void> {
     executor.dispose?.();
     return;
   }
-  let previousStage: import('../src/recipes/warmStart').WarmStartInfo | undefined;
+  let previousStage: import('../src/recipes/warmStart/index').WarmStartInfo | undefined;
   let model;
   if (previous && search.isVocabExtended) {
     const grown = ws.extendWarmStartVocab(previous, vocab.mapping, source);
@@ -311,7 +311,7 @@ async function main(): Promise<void> {
         .slice(0, 1500)}`,
     );
   }
-  let searchEval: import('../src/recipes/warmStart').SearchWarmStartEval | undefined;
+  let searchEval: import('../src/recipes/warmStart/index').SearchWarmStartEval | undefined;
   if (search.searchEvalTasks > 0) {
     const heldOut = ws.generateSearchSftTasks(
       { seed: options.seed, n: search.searchEvalTasks, split: 'test' },

@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const { expandExperiment } = await import('../src/run/experiment');
   const { listRecipes } = await import('../src/recipes/registry');
   const { prepareRunAssets, createRunTrainer } = await import('../src/run/nodeRun');
-  const { buildRolloutViews } = await import('../src/recipes/rolloutViews');
+  const { buildRolloutViews } = await import('../src/recipes/rollouts/rolloutViews');
   const { runTrainingLoop } = await import('../src/run/runLoop');
 
   const configPath = path.resolve(ROOT, flag('config') ?? 'experiments/demo.json');

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The warm start's SFT on a GPU, with PyTorch: the same objective and schedule as
-`npm run pretrain` (src/recipes/warmStart.ts runWarmStartSft), on the rows that
+`npm run pretrain` (src/recipes/warmStart/index.ts runWarmStartSft), on the rows that
 `npm run pretrain -- --export-rows DIR` wrote, so the shipped qwen3-nano can see far more
 expert episodes than 2 CPU cores allow.
 

@@ -1,6 +1,6 @@
 /**
  * GSPO, Group Sequence Policy Optimization (Zheng et al. 2025, arXiv 2507.18071, Eq. 5–7),
- * reference form over plain arrays (the tfjs version lives in src/recipes/tfLosses.ts).
+ * reference form over plain arrays (the tfjs version lives in src/recipes/train/tfLosses.ts).
  *
  *   s_i(θ) = (π_θ(y_i|x) / π_old(y_i|x))^{1/|y_i|} = exp( (1/|y_i|) Σ_t [log π_θ(y_i,t) − log π_old(y_i,t)] )
  *   J(θ)   = (1/G) Σ_i min( s_i A_i, clip(s_i, 1 − ε_low, 1 + ε_high) A_i )

@@ -2,7 +2,7 @@
  * Paired comparison of a run against a control on the same prompts (`pact compare`).
  *
  * A run's prompts and sampling streams at step t depend only on its seed and t
- * (src/recipes/trainer.ts splits the root RNG by step), so two runs of one seed — e.g.
+ * (src/recipes/train/trainer.ts splits the root RNG by step), so two runs of one seed — e.g.
  * PACT and the frozen warm start (the same file at lr 1e-12) — draw the same prompts at
  * every step, and the per-step difference d_t = run_t − control_t removes the swing of the
  * step reward with how hard the drawn prompts are. For each block of steps this gives the

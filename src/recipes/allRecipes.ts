@@ -8,17 +8,17 @@
  * its bundle (the Trainer, which does, is exported by index.ts only).
  * `src/ui/recipeNames.test.ts` checks that this module's imports reach no tfjs.
  */
-import './sft';
-import './grpo';
-import './matchtir';
-import './sftThenMatchtir';
-import './chord';
-import './pact';
-import './toolrl';
-import './ftrl';
-import './toolsearcher';
-import './searchR1';
-import './gspo';
-import './gdpo';
+import './methods/sft';
+import './methods/grpo';
+import './methods/matchtir';
+import './methods/sftThenMatchtir';
+import './methods/chord';
+import './methods/pact';
+import './methods/toolrl';
+import './methods/ftrl';
+import './methods/toolsearcher';
+import './methods/searchR1';
+import './methods/gspo';
+import './methods/gdpo';
 
 export { getRecipe, hasRecipe, listRecipes } from './registry';

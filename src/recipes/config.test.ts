@@ -109,7 +109,7 @@ describe('names read from the registries', () => {
   it('takes every registered loss aggregation, and the trainer computes each of them', async () => {
     const tf = await import('../model/qwen3/tf');
     const { useCpuBackend } = await import('../model/qwen3/train/testBackend');
-    const { aggregateLossTf } = await import('./tfLosses');
+    const { aggregateLossTf } = await import('./train/tfLosses');
     await useCpuBackend();
     const [lossMat, mask] = [tf.tensor2d([[1, 2]]), tf.tensor2d([[1, 1]])]; // [B = 1, T = 2]
     for (const mode of LOSS_AGGREGATION_NAMES) {

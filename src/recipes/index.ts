@@ -8,5 +8,5 @@ import './allRecipes';
 export * from './types';
 export { registerRecipe, getRecipe, hasRecipe, listRecipes } from './registry';
 export { resolveConfig, ConfigError, type TrainConfig, type TrainConfigInput } from './config';
-export { Trainer, createToolUsePrompts, type TrainerInit } from './trainer';
-export { collectToolUseRollouts, type ToolUseRolloutOptions } from './rollouts';
+export { Trainer, createToolUsePrompts, type TrainerInit } from './train/trainer';
+export { collectToolUseRollouts, type ToolUseRolloutOptions } from './rollouts/rollouts';

@@ -20,7 +20,7 @@ import { RolloutEnv, listCallOutputs, type RenderChat } from '../envs/rollout';
 import type { ToolExecutor } from '../envs/sandbox/types';
 import type { Task } from '../envs/types';
 import type { TextTokenizer } from '../model/tokenizer/types';
-import { collectToolUseRollouts } from '../recipes/rollouts';
+import { collectToolUseRollouts } from '../recipes/rollouts/rollouts';
 import type { PolicySampler } from '../recipes/types';
 
 export { DEFAULT_FTRL_EVAL_SETTINGS, type FtrlEvalSettings } from './ftrlEvalSettings';

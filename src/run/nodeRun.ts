@@ -15,7 +15,7 @@ import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
 import { createNodeFolderReader } from '../model/weights/nodeFiles';
 import type { TrainConfig } from '../recipes/config';
 import { prepareRunAssetsWith, type CheckpointPolicy, type RunAssets, type RunPlatform } from './runAssets';
-import { WARM_START_DIR } from '../recipes/warmStart';
+import { WARM_START_DIR } from '../recipes/warmStart/index';
 
 export {
   createRunTrainer,

@@ -15,7 +15,7 @@ import {
   hasSameBits,
   releaseTrainers,
 } from '../recipes/testing/testKit';
-import type { Trainer } from '../recipes/trainer';
+import type { Trainer } from '../recipes/train/trainer';
 import type { StepMetrics } from '../recipes/types';
 import '../recipes/index';
 import {

@@ -9,7 +9,7 @@ import { WARM_START_PRESET, resolveConfig } from '../recipes/config';
 import { createGeneratedSearchPrompts, prepareRunAssetsWith, type RunPlatform } from './runAssets';
 import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
 import type { ToolExecutor } from '../envs/sandbox/types';
-import { readToolSearchPrompt } from '../recipes/searchRollouts';
+import { readToolSearchPrompt } from '../recipes/rollouts/searchRollouts';
 import type { RenderChat } from '../envs/rollout';
 
 const renderChat: RenderChat = (messages) => messages.map((m) => `${m.role}: ${m.content}`).join('\n');

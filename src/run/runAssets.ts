@@ -29,11 +29,11 @@ import { loadQwen3Folder } from '../model/weights/qwen3Folder';
 import { WARM_START_PRESET, resolveConfig, type TrainConfig } from '../recipes/config';
 import { bindRenderChat, buildPolicyVocab, generateExpertTasks } from '../recipes/policyVocab';
 import { getRecipe } from '../recipes/registry';
-import { splitToolSearchPrompts } from '../recipes/searchRollouts';
-import { createToolUsePrompts, Trainer } from '../recipes/trainer';
+import { splitToolSearchPrompts } from '../recipes/rollouts/searchRollouts';
+import { createToolUsePrompts, Trainer } from '../recipes/train/trainer';
 import type { PolicySampler, PromptItem, StepProgress } from '../recipes/types';
-import { loadWarmStart, type ReadWarmStartFile } from '../recipes/warmStart';
-import { checkTrainingMemory } from '../recipes/memoryEstimate';
+import { loadWarmStart, type ReadWarmStartFile } from '../recipes/warmStart/index';
+import { checkTrainingMemory } from '../recipes/train/memoryEstimate';
 import { DEFAULT_FTRL_EVAL_SETTINGS } from './ftrlEvalSettings';
 import {
   checkFtrlPromptWindow,

@@ -1,7 +1,7 @@
 /**
  * `pact eval-ftrl --model DIR --tasks FILE.jsonl`: evaluates a policy
  * checkpoint on FTRL test tasks. For each selected task, one greedy prompt-only rollout
- * (the trainer's batched collector, src/recipes/rollouts.ts, temperature 0) against the
+ * (the trainer's batched collector, src/recipes/rollouts/rollouts.ts, temperature 0) against the
  * task's own Python tools, executed in Pyodide (src/envs/ftrl, LanguageRoutingExecutor);
  * then the episode's calls become an FTRL prediction line `{index, calls: [{name, output}]}`
  * and are scored by the same `evaluateFtrl` as `--predictions` files: Solve-R / Solve-P /
@@ -135,7 +135,7 @@ export async function runFtrlEvalConfig(
   const tasksPath = resolveFtrlTasksPath(options.tasks, process.env);
   const backend = options.backend ?? 'wasm';
   await prepareTfjs(backend); // before warmStart.ts, which loads tfjs
-  const { WARM_START_DIR } = await import('../../recipes/warmStart');
+  const { WARM_START_DIR } = await import('../../recipes/warmStart/index');
   const modelDir =
     exp.policy === 'warm-start'
       ? path.join(options.publicDir ?? 'public', WARM_START_DIR)

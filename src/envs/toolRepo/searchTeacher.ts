@@ -1,7 +1,7 @@
 /**
  * The expert of the tool-search environment: for a repository query whose gold tools are
  * known, the episode a policy should imitate before RL (the warm start's SFT data,
- * src/recipes/warmStart.ts), played through the real SearchEnv so every observation is the
+ * src/recipes/warmStart/index.ts), played through the real SearchEnv so every observation is the
  * engine's own.
  *
  * The teacher knows the gold set (privileged, like the tool-use teacher of src/traces); it

@@ -19,8 +19,8 @@ import { InProcessExecutor } from '../../envs/sandbox';
 import type { Task } from '../../envs/types';
 import { useCpuBackend } from '../../model/qwen3/train/testBackend';
 import { resolveConfig, type TrainConfigInput } from '../config';
-import { createToolSearchPrompts, type SearchRolloutInfo, type SearchTurnRecord } from '../searchRollouts';
-import { Trainer, createToolUsePrompts } from '../trainer';
+import { createToolSearchPrompts, type SearchRolloutInfo, type SearchTurnRecord } from '../rollouts/searchRollouts';
+import { Trainer, createToolUsePrompts } from '../train/trainer';
 import type { EvalMetrics, PolicySampler, PromptItem, Rollout, RolloutGroup, StepMetrics } from '../types';
 import '../index';
 

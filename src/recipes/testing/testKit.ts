@@ -20,7 +20,7 @@ import { selectBackend } from '../../model/backend';
 import { getNodeWasmPaths } from '../../model/qwen3/node';
 import { useCpuBackend } from '../../model/qwen3/train/testBackend';
 import { resolveConfig, type TrainConfigInput } from '../config';
-import { Trainer, createToolUsePrompts } from '../trainer';
+import { Trainer, createToolUsePrompts } from '../train/trainer';
 import { isMachineMetric, type PolicySampler, type RolloutGroup, type StepMetrics, type StepProgress } from '../types';
 import type { NamedArray } from '../../model/qwen3/train/types';
 

@@ -7,7 +7,7 @@
  */
 import type { Rng } from '../../core/rng';
 import type { TrainConfig } from '../config';
-import { evaluateToolUseRollout } from '../toolUseScoring';
+import { evaluateToolUseRollout } from '../methods/toolUseScoring';
 import type { EvalMetrics, PromptItem, Recipe, RolloutGroup } from '../types';
 import type { CollectionRequest } from './rolloutCollection';
 

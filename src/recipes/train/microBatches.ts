@@ -19,7 +19,7 @@ import {
   type PromptLossOptions,
   type PromptLossTerms,
   type PromptRlInputs,
-} from '../tfLosses';
+} from './tfLosses';
 import type { PromptPlan } from './promptPlan';
 
 /** One gradient micro-batch: RL (or KL-penalty) rows [start, end) of prompt `prompt`, or its SFT row. */

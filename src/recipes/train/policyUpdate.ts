@@ -12,7 +12,7 @@ import * as tf from '../../model/qwen3/tf';
 import type { Qwen3Model } from '../../model/qwen3';
 import type { ParamMap } from '../../model/qwen3/linear';
 import { trainStep, type AdamW } from '../../model/qwen3/train';
-import type { PromptLossOptions } from '../tfLosses';
+import type { PromptLossOptions } from './tfLosses';
 import type { StepProgress } from '../types';
 import { buildMicroBatchLoss, splitMicroBatches, type RowChunker } from './microBatches';
 import type { PromptPlan } from './promptPlan';

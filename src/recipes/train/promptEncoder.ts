@@ -9,7 +9,7 @@ import { RolloutEnv, type RenderChat } from '../../envs/rollout';
 import type { ToolExecutor } from '../../envs/sandbox/types';
 import type { TextTokenizer } from '../../model/tokenizer/types';
 import { encodeEpisode, replayExpertEpisode } from '../policyVocab';
-import type { TaggedIds } from '../privilegedContext';
+import type { TaggedIds } from './privilegedContext';
 import type { PromptItem, RolloutGroup } from '../types';
 
 export interface PromptEncoderInit {

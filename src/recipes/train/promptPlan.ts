@@ -16,7 +16,7 @@ import {
   buildPrivilegedContext,
   buildTraceConditionedRow,
   type SftRow,
-} from '../privilegedContext';
+} from './privilegedContext';
 import type { GroupScore, PromptRoute, Recipe, RecipeContext, RolloutGroup } from '../types';
 import type { PromptEncoder } from './promptEncoder';
 

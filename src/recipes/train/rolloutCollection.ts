@@ -11,7 +11,7 @@ import type { Qwen3Model } from '../../model/qwen3';
 import type { TextTokenizer } from '../../model/tokenizer/types';
 import type { Rng } from '../../core/rng';
 import type { TrainConfig } from '../config';
-import { collectToolUseRollouts } from '../rollouts';
+import { collectToolUseRollouts } from '../rollouts/rollouts';
 import type { PolicySampler, PromptItem, Recipe, RolloutGroup, StepProgress } from '../types';
 
 export interface RolloutCollectorInit {

@@ -10,7 +10,7 @@ import type { ToolExecutor } from '../../envs/sandbox/types';
 import type { Task } from '../../envs/types';
 import type { Qwen3Model } from '../../model/qwen3/index';
 import type { TextTokenizer } from '../../model/tokenizer/types';
-import { collectToolUseRollouts } from '../rollouts';
+import { collectToolUseRollouts } from '../rollouts/rollouts';
 
 /** Evaluation of a policy on held-out tasks (means over tasks). */
 export interface WarmStartEval {

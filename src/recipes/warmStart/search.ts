@@ -24,7 +24,7 @@ import {
   evaluateSearchRollout,
   replaySearchTeacherEpisode,
   type ToolSearchHandle,
-} from '../searchRollouts';
+} from '../rollouts/searchRollouts';
 import type { EvaluateOptions } from './evaluate';
 
 /**

@@ -19,7 +19,7 @@ import { packTokenRows } from '../../model/qwen3/batch';
 import type { Qwen3Model } from '../../model/qwen3/index';
 import type { Qwen3Config } from '../../model/qwen3/config';
 import { AdamW, computeLearningRate, isNormOrBias, trainStep, type LrSchedule } from '../../model/qwen3/train/index';
-import { computeMaskedSftLoss } from '../tfLosses';
+import { computeMaskedSftLoss } from '../train/tfLosses';
 import type { SftTargetRow } from './sftRows';
 
 export interface WarmStartOptions {

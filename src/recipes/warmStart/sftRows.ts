@@ -10,7 +10,7 @@
  * trained); no packing of several episodes into one row.
  */
 import type { ExpertEpisode } from '../policyVocab';
-import { buildFullSftRow } from '../privilegedContext';
+import { buildFullSftRow } from '../train/privilegedContext';
 
 /**
  * An SftRow (privilegedContext.ts) as the model reads it: ids and, per target position t

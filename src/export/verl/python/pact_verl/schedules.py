@@ -1,4 +1,4 @@
-"""PACT's SFT supervision (core/schedules.ts, core/masks.ts, recipes/privilegedContext.ts
+"""PACT's SFT supervision (core/schedules.ts, core/masks.ts, recipes/train/privilegedContext.ts
 buildSftMaskAtStep / buildComponentSftRow): λa(s), the reasoning prefix level of step s, and the
 component-aware mask m_{i,n}(s) read from the token tags of [x; h*]. Steps are s = 1..T.
 A tag is a dict {'kind', 'turn', 'segment'?} as the exporter writes it for each span of h*."""
@@ -109,7 +109,7 @@ def build_full_token_mask(tags, counts, fraction: float) -> list[float]:
 
 
 def build_sft_mask_at_step(tags, counts, step: float, schedule: dict) -> dict:
-    """{'mask', 'lambda_a', 'prefix_level'} of recipes/privilegedContext.ts buildSftMaskAtStep.
+    """{'mask', 'lambda_a', 'prefix_level'} of recipes/train/privilegedContext.ts buildSftMaskAtStep.
 
     ``schedule``: reasoningSchedule, toolCallSchedule, fullTokenAnneal, toolCallScaleStart,
     toolCallScaleEnd, annealHorizon (the run's pact options, as the exporter writes them)."""

@@ -1,0 +1,135 @@
+/**
+ * scripts/reference/pretrain_torch.py (the warm start's SFT on a GPU) against this
+ * project's tfjs objective: the PyTorch trainer's logged loss, for weights it saved, must
+ * equal warmStart.ts computeSftLoss of the same weights on the same row, read through the
+ * same packSftRows bytes and the app's own safetensors loader. Runs only where a python3
+ * with torch is installed (Debian's python3-torch); skipped with the reason otherwise.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { selectBackend } from '../../model/backend';
+import { Qwen3Model, type Qwen3Config } from '../../model/qwen3/index';
+import type { HostTensor } from '../../model/qwen3/model';
+import { formatQwen3ConfigJson, loadQwen3Folder } from '../../model/weights/qwen3Folder';
+import { createTinyQwen3Config } from '../../model/weights/testFolders';
+import { findTorchPython } from '../../model/torchPython';
+import { computeSftLoss, packSftRows, type SftTargetRow } from './index';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const SCRIPT = path.join(REPO, 'scripts/reference/pretrain_torch.py');
+
+// Two layers, so the gradient passes through a whole decoder layer into another.
+const TINY: Qwen3Config = createTinyQwen3Config({ vocab_size: 13, num_hidden_layers: 2, initializer_range: 0.05 });
+
+const torch = findTorchPython();
+
+beforeAll(async () => {
+  await selectBackend('cpu');
+});
+
+describe.skipIf(!torch.python)(
+  `pretrain_torch.py ${torch.python ? `(${torch.python})` : `(skipped: ${torch.reason})`}`,
+  () => {
+    it('logs, for the weights it saved after one AdamW step, the loss that computeSftLoss gives them', async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'pact-pretrain-torch-'));
+      const row: SftTargetRow = { ids: [1, 4, 2, 9, 3, 12, 5, 7], targetMask: [0, 1, 1, 0, 1, 1, 1] };
+      writeFileSync(path.join(dir, 'config.json'), formatQwen3ConfigJson(TINY));
+      writeFileSync(path.join(dir, 'rows.bin.gz'), gzipSync(packSftRows([row])));
+      writeFileSync(path.join(dir, 'rows.json'), JSON.stringify({ preset: 'tiny', maxSeqLen: 64 }));
+      const out = path.join(dir, 'out');
+      // One row, so every batch is that row: the loss logged at step 2 is the loss of the
+      // weights saved after step 1 (--save 1).
+      const r = spawnSync(
+        torch.python!,
+        [
+          SCRIPT,
+          '--data',
+          dir,
+          '--out',
+          out,
+          '--steps',
+          '2',
+          '--batch',
+          '1',
+          '--lr',
+          '0.05',
+          '--warmup',
+          '1',
+          '--save',
+          '1',
+          '--log-every',
+          '1',
+          '--device',
+          'cpu',
+        ],
+        { encoding: 'utf8' },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      const log = JSON.parse(readFileSync(path.join(out, 'train_log.json'), 'utf8')) as {
+        losses: { step: number; loss: number }[];
+      };
+      expect(log.losses.map((l) => l.step)).toEqual([1, 2]);
+      // Step 1 starts from N(0, 0.05²) weights: logits near 0, so the loss is near ln 13 = 2.565.
+      expect(Math.abs(log.losses[0].loss - Math.log(13))).toBeLessThan(0.1);
+
+      const files = new Map<string, Uint8Array>([
+        ['config.json', readFileSync(path.join(dir, 'config.json'))],
+        ['model.safetensors', readFileSync(path.join(out, 'model-step1.safetensors'))],
+      ]);
+      const folder = await loadQwen3Folder({
+        listFiles: async () => [...files.keys()],
+        readFile: async (n) => files.get(n)!,
+      });
+      const tensors = new Map<string, HostTensor>();
+      for (const [name, t] of folder.tensors) tensors.set(name, { shape: t.shape, data: t.data });
+      const model = Qwen3Model.fromTensors(folder.config, tensors);
+      const loss = computeSftLoss(model, [row]);
+      const tfjsLoss = (await loss.data())[0];
+      loss.dispose();
+      model.dispose();
+      expect(Math.abs(tfjsLoss - log.losses[1].loss)).toBeLessThan(1e-4);
+      // The step changed the weights: the step-2 loss is not the step-1 loss.
+      expect(Math.abs(log.losses[1].loss - log.losses[0].loss)).toBeGreaterThan(1e-3);
+    }, 120_000);
+
+    it("computes a batch of unequal rows lean (sorted micro-batches, causal-only attention, LM head on targets) to the reference forward's loss and gradient", () => {
+      // Rows of 2 to 300 tokens (300 > one attention block of 256), one drawn twice, micro-batches
+      // of at most 40 padded tokens (several groups, the 300-token row alone); the reference pads
+      // the whole batch to 300 and masks causal + padding additively over full logits.
+      const check = `
+import sys, json, numpy as np, torch
+sys.path.insert(0, ${JSON.stringify(path.dirname(SCRIPT))})
+import pretrain_torch as pt
+cfg = ${JSON.stringify(TINY).replace(/true/g, 'True').replace(/false/g, 'False')}
+rng = np.random.default_rng(3)
+rows = [(rng.integers(0, cfg["vocab_size"], size=L).astype(np.int64), (rng.random(L) < 0.6).astype(np.float32))
+        for L in [5, 9, 17, 300, 33, 2, 64, 8]]
+picks = np.array([0, 3, 1, 3, 2, 4, 6, 7, 5])
+model = pt.ref.Qwen3ForCausalLM(cfg)
+pt.init_weights(model, 0.2, torch.Generator().manual_seed(3))
+cpu = torch.device("cpu")
+ref_loss = pt.reference_batch_loss(model, rows, picks, cpu)
+ref_loss.backward()
+g_ref = {n: p.grad.clone() for n, p in model.named_parameters()}
+model.zero_grad(set_to_none=True)
+lean = pt.lean_batch_loss(model, rows, picks, cpu, max_tokens=40)
+groups = pt.plan_micro_batches([len(rows[i][0]) for i in picks], 40)
+grad_err = max(float((p.grad - g_ref[n]).abs().max() / g_ref[n].abs().max()) for n, p in model.named_parameters())
+print(json.dumps({"ref": float(ref_loss), "lean": lean, "grad_err": grad_err, "groups": [[int(picks[g]) for g in grp] for grp in groups]}))
+`;
+      const r = spawnSync(torch.python!, ['-c', check], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as { ref: number; lean: number; grad_err: number; groups: number[][] };
+      expect(out.groups.length).toBeGreaterThan(2);
+      expect(out.groups.flat().sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 3, 4, 5, 6, 7]);
+      expect(out.groups).toContainEqual([3]); // 300 tokens: alone
+      expect(Math.abs(out.lean - out.ref)).toBeLessThan(1e-5);
+      expect(out.grad_err).toBeLessThan(1e-4);
+    }, 120_000);
+  },
+);
