@@ -117,7 +117,10 @@ export class FtrlEvalSession {
       let pyodideLoadMs: number | undefined;
       const summary = await evaluatePolicyOnFtrlTasks({
         tasksText: req.tasksText,
-        policy: policy.model,
+        // Only ids the tokenizer can decode (a folder's embedding may have padding rows past its vocabulary).
+        policy: {
+          generate: (p, o) => policy!.model.generate(p, { ...o, vocabLimit: policy!.tokenizer.vocabSize }),
+        },
         tokenizer: policy.tokenizer,
         contextTokens,
         renderChat: bindRenderChat(source),

@@ -77,7 +77,8 @@ export async function evaluatePolicyOnBfclFiles(options: BfclCliOptions, io: Cli
     const summary = await evaluatePolicyOnBfcl(
       files,
       {
-        policy: model,
+        // Only ids the tokenizer can decode (a folder's embedding may have padding rows past its vocabulary).
+        policy: { generate: (p, o) => model.generate(p, { ...o, vocabLimit: tokenizer.vocabSize }) },
         tokenizer,
         renderChat: (messages, o) => source.renderChat(messages, o),
         backends,

@@ -71,7 +71,8 @@ export async function evaluatePolicyOnFtrl(options: FtrlPolicyEvalOptions, io: C
   try {
     const summary = await evaluatePolicyOnFtrlTasks({
       tasksText,
-      policy: model,
+      // Only ids the tokenizer can decode (a folder's embedding may have padding rows past its vocabulary).
+      policy: { generate: (p, o) => model.generate(p, { ...o, vocabLimit: tokenizer.vocabSize }) },
       tokenizer,
       contextTokens: model.config.max_position_embeddings,
       renderChat: bindRenderChat(source),

@@ -70,6 +70,22 @@ describe('sampleFromLogits', () => {
     expect(sampleFromLogits([0.1, 2, -1], 0, 1).token).toBe(1);
     expect(() => sampleFromLogits([0.1, 2, -1], 1, 1)).toThrow(/opts.random/);
   });
+  it('never picks an id at or past the vocabulary limit, and keeps the log-prob over the whole row', () => {
+    // probs [0.2, 0.1, 0.7] over V = 3; limit 2 (id 2 has no token): greedy picks 0, not 2.
+    const z = [Math.log(0.2), Math.log(0.1), Math.log(0.7)];
+    const g = sampleFromLogits(z, 0, 1, undefined, 2);
+    expect(g.token).toBe(0);
+    expect(g.logprob).toBeCloseTo(Math.log(0.2), 12); // the model's own, over all 3 ids
+    // Sampling among {0, 1}: renormalised 2/3, 1/3. u = 0.7 → target 0.7 · 0.3 = 0.21 ≥ 0.2 → id 1.
+    const s = sampleFromLogits(z, 1, 1, () => 0.7, 2);
+    expect(s.token).toBe(1);
+    expect(s.logprob).toBeCloseTo(Math.log(0.1), 12);
+    expect(s.samplingLogprob).toBeCloseTo(Math.log(1 / 3), 12);
+    for (let k = 0; k < 50; k++) expect(sampleFromLogits(z, 1, 1, () => k / 50, 2).token).toBeLessThan(2);
+    // limit = V is the plain path, bit for bit.
+    expect(sampleFromLogits(z, 1, 1, () => 0.7, 3)).toEqual(sampleFromLogits(z, 1, 1, () => 0.7));
+    expect(() => sampleFromLogits(z, 1, 1, () => 0.7, 0)).toThrow(/vocabLimit must be an integer in \[1, 3\]/);
+  });
 });
 
 describe('generateQwen3', () => {

@@ -45,6 +45,12 @@ export interface GenerateOptions {
   /** Fixed KV-cache length; default roundUp(promptSlots + maxNewTokens, promptBucket). */
   cacheLength?: number;
   lora?: LoraMap;
+  /**
+   * Only ids below this are sampled (default: every id). A Qwen3 folder's embedding may have rows
+   * past its tokenizer's vocabulary (Qwen3-0.6B: 151,936 rows for 151,669 tokens): those ids have
+   * no token behind them, so the policy must never emit one. log-probs stay the model's own.
+   */
+  vocabLimit?: number;
   /** Called after each sampled token of the batch: the tokens generated so far over all rows, and the rows still running. */
   onToken?: (generated: number, activeRows: number) => void;
 }
@@ -73,7 +79,8 @@ export interface SampledToken {
 /**
  * Picks the next token from one row of logits z [V]: greedy when temperature ≤ 0, else
  * softmax(z / temperature) restricted to the smallest top-probability set with mass ≥
- * topP, sampled by inverse CDF with one uniform draw.
+ * topP, sampled by inverse CDF with one uniform draw. Only ids below `limit` (default V) can
+ * be picked; `logprob` is still log softmax(z) over all V (the model's own, as training reads it).
  */
 let probsBuffer = new Float64Array(0);
 
@@ -82,8 +89,12 @@ export function sampleFromLogits(
   temperature: number,
   topP: number,
   random?: () => number,
+  limit: number = logits.length,
 ): SampledToken {
   const V = logits.length;
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= V))
+    throw new Error(`generate: vocabLimit must be an integer in [1, ${V}], got ${limit}`);
+  if (limit < V) return sampleBelowLimit(logits, temperature, topP, random, limit);
   let maxZ = -Infinity;
   let argmax = 0;
   for (let i = 0; i < V; i++) {
@@ -136,6 +147,24 @@ export function sampleFromLogits(
     }
   }
   return { token, logprob: logits[token] - lse, samplingLogprob: Math.log(probs[token] / kept) };
+}
+
+/** sampleFromLogits with a limit below V: the choice among the first `limit` ids, the log-prob over all V. */
+function sampleBelowLimit(
+  logits: ArrayLike<number>,
+  temperature: number,
+  topP: number,
+  random: (() => number) | undefined,
+  limit: number,
+): SampledToken {
+  let maxAll = -Infinity;
+  for (let i = 0; i < logits.length; i++) if (logits[i] > maxAll) maxAll = logits[i];
+  let sumAll = 0;
+  for (let i = 0; i < logits.length; i++) sumAll += Math.exp(logits[i] - maxAll);
+  const lse = maxAll + Math.log(sumAll);
+  const head = Array.prototype.slice.call(logits, 0, limit) as number[];
+  const s = sampleFromLogits(head, temperature, topP, random);
+  return { ...s, logprob: logits[s.token] - lse };
 }
 
 /** The stop that `tokens` now ends with / contains, or undefined. */
@@ -229,6 +258,7 @@ async function runGenerationLoop(
   const isDone = new Array<boolean>(B).fill(false);
   const temperature = opts.temperature ?? 1;
   const topP = opts.topP ?? 1;
+  const vocabLimit = Math.min(V, opts.vocabLimit ?? V);
   const padId = opts.padTokenId ?? 0;
   try {
     let values = await source.first();
@@ -236,7 +266,7 @@ async function runGenerationLoop(
       const fed = new Int32Array(B).fill(padId);
       for (let b = 0; b < B; b++) {
         if (isDone[b]) continue;
-        const s = sampleFromLogits(values.subarray(b * V, (b + 1) * V), temperature, topP, opts.random);
+        const s = sampleFromLogits(values.subarray(b * V, (b + 1) * V), temperature, topP, opts.random, vocabLimit);
         const row = rows[b];
         row.tokens.push(s.token);
         row.logprobs.push(s.logprob);

@@ -43,7 +43,9 @@ export class RolloutCollector {
   constructor(private readonly init: RolloutCollectorInit) {
     const model = init.model;
     const sampler: PolicySampler = {
-      generate: (prompts, opts) => model.generate(prompts, { ...opts, padTokenId: 0 }),
+      // Only ids the tokenizer can decode: a user's Qwen3 folder may have padding rows past its vocabulary.
+      generate: (prompts, opts) =>
+        model.generate(prompts, { ...opts, padTokenId: 0, vocabLimit: init.tokenizer.vocabSize }),
     };
     const wrapped = init.wrapPolicy ? init.wrapPolicy(sampler) : sampler;
     this.policy = {
