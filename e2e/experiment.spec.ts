@@ -1,7 +1,7 @@
 /**
  * The experiment runner end to end: experiments/smoke-ui.json (one PACT step,
  * q = 0, wasm, K = 2, one prompt, 32 response tokens, 2 held-out tasks) run twice through
- * scripts/experiment.ts's runExperiment against the built app this config serves. Each run
+ * scripts/browserExperiment.ts's runExperiment against the built app this config serves. Each run
  * goes through the page's run setup (form + config overrides in the URL) and the Train
  * button; the metrics come from the page's IndexedDB. The two experiments must agree bit
  * for bit on every metric but the machine's (time, memory); table.md must have the method
@@ -11,7 +11,7 @@ import { test, expect } from '@playwright/test';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runExperiment } from '../scripts/experiment';
+import { runExperiment } from '../scripts/browserExperiment';
 import { compareRunMetrics, type ExperimentResults } from '../src/experiments/results';
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];

@@ -1,7 +1,7 @@
 /**
  * Reads the app's IndexedDB (database `pact-lab`, src/storage/schema.ts) from a Playwright
  * page: every run record and metric row, as the trainer worker wrote them. Shared by the
- * experiment runner (scripts/experiment.ts) and the e2e specs.
+ * experiment runner (scripts/browserExperiment.ts) and the e2e specs.
  */
 import type { Page } from '@playwright/test';
 import type { MetricRow, RunRecord } from '../src/storage/schema';

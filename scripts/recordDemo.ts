@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const prepared = await prepareTfjs('wasm', { threads: 1 });
   await import('../src/recipes');
   const { resolveConfig } = await import('../src/recipes/config');
-  const { expandExperiment } = await import('../src/run/experiment');
+  const { expandExperiment } = await import('../src/run/experimentFile');
   const { listRecipes } = await import('../src/recipes/registry');
   const { prepareRunAssets, createRunTrainer } = await import('../src/run/nodeRun');
   const { buildRolloutViews } = await import('../src/recipes/rollouts/rolloutViews');

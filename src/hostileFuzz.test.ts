@@ -16,7 +16,7 @@ import { checkToolCall, parseAssistantTurn } from './envs/toolCallParser';
 import type { ToolSchema } from './envs/types';
 import { SafetensorsError, parseSafetensors, writeSafetensors } from './model/weights/safetensors';
 import { CONFIG_MAXIMA, ConfigError, resolveConfig } from './recipes/config';
-import { expandExperiment } from './run/experiment';
+import { expandExperiment } from './run/experimentFile';
 import { TarError, readTar, writeTar } from './storage/tar';
 import { parseTracesJsonl } from './traces/jsonl';
 

@@ -26,7 +26,7 @@ import {
   readCheckpointFolder,
 } from './run/checkpoint';
 import { ConfigError, resolveConfig } from './recipes/config';
-import { expandExperiment } from './run/experiment';
+import { expandExperiment } from './run/experimentFile';
 import { readerOfFiles } from './recipes/testing/testKit';
 import type { TrainerState } from './recipes/types';
 import { TAR_BLOCK, readTar, writeTar } from './storage/tar';

@@ -8,7 +8,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '../src/recipes';
 import { createRunTrainer, prepareRunAssetsWith } from '../src/run/runAssets';
-import { buildRolloutViews } from '../src/recipes/rolloutViews';
+import { buildRolloutViews } from '../src/recipes/rollouts/rolloutViews';
 import type { PolicySampler } from '../src/recipes/types';
 import { PactStore } from '../src/storage';
 import { buildCheckpointRecord } from './checkpointRecord';

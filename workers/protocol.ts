@@ -7,7 +7,7 @@
 import type { TrainConfigInput } from '../src/recipes/config';
 import type { StepMetrics, EvalMetrics, StepProgress } from '../src/recipes/types';
 import type { RunRecord } from '../src/storage/schema';
-import type { RolloutGroupView, RolloutView } from '../src/recipes/rolloutViews';
+import type { RolloutGroupView, RolloutView } from '../src/recipes/rollouts/rolloutViews';
 import type { FtrlEvalSettings, FtrlEvalSummary } from '../src/run/ftrlEval';
 
 export type { FtrlEvalSettings, FtrlEvalSummary, StepProgress };

@@ -12,7 +12,7 @@ import { loadQwen3TokenizerFromUrls } from '../src/model/tokenizer/browserLoader
 import { createFileListReader } from '../src/model/weights/browserFiles';
 import type { Qwen3Tokenizer } from '../src/model/tokenizer/qwen3Tokenizer';
 import type { RunPlatform } from '../src/run/runAssets';
-import { createFetchReader, WARM_START_DIR } from '../src/recipes/warmStart';
+import { createFetchReader, WARM_START_DIR } from '../src/recipes/warmStart/index';
 
 let tokenizer: Promise<Qwen3Tokenizer> | null = null;
 

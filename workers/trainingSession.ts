@@ -15,7 +15,7 @@
 import { checkResumableState } from '../src/run/checkpoint';
 import { runTrainingLoop } from '../src/run/runLoop';
 import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../src/recipes/config';
-import type { Trainer } from '../src/recipes/trainer';
+import type { Trainer } from '../src/recipes/train/trainer';
 import type { StepProgress } from '../src/recipes/types';
 import type { PactStore } from '../src/storage/db';
 import { PLACEHOLDER_RUN_NAME, type CheckpointRecord, type RunRecord } from '../src/storage/schema';

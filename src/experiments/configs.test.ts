@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expandExperiment } from '../run/experiment';
+import { expandExperiment } from '../run/experimentFile';
 import { listRecipes } from '../recipes/allRecipes';
 import { shrinkForSmoke } from './smoke';
 import { isFtrlEvalFile, parseFtrlEvalExperiment, shrinkFtrlEvalForSmoke } from './ftrlEvalConfig';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../recipes/config';
-import { expandExperiment } from '../run/experiment';
+import { expandExperiment } from '../run/experimentFile';
 import { buildCurves, buildTable, computeMeanStd, pickTableMetrics, readFinalValue } from './aggregate';
 import { formatCell, formatTableCsv, formatTableMarkdown } from './format';
 import { compareRunMetrics, formatResultsJson, pickResumableRuns, toStepRecords, type RunResult } from './results';

@@ -8,7 +8,7 @@
  * The sizes are merged into every run last (expandExperiment's `overrides`), so they win
  * over a run's own values.
  */
-import type { ExperimentFile } from '../run/experiment';
+import type { ExperimentFile } from '../run/experimentFile';
 
 export const SMOKE_OVERRIDES: Readonly<Record<string, unknown>> = Object.freeze({
   steps: 2,

@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { ConfigError, resolveConfig, trainConfigSchema, type TrainConfig } from '../recipes/config';
-import { mergeDeep } from '../run/experiment';
+import { mergeDeep } from '../run/experimentFile';
 import { RECIPE_NAMES, RECIPE_TITLES } from './recipeNames';
 import { getRecipe, hasRecipe } from '../recipes/allRecipes';
 import { DEFAULT_RUN_SIZE, RUN_SIZES, SIZE_KEY, isRunSizeId, type RunSizeId } from './runSizes';

@@ -51,7 +51,7 @@ export async function runStepBench(file: string, options: StepBenchOptions): Pro
   const { getQwen3Engine, createEngineStats } = await import('../../model/engine/qwen3Engine');
   const { getEngineRuntime } = await import('../../model/engine/runtime');
   await import('../../recipes/index');
-  const { expandExperiment } = await import('../../run/experiment');
+  const { expandExperiment } = await import('../../run/experimentFile');
   const { listRecipes } = await import('../../recipes/registry');
   const { prepareRunAssets, createRunTrainer } = await import('../../run/nodeRun');
   const json = JSON.parse(await readFile(file, 'utf8'));

@@ -3,7 +3,7 @@
  *             [--out DIR] [--run ID] [--eval-every N] [--public DIR]`
  * `pact train --resume RUN_DIR[/checkpoint-<step>] [--steps N] [--eval-every N] [--backend …]`
  *
- * Runs every run of an experiment file (src/run/experiment.ts: base + runs × seeds;
+ * Runs every run of an experiment file (src/run/experimentFile.ts: base + runs × seeds;
  * `"recipe": "*"` = every registered recipe) with the same Trainer the worker uses.
  * Per run it writes metrics.jsonl and checkpoint-<step>/ folders under DIR/<experiment>/<run id>/
  * (and, for an FTRL source, task-split.json: the lines that trained and those evaluated).
@@ -13,7 +13,7 @@
 import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { limitText, splitJsonlLines } from '../../core/untrustedJson';
-import { expandExperiment, type ExperimentRun } from '../../run/experiment';
+import { expandExperiment, type ExperimentRun } from '../../run/experimentFile';
 import { removeStalePartialFolders, writeFileAtomically } from '../../run/nodeRunFolder';
 import { runTrainingLoop } from '../../run/runLoop';
 import { isFtrlEvalFile } from '../../experiments/ftrlEvalConfig';

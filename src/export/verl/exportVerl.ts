@@ -18,7 +18,7 @@ import { InProcessExecutor } from '../../envs/sandbox/inProcessExecutor';
 import type { Task } from '../../envs/types';
 import type { TrainConfig } from '../../recipes/config';
 import { generateExpertTasks } from '../../recipes/policyVocab';
-import { expandExperiment, type ExperimentRun } from '../../run/experiment';
+import { expandExperiment, type ExperimentRun } from '../../run/experimentFile';
 import { formatJsonLines, writeRlParquet, writeSftParquet } from './parquet';
 import { buildSftRows, buildTestRows, buildTrainRows } from './rows';
 import { EXPORTABLE_RECIPES, formatYaml, mapTrainerSettings } from './trainerConfig';

@@ -18,7 +18,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { expandExperiment, type ExperimentRun } from '../src/run/experiment';
+import { expandExperiment, type ExperimentRun } from '../src/run/experimentFile';
 import { RECIPE_NAMES } from '../src/ui/recipeNames';
 import { describeConfigAsSetup, serializeSetup } from '../src/ui/runSetup';
 import { buildCurves, buildTable, labelMetric, pickTableMetrics } from '../src/experiments/aggregate';

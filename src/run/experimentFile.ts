@@ -1,6 +1,6 @@
 /**
  * Experiment files (`experiments/NAME.json`): one file = a grid of training runs, read by
- * `pact train --config FILE` and by the experiment runner (scripts/experiment.ts). The format: docs/runs.md.
+ * `pact train --config FILE` and by the experiment runner (scripts/browserExperiment.ts). The format: docs/runs.md.
  *
  * Each run's config = base deep-merged with the run's fields (objects merge key by key,
  * arrays and scalars replace), then `seed` from `seeds`; the run's `name` (default: its

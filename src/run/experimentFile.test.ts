@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { expandExperiment, mergeDeep } from './experiment';
+import { expandExperiment, mergeDeep } from './experimentFile';
 
 describe('experiment files', () => {
   it('deep-merges objects and replaces everything else', () => {
