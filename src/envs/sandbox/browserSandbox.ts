@@ -13,7 +13,7 @@
  * Frame protocol, over a host port: → {type:'spawn', spawnId} + the call's port;
  * → {type:'terminate', spawnId}; ← {type:'ready'}; ← {type:'failed', spawnId, reason}.
  */
-import type { WorkerFactory, WorkerHandle } from './workerExecutor';
+import type { WorkerFactory, WorkerHandle } from './types';
 import { WORKER_SOURCE } from './runtimeSource';
 
 /** The frame page, under the app's base URL (Vite copies public/ into the build). */

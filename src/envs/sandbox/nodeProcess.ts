@@ -16,7 +16,7 @@
  *
  * Node-only; no static import of a Node builtin, so the browser bundle can include the module.
  */
-import type { WorkerFactory, WorkerHandle } from './workerExecutor';
+import type { WorkerFactory, WorkerHandle } from './types';
 import { NODE_TOOL_PROCESS_SOURCE } from './nodeSandboxSource';
 
 type ChildProcessModule = typeof import('node:child_process');

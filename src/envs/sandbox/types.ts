@@ -31,3 +31,17 @@ export const DEFAULT_TIMEOUT_MS = 2000;
 export function formatToolError(toolName: string, message: string): string {
   return `an error occured when call ${toolName}: ${message}`;
 }
+
+/** One sandbox worker (a Node process, or a browser worker in the sandbox frame), as the executor drives it. */
+export interface WorkerHandle {
+  post(message: unknown): void;
+  /** Registers the handlers; `onFailure` is called once if the worker errors or exits. */
+  listen(onMessage: (data: unknown) => void, onFailure: (reason: string) => void): void;
+  terminate(): void;
+  /** Extra ms the executor waits past a call's limit, for a sandbox that stops calls itself. */
+  graceMs?: number;
+  /** Terminated after one call (a browser worker's realm cannot be reset). */
+  isSingleUse?: boolean;
+}
+
+export type WorkerFactory = () => WorkerHandle | Promise<WorkerHandle>;

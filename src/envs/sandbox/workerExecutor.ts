@@ -9,22 +9,19 @@
  * call past its time limit, or a sandbox that dies (out of memory), yields an error
  * observation; a sandbox that did not answer by then is terminated and replaced.
  */
-import { DEFAULT_TIMEOUT_MS, formatToolError, type ExecuteOptions, type ToolExecutor, type ToolResult } from './types';
+import {
+  DEFAULT_TIMEOUT_MS,
+  formatToolError,
+  type ExecuteOptions,
+  type ToolExecutor,
+  type ToolResult,
+  type WorkerFactory,
+  type WorkerHandle,
+} from './types';
 import type { ToolImplementation } from '../types';
 
 /** The few things the executor needs from a sandbox, whatever its kind. */
-export interface WorkerHandle {
-  post(message: unknown): void;
-  /** Registers the handlers; `onFailure` is called once if the worker errors or exits. */
-  listen(onMessage: (data: unknown) => void, onFailure: (reason: string) => void): void;
-  terminate(): void;
-  /** Extra ms the executor waits past a call's limit, for a sandbox that stops calls itself. */
-  graceMs?: number;
-  /** Terminated after one call (a browser worker's realm cannot be reset). */
-  isSingleUse?: boolean;
-}
-
-export type WorkerFactory = () => WorkerHandle | Promise<WorkerHandle>;
+export type { WorkerFactory, WorkerHandle } from './types';
 
 /** What the executor sends: the arguments as JSON text, parsed inside the sandbox. */
 export interface ToolCallMessage {
