@@ -103,3 +103,28 @@ describe('schedule registries (PACT App. D: Seg A / Fix / Token A / Scale A / No
     );
   });
 });
+
+describe('schedule registry metadata', () => {
+  it("each entry's kind is the kind it returns, and its reads are exactly the λa knobs that change its output", () => {
+    const base = { horizon: 8, toolCallStart: 0.8, toolCallEnd: 0.2 };
+    for (const name of REASONING_SCHEDULES.names()) {
+      const schedule = REASONING_SCHEDULES.get(name);
+      for (let s = 1; s <= 8; s++) expect(schedule(s, base).kind, `${name} @${s}`).toBe(schedule.kind);
+    }
+    for (const name of TOOL_CALL_SCHEDULES.names()) {
+      const schedule = TOOL_CALL_SCHEDULES.get(name);
+      const changes = (knob: 'toolCallStart' | 'toolCallEnd') =>
+        [1, 4, 8].some(
+          (s) => JSON.stringify(schedule(s, base)) !== JSON.stringify(schedule(s, { ...base, [knob]: base[knob] / 2 })),
+        );
+      for (let s = 1; s <= 8; s++) expect(schedule(s, base).kind, `${name} @${s}`).toBe(schedule.kind);
+      expect([...schedule.reads].sort(), name).toEqual(
+        (['toolCallEnd', 'toolCallStart'] as const).filter((k) => changes(k)),
+      );
+    }
+    // The panel's readings by name, checked once: scale reads both, fixed the start, token and none neither.
+    expect(TOOL_CALL_SCHEDULES.get('scale').reads).toEqual(['toolCallStart', 'toolCallEnd']);
+    expect(TOOL_CALL_SCHEDULES.get('token').kind).toBe('token-fraction');
+    expect(REASONING_SCHEDULES.get('token').kind).toBe('token-fraction');
+  });
+});

@@ -106,49 +106,98 @@ export interface SftScheduleOptions {
   toolCallEnd?: number;
 }
 
-export type ReasoningSchedule = (step: number, options: SftScheduleOptions) => ReasoningSupervision;
-export type ToolCallSchedule = (step: number, options: SftScheduleOptions) => ToolCallSupervision;
+/** The λa knobs a tool-call schedule reads (the mask panel draws a handle for each). */
+export type ToolCallKnob = 'toolCallStart' | 'toolCallEnd';
+
+/** A reasoning schedule: the supervision at a step, and the kind it always returns (its metadata). */
+export type ReasoningSchedule = ((step: number, options: SftScheduleOptions) => ReasoningSupervision) & {
+  readonly kind: ReasoningSupervision['kind'];
+};
+/** A tool-call schedule: the supervision at a step, its kind and the λa knobs it reads. */
+export type ToolCallSchedule = ((step: number, options: SftScheduleOptions) => ToolCallSupervision) & {
+  readonly kind: ToolCallSupervision['kind'];
+  readonly reads: readonly ToolCallKnob[];
+};
+
+function defineReasoningSchedule(
+  kind: ReasoningSupervision['kind'],
+  at: (step: number, options: SftScheduleOptions) => ReasoningSupervision,
+): ReasoningSchedule {
+  return Object.assign(at, { kind });
+}
+
+function defineToolCallSchedule(
+  kind: ToolCallSupervision['kind'],
+  reads: readonly ToolCallKnob[],
+  at: (step: number, options: SftScheduleOptions) => ToolCallSupervision,
+): ToolCallSchedule {
+  return Object.assign(at, { kind, reads });
+}
 
 export const REASONING_SCHEDULES = createRegistry<ReasoningSchedule>('reasoning schedule');
 /** "Seg A": L4 → L0 over the horizon. */
-REASONING_SCHEDULES.register('segment', (s, o) => ({
-  kind: 'prefix-level',
-  level: reasoningPrefixLevel(s, { horizon: o.horizon }),
-}));
+REASONING_SCHEDULES.register(
+  'segment',
+  defineReasoningSchedule('prefix-level', (s, o) => ({
+    kind: 'prefix-level',
+    level: reasoningPrefixLevel(s, { horizon: o.horizon }),
+  })),
+);
 /** "Fix": the strongest safe prefix (L4) throughout. */
-REASONING_SCHEDULES.register('fixed', (s, o) => {
-  checkStepHorizon(s, o.horizon, 'reasoning schedule "fixed"');
-  return { kind: 'prefix-level', level: MAX_PREFIX_LEVEL };
-});
+REASONING_SCHEDULES.register(
+  'fixed',
+  defineReasoningSchedule('prefix-level', (s, o) => {
+    checkStepHorizon(s, o.horizon, 'reasoning schedule "fixed"');
+    return { kind: 'prefix-level', level: MAX_PREFIX_LEVEL };
+  }),
+);
 /** "Token A": a token-count share of the L4 prefix, shrinking to 0. */
-REASONING_SCHEDULES.register('token', (s, o) => ({
-  kind: 'token-fraction',
-  fraction: tokenKeepFraction(s, o.horizon),
-}));
+REASONING_SCHEDULES.register(
+  'token',
+  defineReasoningSchedule('token-fraction', (s, o) => ({
+    kind: 'token-fraction',
+    fraction: tokenKeepFraction(s, o.horizon),
+  })),
+);
 /** "None": no reasoning supervision (L0). */
-REASONING_SCHEDULES.register('none', (s, o) => {
-  checkStepHorizon(s, o.horizon, 'reasoning schedule "none"');
-  return { kind: 'prefix-level', level: 0 };
-});
+REASONING_SCHEDULES.register(
+  'none',
+  defineReasoningSchedule('prefix-level', (s, o) => {
+    checkStepHorizon(s, o.horizon, 'reasoning schedule "none"');
+    return { kind: 'prefix-level', level: 0 };
+  }),
+);
 
 export const TOOL_CALL_SCHEDULES = createRegistry<ToolCallSchedule>('tool-call schedule');
 /** "Scale A": λa(s) from start to end. */
-TOOL_CALL_SCHEDULES.register('scale', (s, o) => ({
-  kind: 'scale',
-  scale: toolCallScale(s, { start: o.toolCallStart, end: o.toolCallEnd, horizon: o.horizon }),
-}));
+TOOL_CALL_SCHEDULES.register(
+  'scale',
+  defineToolCallSchedule('scale', ['toolCallStart', 'toolCallEnd'], (s, o) => ({
+    kind: 'scale',
+    scale: toolCallScale(s, { start: o.toolCallStart, end: o.toolCallEnd, horizon: o.horizon }),
+  })),
+);
 /** "Fix": a constant λa = start. */
-TOOL_CALL_SCHEDULES.register('fixed', (s, o) => {
-  checkStepHorizon(s, o.horizon, 'tool-call schedule "fixed"');
-  return { kind: 'scale', scale: o.toolCallStart ?? 0.8 };
-});
+TOOL_CALL_SCHEDULES.register(
+  'fixed',
+  defineToolCallSchedule('scale', ['toolCallStart'], (s, o) => {
+    checkStepHorizon(s, o.horizon, 'tool-call schedule "fixed"');
+    return { kind: 'scale', scale: o.toolCallStart ?? 0.8 };
+  }),
+);
 /** "Token A": a token-count share of each span, shrinking to 0. */
-TOOL_CALL_SCHEDULES.register('token', (s, o) => ({
-  kind: 'token-fraction',
-  fraction: tokenKeepFraction(s, o.horizon),
-}));
+TOOL_CALL_SCHEDULES.register(
+  'token',
+  defineToolCallSchedule('token-fraction', [], (s, o) => ({
+    kind: 'token-fraction',
+    fraction: tokenKeepFraction(s, o.horizon),
+  })),
+);
 /** "None": no tool-call supervision. */
-TOOL_CALL_SCHEDULES.register('none', (s, o) => {
-  checkStepHorizon(s, o.horizon, 'tool-call schedule "none"');
-  return { kind: 'scale', scale: 0 };
-});
+TOOL_CALL_SCHEDULES.register(
+  'none',
+  defineToolCallSchedule('scale', [], (s, o) => {
+    checkStepHorizon(s, o.horizon, 'tool-call schedule "none"');
+    return { kind: 'scale', scale: 0 };
+  }),
+);
