@@ -1,8 +1,7 @@
 /**
- * Recipes registered by name: `sft`, `grpo`, `matchtir`,
- * `sft_then_matchtir`, `chord`, `pact`, `toolrl`, `ftrl`, `toolsearcher`,
- * `search_r1`, `gspo`, `gdpo`. The UI builds its recipe dropdown from
- * `listRecipes()`; an unknown name fails listing the valid ones.
+ * Recipes registered by name: each module of ./methods/ registers one (its name is the only
+ * list of it). The UI builds its recipe dropdown from `listRecipes()`; an unknown name fails
+ * listing the valid ones.
  *
  * Recipe modules register themselves when imported; `./allRecipes` imports them all
  * (tfjs-free, for the page; `src/recipes/index.ts` imports it too), so read the registry
