@@ -7,313 +7,36 @@
  * so inputs are plausible but not domain-exact; gold sets are exactly the APIs the
  * text describes (no distractor APIs in the gold set, unlike StableToolBench's api_list).
  *
+ * The words it draws from are data beside it: data/categories.json (each category's 8
+ * subjects, 8 input parameters and 8 output fields), data/actions.json (the 8 actions'
+ * API-name, description and query-clause templates), data/names.json (brand, tool and
+ * collection name parts, value syllables) and data/queryWords.json (query connectors and
+ * prefaces).
+ *
  * Its structure and queries: docs/envs.md.
  */
 import { createRng } from '../../core/rng';
 import type { Rng } from '../../core/rng';
+import actions from './data/actions.json';
+import categories from './data/categories.json';
+import names from './data/names.json';
+import queryWords from './data/queryWords.json';
 import { makeFunctionName } from './toolDoc';
 import type { QueryLevel, RepoQuery, ToolCollection, ToolDocument, ToolParam, ToolRepository } from './types';
 
-/** [category, 8 subjects, 8 input parameters, 8 output fields], `;`-separated. */
-const CATEGORY_SPECS: readonly (readonly [string, string, string, string])[] = [
-  [
-    'Advertising',
-    'ad campaign;ad creative;audience segment;keyword bid;ad impression;conversion event;publisher placement;affiliate link',
-    'campaign id;advertiser name;budget amount;start date;end date;target country;device type;keyword',
-    'click count;impression count;cost per click;conversion rate;total spend;campaign status;audience size;reach estimate',
-  ],
-  [
-    'Artificial_Intelligence_Machine_Learning',
-    'text completion;image caption;sentiment prediction;embedding vector;classification model;object label;chatbot reply;speech transcript',
-    'prompt text;model name;temperature;max length;image url;language;top k;input text',
-    'generated text;confidence score;label;token count;vector;probability;latency;model version',
-  ],
-  [
-    'Business',
-    'company profile;business registration;industry report;competitor;supplier;revenue figure;executive contact;office location',
-    'company name;registration number;country code;industry code;year;city;domain;employee range',
-    'legal name;founding year;revenue;employee count;headquarters address;industry;website;status',
-  ],
-  [
-    'Business_Software',
-    'invoice;customer record;sales lead;project task;support ticket;calendar meeting;time entry;crm deal',
-    'account id;customer email;due date;priority;assignee;project name;status filter;page number',
-    'record id;owner;amount;stage;created date;updated date;status;notes',
-  ],
-  [
-    'Commerce',
-    'product listing;price quote;shopping cart;coupon;merchant;inventory level;order receipt;shipping rate',
-    'product sku;merchant id;quantity;postal code;currency;coupon code;product category;max price',
-    'unit price;stock level;discount;total cost;merchant name;delivery estimate;tax amount;availability',
-  ],
-  [
-    'Communication',
-    'phone number;voice call;chat message;contact card;conference room;fax document;push notification;caller identity',
-    'phone number;country code;message body;recipient;sender id;language;duration;callback url',
-    'carrier;line type;delivery status;message id;call duration;timestamp;caller name;cost',
-  ],
-  [
-    'Cryptography',
-    'hash digest;encryption key;digital signature;certificate;random token;password strength;encoded payload;checksum',
-    'plain text;algorithm;key size;encoding;secret key;salt;iterations;output format',
-    'digest;cipher text;public key;signature;validity;entropy bits;fingerprint;expiry date',
-  ],
-  [
-    'Cybersecurity',
-    'malware scan;ip reputation;vulnerability;phishing url;data breach;threat indicator;firewall rule;ssl report',
-    'ip address;url;file hash;domain;email address;severity;scan depth;port',
-    'risk score;threat type;detection count;first seen;last seen;country;is malicious;recommendation',
-  ],
-  [
-    'Data',
-    'dataset;data record;public statistic;country fact;postal region;random profile;public holiday;famous quote',
-    'dataset id;country;year;field name;limit;offset;search term;format',
-    'rows;column names;value;source;updated date;record count;unit;description',
-  ],
-  [
-    'Database',
-    'database table;sql query;stored document;backup snapshot;schema definition;table index;replication status;connection pool',
-    'database name;table name;query string;document id;region;snapshot id;limit;filter expression',
-    'row count;columns;execution time;document body;size bytes;status;created date;primary key',
-  ],
-  [
-    'Devices',
-    'smart device;thermostat setting;sensor reading;firmware update;battery status;device location;iot gateway;camera feed',
-    'device id;serial number;firmware version;temperature setpoint;interval;mode;zone;api token',
-    'device status;reading value;battery level;signal strength;last seen;installed version;coordinates;error code',
-  ],
-  [
-    'eCommerce',
-    'product review;store product;seller rating;order tracking;wishlist;best seller;product variant;return request',
-    'product id;asin;store domain;keyword;sort by;page;country;min rating',
-    'title;price;rating;review count;seller;images;availability;shipping cost',
-  ],
-  [
-    'Education',
-    'course;university;exam result;vocabulary word;lesson plan;student grade;scholarship;math problem',
-    'subject;grade level;university name;country;student id;course code;language;difficulty',
-    'course title;instructor;credits;score;ranking;tuition fee;definition;solution steps',
-  ],
-  [
-    'Email',
-    'email address;mailbox;email message;mailing list;email template;bounce report;disposable domain;mail server',
-    'email address;domain;subject line;sender;recipient list;template id;start date;limit',
-    'is valid;mx records;deliverability;message id;open rate;bounce reason;is disposable;smtp response',
-  ],
-  [
-    'Energy',
-    'electricity price;solar forecast;fuel price;carbon intensity;power plant;charging station;energy consumption;grid outage',
-    'region code;latitude;longitude;date;fuel type;capacity;postal code;interval',
-    'price per kwh;output kw;emission factor;station name;connector type;consumption kwh;outage count;timestamp',
-  ],
-  [
-    'Entertainment',
-    'joke;trivia question;horoscope;meme;comic strip;celebrity;riddle;fun fact',
-    'category;difficulty;zodiac sign;date;celebrity name;language;count;safe mode',
-    'text;answer;author;image url;rating;birth date;net worth;tags',
-  ],
-  [
-    'Events',
-    'concert;conference;festival;ticket listing;venue;meetup;event schedule;rsvp',
-    'city;start date;end date;event type;venue id;artist name;radius;price range',
-    'event name;venue name;date time;ticket price;organizer;attendee count;seat map;url',
-  ],
-  [
-    'Finance',
-    'stock quote;exchange rate;market index;company earning;dividend;option chain;crypto price;fund holding',
-    'ticker symbol;base currency;target currency;exchange;interval;start date;end date;amount',
-    'open price;close price;volume;change percent;market cap;rate;eps;dividend yield',
-  ],
-  [
-    'Financial',
-    'loan;mortgage rate;credit score;tax rate;bank account;iban;inflation rate;retirement plan',
-    'principal amount;interest rate;term months;country;iban number;state;income;age',
-    'monthly payment;apr;total interest;bank name;swift code;is valid;rate percent;projected balance',
-  ],
-  [
-    'Food',
-    'recipe;restaurant;ingredient;nutrition fact;menu item;wine pairing;meal plan;grocery product',
-    'cuisine;ingredient list;diet;calories max;city;barcode;servings;meal type',
-    'title;ingredients;instructions;calories;protein grams;rating;address;price level',
-  ],
-  [
-    'Gaming',
-    'game;player profile;match history;leaderboard;game item;esports tournament;game server;achievement',
-    'player name;platform;region;game id;season;match id;rank tier;limit',
-    'username;level;win rate;kills;rank;item name;prize pool;server status',
-  ],
-  [
-    'Health_and_Fitness',
-    'workout;exercise;body mass index;calorie burn;sleep record;step count;yoga pose;heart rate',
-    'weight kg;height cm;age;gender;activity level;muscle group;duration minutes;date',
-    'bmi value;calories;sets;repetitions;heart rate bpm;sleep hours;category;instructions',
-  ],
-  [
-    'Jobs',
-    'job posting;salary estimate;company review;resume;job skill;internship;remote job;career path',
-    'job title;location;experience level;company name;employment type;salary min;skills;date posted',
-    'title;employer;salary range;description;apply url;posted date;rating;requirements',
-  ],
-  [
-    'Location',
-    'ip geolocation;address;time zone;country;city;postal code;coordinate;nearby place',
-    'ip address;street address;latitude;longitude;country code;city name;radius;place type',
-    'country name;region;city;latitude;longitude;timezone;postal code;distance',
-  ],
-  [
-    'Logistics',
-    'package tracking;shipment;freight quote;warehouse;courier;delivery route;customs declaration;container',
-    'tracking number;carrier code;origin postal code;destination postal code;weight;dimensions;ship date;container number',
-    'status;location;estimated delivery;events;carrier name;cost;transit days;signed by',
-  ],
-  [
-    'Mapping',
-    'map tile;route;geocode result;static map;elevation;isochrone;traffic incident;point of interest',
-    'origin;destination;zoom level;latitude;longitude;travel mode;bounding box;language',
-    'distance;duration;polyline;image url;elevation meters;address;incidents;coordinates',
-  ],
-  [
-    'Media',
-    'podcast;radio station;video channel;media file;press photo;audiobook;live stream;media kit',
-    'channel id;title;language;genre;country;duration;format;url',
-    'title;publisher;duration;thumbnail url;view count;published date;episodes;stream url',
-  ],
-  [
-    'Medical',
-    'drug;disease;symptom;clinical trial;hospital;doctor;medical code;lab test',
-    'drug name;condition;symptom list;icd code;zip code;specialty;age;gender',
-    'indications;side effects;dosage;diagnosis;probability;trial phase;address;reference range',
-  ],
-  [
-    'Monitoring',
-    'website uptime;server metric;ssl certificate;domain expiry;api latency;log entry;alert;status page',
-    'url;hostname;check interval;metric name;start time;end time;threshold;region',
-    'is up;response time ms;status code;cpu percent;days remaining;error count;alert level;checked at',
-  ],
-  [
-    'Movies',
-    'movie;tv show;actor;movie review;box office;streaming availability;trailer;episode',
-    'title;release year;imdb id;genre;country;actor name;language;page',
-    'title;plot;rating;runtime;cast;gross revenue;platforms;release date',
-  ],
-  [
-    'Music',
-    'song;artist;album;lyric;music chart;playlist;audio feature;record label',
-    'track name;artist name;album id;genre;country;chart date;limit;isrc',
-    'title;artist;duration;release date;popularity;lyrics text;tempo;label',
-  ],
-  [
-    'News_Media',
-    'news article;headline;news source;trending topic;press release;opinion column;breaking alert;article summary',
-    'keyword;source id;language;country;category;from date;to date;page size',
-    'title;author;published at;url;summary;source name;image url;sentiment',
-  ],
-  [
-    'Other',
-    'random number;unique identifier;color palette;placeholder text;fake name;countdown;unit conversion;barcode image',
-    'min value;max value;count;format;hex color;text length;from unit;to unit',
-    'value;values;hex codes;text;name;seconds remaining;converted amount;image url',
-  ],
-  [
-    'Payments',
-    'payment;refund;payment link;card validation;subscription;payout;invoice payment;transaction',
-    'amount;currency;card number;customer id;payment method;description;transaction id;webhook url',
-    'payment id;status;fee;net amount;card brand;is valid;created at;receipt url',
-  ],
-  [
-    'Reward',
-    'loyalty point;gift card;reward catalog;cashback offer;referral bonus;voucher;reward redemption;member tier',
-    'member id;points amount;brand;country;gift card value;offer id;email;currency',
-    'balance;redemption code;expiry date;offer title;cashback percent;tier name;status;value',
-  ],
-  [
-    'Science',
-    'chemical element;planet;asteroid;earthquake;species;gene;physical constant;satellite position',
-    'element symbol;planet name;date;magnitude min;latitude;longitude;species name;gene id',
-    'atomic mass;distance au;diameter km;magnitude;depth km;taxonomy;sequence;value',
-  ],
-  [
-    'Search',
-    'web search result;image search result;news search result;autocomplete suggestion;knowledge panel;shopping result;video search result;local business result',
-    'query;country;language;safe search;page;num results;location;time range',
-    'title;link;snippet;position;thumbnail;source;total results;related searches',
-  ],
-  [
-    'SMS',
-    'sms message;verification code;sms campaign;sender id;inbound message;delivery report;virtual number;short code',
-    'phone number;message text;sender name;country code;code length;campaign id;schedule time;callback url',
-    'message id;delivery status;cost;segments;verification status;received at;number;carrier',
-  ],
-  [
-    'Social',
-    'social post;user profile;follower;hashtag;comment;story;trend;influencer',
-    'username;user id;hashtag;post id;platform;count;cursor;since date',
-    'followers count;likes;comments count;caption;engagement rate;verified;bio;posted at',
-  ],
-  [
-    'Sports',
-    'match score;team;player statistic;league table;fixture;betting odd;sports venue;injury report',
-    'team name;league id;season;match date;player name;sport;round;country',
-    'home score;away score;standings position;points;goals;assists;odds;kickoff time',
-  ],
-  [
-    'Storage',
-    'file upload;storage bucket;file share link;folder;file version;storage quota;object metadata;archive',
-    'bucket name;file path;file size;expiration hours;folder id;region;access level;content type',
-    'file url;size bytes;checksum;created at;quota used;version id;mime type;status',
-  ],
-  [
-    'Text_Analysis',
-    'sentiment score;keyword extraction;named entity;language detection;text summary;readability score;profanity check;grammar correction',
-    'text;language;max keywords;model;url;summary length;encoding;threshold',
-    'sentiment label;score;keywords;entities;detected language;summary;corrected text;is profane',
-  ],
-  [
-    'Tools',
-    'qr code;short link;pdf document;web screenshot;generated password;file conversion;page metadata;regex test',
-    'url;text;width;height;output format;length;include symbols;pattern',
-    'image url;short url;file url;size;password;title;is valid;matches',
-  ],
-  [
-    'Translation',
-    'translation;supported language;language pair;transliteration;dictionary entry;glossary term;document translation;pronunciation',
-    'source text;source language;target language;document url;word;formality;glossary id;dialect',
-    'translated text;detected language;confidence;definitions;synonyms;audio url;characters billed;languages',
-  ],
-  [
-    'Transportation',
-    'bus schedule;train connection;flight status;vehicle information;ride estimate;parking spot;transit stop;fuel station',
-    'route number;station name;flight number;vin;pickup location;dropoff location;departure time;city',
-    'arrival time;departure time;delay minutes;platform;fare;make model;available spaces;status',
-  ],
-  [
-    'Travel',
-    'hotel;flight offer;airport;car rental;visa requirement;tourist attraction;vacation package;travel advisory',
-    'destination;check in date;check out date;guests;origin airport;departure date;nationality;budget',
-    'name;price per night;rating;airline;duration;address;requirements;advisory level',
-  ],
-  [
-    'Video_Images',
-    'image;video;thumbnail;animated gif;stock photo;image resize;video download;watermark',
-    'image url;video url;width;height;format;quality;query;start time',
-    'url;width;height;duration;file size;format;resolution;download link',
-  ],
-  [
-    'Visual_Recognition',
-    'face;detected object;ocr text;image tag;logo;explicit content rating;license plate;landmark',
-    'image url;image base64;min confidence;max results;language;region of interest;model version;return attributes',
-    'bounding box;label;confidence;text;age estimate;emotion;plate number;landmark name',
-  ],
-  [
-    'Weather',
-    'weather forecast;current weather;air quality;uv index;weather alert;historical weather;pollen count;marine forecast',
-    'city;latitude;longitude;date;units;days;language;postal code',
-    'temperature;humidity;wind speed;precipitation;pressure;condition;aqi;alert description',
-  ],
-];
+/** A category's vocabulary: 8 subjects, 8 input parameters, 8 output fields. */
+interface CategorySpec {
+  name: string;
+  subjects: readonly string[];
+  params: readonly string[];
+  outputs: readonly string[];
+}
+
+/** The 49 categories, in RapidAPI's order. */
+const CATEGORY_SPECS: readonly CategorySpec[] = categories;
 
 /** The 49 category names of the generator (RapidAPI's list). */
-export const GENERATED_CATEGORIES: readonly string[] = CATEGORY_SPECS.map((s) => s[0]);
+export const GENERATED_CATEGORIES: readonly string[] = CATEGORY_SPECS.map((s) => s.name);
 
 interface ActionSpec {
   key: string;
@@ -325,171 +48,18 @@ interface ActionSpec {
   intents: readonly string[];
 }
 
-const ACTIONS: readonly ActionSpec[] = [
-  {
-    key: 'search',
-    apiNames: ['search{S}s', 'find{S}s', '{s}Search'],
-    descriptions: [
-      'Search {plural} by {inputs}. Returns {outputs}.',
-      'Find {plural} matching {inputs}; each result lists {outputs}.',
-      'Look up {plural} using {inputs} and get {outputs}.',
-    ],
-    intents: [
-      'find {plural} for {givens} and show their {wants}',
-      'I am looking for {plural} where {givens}; I need the {wants}',
-      'which {plural} match {givens}? Give me the {wants}',
-    ],
-  },
-  {
-    key: 'details',
-    apiNames: ['get{S}Details', '{s}Info', 'fetch{S}'],
-    descriptions: [
-      'Get the details of one {noun} identified by {inputs}, including {outputs}.',
-      'Fetch full information about a single {noun} from {inputs}: {outputs}.',
-      'Detailed record of a {noun} for the given {inputs}, with {outputs}.',
-    ],
-    intents: [
-      'tell me everything about the {noun} with {givens}, especially the {wants}',
-      'I need the {wants} of the {noun} with {givens}',
-      'pull up the full record of the {noun} for {givens} ({wants})',
-    ],
-  },
-  {
-    key: 'list',
-    apiNames: ['list{S}s', 'all{S}s', 'get{S}List'],
-    descriptions: [
-      'List all {plural}, filtered by {inputs}. Each item has {outputs}.',
-      'Returns a paginated list of {plural} for {inputs} with {outputs}.',
-      'Enumerate available {plural} given {inputs}; fields: {outputs}.',
-    ],
-    intents: [
-      'show me all the {plural} for {givens} with their {wants}',
-      'give me a complete list of {plural} given {givens}, including {wants}',
-      'enumerate every {noun} available for {givens} and its {wants}',
-    ],
-  },
-  {
-    key: 'stats',
-    apiNames: ['get{S}Statistics', '{s}Stats', '{s}Analytics'],
-    descriptions: [
-      'Aggregate statistics about {plural} (counts, averages, trends) for {inputs}: {outputs}.',
-      'Summary metrics over {plural} given {inputs}, reporting {outputs}.',
-      'Analytics on {plural} for {inputs} with totals and averages of {outputs}.',
-    ],
-    intents: [
-      'how many {plural} are there for {givens}, and what are the average {wants}',
-      'summarize the numbers on {plural} for {givens}: totals and averages of {wants}',
-      'I want aggregate figures about {plural} for {givens}, such as {wants}',
-    ],
-  },
-  {
-    key: 'create',
-    apiNames: ['create{S}', 'add{S}', 'new{S}'],
-    descriptions: [
-      'Create a new {noun} from {inputs} and return {outputs}.',
-      'Register a {noun} with {inputs}; responds with {outputs}.',
-      'Submit a new {noun} using {inputs}. The response contains {outputs}.',
-    ],
-    intents: [
-      'set up a new {noun} with {givens} and tell me the {wants}',
-      'please register a {noun} using {givens}; afterwards report the {wants}',
-      'open a fresh {noun} for {givens} and return its {wants}',
-    ],
-  },
-  {
-    key: 'compare',
-    apiNames: ['compare{S}s', '{s}Comparison', 'diff{S}s'],
-    descriptions: [
-      'Compare two or more {plural} side by side using {inputs}; shows {outputs}.',
-      'Side-by-side comparison of {plural} by {inputs} with differences in {outputs}.',
-      'Rank several {plural} against each other for {inputs} on {outputs}.',
-    ],
-    intents: [
-      'weigh several {plural} against each other for {givens} on their {wants}',
-      'put a few {plural} side by side given {givens} and contrast the {wants}',
-      'which {noun} is better for {givens}? compare their {wants}',
-    ],
-  },
-  {
-    key: 'history',
-    apiNames: ['get{S}History', '{s}Timeline', 'historical{S}s'],
-    descriptions: [
-      'Historical {plural} over a date range for {inputs}, with {outputs} per period.',
-      'Past records of {plural} by {inputs}; a time series of {outputs}.',
-      'Timeline of {plural} for {inputs}, returning {outputs} for each entry.',
-    ],
-    intents: [
-      'what did the {plural} look like in the past for {givens}? I want the {wants} over time',
-      'go back in time: the earlier {plural} for {givens} with their {wants}',
-      'trace how the {plural} changed over the past months for {givens}, {wants} included',
-    ],
-  },
-  {
-    key: 'validate',
-    apiNames: ['validate{S}', 'check{S}', 'verify{S}'],
-    descriptions: [
-      'Validate a {noun} given {inputs}; reports {outputs}.',
-      'Check whether a {noun} is valid for {inputs} and return {outputs}.',
-      'Verify a {noun} with {inputs}. Output: {outputs}.',
-    ],
-    intents: [
-      'confirm whether the {noun} is valid for {givens} and report the {wants}',
-      'is the {noun} for {givens} legitimate? I need the {wants}',
-      'double-check the {noun} with {givens} and tell me the {wants}',
-    ],
-  },
-];
+/** The 8 actions a subject offers, with their templates. */
+const ACTIONS: readonly ActionSpec[] = actions;
 
-const BRAND_HEADS = [
-  'Nim',
-  'Zen',
-  'Qua',
-  'Lum',
-  'Vex',
-  'Ora',
-  'Tri',
-  'Kai',
-  'Sol',
-  'Bry',
-  'Cor',
-  'Dex',
-  'Eon',
-  'Fyn',
-  'Gal',
-  'Hex',
-  'Iri',
-  'Jov',
-  'Kor',
-  'Lyr',
-  'Mav',
-  'Nov',
-  'Opt',
-  'Pix',
-  'Quo',
-  'Rho',
-  'Syn',
-  'Tav',
-  'Ume',
-  'Vor',
-  'Wex',
-  'Xan',
-  'Yor',
-  'Zyl',
-];
-const BRAND_TAILS = ['bus', 'ly', 'io', 'ra', 'net', 'hub', 'ify', 'ex', 'on', 'ix', 'da', 'mo'];
-const TOOL_SUFFIXES = ['API', 'Service', 'Pro', 'Hub', 'Data', 'Live'];
-const COLLECTION_WORDS = ['Essentials', 'Toolkit', 'Starter Pack', 'Suite', 'Bundle', 'Workbench', 'Kit', 'Stack'];
-const VALUE_SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'ten', 'vo', 'shi', 'dar', 'el', 'quin', 'bo', 'sa', 'ny', 'tor'];
+const BRAND_HEADS: readonly string[] = names.brandHeads;
+const BRAND_TAILS: readonly string[] = names.brandTails;
+const TOOL_SUFFIXES: readonly string[] = names.toolSuffixes;
+const COLLECTION_WORDS: readonly string[] = names.collectionWords;
+const VALUE_SYLLABLES: readonly string[] = names.valueSyllables;
 /** Words that open every clause of a multi-tool query after the first (the search teacher splits on them). */
-export const QUERY_CONNECTORS = ['Also, ', 'Then ', 'After that, ', 'In addition, ', 'Finally, '];
+export const QUERY_CONNECTORS: readonly string[] = queryWords.connectors;
 /** Openings a query may start with (not part of any tool's clause). */
-export const QUERY_PREFACES = [
-  '',
-  'I am working on a small project. ',
-  'Quick request: ',
-  'For a report I am preparing, ',
-  'Hi! ',
-];
+export const QUERY_PREFACES: readonly string[] = queryWords.prefaces;
 
 export interface GeneratedRepoOptions {
   seed: number;
@@ -633,11 +203,11 @@ export function generateToolRepo(options: GeneratedRepoOptions): ToolRepository 
   const collectionRng = root.split('collections');
   const queryRng = root.split('queries');
 
-  const vocab: CategoryVocab[] = CATEGORY_SPECS.slice(0, nCategories).map(([name, subjects, params, outputs]) => ({
+  const vocab: CategoryVocab[] = CATEGORY_SPECS.slice(0, nCategories).map(({ name, subjects, params, outputs }) => ({
     name,
-    subjects: subjects.split(';'),
-    params: params.split(';'),
-    outputs: outputs.split(';'),
+    subjects: [...subjects],
+    params: [...params],
+    outputs: [...outputs],
   }));
 
   const docs: ToolDocument[] = [];
