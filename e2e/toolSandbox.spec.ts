@@ -231,7 +231,8 @@ test('Python tool code in the browser Pyodide worker reaches no storage or netwo
     },
     { workerUrl: `/assets/${workerFile}`, url: outsideUrl },
   );
-  expect(r.honest).toEqual({ type: 'toolResult', id: 1, observation: '{"x": "é"}', isError: false });
+  // An honest call answers, and leaves the interpreter as it found it (isBroken false: no replacement needed).
+  expect(r.honest).toEqual({ type: 'toolResult', id: 1, observation: '{"x": "é"}', isError: false, isBroken: false });
   expect(r.js.observation).toBe('[]');
   expect(r.realm.isError).toBe(true);
   expect(r.realm.observation).toMatch(/code generation is off in the tool sandbox/);
