@@ -95,7 +95,7 @@ test('the setup offers only what trains, each recipe with its knobs, sized for a
   // Task sources that are not wired: disabled, each with its reason.
   await expect(page.locator('#setup-tasks option[value="ftrl"]')).toBeDisabled();
   await expect(page.locator('#setup-tasks option[value="tool-repo"]')).toBeDisabled();
-  await expect(panel.getByTestId('unavailable-tasks-ftrl')).toContainText('not wired into training yet');
+  await expect(panel.getByTestId('unavailable-tasks-ftrl')).toContainText("not wired into the app's training yet");
 
   // Recipes by their title; each shows its own knobs and what it optimises.
   await expect(page.locator('#setup-recipe option[value="sft_then_matchtir"]')).toHaveText('SFT → MatchTIR');

@@ -44,7 +44,7 @@ describe('a setup only offers what trains', () => {
     const ftrl = validateSetup({ ...defaults, tasks: 'ftrl' });
     expect(ftrl.config).toBeNull();
     expect(ftrl.fieldErrors.tasks).toMatch(
-      /^Task source "ftrl": not wired into training yet \(FTRL's prompts exceed qwen3-nano's 2,048 positions\)/,
+      /^Task source "ftrl": not wired into the app's training yet: pact train trains on FTRL files/,
     );
     expect(validateSetup({ ...defaults, tasks: 'tool-repo' }).fieldErrors.tasks).toBe(
       'Task source "tool-repo": only the search recipes (ToolSearcher, Search-R1, GSPO, GDPO) train on it',

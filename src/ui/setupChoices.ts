@@ -45,7 +45,7 @@ function reasonFor(key: ChoiceKey, option: string, values: ChoiceValues): string
   }
   const env = hasRecipe(values.recipe) ? getRecipe(values.recipe).env : 'tool-use';
   if (option === 'ftrl') {
-    return "not wired into training yet (FTRL's prompts exceed qwen3-nano's 2,048 positions); evaluate FTRL files in the Task files panel";
+    return "not wired into the app's training yet: pact train trains on FTRL files (tasks.source 'ftrl', experiments/ftrl-train.json) with your own Qwen3 folder (FTRL's prompts run to 6,447 tokens, past qwen3-nano's 2,048 positions); evaluate FTRL files in the Task files panel";
   }
   if (option === 'tool-repo' && env === 'tool-use') {
     return 'only the search recipes (ToolSearcher, Search-R1, GSPO, GDPO) train on it';
