@@ -25,6 +25,7 @@ function collectStaticImports(entry: string): { files: string[]; packages: Set<s
         continue;
       }
       const base = path.resolve(path.dirname(file), spec);
+      if (spec.endsWith('.json') && existsSync(base)) continue; // data: imports nothing
       const resolved = [`${base}.ts`, base, path.join(base, 'index.ts')].find(
         (f) => existsSync(f) && f.endsWith('.ts'),
       );
