@@ -5,8 +5,8 @@
  * with a JavaScript stub that holds the world's table and applies the unit arithmetic of
  * `convertNumber`.
  */
-import lookupLongExtraParams from './data/lookupLongExtraParams.json';
-import lookupWording from './data/lookupWording.json';
+import lookupLongExtraParams from './data/lookupLongExtraParams.json' with { type: 'json' };
+import lookupWording from './data/lookupWording.json' with { type: 'json' };
 import { deepFreeze, makeSchema, type ToolDef } from './toolDefs';
 import {
   ENTITY_PARAM,

@@ -4,7 +4,7 @@
  * numeric ones (data/lookupUnits.json). `convertNumber` is the arithmetic every numeric
  * lookup stub applies. The tools themselves: lookupTools.ts; the catalog: toolFamilies.ts.
  */
-import lookupUnits from './data/lookupUnits.json';
+import lookupUnits from './data/lookupUnits.json' with { type: 'json' };
 import type { World } from './world';
 
 export type EntityType = 'person' | 'city' | 'country' | 'org';

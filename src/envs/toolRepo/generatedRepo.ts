@@ -17,10 +17,10 @@
  */
 import { createRng } from '../../core/rng';
 import type { Rng } from '../../core/rng';
-import actions from './data/actions.json';
-import categories from './data/categories.json';
-import names from './data/names.json';
-import queryWords from './data/queryWords.json';
+import actions from './data/actions.json' with { type: 'json' };
+import categories from './data/categories.json' with { type: 'json' };
+import names from './data/names.json' with { type: 'json' };
+import queryWords from './data/queryWords.json' with { type: 'json' };
 import { makeFunctionName } from './toolDoc';
 import type { QueryLevel, RepoQuery, ToolCollection, ToolDocument, ToolParam, ToolRepository } from './types';
 
