@@ -7,9 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FTRL_INSTRUCTION } from '../envs/ftrl/importFtrl';
-import type { Qwen3Config } from '../model/qwen3/config';
 import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
-import { createRandomQwen3Tensors, writeQwen3Folder } from '../model/weights/testFolders';
+import { createRandomQwen3Tensors, createTrainerTestQwen3Config, writeQwen3Folder } from '../model/weights/testFolders';
 
 function line(options: {
   question: string;
@@ -95,31 +94,15 @@ export function riverLine(options: { goldArgs?: Record<string, unknown> } = {}):
 /** Two hand-written FTRL lines: line 1 the capital task, line 2 the river task. */
 export const HAND_WRITTEN_FTRL = `${capitalLine()}\n${riverLine()}\n`;
 
-/**
- * Qwen3's vocabulary without the padding rows of Qwen/Qwen3-0.6B (151,936): a random model
- * samples those ids (no token behind them), which the tokenizer cannot decode.
- */
-const FULL_VOCAB: Omit<Qwen3Config, 'vocab_size'> = {
-  hidden_size: 32,
-  intermediate_size: 64,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  head_dim: 16,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  max_position_embeddings: 4096,
-  initializer_range: 0.02,
-};
-
 /** A temp folder with a random full-vocabulary Qwen3 folder (seed 5) and HAND_WRITTEN_FTRL as tasks.jsonl. */
 export async function writeRandomFtrlFixture(
   prefix: string,
 ): Promise<{ dir: string; folder: string; tasksFile: string }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   const folder = path.join(dir, 'qwen3-random');
-  const config = { ...FULL_VOCAB, vocab_size: (await loadQwen3TokenizerFromPackage()).vocabSize };
+  // Qwen3's vocabulary without the padding rows of Qwen/Qwen3-0.6B (151,936): a random model
+  // samples those ids (no token behind them), which the tokenizer cannot decode.
+  const config = createTrainerTestQwen3Config({ vocab_size: (await loadQwen3TokenizerFromPackage()).vocabSize });
   await writeQwen3Folder(folder, { config, tensors: await createRandomQwen3Tensors(config, 5) });
   const tasksFile = path.join(dir, 'tasks.jsonl');
   writeFileSync(tasksFile, HAND_WRITTEN_FTRL);

@@ -33,6 +33,31 @@ export function createTinyQwen3Config(overrides: Pick<Qwen3Config, 'vocab_size'>
   return { ...TINY_QWEN3_SHAPE, ...overrides };
 }
 
+/**
+ * The trainer tests' tiny Qwen3 without its vocabulary: 2 layers, H 32, I 64, 2 heads of D 16
+ * over 1 KV head, tied, 4,096 positions, HF's 0.02 init (testKit, searchTestKit, ftrlTestLines).
+ */
+export const TRAINER_TEST_QWEN3_SHAPE: Readonly<Omit<Qwen3Config, 'vocab_size'>> = {
+  hidden_size: 32,
+  intermediate_size: 64,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 16,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  tie_word_embeddings: true,
+  max_position_embeddings: 4096,
+  initializer_range: 0.02,
+};
+
+/** TRAINER_TEST_QWEN3_SHAPE with the given vocabulary and overrides. */
+export function createTrainerTestQwen3Config(
+  overrides: Pick<Qwen3Config, 'vocab_size'> & Partial<Qwen3Config>,
+): Qwen3Config {
+  return { ...TRAINER_TEST_QWEN3_SHAPE, ...overrides };
+}
+
 /** The float32 weights of `Qwen3Model.fromConfig(config, seed)` read to the host under HF names (the model is disposed). */
 export async function createRandomQwen3Tensors(config: Qwen3Config, seed: number | string): Promise<WritableTensor[]> {
   const model = Qwen3Model.fromConfig(config, seed);

@@ -13,6 +13,7 @@ import * as tf from '../../model/qwen3/tf';
 import { IM_END, RolloutEnv, type RenderChat } from '../../envs/rollout';
 import { createToolSearch, generateToolRepo, type ToolRepository, type ToolSearch } from '../../envs/toolRepo';
 import { Qwen3Model, packTokenRows, type GeneratedRow, type Qwen3Config } from '../../model/qwen3';
+import { createTrainerTestQwen3Config } from '../../model/weights/testFolders';
 import type { TextTokenizer } from '../../model/tokenizer/types';
 import { generateTasks } from '../../envs/generator';
 import { InProcessExecutor } from '../../envs/sandbox';
@@ -91,20 +92,7 @@ export const renderUserOnly: RenderChat = (messages, { addGenerationPrompt } = {
     .join('') + (addGenerationPrompt ? '<|im_start|>assistant\n' : '');
 
 export function createTinyModelConfig(vocabSize: number): Qwen3Config {
-  return {
-    vocab_size: vocabSize,
-    hidden_size: 32,
-    intermediate_size: 64,
-    num_hidden_layers: 2,
-    num_attention_heads: 2,
-    num_key_value_heads: 1,
-    head_dim: 16,
-    rms_norm_eps: 1e-6,
-    rope_theta: 10000,
-    tie_word_embeddings: true,
-    max_position_embeddings: 4096,
-    initializer_range: 0.02,
-  };
+  return createTrainerTestQwen3Config({ vocab_size: vocabSize });
 }
 
 export interface TinySearchSetup {

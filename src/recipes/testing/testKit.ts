@@ -12,6 +12,7 @@ import { RolloutEnv, type RenderChat } from '../../envs/rollout';
 import { InProcessExecutor } from '../../envs/sandbox';
 import type { Task } from '../../envs/types';
 import { Qwen3Model, type Qwen3Config } from '../../model/qwen3';
+import { createTrainerTestQwen3Config } from '../../model/weights/testFolders';
 import { loadQwen3TokenizerFromPackage } from '../../model/tokenizer/nodeLoader';
 import { PrunedTokenizer, selectKeptIds } from '../../model/tokenizer/prunedVocab';
 import { attachTeacherTraces, bindRenderChat, buildPolicyCorpus } from '../policyVocab';
@@ -56,20 +57,10 @@ export function createTinySetup(): Promise<TinySetup> {
     const env = new RolloutEnv({ executor, renderChat });
     const corpus = await buildPolicyCorpus([...trainTasks, ...testTasks], env);
     const tokenizer = new PrunedTokenizer(source, selectKeptIds(source, corpus));
-    const modelConfig: Qwen3Config = {
+    const modelConfig: Qwen3Config = createTrainerTestQwen3Config({
       vocab_size: tokenizer.vocabSize,
-      hidden_size: 32,
-      intermediate_size: 64,
-      num_hidden_layers: 2,
-      num_attention_heads: 2,
-      num_key_value_heads: 1,
-      head_dim: 16,
-      rms_norm_eps: 1e-6,
-      rope_theta: 10000,
-      tie_word_embeddings: true,
       max_position_embeddings: 2048,
-      initializer_range: 0.02,
-    };
+    });
     return {
       tokenizer,
       renderChat,
