@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Compiles the CPU engine's AssemblyScript kernels (src/model/engine/assembly/kernels.ts)
+// Compiles the CPU engine's AssemblyScript kernels (src/model/engine/assembly/: the entry kernels.ts and the files it re-exports)
 // to WebAssembly (SIMD, imported memory, no runtime) and writes the binary as base64 into
 // src/model/engine/kernelsWasm.ts, which Node, Vitest and the browser worker import alike.
 //   node scripts/buildKernels.mjs          write the module

@@ -1,0 +1,288 @@
+// Matrix products on register tiles (4×8, 2×8, 1×8, 1×4, 1×1): C (+)= A·B and C (+)= Aᵀ·B,
+// and a blocked transpose. Each element of C sums over k in order, whatever tile computes it.
+import { addr, ld4, madd, splat, st4 } from './simd';
+
+/** A 4×8 tile of C = A·B at rows i, columns j. */
+@inline function tile4x8(a: usize, sa: usize, b: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+  const a0 = addr(a, i, lda, 0);
+  const a1 = a0 + sa;
+  const a2 = a1 + sa;
+  const a3 = a2 + sa;
+  let c00 = splat(0), c01 = splat(0), c10 = splat(0), c11 = splat(0);
+  let c20 = splat(0), c21 = splat(0), c30 = splat(0), c31 = splat(0);
+  let pb = addr(b, 0, ldb, j);
+  for (let k = 0; k < K; k++) {
+    const b0 = ld4(pb);
+    const b1 = ld4(pb + 16);
+    const kk = <usize>k << 2;
+    const x0 = v128.load32_splat(a0 + kk);
+    const x1 = v128.load32_splat(a1 + kk);
+    const x2 = v128.load32_splat(a2 + kk);
+    const x3 = v128.load32_splat(a3 + kk);
+    c00 = madd(c00, x0, b0);
+    c01 = madd(c01, x0, b1);
+    c10 = madd(c10, x1, b0);
+    c11 = madd(c11, x1, b1);
+    c20 = madd(c20, x2, b0);
+    c21 = madd(c21, x2, b1);
+    c30 = madd(c30, x3, b0);
+    c31 = madd(c31, x3, b1);
+    pb += sb;
+  }
+  const p0 = addr(c, i, ldc, j);
+  const p1 = addr(c, i + 1, ldc, j);
+  const p2 = addr(c, i + 2, ldc, j);
+  const p3 = addr(c, i + 3, ldc, j);
+  if (acc) {
+    c00 = f32x4.add(c00, ld4(p0));
+    c01 = f32x4.add(c01, ld4(p0 + 16));
+    c10 = f32x4.add(c10, ld4(p1));
+    c11 = f32x4.add(c11, ld4(p1 + 16));
+    c20 = f32x4.add(c20, ld4(p2));
+    c21 = f32x4.add(c21, ld4(p2 + 16));
+    c30 = f32x4.add(c30, ld4(p3));
+    c31 = f32x4.add(c31, ld4(p3 + 16));
+  }
+  st4(p0, c00);
+  st4(p0 + 16, c01);
+  st4(p1, c10);
+  st4(p1 + 16, c11);
+  st4(p2, c20);
+  st4(p2 + 16, c21);
+  st4(p3, c30);
+  st4(p3 + 16, c31);
+}
+
+/** A 2×8 tile. */
+@inline function tile2x8(a: usize, sa: usize, b: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+  const a0 = addr(a, i, lda, 0);
+  const a1 = a0 + sa;
+  let c00 = splat(0), c01 = splat(0), c10 = splat(0), c11 = splat(0);
+  let pb = addr(b, 0, ldb, j);
+  for (let k = 0; k < K; k++) {
+    const b0 = ld4(pb);
+    const b1 = ld4(pb + 16);
+    const kk = <usize>k << 2;
+    const x0 = v128.load32_splat(a0 + kk);
+    const x1 = v128.load32_splat(a1 + kk);
+    c00 = madd(c00, x0, b0);
+    c01 = madd(c01, x0, b1);
+    c10 = madd(c10, x1, b0);
+    c11 = madd(c11, x1, b1);
+    pb += sb;
+  }
+  const p0 = addr(c, i, ldc, j);
+  const p1 = addr(c, i + 1, ldc, j);
+  if (acc) {
+    c00 = f32x4.add(c00, ld4(p0));
+    c01 = f32x4.add(c01, ld4(p0 + 16));
+    c10 = f32x4.add(c10, ld4(p1));
+    c11 = f32x4.add(c11, ld4(p1 + 16));
+  }
+  st4(p0, c00);
+  st4(p0 + 16, c01);
+  st4(p1, c10);
+  st4(p1 + 16, c11);
+}
+
+/** A 1×8 tile. */
+@inline function tile1x8(a: usize, b: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+  const a0 = addr(a, i, lda, 0);
+  let c0 = splat(0), c1 = splat(0);
+  let pb = addr(b, 0, ldb, j);
+  for (let k = 0; k < K; k++) {
+    const x = v128.load32_splat(a0 + (<usize>k << 2));
+    c0 = madd(c0, x, ld4(pb));
+    c1 = madd(c1, x, ld4(pb + 16));
+    pb += sb;
+  }
+  const p = addr(c, i, ldc, j);
+  if (acc) {
+    c0 = f32x4.add(c0, ld4(p));
+    c1 = f32x4.add(c1, ld4(p + 16));
+  }
+  st4(p, c0);
+  st4(p + 16, c1);
+}
+
+/** A 1×4 tile. */
+@inline function tile1x4(a: usize, b: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+  const a0 = addr(a, i, lda, 0);
+  let c0 = splat(0);
+  let pb = addr(b, 0, ldb, j);
+  for (let k = 0; k < K; k++) {
+    c0 = madd(c0, v128.load32_splat(a0 + (<usize>k << 2)), ld4(pb));
+    pb += sb;
+  }
+  const p = addr(c, i, ldc, j);
+  st4(p, acc ? f32x4.add(c0, ld4(p)) : c0);
+}
+
+/** One element of C. */
+@inline function tile1x1(a: usize, b: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+  let s: f32 = 0;
+  for (let k = 0; k < K; k++) s += load<f32>(addr(a, i, lda, k)) * load<f32>(addr(b, k, ldb, j));
+  const pc = addr(c, i, ldc, j);
+  store<f32>(pc, acc ? load<f32>(pc) + s : s);
+}
+
+/** Rows [i0, i1) of C for columns [j, j + 8): tiles of 4, 2 and 1 rows. */
+@inline function rowsOfStrip(a: usize, sa: usize, b: usize, sb: usize, c: usize, ldc: i32, i0: i32, i1: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+  let i = i0;
+  for (; i + 4 <= i1; i += 4) tile4x8(a, sa, b, sb, c, ldc, i, j, K, lda, ldb, acc);
+  for (; i + 2 <= i1; i += 2) tile2x8(a, sa, b, sb, c, ldc, i, j, K, lda, ldb, acc);
+  for (; i < i1; i++) tile1x8(a, b, sb, c, ldc, i, j, K, lda, ldb, acc);
+}
+
+/**
+ * C[M,N] (+)= A[M,K] · B[K,N]. Register tiles of 4×8; for few rows (decode batches) each
+ * 8-column strip of B is read once for all rows, else each block of 4 rows of A once for
+ * all strips.
+ */
+export function gemm(a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i32, M: i32, N: i32, K: i32, acc: i32): void {
+  const N8 = N & ~7;
+  const N4 = N & ~3;
+  const sa = <usize>lda << 2;
+  const sb = <usize>ldb << 2;
+  if (M <= 16) {
+    for (let j = 0; j < N8; j += 8) rowsOfStrip(a, sa, b, sb, c, ldc, 0, M, j, K, lda, ldb, acc);
+  } else {
+    const M4 = M & ~3;
+    for (let i = 0; i < M4; i += 4) for (let j = 0; j < N8; j += 8) tile4x8(a, sa, b, sb, c, ldc, i, j, K, lda, ldb, acc);
+    if (M4 < M) for (let j = 0; j < N8; j += 8) rowsOfStrip(a, sa, b, sb, c, ldc, M4, M, j, K, lda, ldb, acc);
+  }
+  for (let i = 0; i < M; i++) {
+    let j = N8;
+    for (; j < N4; j += 4) tile1x4(a, b, sb, c, ldc, i, j, K, lda, ldb, acc);
+    for (; j < N; j++) tile1x1(a, b, c, ldc, i, j, K, lda, ldb, acc);
+  }
+}
+
+/** C[M,N] (+)= Aᵀ · B with A stored [K, M] (row stride lda) and B [K, N]. */
+export function gemmTN(a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i32, M: i32, N: i32, K: i32, acc: i32): void {
+  const N8 = N & ~7;
+  const N4 = N & ~3;
+  const sa = <usize>lda << 2;
+  const sb = <usize>ldb << 2;
+  let i = 0;
+  for (; i + 4 <= M; i += 4) {
+    let j = 0;
+    for (; j < N8; j += 8) {
+      let c00 = splat(0), c01 = splat(0), c10 = splat(0), c11 = splat(0);
+      let c20 = splat(0), c21 = splat(0), c30 = splat(0), c31 = splat(0);
+      let pa = addr(a, 0, lda, i);
+      let pb = addr(b, 0, ldb, j);
+      for (let k = 0; k < K; k++) {
+        const b0 = ld4(pb);
+        const b1 = ld4(pb + 16);
+        const x0 = v128.load32_splat(pa);
+        const x1 = v128.load32_splat(pa + 4);
+        const x2 = v128.load32_splat(pa + 8);
+        const x3 = v128.load32_splat(pa + 12);
+        c00 = madd(c00, x0, b0);
+        c01 = madd(c01, x0, b1);
+        c10 = madd(c10, x1, b0);
+        c11 = madd(c11, x1, b1);
+        c20 = madd(c20, x2, b0);
+        c21 = madd(c21, x2, b1);
+        c30 = madd(c30, x3, b0);
+        c31 = madd(c31, x3, b1);
+        pa += sa;
+        pb += sb;
+      }
+      const p0 = addr(c, i, ldc, j);
+      const p1 = addr(c, i + 1, ldc, j);
+      const p2 = addr(c, i + 2, ldc, j);
+      const p3 = addr(c, i + 3, ldc, j);
+      if (acc) {
+        c00 = f32x4.add(c00, ld4(p0));
+        c01 = f32x4.add(c01, ld4(p0 + 16));
+        c10 = f32x4.add(c10, ld4(p1));
+        c11 = f32x4.add(c11, ld4(p1 + 16));
+        c20 = f32x4.add(c20, ld4(p2));
+        c21 = f32x4.add(c21, ld4(p2 + 16));
+        c30 = f32x4.add(c30, ld4(p3));
+        c31 = f32x4.add(c31, ld4(p3 + 16));
+      }
+      st4(p0, c00);
+      st4(p0 + 16, c01);
+      st4(p1, c10);
+      st4(p1 + 16, c11);
+      st4(p2, c20);
+      st4(p2 + 16, c21);
+      st4(p3, c30);
+      st4(p3 + 16, c31);
+    }
+    for (; j < N4; j += 4) {
+      let c0 = splat(0), c1 = splat(0), c2 = splat(0), c3 = splat(0);
+      let pa = addr(a, 0, lda, i);
+      let pb = addr(b, 0, ldb, j);
+      for (let k = 0; k < K; k++) {
+        const b0 = ld4(pb);
+        c0 = madd(c0, v128.load32_splat(pa), b0);
+        c1 = madd(c1, v128.load32_splat(pa + 4), b0);
+        c2 = madd(c2, v128.load32_splat(pa + 8), b0);
+        c3 = madd(c3, v128.load32_splat(pa + 12), b0);
+        pa += sa;
+        pb += sb;
+      }
+      const p0 = addr(c, i, ldc, j);
+      const p1 = addr(c, i + 1, ldc, j);
+      const p2 = addr(c, i + 2, ldc, j);
+      const p3 = addr(c, i + 3, ldc, j);
+      if (acc) {
+        c0 = f32x4.add(c0, ld4(p0));
+        c1 = f32x4.add(c1, ld4(p1));
+        c2 = f32x4.add(c2, ld4(p2));
+        c3 = f32x4.add(c3, ld4(p3));
+      }
+      st4(p0, c0);
+      st4(p1, c1);
+      st4(p2, c2);
+      st4(p3, c3);
+    }
+    for (; j < N; j++) {
+      for (let r = 0; r < 4; r++) {
+        let s: f32 = 0;
+        for (let k = 0; k < K; k++) s += load<f32>(addr(a, k, lda, i + r)) * load<f32>(addr(b, k, ldb, j));
+        const pc = addr(c, i + r, ldc, j);
+        store<f32>(pc, acc ? load<f32>(pc) + s : s);
+      }
+    }
+  }
+  for (; i < M; i++) {
+    let j = 0;
+    for (; j < N4; j += 4) {
+      let c0 = splat(0);
+      let pa = addr(a, 0, lda, i);
+      let pb = addr(b, 0, ldb, j);
+      for (let k = 0; k < K; k++) {
+        c0 = madd(c0, v128.load32_splat(pa), ld4(pb));
+        pa += sa;
+        pb += sb;
+      }
+      const p = addr(c, i, ldc, j);
+      st4(p, acc ? f32x4.add(c0, ld4(p)) : c0);
+    }
+    for (; j < N; j++) {
+      let s: f32 = 0;
+      for (let k = 0; k < K; k++) s += load<f32>(addr(a, k, lda, i)) * load<f32>(addr(b, k, ldb, j));
+      const pc = addr(c, i, ldc, j);
+      store<f32>(pc, acc ? load<f32>(pc) + s : s);
+    }
+  }
+}
+
+/** dst[c, r] = src[r, c] for a rows × cols block. */
+export function transpose(src: usize, lds: i32, dst: usize, ldd: i32, rows: i32, cols: i32): void {
+  const B = 16;
+  for (let r0 = 0; r0 < rows; r0 += B) {
+    const r1 = min(rows, r0 + B);
+    for (let c0 = 0; c0 < cols; c0 += B) {
+      const c1 = min(cols, c0 + B);
+      for (let r = r0; r < r1; r++) {
+        for (let c = c0; c < c1; c++) store<f32>(addr(dst, c, ldd, r), load<f32>(addr(src, r, lds, c)));
+      }
+    }
+  }
+}
