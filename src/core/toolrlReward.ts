@@ -8,7 +8,8 @@
  *   R_correct = 6 · R_match / S_max − 3   (= 3 when the two call lists are identical).
  * Simplifications: ToolRL scores one step against that step's gold calls; our tool-use
  * tasks give gold calls for the whole episode, so all predicted calls of a rollout are
- * scored at once against all gold calls (as MatchTIR's matching in core/matching). The
+ * scored at once against all gold calls with core/matching's matcher (answer-turn calls
+ * included: unlike MatchTIR's turn matching, which leaves them out, ToolRL scores every call). The
  * answer text is not rewarded (ToolRL has no answer-correctness term either). Values are
  * compared as JSON (1 equals 1.0; "1" does not equal 1), like Python's `==` on parsed JSON.
  *

@@ -3,7 +3,7 @@
  * expert-trace episodes it is built from; the shipped warm start
  * is trained on the same episodes.
  *
- * `replayExpertEpisode` is also the SFT data of the warm start (warmStart.ts): the ids and
+ * `replayExpertEpisode` is also the SFT data of the warm start (warmStart/): the ids and
  * TokenTags of one expert episode in rollout form, so imitation trains on the exact text a
  * prompt-only rollout would have produced had the policy acted like the teacher.
  *
@@ -45,7 +45,7 @@ export interface PolicyVocabOptions {
   generator?: Omit<GeneratorOptions, 'seed' | 'split'>;
   /**
    * More corpus texts, appended after the tool-use episodes (the warm start's search
-   * episodes, warmStart.ts): text outside the corpus still encodes, but through the
+   * episodes, warmStart/search.ts): text outside the corpus still encodes, but through the
    * byte-level fallback (often several tokens per word), so text a policy is trained on
    * belongs in the corpus. The vocabulary of the tool-use corpus alone is always kept
    * whole (the cap drops extra-text tokens first), so it is a subset of this one.

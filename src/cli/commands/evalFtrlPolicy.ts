@@ -135,7 +135,7 @@ export async function runFtrlEvalConfig(
   const exp = options.isSmoke ? shrinkFtrlEvalForSmoke(parsed) : parsed;
   const tasksPath = resolveFtrlTasksPath(options.tasks, process.env);
   const backend = options.backend ?? 'wasm';
-  await prepareTfjs(backend); // before warmStart.ts, which loads tfjs
+  await prepareTfjs(backend); // before recipes/warmStart, which loads tfjs
   const { WARM_START_DIR } = await import('../../recipes/warmStart/index');
   const modelDir =
     exp.policy === 'warm-start'

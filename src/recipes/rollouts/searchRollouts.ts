@@ -295,7 +295,7 @@ export function evaluateSearchRollout(rollout: Rollout, prompt: PromptItem): Rec
  * writing exactly the teacher's turns would have produced: the turns go through
  * `collectToolSearchRollouts` itself (a scripted sampler emits `encode(text + <|im_end|>)`
  * per turn), so the prompt, the tags of the turn tokens, the observation blocks and
- * `meta.search` are the collector's own: the warm start's SFT rows (warmStart.ts) look
+ * `meta.search` are the collector's own: the warm start's SFT rows (warmStart/search.ts) look
  * like the rollouts RL later sees. Budgets are unlimited here (rows are cut by the SFT's
  * maxSeqLen). Throws when a turn's ids do not decode back to its text, or when the env
  * did not end the episode on the teacher's `<tool_list>`.

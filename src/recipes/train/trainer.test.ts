@@ -2,13 +2,12 @@
  * The trainer end to end on a tiny setup (testKit: 2-layer hidden-32 Qwen3, pruned vocab,
  * two generated tasks with teacher traces), on the wasm backend (the cpu backend is ~10×
  * slower for this model on the shared 2-core machine; wasm runs single-threaded here and
- * is deterministic, which the resume test checks):
+ * is deterministic):
  *   - the expert trace never enters a rollout context (every prompt given to generate is
  *     recorded and searched for trace text and trace token n-grams), while the same step
  *     does train on c^h and on L_SFT;
- *   - resume: 4 steps straight = 2 steps → exportState → fresh Trainer (another init) →
- *     importState → 2 steps, metrics and weights bit for bit;
  *   - no tensor leak over two steps; micro-batches equal one chunk (docs/testing.md);
+ *   - (resume bit for bit: src/run/resume.test.ts);
  *   - one update moves log-probs the way the advantages (and the SFT mask) say, on both ratio routes;
  *   - every registered recipe runs a step with finite loss.
  */

@@ -1,7 +1,7 @@
 /**
  * scripts/reference/pretrain_torch.py (the warm start's SFT on a GPU) against this
  * project's tfjs objective: the PyTorch trainer's logged loss, for weights it saved, must
- * equal warmStart.ts computeSftLoss of the same weights on the same row, read through the
+ * equal warmStart/ computeSftLoss of the same weights on the same row, read through the
  * same packSftRows bytes and the app's own safetensors loader. Runs only where a python3
  * with torch is installed (Debian's python3-torch); skipped with the reason otherwise.
  */
