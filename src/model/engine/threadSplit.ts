@@ -1,0 +1,86 @@
+/**
+ * How one product is split into tasks for the runtime's threads: a gemm by blocks of rows
+ * (or of columns when there are few rows), a gemmTN by rows of C, a rows-wise LM-head kernel
+ * by slices of rows. Every task writes its own part of C, and each element is summed in the
+ * same order whoever computes it, so the result has the same bits on any thread count.
+ * Products under PARALLEL_FLOPS run on the calling thread.
+ */
+import { F } from './core';
+import type { EngineRuntime } from './runtime';
+import type { KernelCall } from './threads';
+
+/** Products smaller than this run on the calling thread (a dispatch costs tens of µs). */
+const PARALLEL_FLOPS = 4e6;
+
+/** C (+)= A·B (kernels.gemm), split over the runtime's threads by rows, or by columns for few rows. */
+export function mm(
+  rt: EngineRuntime,
+  a: number,
+  lda: number,
+  b: number,
+  ldb: number,
+  c: number,
+  ldc: number,
+  M: number,
+  N: number,
+  K: number,
+  acc: number,
+): void {
+  const T = rt.threads;
+  if (T === 1 || 2 * M * N * K < PARALLEL_FLOPS) {
+    rt.k.gemm(a, lda, b, ldb, c, ldc, M, N, K, acc);
+    return;
+  }
+  const tasks: KernelCall[][] = [];
+  if (M >= 8 * T) {
+    const step = Math.ceil(M / (2 * T) / 4) * 4;
+    for (let i0 = 0; i0 < M; i0 += step)
+      tasks.push([['gemm', a + i0 * lda * F, lda, b, ldb, c + i0 * ldc * F, ldc, Math.min(step, M - i0), N, K, acc]]);
+  } else {
+    const step = Math.max(8, Math.ceil(N / (2 * T) / 8) * 8);
+    for (let j0 = 0; j0 < N; j0 += step)
+      tasks.push([['gemm', a, lda, b + j0 * F, ldb, c + j0 * F, ldc, M, Math.min(step, N - j0), K, acc]]);
+  }
+  rt.parallel(tasks);
+}
+
+/** C (+)= Aᵀ·B (kernels.gemmTN, A stored [K, M]), split over the threads by rows of C. */
+export function mmTN(
+  rt: EngineRuntime,
+  a: number,
+  lda: number,
+  b: number,
+  ldb: number,
+  c: number,
+  ldc: number,
+  M: number,
+  N: number,
+  K: number,
+  acc: number,
+): void {
+  const T = rt.threads;
+  if (T === 1 || 2 * M * N * K < PARALLEL_FLOPS || M < 8) {
+    rt.k.gemmTN(a, lda, b, ldb, c, ldc, M, N, K, acc);
+    return;
+  }
+  const step = Math.ceil(M / (2 * T) / 4) * 4;
+  const tasks: KernelCall[][] = [];
+  for (let i0 = 0; i0 < M; i0 += step)
+    tasks.push([['gemmTN', a + i0 * F, lda, b, ldb, c + i0 * ldc * F, ldc, Math.min(step, M - i0), N, K, acc]]);
+  rt.parallel(tasks);
+}
+
+/** Runs a rows-wise kernel (lmHeadRows, lmHeadGradRows) over `rows` rows in slices, one task each. */
+export function sliceRows(rt: EngineRuntime, rows: number, slice: (r0: number, count: number) => KernelCall): void {
+  const T = rt.threads;
+  const step = T === 1 ? rows : Math.max(1, Math.ceil(rows / (2 * T)));
+  const tasks: KernelCall[][] = [];
+  for (let r0 = 0; r0 < rows; r0 += step) tasks.push([slice(r0, Math.min(step, rows - r0))]);
+  rt.parallel(tasks);
+}
+
+/** Scratch buffers for `n` attention calls of head dimension D that may run at once (one each). */
+export function allocAttnWork(rt: EngineRuntime, D: number, n: number): number[] {
+  const floats = rt.k.attnScratchFloats(D);
+  return Array.from({ length: n }, () => rt.alloc(floats));
+}
