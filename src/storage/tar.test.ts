@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -167,6 +167,48 @@ describe.skipIf(!hasGnuTar)('against GNU tar (the independent reference)', () =>
     expect(() => readTar(new Uint8Array(readFileSync(path.join(scratch, 'link.tar'))))).toThrow(
       `"ck/link" is a symbolic link (to "a.txt"); links are refused`,
     );
+  });
+
+  it("an entry's own mode (an executable script) is written as GNU tar writes that file's mode, and extracted with it", () => {
+    const dir = path.join(scratch, 'modes');
+    const modes: [string, string, number][] = [
+      ['job/launch.sh', '#!/usr/bin/env bash\necho hi\n', 0o755],
+      ['job/run_config.json', '{"seed": 1}\n', 0o644],
+    ];
+    for (const [name, body, mode] of modes) {
+      mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      writeFileSync(path.join(dir, name), body);
+      chmodSync(path.join(dir, name), mode);
+    }
+    const mtime = 1_764_500_000;
+    const refPath = path.join(scratch, 'modes-ref.tar');
+    execFileSync('tar', [
+      '--format=ustar',
+      '--numeric-owner',
+      '--owner=0',
+      '--group=0',
+      `--mtime=@${mtime}`,
+      '--no-recursion',
+      '-C',
+      dir,
+      '-cf',
+      refPath,
+      ...modes.map(([n]) => n),
+    ]);
+    // launch.sh's own mode; the other entry takes the archive's default, 0644.
+    const ours = writeTar(
+      modes.map(([name, body, mode]) => ({ name, data: text(body), ...(mode === 0o755 ? { mode } : {}) })),
+      { mtimeSeconds: mtime },
+    );
+    expect(Buffer.from(ours).equals(readFileSync(refPath))).toBe(true);
+    expect(ascii(ours, 100, 8)).toBe('0000755\0');
+    const oursPath = path.join(scratch, 'modes-ours.tar');
+    writeFileSync(oursPath, ours);
+    const out = path.join(scratch, 'modes-x');
+    mkdirSync(out);
+    execFileSync('tar', ['-xf', oursPath, '-C', out]);
+    expect(statSync(path.join(out, 'job/launch.sh')).mode & 0o777).toBe(0o755 & ~process.umask());
+    expect(statSync(path.join(out, 'job/run_config.json')).mode & 0o111).toBe(0);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * A small tar writer and reader, so a checkpoint folder leaves the page as ONE file (the
- * Runs panel's "Export checkpoint") and comes back from one (its "Import checkpoint").
+ * Runs panel's "Export checkpoint") and comes back from one (its "Import checkpoint"), and
+ * a VeRL export leaves the run setup as one (launch.sh with its executable bit: per-entry modes).
  * Writes POSIX ustar, byte-equal to GNU tar's `--format=ustar`; reads ustar, GNU and pax
  * archives of plain files, refusing unsafe names.
  *
@@ -19,12 +20,14 @@ export interface TarEntry {
   /** '/'-separated path inside the archive (no leading './'). */
   name: string;
   data: Uint8Array;
+  /** Permission bits of this entry when writing (0o755: an executable script); default: the archive's `mode`. */
+  mode?: number;
 }
 
 export interface TarWriteOptions {
   /** Modification time of every entry, seconds since the epoch (default 0). */
   mtimeSeconds?: number;
-  /** Permission bits of every entry (default 0o644). */
+  /** Permission bits of every entry without its own `mode` (default 0o644). */
   mode?: number;
 }
 
@@ -118,7 +121,8 @@ function writeEntryChunks(
   for (const e of entries) {
     if (seen.has(e.name)) throw new TarError(`tar: two entries are named "${e.name}"`);
     seen.add(e.name);
-    chunks.push(buildTarHeader(e.name, e.data.length, options), e.data);
+    const header = buildTarHeader(e.name, e.data.length, e.mode === undefined ? options : { ...options, mode: e.mode });
+    chunks.push(header, e.data);
     const pad = (TAR_BLOCK - (e.data.length % TAR_BLOCK)) % TAR_BLOCK;
     if (pad > 0) chunks.push(new Uint8Array(pad));
     length += TAR_BLOCK + e.data.length + pad;
