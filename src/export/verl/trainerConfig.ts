@@ -3,9 +3,10 @@
  * and the settings that do not carry over with the reason for each (docs/verl-export.md).
  */
 import type { TrainConfig } from '../../recipes/config';
+import { EXPORTABLE_RECIPES, isExportableRecipe, type ExportableRecipe } from './exportable';
 
 /** The advantage estimator registered by pact_verl/algos.py for each tool-use recipe. */
-const ESTIMATOR_OF_RECIPE: Readonly<Record<string, (c: TrainConfig) => string>> = {
+const ESTIMATOR_OF_RECIPE: Readonly<Record<ExportableRecipe, (c: TrainConfig) => string>> = {
   pact: (c) => `pact_matchtir_${c.advantageCombine}`,
   matchtir: (c) => `pact_matchtir_${c.advantageCombine}`,
   ftrl: () => 'pact_turn_grpo',
@@ -14,7 +15,7 @@ const ESTIMATOR_OF_RECIPE: Readonly<Record<string, (c: TrainConfig) => string>> 
 };
 
 /** The reward the pact_turn reward manager computes for each recipe. */
-const REWARD_OF_RECIPE: Readonly<Record<string, string>> = {
+const REWARD_OF_RECIPE: Readonly<Record<ExportableRecipe, string>> = {
   pact: 'matchtir',
   matchtir: 'matchtir',
   ftrl: 'ftrl',
@@ -22,7 +23,7 @@ const REWARD_OF_RECIPE: Readonly<Record<string, string>> = {
   toolrl: 'toolrl',
 };
 
-export const EXPORTABLE_RECIPES = Object.keys(ESTIMATOR_OF_RECIPE);
+export { EXPORTABLE_RECIPES } from './exportable';
 
 export interface TrainerSettings {
   /** Flat `key.path: value` settings, in the order they are written. */
@@ -32,12 +33,12 @@ export interface TrainerSettings {
 }
 
 export function mapTrainerSettings(c: TrainConfig, paths: { modelPath: string }): TrainerSettings {
-  const estimator = ESTIMATOR_OF_RECIPE[c.recipe];
-  if (!estimator) {
+  if (!isExportableRecipe(c.recipe)) {
     throw new Error(
       `export verl: recipe "${c.recipe}" has no VeRL mapping; exportable: ${EXPORTABLE_RECIPES.join(', ')}`,
     );
   }
+  const estimator = ESTIMATOR_OF_RECIPE[c.recipe];
   const s: [string, unknown][] = [
     ['data.train_files', 'data/train.parquet'],
     ['data.val_files', 'data/test.parquet'],
