@@ -5,6 +5,7 @@ import { defineConfig, type Plugin } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { PYODIDE_ASSET_DIR, PYODIDE_ASSET_FILES } from './src/envs/ftrl/pyodideAssets.js';
 import { crossOriginIsolation } from './scripts/crossOriginIsolation.js';
+import { buildToolServerBundle } from './src/export/verl/toolServerBundle.js';
 
 const PYODIDE_PACKAGE_DIR = fileURLToPath(new URL('./node_modules/pyodide/', import.meta.url));
 const MIME: Record<string, string> = {
@@ -42,9 +43,52 @@ function servePyodideFiles(): Plugin {
   };
 }
 
+const TOOL_SERVER_MODULE = 'virtual:pact-verl-tool-server';
+/** The docs pages the app links to, served at `<base>docs/NAME` (the dev server serves the repository root as is). */
+const LINKED_DOCS = ['verl-export.md'];
+
+/**
+ * The VeRL export's tool server (DIR/pact_verl/tool_server.mjs) for the app: the module
+ * `virtual:pact-verl-tool-server` exports its text, bundled by esbuild from
+ * src/export/verl/toolServerMain.ts when the module is loaded (at build time, or on the dev
+ * server's first request and again when one of its files changes), by the same function
+ * `pact export verl` runs. Only the run setup's export (loaded on click) imports it.
+ */
+function verlToolServer(): Plugin {
+  const resolved = `\0${TOOL_SERVER_MODULE}`;
+  return {
+    name: 'pact-verl-tool-server',
+    resolveId(id) {
+      return id === TOOL_SERVER_MODULE ? resolved : undefined;
+    },
+    async load(id) {
+      if (id !== resolved) return undefined;
+      const bundle = await buildToolServerBundle();
+      for (const file of bundle.inputs) this.addWatchFile(file);
+      return `export default ${JSON.stringify(bundle.text)};`;
+    },
+  };
+}
+
+/** The docs pages the app links to (LINKED_DOCS), emitted into the build at `docs/NAME`. */
+function emitLinkedDocs(): Plugin {
+  return {
+    name: 'pact-linked-docs',
+    generateBundle() {
+      for (const name of LINKED_DOCS) {
+        this.emitFile({
+          type: 'asset',
+          fileName: `docs/${name}`,
+          source: readFileSync(fileURLToPath(new URL(`./docs/${name}`, import.meta.url))),
+        });
+      }
+    },
+  };
+}
+
 export default defineConfig({
   // crossOriginIsolation: COOP/COEP, so tfjs-wasm runs its threaded SIMD build on every core.
-  plugins: [svelte(), servePyodideFiles(), crossOriginIsolation()],
+  plugins: [svelte(), servePyodideFiles(), verlToolServer(), emitLinkedDocs(), crossOriginIsolation()],
   worker: { format: 'es' },
   optimizeDeps: {
     // pyodide.mjs imports its runtime from its indexURL at run time; pre-bundling would break that.
