@@ -8,7 +8,8 @@ import { selectBackend } from '../backend';
 import { getNodeWasmPaths } from '../qwen3/node';
 import { Qwen3Model, type Qwen3Config } from '../qwen3';
 import { packTokenRows } from '../qwen3/batch';
-import { getEngineEnabled, releasePendingEngineContexts, setEngineEnabled } from '../qwen3/engineBridge';
+import { getEngineEnabled, setEngineEnabled } from '../qwen3/engineBridge';
+import { runEngineGradients } from '../qwen3/engineSession';
 import { createLora, disposeLora, setParamsTrainable } from '../qwen3/train';
 import { getEngineRuntime } from './runtime';
 
@@ -58,12 +59,14 @@ async function evaluate(
     );
     let logp: number[][] = [];
     let ent: number[][] = [];
-    const { value, grads } = tf.variableGrads(() => {
-      const out = model.computeTokenLogprobs(inputIds, attentionMask, { withEntropy: true });
-      logp = out.logprobs.arraySync();
-      ent = out.entropy!.arraySync();
-      return tf.add(tf.sum(tf.mul(out.logprobs, a)), tf.sum(tf.mul(out.entropy!, b))) as tf.Scalar;
-    }, vars);
+    const { value, grads } = runEngineGradients(() =>
+      tf.variableGrads(() => {
+        const out = model.computeTokenLogprobs(inputIds, attentionMask, { withEntropy: true });
+        logp = out.logprobs.arraySync();
+        ent = out.entropy!.arraySync();
+        return tf.add(tf.sum(tf.mul(out.logprobs, a)), tf.sum(tf.mul(out.entropy!, b))) as tf.Scalar;
+      }, vars),
+    );
     const g = new Map<string, Float32Array>();
     for (const v of vars) g.set(v.name, (await grads[v.name].data()) as Float32Array);
     const result = { value: (await value.data())[0], logp, ent, grads: g };
@@ -107,7 +110,6 @@ for (const backend of ['wasm', 'cpu'] as const) {
         for (const [name, g] of viaGraph.grads)
           expect(maxRelErr(viaEngine.grads.get(name)!, g), name).toBeLessThan(1e-4);
         // Weights stay cached; the activations of the pass are all released.
-        releasePendingEngineContexts();
         const cached = getEngineRuntime().allocatedBytes - before;
         expect(cached).toBeLessThanOrEqual(2 * 4 * model.countParams() + (1 << 16));
       });
@@ -120,7 +122,6 @@ for (const backend of ['wasm', 'cpu'] as const) {
       const viaGraph = await evaluate(model, rows, 'right', false, vars);
       expect(maxRelErr(viaEngine.logp.flat(), viaGraph.logp.flat())).toBeLessThan(1e-5);
       for (const [name, g] of viaGraph.grads) expect(maxRelErr(viaEngine.grads.get(name)!, g), name).toBeLessThan(1e-4);
-      releasePendingEngineContexts();
     });
 
     it('rows that share a prefix (computed once) give the same log-probs and gradients as the graph', async () => {

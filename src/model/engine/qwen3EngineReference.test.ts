@@ -25,7 +25,8 @@ import { disposeParams, loadQwen3Params, type HostTensor } from '../qwen3/model'
 import { computeTokenLogprobs } from '../qwen3/logprobs';
 import { generateQwen3 } from '../qwen3/generate';
 import { packTokenRows } from '../qwen3/batch';
-import { isEngineActive, releasePendingEngineContexts, setEngineEnabled } from '../qwen3/engineBridge';
+import { isEngineActive, setEngineEnabled } from '../qwen3/engineBridge';
+import { runEngineGradients } from '../qwen3/engineSession';
 import type { ReferenceFixture } from '../qwen3/referenceCheck';
 import type { ParamMap } from '../qwen3/linear';
 
@@ -182,16 +183,17 @@ describe('CPU engine vs PyTorch float64 (scripts/reference/engine_fixtures.py)',
         const { inputIds, attentionMask } = packTokenRows(rows, { side: left ? 'left' : 'right' });
         const c = fx.scalars.entropy_coef;
         const vars = [...params.values()];
-        const { value, grads } = tf.variableGrads(
-          () =>
-            tf.tidy(() => {
-              const out = computeTokenLogprobs(params, config, inputIds, attentionMask, { withEntropy: true });
-              const terms = tf.add(tf.neg(out.logprobs), tf.mul(out.entropy!, c)).mul(out.targetMask);
-              return terms.sum().div(out.targetMask.sum()) as tf.Scalar;
-            }),
-          vars,
+        const { value, grads } = runEngineGradients(() =>
+          tf.variableGrads(
+            () =>
+              tf.tidy(() => {
+                const out = computeTokenLogprobs(params, config, inputIds, attentionMask, { withEntropy: true });
+                const terms = tf.add(tf.neg(out.logprobs), tf.mul(out.entropy!, c)).mul(out.targetMask);
+                return terms.sum().div(out.targetMask.sum()) as tf.Scalar;
+              }),
+            vars,
+          ),
         );
-        releasePendingEngineContexts();
         expect(Math.abs((await value.data())[0] - fx.scalars.objective)).toBeLessThan(TOL.objective);
         const refNames = [...fx.tensors.keys()].filter((k) => k.startsWith('grad:')).map((k) => k.slice(5));
         expect(new Set(refNames)).toEqual(new Set(params.keys()));

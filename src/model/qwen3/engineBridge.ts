@@ -1,7 +1,8 @@
 /**
  * Where the tfjs model hands its work to the CPU engine (src/model/engine): on the wasm
  * and cpu backends, `computeTokenLogprobs` runs the engine's forward as one tfjs custom op
- * whose gradient is the engine's backward, and `generate` runs the engine's KV cache with
+ * whose gradient is the engine's backward (inside runEngineGradients, which declares the pass
+ * differentiable and owns what it keeps: engineSession.ts), and `generate` runs the engine's KV cache with
  * prefix reuse (a prompt that extends a row cached by the previous call, or that repeats
  * another prompt of the call, only computes its new tokens). Losses, AdamW and clipping
  * stay in tfjs. WebGPU keeps the tfjs graph (static shapes), as do sharded vocabularies
@@ -11,14 +12,9 @@ import * as tf from './tf';
 import type { Qwen3Config } from './config';
 import type { LoraMap, ParamMap } from './linear';
 import { SHARD_MARK } from './vocabShards';
-import {
-  countEngineParams,
-  getQwen3Engine,
-  loraGradName,
-  type ForwardContext,
-  type KvSlot,
-} from '../engine/qwen3Engine';
+import { countEngineParams, getQwen3Engine, loraGradName, type KvSlot } from '../engine/qwen3Engine';
 import type { EngineLoraAdapter, EngineParams, EngineTensor } from '../engine/weights';
+import { assertTapeAgrees, type EngineSession } from './engineSession';
 
 /** Largest model (parameters) the engine takes: weights, their transposes and three versions fit 4 GiB. */
 export const ENGINE_MAX_PARAMS = 120_000_000;
@@ -71,15 +67,6 @@ export function toEngineParams(params: ParamMap, lora?: LoraMap): EngineParams {
   };
 }
 
-/** Contexts kept for a backward that may never come (the output did not reach the loss). */
-const pending = new Set<{ ctx: ForwardContext; config: Qwen3Config }>();
-
-/** Frees every forward context still waiting for a backward (call after a gradient pass). */
-export function releasePendingEngineContexts(): void {
-  for (const p of pending) getQwen3Engine(p.config).release(p.ctx);
-  pending.clear();
-}
-
 /** Contiguous [start, start + length) of the mask's ones per row, or null when a row has holes. */
 function findRowSpans(mask: ArrayLike<number>, B: number, T: number): { start: number; length: number }[] | null {
   const spans: { start: number; length: number }[] = [];
@@ -105,15 +92,17 @@ export interface EngineLogprobs {
 
 /**
  * computeTokenLogprobs on the engine: [B, T−1] log-probs (and entropies), differentiable in
- * every trainable Variable of `params` and of `lora`. Null when the batch does not suit the
- * engine (a row whose mask has holes); the caller then uses the tfjs graph.
+ * every trainable Variable of `params` and of `lora` when `session` is given (the engine
+ * session of runEngineGradients, which owns the activations kept for the backward; null: a
+ * plain read). Null when the batch does not suit the engine (a row whose mask has holes);
+ * the caller then uses the tfjs graph.
  */
 export function computeEngineTokenLogprobs(
   params: ParamMap,
   config: Qwen3Config,
   inputIds: tf.Tensor2D,
   attentionMask: tf.Tensor2D,
-  opts: { lora?: LoraMap; withEntropy?: boolean },
+  opts: { lora?: LoraMap; withEntropy?: boolean; session: EngineSession | null },
 ): EngineLogprobs | null {
   const [B, T] = inputIds.shape;
   const mask = attentionMask.dataSync();
@@ -131,10 +120,6 @@ export function computeEngineTokenLogprobs(
     perRow.forEach((values, k) => values.forEach((row, b) => out.set(row, k * B * W + b * W + spans[b].start)));
     return out;
   };
-  const targetMask = tf.tidy(() => {
-    const m = attentionMask.toFloat();
-    return m.slice([0, 0], [B, W]).mul(m.slice([0, 1], [B, W])) as tf.Tensor2D;
-  });
   // Differentiable inputs: trainable weights and adapters, in a fixed order.
   const inputs: { name: string; v: tf.Variable }[] = [];
   for (const [name, v] of params) if (v.trainable) inputs.push({ name, v });
@@ -142,24 +127,28 @@ export function computeEngineTokenLogprobs(
     if (a.A.trainable) inputs.push({ name: loraGradName(name, 'A'), v: a.A });
     if (a.B.trainable) inputs.push({ name: loraGradName(name, 'B'), v: a.B });
   }
-  const isRecording = (tf.engine() as unknown as { state: { activeTape: unknown } }).state.activeTape != null;
+  const session = opts.session;
+  if (inputs.length > 0) assertTapeAgrees(session !== null);
+  const targetMask = tf.tidy(() => {
+    const m = attentionMask.toFloat();
+    return m.slice([0, 0], [B, W]).mul(m.slice([0, 1], [B, W])) as tf.Tensor2D;
+  });
   let combined: tf.Tensor3D;
-  if (!isRecording || inputs.length === 0) {
+  if (session === null || inputs.length === 0) {
     const r = engine.forward(P, rows, { withEntropy, keep: false });
     combined = tf.tensor3d(pack(withEntropy ? [r.logprobs, r.entropy!] : [r.logprobs]), [K, B, W]);
   } else {
     const gradNames = new Set(inputs.map((i) => i.name));
     const op = tf.customGrad((..._args: Array<tf.Tensor | tf.GradSaveFunc>) => {
       const r = engine.forward(P, rows, { withEntropy, keep: true });
-      const entry = { ctx: r.ctx!, config };
-      pending.add(entry);
+      const entry = session.hold(engine, r.ctx!);
       return {
         value: tf.tensor3d(pack(withEntropy ? [r.logprobs, r.entropy!] : [r.logprobs]), [K, B, W]),
         gradFunc: (dy: tf.Tensor) => {
           const g = dy.dataSync();
           const slice = (k: number) =>
             spans.map((s, b) => g.subarray(k * B * W + b * W + s.start, k * B * W + b * W + s.start + s.length - 1));
-          pending.delete(entry);
+          session.settle(entry);
           const grads = engine.backward(entry.ctx, slice(0), withEntropy ? slice(1) : null, gradNames);
           return inputs.map(({ name, v }) => {
             const values = grads.get(name);

@@ -9,6 +9,7 @@ import { createRng } from '../../core/rng';
 import type { Qwen3Config } from './config';
 import { generateQwen3, generateQwen3WithoutCache, sampleFromLogits } from './generate';
 import { computeTokenLogprobs } from './logprobs';
+import { runEngineGradients } from './engineSession';
 import { disposeParams, initQwen3Params } from './model';
 import type { ParamMap } from './linear';
 import { packTokenRows } from './batch';
@@ -201,14 +202,16 @@ describe('memory', () => {
         [1, 2, 3, 4, 5],
         [6, 7, 8],
       ]);
-      const { value, grads } = tf.variableGrads(() =>
-        tf.tidy(() => {
-          const out = computeTokenLogprobs(params, CONFIG, inputIds, attentionMask, {
-            withEntropy: true,
-            maxChunkElements: 3 * 96,
-          });
-          return out.logprobs.sum().neg().add(out.entropy!.sum().mul(0.01)) as tf.Scalar;
-        }),
+      const { value, grads } = runEngineGradients(() =>
+        tf.variableGrads(() =>
+          tf.tidy(() => {
+            const out = computeTokenLogprobs(params, CONFIG, inputIds, attentionMask, {
+              withEntropy: true,
+              maxChunkElements: 3 * 96,
+            });
+            return out.logprobs.sum().neg().add(out.entropy!.sum().mul(0.01)) as tf.Scalar;
+          }),
+        ),
       );
       await value.data();
       tf.dispose([value, inputIds, attentionMask, ...Object.values(grads)]);

@@ -21,6 +21,7 @@ import { matMulTransposeA, matMulTransposeB } from './matmul';
 import { runQwen3Decoder, type ForwardOptions } from './model';
 import { gatherShardedRows, getLmHeadShards, type VocabShards } from './vocabShards';
 import { computeEngineTokenLogprobs, isEngineActive } from './engineBridge';
+import { getActiveEngineSession } from './engineSession';
 
 export interface TokenLogprobOptions extends ForwardOptions {
   /** Also return the entropy of the next-token distribution at each position. */
@@ -161,7 +162,9 @@ export function computeChunkedTargetLogprobs(
 /**
  * log p(ids[t+1] | ids[≤t]) for every position of a batch.
  * inputIds [B, T] int32, attentionMask [B, T] (1 token, 0 padding) → TokenLogprobs with
- * [B, T−1] tensors. Differentiable (use inside tf.variableGrads).
+ * [B, T−1] tensors. Differentiable inside runEngineGradients(() => tf.variableGrads(…))
+ * (engineSession.ts: on the CPU engine that call declares the pass differentiable; the tfjs
+ * graph needs only the tape, and accumulateGradients opens both).
  */
 export function computeTokenLogprobs(
   params: ParamMap,
@@ -176,6 +179,7 @@ export function computeTokenLogprobs(
     const viaEngine = computeEngineTokenLogprobs(params, config, inputIds, attentionMask, {
       lora: opts.lora,
       withEntropy: opts.withEntropy,
+      session: getActiveEngineSession(),
     });
     if (viaEngine) return viaEngine;
   }

@@ -11,6 +11,7 @@ import { parseQwen3Config, type Qwen3Config } from './config';
 import { computeQwen3Logits, disposeParams, loadQwen3Params, type HostTensor } from './model';
 import { computeTokenLogprobs } from './logprobs';
 import { generateQwen3 } from './generate';
+import { runEngineGradients } from './engineSession';
 
 export interface ReferenceFixture {
   config: Qwen3Config;
@@ -96,7 +97,7 @@ export async function checkAgainstReference(fx: ReferenceFixture): Promise<Refer
     const refLp = getTensor(fx, 'token_logprobs').data;
     let lpErr = 0;
     for (let i = 0; i < refLp.length; i++) lpErr = Math.max(lpErr, Math.abs(lp[i] - refLp[i]));
-    const { value, grads } = tf.variableGrads(lossFn, [...params.values()]);
+    const { value, grads } = runEngineGradients(() => tf.variableGrads(lossFn, [...params.values()]));
     const loss = (await value.data())[0];
     const gradRelErr: Record<string, number> = {};
     for (const key of fx.tensors.keys()) {

@@ -15,7 +15,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { ParamMap, TensorMap } from './types';
-import { releasePendingEngineContexts } from '../engineBridge';
+import { runEngineGradients } from '../engineSession';
 
 export type MicroReduction = 'mean' | 'sum';
 
@@ -63,13 +63,9 @@ export function accumulateGradients(
       const previous = acc;
       const previousLoss = lossSum;
       const [nextLoss, ...next] = tf.tidy(() => {
-        let micro: ReturnType<typeof computeMicroGradients>;
-        try {
-          micro = computeMicroGradients(() => lossFn(i), vars, i);
-        } finally {
-          releasePendingEngineContexts(); // forwards whose output did not reach the loss
-        }
-        const { value, grads } = micro;
+        // One engine session per micro-batch: engine forwards in lossFn are differentiable, and
+        // those whose output did not reach the loss are freed when it ends.
+        const { value, grads } = runEngineGradients(() => computeMicroGradients(() => lossFn(i), vars, i));
         const summed = vars.map((v, k) => {
           const g = grads[v.name];
           if (g == null) return previous[k];
