@@ -156,6 +156,12 @@ test('token masks: Z(s) shown equals Σ m from the core over the same tokens, an
     (nCall * 0.5).toFixed(3),
   );
   await expect(panel.getByTestId('mask-kinds').locator('tr[data-kind="observation"] td').nth(2)).toHaveText('0.000');
+  // prefixReveal 'remove' (the default): the reasoning at m = 0 at s = 5 is out of the SFT row, struck through.
+  const m5 = buildSftMaskAtStep(tags, counts, 5, 'seg+scale', options);
+  const nOut = tags.filter((t, n) => t.kind === 'reasoning' && m5[n] === 0).length;
+  expect(nOut).toBeGreaterThan(0);
+  await expect(panel.getByTestId('mask-removed')).toContainText(`${nOut} reasoning token`);
+  await expect(panel.getByTestId('token-strip').locator('.tok.removed')).toHaveCount(nOut);
 
   // The slider recomputes the mask: Home → s = 0 (L4, λa 0.8), End → s = T = 24 (L0, λa 0.2).
   const slider = panel.getByTestId('mask-step-slider');

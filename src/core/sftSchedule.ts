@@ -3,7 +3,7 @@
  * name, and the mask m_{i,n}(s) each gives at step s (PACT Eq. sft-mask with the
  * schedules of schedules.ts). 'seg+scale' is PACT's own design (Seg A + Scale A).
  */
-import type { TokenTag } from './types';
+import type { TokenKind, TokenTag } from './types';
 import { createRegistry } from './registry';
 import { REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, tokenKeepFraction, type SftScheduleOptions } from './schedules';
 import { buildComponentMask, buildFullTokenMask } from './masks';
@@ -18,6 +18,15 @@ import { buildComponentMask, buildFullTokenMask } from './masks';
  */
 export const PREFIX_REVEALS = ['remove', 'mask'] as const;
 export type PrefixReveal = (typeof PREFIX_REVEALS)[number];
+
+/**
+ * Whether an h* token of SFT weight m stays in the SFT row under `reveal`: under 'remove' a
+ * reasoning token the mask leaves out (m = 0: unrevealed at this step, or a leak) leaves the
+ * row; every other token stays (the trainer's row and the Token masks panel read this rule).
+ */
+export function isKeptInSftRow(kind: TokenKind, m: number, reveal: PrefixReveal): boolean {
+  return reveal === 'mask' || kind !== 'reasoning' || m > 0;
+}
 
 /** A design: a reasoning and a tool-call schedule by name, or token-count annealing of both together. */
 export type SftDesign = { kind: 'component'; reasoning: string; toolCall: string } | { kind: 'full-token' };

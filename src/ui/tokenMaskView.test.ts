@@ -4,7 +4,13 @@ import type { TextTokenizer } from '../model/tokenizer/types';
 import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
 import { renderPrivilegedTrace } from '../traces/render';
 import type { ExpertTrace, ReasoningChunk } from '../traces/types';
-import { computeMaskAtStep, describeRatioRow, findSftDesignName, summarizeMask } from './tokenMaskView';
+import {
+  computeMaskAtStep,
+  describeRatioRow,
+  findRemovedFromRow,
+  findSftDesignName,
+  summarizeMask,
+} from './tokenMaskView';
 import { tokenizePrivilegedTrace } from './traceTokens';
 
 /** A word tokenizer: each run of spaces/newlines and each run of other characters is one token. */
@@ -124,6 +130,17 @@ describe('tokenizePrivilegedTrace', () => {
     // turn 0: 16 safe reasoning + 13 call tokens = 29 → floor(14.5) = 14
     expect(summarizeMask(tokens.tags, at.mask).z).toBe(14);
     expect(at.mask).toEqual(buildSftMaskAtStep(tokens.tags, tokens.prefixChunkCounts, 5, 'full-token', OPTIONS));
+  });
+
+  it("prefixReveal 'remove' leaves C3 (6) and the leak C4 (5) out of the row at L2; at L4 only the leak; 'mask' nothing", () => {
+    const at2 = computeMaskAtStep(tokens, 5, PACT, OPTIONS).mask; // L2 (above)
+    const out2 = findRemovedFromRow(tokens.tags, at2, 'remove');
+    expect(out2.filter(Boolean).length).toBe(11);
+    // exactly the reasoning tokens of segments 2 and 3 (C3, C4) of turn 0
+    expect(tokens.tags.filter((_, n) => out2[n]).every((t) => t.kind === 'reasoning' && t.segment! >= 2)).toBe(true);
+    const at4 = computeMaskAtStep(tokens, 0, PACT, OPTIONS).mask; // L4: C1..C3 revealed
+    expect(findRemovedFromRow(tokens.tags, at4, 'remove')).toEqual(tokens.isLeak);
+    expect(findRemovedFromRow(tokens.tags, at2, 'mask').some(Boolean)).toBe(false);
   });
 
   it('summarizeMask names a length mismatch', () => {

@@ -15,6 +15,8 @@ import {
   TOOL_CALL_SCHEDULES,
   buildComponentMask,
   buildSftMaskAtStep,
+  isKeptInSftRow,
+  type PrefixReveal,
   type ReasoningSupervision,
   type SftScheduleOptions,
   type TokenKind,
@@ -132,6 +134,18 @@ export function summarizeMask(tags: readonly TokenTag[], mask: readonly number[]
     nSupervised,
     byKind: order.filter((k) => byKind.has(k)).map((k) => byKind.get(k)!),
   };
+}
+
+/**
+ * [N] whether each h* token is left out of the SFT row under `reveal` (core isKeptInSftRow,
+ * the trainer's rule): under 'remove' the reasoning at m = 0, under 'mask' none.
+ */
+export function findRemovedFromRow(
+  tags: readonly TokenTag[],
+  mask: readonly number[],
+  reveal: PrefixReveal,
+): boolean[] {
+  return tags.map((tag, n) => !isKeptInSftRow(tag.kind, mask[n], reveal));
 }
 
 /** Z as the panel prints it (3 decimals; the tests compare this text). */

@@ -19,7 +19,7 @@ import {
   type SftScheduleOptions,
 } from '../../core/schedules';
 import { buildComponentMask, buildFullTokenMask } from '../../core/masks';
-import type { PrefixReveal } from '../../core/sftSchedule';
+import { isKeptInSftRow, type PrefixReveal } from '../../core/sftSchedule';
 import type { TextTokenizer } from '../../model/tokenizer/types';
 import { renderPrivilegedTrace } from '../../traces/render';
 import type { ExpertTrace } from '../../traces/types';
@@ -183,7 +183,7 @@ export function buildComponentSftRow(
   const tags = [...prompt.tags, ...h.tags];
   const { mask, lambdaA, prefixLevel } = buildSftMaskAtStep(tags, trace, step, schedule);
   if ((schedule.prefixReveal ?? 'remove') === 'mask') return { ids, tags, mask, lambdaA, prefixLevel };
-  const isKept = tags.map((t, n) => n < prompt.ids.length || t.kind !== 'reasoning' || mask[n] > 0);
+  const isKept = tags.map((t, n) => n < prompt.ids.length || isKeptInSftRow(t.kind, mask[n], 'remove'));
   const keep = <T>(values: readonly T[]) => values.filter((_, n) => isKept[n]);
   return { ids: keep(ids), tags: keep(tags), mask: keep(mask), lambdaA, prefixLevel };
 }
