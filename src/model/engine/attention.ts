@@ -6,6 +6,7 @@
  * are gathered into buffers of its own first, and its key gradients scattered back.
  */
 import { F, type EngineCore } from './core';
+import { attnBwdCall, attnFwdCall } from './kernelCalls';
 import type { LayerActs } from './layer';
 import { toPlanes } from './linear';
 import type { BatchPlan, Segment } from './plan';
@@ -69,26 +70,25 @@ export function attendSegments(e: EngineCore, a: LayerActs, plan: BatchPlan): vo
     for (let h = 0; h < nH; h++) {
       const g = Math.floor(h / group);
       tasks.push([
-        [
-          'attnFwd',
-          a.q + (s.off * QD + h * D) * F,
-          QD,
-          keys.kt + g * D * keys.ldkt * F,
-          keys.ldkt,
-          keys.v + g * D * F,
-          KD,
-          a.o + (s.off * QD + h * D) * F,
-          QD,
-          a.lse + (h * N + s.off) * F,
-          1,
-          s.len,
-          keys.Tk - s.len,
-          1,
-          keys.Tk,
+        attnFwdCall({
+          q: a.q + (s.off * QD + h * D) * F,
+          ldq: QD,
+          kt: keys.kt + g * D * keys.ldkt * F,
+          ldkt: keys.ldkt,
+          v: keys.v + g * D * F,
+          ldv: KD,
+          o: a.o + (s.off * QD + h * D) * F,
+          ldo: QD,
+          lse: a.lse + (h * N + s.off) * F,
+          ldlse: 1,
+          Tq: s.len,
+          qPos0: keys.Tk - s.len,
+          qStep: 1,
+          Tk: keys.Tk,
           D,
-          e.scale,
-          work[si * nH + h],
-        ],
+          scale: e.scale,
+          work: work[si * nH + h],
+        }),
       ]);
     }
   });
@@ -125,35 +125,37 @@ export function attendSegmentsBackward(
       // The heads of one KV head add into its dk, dv: one task, in order.
       const calls: KernelCall[] = [];
       for (let h = g * group; h < (g + 1) * group; h++) {
-        calls.push([
-          'attnBwd',
-          a.q + (s.off * QD + h * D) * F,
-          QD,
-          keys.k + g * D * F,
-          KD,
-          keys.kt + g * D * keys.ldkt * F,
-          keys.ldkt,
-          vt + g * D * keys.Tk * F,
-          keys.Tk,
-          a.o + (s.off * QD + h * D) * F,
-          QD,
-          dO + (s.off * QD + h * D) * F,
-          QD,
-          a.lse + (h * N + s.off) * F,
-          1,
-          dq + (s.off * QD + h * D) * F,
-          QD,
-          dkS + g * D * F,
-          KD,
-          dvS + g * D * F,
-          KD,
-          s.len,
-          keys.Tk - s.len,
-          keys.Tk,
-          D,
-          e.scale,
-          work[si * nKv + g],
-        ]);
+        const head = (s.off * QD + h * D) * F; // this head's columns of the query-side rows
+        calls.push(
+          attnBwdCall({
+            q: a.q + head,
+            ldq: QD,
+            k: keys.k + g * D * F,
+            ldk: KD,
+            kt: keys.kt + g * D * keys.ldkt * F,
+            ldkt: keys.ldkt,
+            vt: vt + g * D * keys.Tk * F,
+            ldvt: keys.Tk,
+            o: a.o + head,
+            ldo: QD,
+            dO: dO + head,
+            lddo: QD,
+            lse: a.lse + (h * N + s.off) * F,
+            ldlse: 1,
+            dq: dq + head,
+            lddq: QD,
+            dk: dkS + g * D * F,
+            lddk: KD,
+            dv: dvS + g * D * F,
+            lddv: KD,
+            Tq: s.len,
+            qPos0: keys.Tk - s.len,
+            Tk: keys.Tk,
+            D,
+            scale: e.scale,
+            work: work[si * nKv + g],
+          }),
+        );
       }
       tasks.push(calls);
     }

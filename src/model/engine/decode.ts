@@ -9,8 +9,8 @@ import { F, type EngineCore } from './core';
 import { layerForward, type LayerActs } from './layer';
 import { rmsnormForward, toPlanes } from './linear';
 import { EMBED, FINAL_NORM, headName, listPassTensors } from './names';
+import { attnFwdCall, type KernelArgs } from './kernelCalls';
 import { ensureSlotCapacity, type KvSlot } from './kvCache';
-import type { KernelCall } from './threads';
 import { allocAttnWork, mm } from './threadSplit';
 import type { EngineParams } from './weights';
 
@@ -32,7 +32,9 @@ function attendSlots(
   a: LayerActs,
 ): void {
   const { rt, QD, KD, D, nH, nKv, group } = e;
-  const tasks: KernelCall[][] = [];
+  // One call per (slot, head), or per (slot, KV head) for a single new token; each gets its
+  // own scratch and log-sum-exp rows (decode never reads the lse), allocated once all are known.
+  const calls: Omit<KernelArgs<'attnFwd'>, 'lse' | 'ldlse' | 'work'>[] = [];
   items.forEach((it, j) => {
     const s = it.slot;
     const start = s.tokens.length;
@@ -42,66 +44,51 @@ function attendSlots(
     if (c === 1) {
       // One token: the `group` query heads of a KV head are adjacent rows at one position.
       for (let gh = 0; gh < nKv; gh++) {
-        tasks.push([
-          [
-            'attnFwd',
-            a.q + (offsets[j] * QD + gh * group * D) * F,
-            D,
-            s.kt[i] + gh * D * s.cap * F,
-            s.cap,
-            s.v[i] + gh * D * F,
-            KD,
-            a.o + (offsets[j] * QD + gh * group * D) * F,
-            D,
-            0,
-            0,
-            group,
-            start,
-            0,
-            start + 1,
-            D,
-            e.scale,
-            0,
-          ],
-        ]);
+        calls.push({
+          q: a.q + (offsets[j] * QD + gh * group * D) * F,
+          ldq: D,
+          kt: s.kt[i] + gh * D * s.cap * F,
+          ldkt: s.cap,
+          v: s.v[i] + gh * D * F,
+          ldv: KD,
+          o: a.o + (offsets[j] * QD + gh * group * D) * F,
+          ldo: D,
+          Tq: group,
+          qPos0: start,
+          qStep: 0,
+          Tk: start + 1,
+          D,
+          scale: e.scale,
+        });
       }
       return;
     }
     for (let h = 0; h < nH; h++) {
       const gh = Math.floor(h / group);
-      tasks.push([
-        [
-          'attnFwd',
-          a.q + (offsets[j] * QD + h * D) * F,
-          QD,
-          s.kt[i] + gh * D * s.cap * F,
-          s.cap,
-          s.v[i] + gh * D * F,
-          KD,
-          a.o + (offsets[j] * QD + h * D) * F,
-          QD,
-          0,
-          0,
-          c,
-          start,
-          1,
-          start + c,
-          D,
-          e.scale,
-          0,
-        ],
-      ]);
+      calls.push({
+        q: a.q + (offsets[j] * QD + h * D) * F,
+        ldq: QD,
+        kt: s.kt[i] + gh * D * s.cap * F,
+        ldkt: s.cap,
+        v: s.v[i] + gh * D * F,
+        ldv: KD,
+        o: a.o + (offsets[j] * QD + h * D) * F,
+        ldo: QD,
+        Tq: c,
+        qPos0: start,
+        qStep: 1,
+        Tk: start + c,
+        D,
+        scale: e.scale,
+      });
     }
   });
-  // Each call gets its own scratch and log-sum-exp rows (slots 8 and the last).
-  const work = allocAttnWork(rt, D, tasks.length);
+  const work = allocAttnWork(rt, D, calls.length);
   const lseRows = Math.max(nH, ...counts);
-  const lseAll = rt.alloc(tasks.length * lseRows);
-  tasks.forEach(([call], t) => {
-    call[9] = lseAll + t * lseRows * F;
-    call[10] = 1;
-    call[call.length - 1] = work[t];
-  });
+  const lseAll = rt.alloc(calls.length * lseRows);
+  const tasks = calls.map((args, t) => [
+    attnFwdCall({ ...args, lse: lseAll + t * lseRows * F, ldlse: 1, work: work[t] }),
+  ]);
   rt.parallel(tasks);
   for (const w of work) rt.release(w);
   rt.release(lseAll);

@@ -8,6 +8,7 @@
  */
 import { F, type EngineCore } from './core';
 import type { GradBuffers } from './gradBuffers';
+import { lmHeadGradRowsCall, lmHeadRowsCall } from './kernelCalls';
 import { headName } from './names';
 import type { HeadPlan } from './plan';
 import { mm, mmTN, sliceRows } from './threadSplit';
@@ -44,7 +45,9 @@ export function runHead(
       const c = Math.min(C, head.hidden.length - j0);
       gatherHead(e, head, j0, c, xnF, h, t);
       mm(rt, h, H, headT, V, z, V, c, V, H, 0);
-      sliceRows(rt, c, (r0, n) => ['lmHeadRows', z + r0 * V * F, n, V, t + r0 * F, stats + r0 * 3 * F]);
+      sliceRows(rt, c, (r0, n) =>
+        lmHeadRowsCall({ z: z + r0 * V * F, rows: n, V, targets: t + r0 * F, out: stats + r0 * 3 * F }),
+      );
       onChunk(j0, c, stats);
     }
   } finally {
@@ -98,16 +101,17 @@ export function headBackward(
       f32[(ge >> 2) + r] = se;
     }
     mm(rt, hc, H, headT, V, z, V, c, V, H, 0);
-    sliceRows(rt, c, (r0, n) => [
-      'lmHeadGradRows',
-      z + r0 * V * F,
-      n,
-      V,
-      tc + r0 * F,
-      headLse + (j0 + r0) * F,
-      gl + r0 * F,
-      ge + r0 * F,
-    ]);
+    sliceRows(rt, c, (r0, n) =>
+      lmHeadGradRowsCall({
+        z: z + r0 * V * F,
+        rows: n,
+        V,
+        targets: tc + r0 * F,
+        lse: headLse + (j0 + r0) * F,
+        gLogp: gl + r0 * F,
+        gEnt: ge + r0 * F,
+      }),
+    );
     mm(rt, z, V, headPtr, H, dh, H, c, H, V, 0);
     for (let r = 0; r < c; r++) k.axpy(dh + r * H * F, dxnF + head.hidden[j0 + r] * H * F, H, 1, 1);
     if (gHead) mmTN(rt, z, V, hc, H, gHead, H, V, H, c, 1);

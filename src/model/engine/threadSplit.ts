@@ -7,6 +7,7 @@
  */
 import { F } from './core';
 import type { EngineRuntime } from './runtime';
+import { gemmCall, gemmTNCall } from './kernelCalls';
 import type { KernelCall } from './threads';
 
 /** Products smaller than this run on the calling thread (a dispatch costs tens of µs). */
@@ -35,11 +36,13 @@ export function mm(
   if (M >= 8 * T) {
     const step = Math.ceil(M / (2 * T) / 4) * 4;
     for (let i0 = 0; i0 < M; i0 += step)
-      tasks.push([['gemm', a + i0 * lda * F, lda, b, ldb, c + i0 * ldc * F, ldc, Math.min(step, M - i0), N, K, acc]]);
+      tasks.push([
+        gemmCall({ a: a + i0 * lda * F, lda, b, ldb, c: c + i0 * ldc * F, ldc, M: Math.min(step, M - i0), N, K, acc }),
+      ]);
   } else {
     const step = Math.max(8, Math.ceil(N / (2 * T) / 8) * 8);
     for (let j0 = 0; j0 < N; j0 += step)
-      tasks.push([['gemm', a, lda, b + j0 * F, ldb, c + j0 * F, ldc, M, Math.min(step, N - j0), K, acc]]);
+      tasks.push([gemmCall({ a, lda, b: b + j0 * F, ldb, c: c + j0 * F, ldc, M, N: Math.min(step, N - j0), K, acc })]);
   }
   rt.parallel(tasks);
 }
@@ -66,7 +69,9 @@ export function mmTN(
   const step = Math.ceil(M / (2 * T) / 4) * 4;
   const tasks: KernelCall[][] = [];
   for (let i0 = 0; i0 < M; i0 += step)
-    tasks.push([['gemmTN', a + i0 * F, lda, b, ldb, c + i0 * ldc * F, ldc, Math.min(step, M - i0), N, K, acc]]);
+    tasks.push([
+      gemmTNCall({ a: a + i0 * F, lda, b, ldb, c: c + i0 * ldc * F, ldc, M: Math.min(step, M - i0), N, K, acc }),
+    ]);
   rt.parallel(tasks);
 }
 

@@ -1,0 +1,90 @@
+/**
+ * Typed builders of the kernel calls that tasks carry to worker threads (threads.ts sends a
+ * call as [kernel, ...numbers]). Each builder takes named arguments and lays them out in the
+ * order of the kernel's AssemblyScript signature, recorded in KERNEL_PARAMS;
+ * kernelCalls.test.ts holds that list to the signatures in assembly/ and to the compiled
+ * module's arities, so a kernel whose parameters change cannot be called with a stale layout.
+ */
+import type { KernelCall, TaskKernel } from './threads';
+
+/** Each task kernel's parameters, in signature order (pointers are byte offsets, `ld*` row strides in floats). */
+export const KERNEL_PARAMS = {
+  gemm: ['a', 'lda', 'b', 'ldb', 'c', 'ldc', 'M', 'N', 'K', 'acc'],
+  gemmTN: ['a', 'lda', 'b', 'ldb', 'c', 'ldc', 'M', 'N', 'K', 'acc'],
+  attnFwd: [
+    'q',
+    'ldq',
+    'kt',
+    'ldkt',
+    'v',
+    'ldv',
+    'o',
+    'ldo',
+    'lse',
+    'ldlse',
+    'Tq',
+    'qPos0',
+    'qStep',
+    'Tk',
+    'D',
+    'scale',
+    'work',
+  ],
+  attnBwd: [
+    'q',
+    'ldq',
+    'k',
+    'ldk',
+    'kt',
+    'ldkt',
+    'vt',
+    'ldvt',
+    'o',
+    'ldo',
+    'dO',
+    'lddo',
+    'lse',
+    'ldlse',
+    'dq',
+    'lddq',
+    'dk',
+    'lddk',
+    'dv',
+    'lddv',
+    'Tq',
+    'qPos0',
+    'Tk',
+    'D',
+    'scale',
+    'work',
+  ],
+  rmsnormFwd: ['x', 'ldx', 'w', 'y', 'ldy', 'rstd', 'rows', 'n', 'eps'],
+  swigluFwd: ['g', 'u', 'a', 'n'],
+  swigluBwd: ['g', 'u', 'da', 'dg', 'du', 'n'],
+  lmHeadRows: ['z', 'rows', 'V', 'targets', 'out'],
+  lmHeadGradRows: ['z', 'rows', 'V', 'targets', 'lse', 'gLogp', 'gEnt'],
+  transpose: ['src', 'lds', 'dst', 'ldd', 'rows', 'cols'],
+  rope: ['x', 'ld', 'T', 'nHeads', 'D', 'pos', 'cos', 'sin', 'sign'],
+} as const satisfies Record<TaskKernel, readonly string[]>;
+
+/** The named arguments of a task kernel. */
+export type KernelArgs<K extends TaskKernel> = { readonly [P in (typeof KERNEL_PARAMS)[K][number]]: number };
+
+/** A call of `kernel` with its arguments laid out in signature order. */
+export function kernelCall<K extends TaskKernel>(kernel: K, args: KernelArgs<K>): KernelCall {
+  const names: readonly string[] = KERNEL_PARAMS[kernel];
+  return [kernel, ...names.map((name) => (args as Record<string, number>)[name])];
+}
+
+/** C[M,N] (+)= A[M,K]·B[K,N]. */
+export const gemmCall = (args: KernelArgs<'gemm'>) => kernelCall('gemm', args);
+/** C[M,N] (+)= Aᵀ·B with A stored [K, M]. */
+export const gemmTNCall = (args: KernelArgs<'gemmTN'>) => kernelCall('gemmTN', args);
+/** One head's causal attention (query i at position qPos0 + i·qStep reads keys ≤ its position). */
+export const attnFwdCall = (args: KernelArgs<'attnFwd'>) => kernelCall('attnFwd', args);
+/** Backward of attnFwdCall for one head; dq, dk, dv accumulate. */
+export const attnBwdCall = (args: KernelArgs<'attnBwd'>) => kernelCall('attnBwd', args);
+/** Per row of logits: log p(target), entropy, lse into out [rows, 3]. */
+export const lmHeadRowsCall = (args: KernelArgs<'lmHeadRows'>) => kernelCall('lmHeadRows', args);
+/** Per row of logits, in place: z → ∂/∂z of gLogp·logp + gEnt·entropy. */
+export const lmHeadGradRowsCall = (args: KernelArgs<'lmHeadGradRows'>) => kernelCall('lmHeadGradRows', args);
