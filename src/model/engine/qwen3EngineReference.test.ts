@@ -122,7 +122,7 @@ function unpad(values: number[][], rows: number[][], left: boolean): number[] {
   });
 }
 
-/** The engine's LM-head chunk (Qwen3Engine.headChunk): items per z = h Wᵀ block. */
+/** The engine's LM-head chunk (EngineCore.headChunk, core.ts): items per z = h Wᵀ block. */
 function headChunk(V: number): number {
   return Math.max(4, Math.floor((1 << 20) / V / 4) * 4);
 }
