@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: the format and lint checks (prettier --check, eslint; warnings pass), the
-// unit tests (vitest, Node) and then the browser tests (Playwright in Debian's Chromium,
+// unit tests (vitest, Node; scripts/ensurePython.mjs first installs or names the Python the
+// PyTorch and VeRL reference tests import) and then the browser tests (Playwright in Debian's Chromium,
 // against the built app). Ends with one summary line "N passed, N failed" counting the
 // tests, and a line naming the checks that failed; any failure fails the run.
 import { spawnSync } from 'node:child_process';
@@ -27,7 +28,8 @@ if (failedChecks.length) {
   console.error(`\n${failedChecks.join(' and ')} failed (${hint})`);
 }
 
-// 1. Unit tests.
+// 1. Unit tests (the reference tests' Python first: installed or named, never failing the run).
+run('node', ['scripts/ensurePython.mjs']);
 const unitJson = `${tmp}/vitest.json`;
 rmSync(unitJson, { force: true });
 const unitStatus = run('npx', [
