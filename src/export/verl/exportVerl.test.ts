@@ -5,6 +5,7 @@
  * answers every call as the app's RolloutEnv does (and through the Python client, which
  * also recomputes each row's gate from the seed, when a torch python is present).
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -163,6 +164,7 @@ describe('pact export verl', () => {
       'shuffle: false',
     ])
       expect(yaml).toContain(line);
+    expect(yaml).toContain('reward_kwargs:\n    pact: "${pact}"');
     const readme = readFileSync(path.join(dir, 'README.md'), 'utf8');
     expect(readme).toContain('bash launch.sh');
     expect(readme).toContain('Not carried over');
@@ -230,5 +232,37 @@ describe('pact export verl', () => {
     expect(out.tools).toEqual(expected);
     expect(out.exportedGates).toEqual(out.exportedRowGates);
     expect(out.exportedRowGates).toEqual(trainRows.map((r) => Number(r.extra_info.pact_gate)));
+  }, 60_000);
+
+  it("VeRL's main_ppo way of building the reward manager (**reward_model.reward_kwargs) hands it the run's reward settings", () => {
+    const py = findVerlTestPython();
+    if (!py.python) {
+      console.warn(`exportVerl.test.ts: reward manager not built: ${py.reason}`);
+      return;
+    }
+    // As verl/trainer/main_ppo.py: load_reward_manager(config, tokenizer, num_examine=0,
+    // **config.reward_model.get("reward_kwargs", {})), which passes them to the class.
+    const script = `
+import json, sys
+from omegaconf import OmegaConf
+sys.path.insert(0, sys.argv[1])
+from pact_verl.reward_manager import PactTurnRewardManager
+cfg = OmegaConf.load(sys.argv[1] + "/config/pact_trainer.yaml")
+m = PactTurnRewardManager(tokenizer=None, num_examine=0, compute_score=None, reward_fn_key="data_source",
+                          **cfg.reward_model.get("reward_kwargs", {}))
+print(json.dumps({"kind": m.kind, "options": dict(m.options)}, default=lambda o: OmegaConf.to_container(o, resolve=True)))
+`;
+    const r = spawnSync(py.python, ['-c', script, dir], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const got = JSON.parse(r.stdout) as { kind: string; options: Record<string, unknown> };
+    const config = resolveConfig({ ...EXPERIMENT.base, seed: 3 });
+    expect(got.kind).toBe('matchtir');
+    expect(got.options).toMatchObject({
+      reward: 'matchtir',
+      matching: config.matching,
+      unmatched_penalty: config.unmatchedPenalty,
+      toolrl_rule: config.toolrlRule,
+      seed: 3,
+    });
   }, 60_000);
 });

@@ -85,6 +85,9 @@ export function mapTrainerSettings(c: TrainConfig, paths: { modelPath: string })
     ['reward_manager.source', 'importlib'],
     ['reward_manager.name', 'PactTurnRewardManager'],
     ['reward_manager.module.path', 'pact_verl/reward_manager.py'],
+    // VeRL's main_ppo builds the reward manager with **reward_model.reward_kwargs: the pact block
+    // (its reward kind, matching, unmatched penalty and ToolRL rule), by OmegaConf interpolation.
+    ['reward_model.reward_kwargs.pact', '${pact}'],
     ['trainer.total_training_steps', c.steps],
     ['trainer.total_epochs', 1],
     ['trainer.test_freq', c.evalEvery > 0 ? c.evalEvery : -1],
