@@ -66,6 +66,11 @@ describe('parseAssistantTurn', () => {
     const bad = parseAssistantTurn('<tool_call>{"name": "f", "arguments": {</tool_call>');
     expect(bad.calls[0].call).toBeUndefined();
     expect(bad.errors[0]).toMatch(/^<tool_call> #1: the <tool_call> block is not valid JSON \(/);
+    // The project's words, not the engine's SyntaxError (which Node and Chromium word differently):
+    // the policy reads this text, so it must be the same in every runtime.
+    expect(parseToolCallJson('{"name": "f", "arguments": [1 2]}').error).toBe(
+      "the <tool_call> block is not valid JSON (at character 31: expected ',' or ']' after an array element)",
+    );
     expect(bad.pieces).toEqual([{ kind: 'tool_call', start: 0, end: bad.text.length }]);
 
     expect(parseToolCallJson('{"arguments": {}}').error).toBe('the tool call has no "name"');

@@ -12,6 +12,7 @@
  * Errors, schema checks and parsing conventions: docs/envs.md.
  */
 import type { ParamSchema, ToolCall, ToolSchema } from './types';
+import { describeJsonSyntaxError } from './jsonSyntax';
 
 export interface Span {
   /** First character (inclusive). */
@@ -84,11 +85,9 @@ export function parseToolCallJson(inner: string): { call?: ToolCall; error?: str
   let value: unknown;
   try {
     value = JSON.parse(trimmed);
-  } catch (e) {
-    const reason = e instanceof Error ? e.message : String(e);
-    return {
-      error: `the <tool_call> block is not valid JSON (${reason.length > 120 ? reason.slice(0, 120) + '…' : reason})`,
-    };
+  } catch {
+    // The position in the project's words, not the engine's SyntaxError text (jsonSyntax.ts).
+    return { error: `the <tool_call> block is not valid JSON (${describeJsonSyntaxError(trimmed)})` };
   }
   if (!isPlainObject(value))
     return { error: 'the <tool_call> block must be a JSON object {"name": …, "arguments": {…}}' };

@@ -16,6 +16,7 @@ import type { ToolSearch } from './search';
 import { hasToolList, parseToolList, resolveToolList, stripThinking } from './toolList';
 import type { ToolListParse } from './toolList';
 import type { RepoQuery } from './types';
+import { describeJsonSyntaxError } from '../jsonSyntax';
 
 /** ToolSearcher trains and tests with at most 8 interaction turns (App. D). */
 export const DEFAULT_MAX_TURNS = 8;
@@ -99,8 +100,8 @@ export function parseSearchCall(body: string): SearchCallParse {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.trim());
-  } catch (error) {
-    return { isOk: false, error: `tool call: invalid JSON (${(error as Error).message})` };
+  } catch {
+    return { isOk: false, error: `tool call: invalid JSON (${describeJsonSyntaxError(body.trim())})` };
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return { isOk: false, error: 'tool call: expected a JSON object {"name": …, "arguments": {…}}' };

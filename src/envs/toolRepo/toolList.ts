@@ -6,6 +6,7 @@
  * Never throws: malformed input gives `{ isOk: false, error }`.
  */
 import type { ToolRepository } from './types';
+import { describeJsonSyntaxError } from '../jsonSyntax';
 
 export type ToolListParse = { isOk: true; names: string[] } | { isOk: false; error: string };
 
@@ -47,8 +48,8 @@ export function parseToolList(text: string): ToolListParse {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
-    } catch (error) {
-      return { isOk: false, error: `tool list: invalid JSON array (${(error as Error).message})` };
+    } catch {
+      return { isOk: false, error: `tool list: invalid JSON array (${describeJsonSyntaxError(body)})` };
     }
     if (!Array.isArray(parsed)) return { isOk: false, error: 'tool list: JSON content is not an array' };
     items = [];
