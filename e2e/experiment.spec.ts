@@ -8,11 +8,13 @@
  * row and the metric columns; results.json every step; the figures must be PNG files.
  */
 import { test, expect } from '@playwright/test';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runExperiment } from '../scripts/browserExperiment';
-import { compareRunMetrics, type ExperimentResults } from '../src/experiments/results';
+import { compareRunMetrics, isMachineMetric, type ExperimentResults } from '../src/experiments/results';
+import { parseMetricsJsonl } from '../src/storage/metricsFile';
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -226,4 +228,27 @@ test('smoke experiment through the UI, twice: identical metrics bit for bit, tab
   expect(readFileSync(path.join(outs[0], 'table.md'), 'utf8')).toContain(
     '1 run(s) were kept from an earlier invocation (--resume)',
   );
+
+  // The same file through `pact train` in Node: the same run as the page's, bit for bit (machine
+  // metrics aside), so the CLI and the app give one set of numbers. Two diagnostics are summed in
+  // double from JS Math.exp (kl_prompt_only, trace_logprob_gap), which Node 20's and Chromium's V8
+  // may round differently in the last bit: those to 1e-12 relative.
+  const nodeOut = mkdtempSync(path.join(tmpdir(), 'pact-exp-node-'));
+  const cli = spawnSync(
+    'node',
+    ['bin/pact.mjs', 'train', '--config', 'experiments/smoke-ui.json', '--threads', '1', '--out', nodeOut],
+    { encoding: 'utf8' },
+  );
+  expect(cli.status, cli.stderr).toBe(0);
+  const nodeRows = parseMetricsJsonl(readFileSync(path.join(nodeOut, 'smoke-ui', 'pact-s1', 'metrics.jsonl'))).rows;
+  expect(nodeRows.map((r) => r.step)).toEqual(a.runs[0].steps.map((s) => s.step));
+  const DOUBLE_MATH = new Set(['kl_prompt_only', 'trace_logprob_gap']);
+  a.runs[0].steps.forEach((s, i) => {
+    for (const [k, v] of Object.entries(s.values)) {
+      if (isMachineMetric(k) || k.startsWith('memory/')) continue;
+      const n = nodeRows[i].values[k];
+      if (DOUBLE_MATH.has(k) && typeof v === 'number') expect(n, k).toBeCloseTo(v, 12 - Math.log10(Math.abs(v) || 1));
+      else expect(Number.isNaN(n) ? null : (n ?? null), `step ${s.step} ${k}`).toBe(v); // NaN is null in results
+    }
+  });
 });
