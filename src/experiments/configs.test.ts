@@ -51,7 +51,7 @@ describe('experiments/*.json', () => {
     for (const r of full.runs) expect(r.id).not.toMatch(/[/\\,]/);
   });
 
-  it('table1: Vanilla and the eight methods of PACT Table 1, 3 seeds each', () => {
+  it('table1: Vanilla, the eight methods of PACT Table 1 and the frozen control, 5 seeds each, 200 held-out tasks', () => {
     const { full } = load('table1.json');
     const names = [...new Set(full.runs.map((r) => r.name))];
     expect(names).toEqual([
@@ -64,9 +64,18 @@ describe('experiments/*.json', () => {
       'matchtir',
       'sft_then_matchtir',
       'pact',
+      'frozen',
     ]);
-    expect(full.runs.filter((r) => r.name === 'pact').map((r) => r.seed)).toEqual([1, 2, 3]);
-    for (const r of full.runs.filter((x) => x.name !== 'vanilla')) expect(r.config.recipe).toBe(r.name);
+    for (const name of names)
+      expect(full.runs.filter((r) => r.name === name).map((r) => r.seed)).toEqual([1, 2, 3, 4, 5]);
+    for (const r of full.runs.filter((x) => x.name !== 'vanilla' && x.name !== 'frozen'))
+      expect(r.config.recipe).toBe(r.name);
+    for (const r of full.runs) expect(r.config.tasks).toMatchObject({ testSeed: 11, nTest: 200 });
+    // The frozen control: PACT whose weights do not move, on the same prompts and sampling streams.
+    const pact = full.runs.find((r) => r.name === 'pact')!.config;
+    const frozen = full.runs.find((r) => r.name === 'frozen')!.config;
+    expect(frozen.lr).toBe(1e-12);
+    expect({ ...frozen, lr: pact.lr, evalEvery: pact.evalEvery, name: pact.name }).toEqual(pact);
     const vanilla = full.runs.find((r) => r.name === 'vanilla')!.config;
     // The warm start untouched: steps 0 = no update, only the held-out evaluation.
     expect(vanilla).toMatchObject({ recipe: 'sft', steps: 0 });
