@@ -60,7 +60,7 @@ export function formatTableMarkdown(table: ExperimentTable, options: TableTextOp
     lines.push(`|---|${keys.map(() => '---:').join('|')}|`);
     for (const p of options.pairs) {
       lines.push(
-        `| ${p.run} − ${p.control} | ${keys.map((k) => (p.cells[k] ? formatSeedPairCell(p.cells[k], digits) : '–')).join(' | ')} |`,
+        `| ${p.run} − ${p.control}${p.heldOutControl ? ` (held out: − ${p.heldOutControl})` : ''} | ${keys.map((k) => (p.cells[k] ? formatSeedPairCell(p.cells[k], digits) : '–')).join(' | ')} |`,
       );
     }
     lines.push(

@@ -38,11 +38,10 @@ const RUNS: RunResult[] = [
 ];
 
 describe('buildSeedPairs', () => {
-  it('pairs every row with the frozen control by seed, vanilla with it too, and pact with matchtir', () => {
+  it('pairs every row with the frozen control by seed (held out: with vanilla), and pact with matchtir', () => {
     expect(defaultSeedPairs(['vanilla', 'pact', 'matchtir', 'frozen'])).toEqual([
-      { run: 'pact', control: 'frozen' },
-      { run: 'matchtir', control: 'frozen' },
-      { run: 'vanilla', control: 'frozen' },
+      { run: 'pact', control: 'frozen', heldOutControl: 'vanilla' },
+      { run: 'matchtir', control: 'frozen', heldOutControl: 'vanilla' },
       { run: 'pact', control: 'matchtir' },
     ]);
     expect(defaultSeedPairs(['vanilla', 'sft', 'grpo'])).toEqual([
@@ -79,6 +78,21 @@ describe('buildSeedPairs', () => {
     // pact − matchtir: F1 +0.1 and −0.1; train reward only step 2 is shared: +0.1 and −0.1.
     expect(pactMatchtir.cells['eval/solve_f1'].diff.mean).toBeCloseTo(0, 15);
     expect(pactMatchtir.cells[MEAN_TRAIN_REWARD].diff.mean).toBeCloseTo(0, 15);
+  });
+
+  it('with a held-out control: train reward against frozen, held-out metrics against vanilla, by seed', () => {
+    const [pair] = buildSeedPairs(
+      RUNS,
+      ['eval/solve_f1', MEAN_TRAIN_REWARD],
+      defaultSeedPairs(['vanilla', 'pact', 'frozen']),
+    );
+    expect(pair).toMatchObject({ run: 'pact', control: 'frozen', heldOutControl: 'vanilla' });
+    // F1 against vanilla: +0.1, −0.1 (as pact − vanilla above); reward against frozen: +0.2, −0.1.
+    expect(pair.cells['eval/solve_f1'].diff.n).toBe(2);
+    expect(pair.cells['eval/solve_f1'].diff.mean).toBeCloseTo(0, 15);
+    expect(pair.cells[MEAN_TRAIN_REWARD].diff.mean).toBeCloseTo(0.05, 12);
+    const md = formatTableMarkdown(buildTable(RUNS, ['eval/solve_f1', 'reward']), { pairs: [pair] });
+    expect(md).toContain('| pact − frozen (held out: − vanilla) | 0.000 ± 0.100 (1/2) | +0.050 ± 0.150 (1/2) |');
   });
 
   it('formats a cell as mean ± standard error (seeds above / n), signed', () => {

@@ -19,6 +19,12 @@ export interface SeedPairSpec {
   run: string;
   /** The row it is compared with. */
   control: string;
+  /**
+   * The row its held-out metrics are compared with instead, when the control has none: the
+   * frozen control is never evaluated (its weights are the warm start's), so its held-out
+   * scores are Vanilla's, the warm start evaluated on the same tasks.
+   */
+  heldOutControl?: string;
 }
 
 export interface SeedPairCell {
@@ -50,13 +56,15 @@ function meanOverPairedSteps(run: RunResult, control: RunResult, key: string): n
 
 /**
  * The default pairs: every row against the control (a row named `frozen` if there is one,
- * else `vanilla`), and `pact` against `matchtir` when both are rows.
+ * else `vanilla`; with both, the held-out metrics against `vanilla`), and `pact` against
+ * `matchtir` when both are rows.
  */
 export function defaultSeedPairs(methods: readonly string[]): SeedPairSpec[] {
   const control = methods.includes('frozen') ? 'frozen' : methods.includes('vanilla') ? 'vanilla' : null;
   const pairs: SeedPairSpec[] = [];
-  if (control) for (const m of methods) if (m !== control && m !== 'vanilla') pairs.push({ run: m, control });
-  if (control === 'frozen' && methods.includes('vanilla')) pairs.push({ run: 'vanilla', control: 'frozen' });
+  const heldOut = control === 'frozen' && methods.includes('vanilla') ? { heldOutControl: 'vanilla' } : {};
+  if (control)
+    for (const m of methods) if (m !== control && m !== 'vanilla') pairs.push({ run: m, control, ...heldOut });
   if (methods.includes('pact') && methods.includes('matchtir')) pairs.push({ run: 'pact', control: 'matchtir' });
   return pairs;
 }
@@ -75,11 +83,13 @@ export function buildSeedPairs(
   return pairs.map((pair) => {
     const mine = finished(pair.run);
     const theirs = finished(pair.control);
+    const heldOut = pair.heldOutControl ? finished(pair.heldOutControl) : theirs;
     const cells: Record<string, SeedPairCell> = {};
     for (const key of metrics) {
       const diffs: number[] = [];
+      const controls = key === MEAN_TRAIN_REWARD || !key.startsWith('eval/') ? theirs : heldOut;
       for (const [seed, r] of mine) {
-        const c = theirs.get(seed);
+        const c = controls.get(seed);
         if (!c) continue;
         const d =
           key === MEAN_TRAIN_REWARD

@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -66,6 +66,34 @@ describe('pact table', () => {
     // mean +0.05, sd 0.2121, se 0.150, 1 of 2 above.
     expect(md).toContain('| pact − frozen | – | +0.050 ± 0.150 (1/2) |');
     expect(md).toContain('Held out: 200 tasks of the test world of seed 3, one greedy rollout each.');
+  });
+
+  it('pools several folders (links to run folders count) and refuses a run id found twice', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'pact-table-'));
+    dirs.push(root);
+    const write = async (dir: string, id: string, cfg: object, rows: object[]) => {
+      await mkdir(path.join(root, dir, id), { recursive: true });
+      await writeFile(path.join(root, dir, id, 'config.json'), JSON.stringify(cfg));
+      await writeFile(path.join(root, dir, id, 'metrics.jsonl'), lines(rows));
+    };
+    await write('control', 'frozen-s1', config('frozen', 1), [
+      { type: 'step', step: 1, reward: 1.0 },
+      { type: 'step', step: 2, reward: 0.8 },
+    ]);
+    await write('store', 'pact-s1', config('pact', 1), [
+      { type: 'step', step: 1, reward: 1.3 },
+      { type: 'step', step: 2, reward: 1.1 },
+    ]);
+    await mkdir(path.join(root, 'ablation'));
+    await symlink(path.join(root, 'store', 'pact-s1'), path.join(root, 'ablation', 'pact-s1'));
+    const out: string[] = [];
+    const run = (runs: string) => getCommand('table').run(['--runs', runs], { out: (l) => out.push(l), err: () => {} });
+    expect(await run(`${path.join(root, 'ablation')},${path.join(root, 'control')}`)).toBe(0);
+    // pact − frozen, seed 1: (+0.3, +0.3) → +0.3; one seed, no standard error.
+    expect(out.join('\n')).toContain('| pact − frozen | +0.300 (1/1) |');
+    await expect(run(`${path.join(root, 'ablation')},${path.join(root, 'store')}`)).rejects.toThrow(
+      /run pact-s1 is in both/,
+    );
   });
 
   it('names a folder without runs', async () => {

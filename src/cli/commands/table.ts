@@ -1,5 +1,5 @@
 /**
- * `pact table --runs DIR [--out FILE.md] [--digits N]`
+ * `pact table --runs DIR[,DIR…] [--out FILE.md] [--digits N]`
  *
  * The table of an experiment trained with `pact train` (or copied from one): every
  * DIR/<run id>/ folder holding metrics.jsonl and config.json is a run (its name and seed from
@@ -18,13 +18,28 @@ import type { TrainConfig } from '../../recipes/config';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
 import { parseMetricsJsonl } from './plot';
 
-const USAGE = `usage: pact table --runs DIR [--out FILE.md] [--digits N]
+const USAGE = `usage: pact table --runs DIR[,DIR…] [--out FILE.md] [--digits N]
 
 The table over seeds of the runs under DIR (each DIR/<run id>/ with metrics.jsonl and
-config.json, as pact train writes them): methods as rows (a run's config name), metrics as
+config.json, as pact train writes them; a link to such a folder counts; several DIRs,
+comma-separated, pool their runs, e.g. an ablation's with Table 1's frozen control): methods as rows (a run's config name), metrics as
 columns, each cell mean ± standard error over the seeds that finished; then every row paired
 by seed with the frozen (or vanilla) control and pact with matchtir: the mean difference ±
 its standard error and how many seeds were above. Prints Markdown; --out also writes it.`;
+
+/** DIR/<name>/'s metrics.jsonl and config.json as a run record; null (said on io.err) when either is missing. */
+async function readRunFolderFiles(folder: string, name: string, io: CliIO): Promise<RunResult | null> {
+  const metricsFile = path.join(folder, 'metrics.jsonl');
+  const [metrics, configText] = await Promise.all([
+    readFile(metricsFile, 'utf8').catch(() => null),
+    readFile(path.join(folder, 'config.json'), 'utf8').catch(() => null),
+  ]);
+  if (metrics === null || configText === null) {
+    io.err(`skipped ${folder}: no metrics.jsonl and config.json`);
+    return null;
+  }
+  return readRunFolder(name, metrics, JSON.parse(configText) as TrainConfig, metricsFile);
+}
 
 /** One run folder as the runner's run record: steps merged from the step and eval lines. */
 export function readRunFolder(id: string, metricsText: string, config: TrainConfig, file: string): RunResult {
@@ -63,25 +78,27 @@ async function runTable(args: string[], io: CliIO): Promise<number> {
   const digits = flags.digits === undefined ? 3 : Number(flags.digits);
   if (!Number.isInteger(digits) || digits < 0 || digits > 10)
     throw new Error(`--digits must be an integer 0–10, got "${String(flags.digits)}"`);
-  const dir = flags.runs;
-  const entries = await readdir(dir, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
-    throw new Error(`cannot read ${dir}: ${e.code ?? e.message}`);
-  });
+  const dirs = flags.runs.split(',').filter((d) => d !== '');
   const runs: RunResult[] = [];
-  for (const e of entries.filter((x) => x.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
-    const folder = path.join(dir, e.name);
-    const metricsFile = path.join(folder, 'metrics.jsonl');
-    const [metrics, configText] = await Promise.all([
-      readFile(metricsFile, 'utf8').catch(() => null),
-      readFile(path.join(folder, 'config.json'), 'utf8').catch(() => null),
-    ]);
-    if (metrics === null || configText === null) {
-      io.err(`skipped ${folder}: no metrics.jsonl and config.json`);
-      continue;
+  const seen = new Map<string, string>();
+  for (const dir of dirs) {
+    const entries = await readdir(dir, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
+      throw new Error(`cannot read ${dir}: ${e.code ?? e.message}`);
+    });
+    const folders = entries.filter((x) => x.isDirectory() || x.isSymbolicLink()).map((x) => x.name);
+    for (const name of folders.sort((a, b) => a.localeCompare(b))) {
+      const folder = path.join(dir, name);
+      const before = seen.get(name);
+      if (before !== undefined) throw new Error(`run ${name} is in both ${before} and ${dir}: keep one`);
+      const run = await readRunFolderFiles(folder, name, io);
+      if (run) {
+        runs.push(run);
+        seen.set(name, dir);
+      }
     }
-    runs.push(readRunFolder(e.name, metrics, JSON.parse(configText) as TrainConfig, metricsFile));
   }
-  if (runs.length === 0) throw new Error(`${dir}: no run folders (DIR/<run id>/metrics.jsonl + config.json)`);
+  if (runs.length === 0)
+    throw new Error(`${dirs.join(', ')}: no run folders (DIR/<run id>/metrics.jsonl + config.json)`);
   const table = buildTable(runs);
   const pairs = buildSeedPairs(
     runs,
@@ -89,13 +106,15 @@ async function runTable(args: string[], io: CliIO): Promise<number> {
     defaultSeedPairs(table.rows.map((r) => r.method)),
   );
   const config = runs[0].config;
+  const heldOut = [...new Set(runs.map((r) => `${r.config.tasks.nTest} tasks of seed ${r.config.tasks.testSeed}`))];
   const notes = [
     `Held out: ${config.tasks.nTest} tasks of the test world of seed ${config.tasks.testSeed}, ` +
       (config.evalSamples > 0 ? `${config.evalSamples} sampled rollouts each.` : 'one greedy rollout each.'),
-    `Runs read from ${dir} (pact train).`,
+    ...(heldOut.length > 1 ? [`Warning: the runs' held-out sets differ (${heldOut.join('; ')}).`] : []),
+    `Runs read from ${dirs.join(', ')} (pact train).`,
   ];
   const md = formatTableMarkdown(table, {
-    title: path.basename(path.dirname(path.resolve(dir))),
+    title: path.basename(path.dirname(path.resolve(dirs[0]))),
     notes,
     pairs,
     digits,
