@@ -9,6 +9,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '../src/recipes';
 import { createRunTrainer, prepareRunAssetsWith } from '../src/run/runAssets';
 import { buildRolloutViews } from '../src/recipes/rollouts/rolloutViews';
+import { LanguageRoutingExecutor } from '../src/envs/ftrl/languageExecutor';
 import type { PolicySampler } from '../src/recipes/types';
 import { PactStore } from '../src/storage';
 import { buildCheckpointRecord } from './checkpointRecord';
@@ -93,14 +94,18 @@ function readAroundGeneration(policy: PolicySampler, onInStep: () => void): Poli
 export function createBrowserSessionDeps(): SessionDeps {
   return {
     openStore: () => PactStore.open(),
-    async loadRun(config, { resume, modelFiles, onProgress, onInStep }): Promise<LoadedRun> {
+    async loadRun(config, { resume, modelFiles, taskFile, onProgress, onInStep }): Promise<LoadedRun> {
       const selection = await activateBackend(config.backend ?? 'auto');
       // A checkpoint that carries its model shape rebuilds the policy itself (a folder or an
       // imported run resumes without its files); older records reload the run's model.init.
       const checkpointPolicy = resume?.modelConfig
         ? { modelConfig: resume.modelConfig, mapping: resume.mapping }
         : undefined;
-      const assets = await prepareRunAssetsWith(createBrowserPlatform({ modelFiles }), config, { checkpointPolicy });
+      const assets = await prepareRunAssetsWith(createBrowserPlatform({ modelFiles, taskFile }), config, {
+        checkpointPolicy,
+      });
+      // FTRL sources: the task file's Python tools (runPlatform.ts createFtrlExecutor) count their calls.
+      const routed = assets.executor instanceof LanguageRoutingExecutor ? assets.executor : null;
       const disposeAssets = () => {
         assets.policy.model.dispose();
         (assets.executor as { dispose?: () => void }).dispose?.();
@@ -127,6 +132,7 @@ export function createBrowserSessionDeps(): SessionDeps {
               config,
               trainer.tokenizer,
             ),
+          ...(routed ? { readPythonCounts: () => ({ ...routed.pythonCounts }) } : {}),
           buildCheckpoint: async (runId) =>
             buildCheckpointRecord(
               runId,

@@ -2,7 +2,7 @@
  * The trainer worker's FTRL evaluation (the `eval-ftrl` request): loads
  * the policy (the shipped warm start, a saved run's newest checkpoint from IndexedDB, or a
  * Qwen3 folder the user picked), starts Pyodide in its own worker from this app's origin
- * (`<base>/pyodide/`, src/envs/ftrl/pyodideAssets.ts), and runs the shared loop
+ * (`<base>/pyodide/`; runPlatform.ts createTaskFileExecutor, as FTRL training runs), and runs the shared loop
  * (src/run/ftrlEval.ts: greedy rollouts, FTRL's Solve-R/P/F1 per category, prompts over
  * the window counted as promptTooLong). Progress goes out as `ftrl-eval-progress` events.
  *
@@ -11,10 +11,7 @@
  * past its time limit does not fail the evaluation: it becomes FTRL's error observation and
  * is counted in `summary.toolCalls.timeouts`.
  */
-import { createBrowserPyodideExecutor } from '../src/envs/ftrl/pyodideExecutor';
-import { LanguageRoutingExecutor } from '../src/envs/ftrl/languageExecutor';
-import { PYODIDE_ASSET_DIR } from '../src/envs/ftrl/pyodideAssets';
-import { createWorkerExecutor } from '../src/envs/sandbox';
+import type { LanguageRoutingExecutor } from '../src/envs/ftrl/languageExecutor';
 import { Qwen3Model, getQwen3Preset } from '../src/model/qwen3';
 import { PrunedTokenizer } from '../src/model/tokenizer/prunedVocab';
 import { inferQwen3Config } from '../src/run/checkpoint';
@@ -25,7 +22,7 @@ import { loadNamedPolicy, type Policy } from '../src/run/runAssets';
 import { PactStore } from '../src/storage';
 import { readCheckpointRecord } from './checkpointRecord';
 import type { EvalPolicySpec, FtrlEvalPhase, FtrlEvalReport, FtrlEvalSettings, WorkerEvent } from './protocol';
-import { createBrowserPlatform } from './runPlatform';
+import { createBrowserPlatform, createTaskFileExecutor, loadPython } from './runPlatform';
 import { activateBackend } from './tfBrowser';
 
 export interface FtrlEvalRequest {
@@ -93,13 +90,9 @@ export class FtrlEvalSession {
       const selection = await activateBackend(settings.backend);
       const platform = createBrowserPlatform(req.policy.kind === 'folder' ? { modelFiles: req.policy.files } : {});
       const source = await platform.loadSourceTokenizer();
-      const indexURL = new URL(`${import.meta.env.BASE_URL}${PYODIDE_ASSET_DIR}/`, self.location.href).href;
-      const python = createBrowserPyodideExecutor({ indexURL, timeoutMs: settings.toolTimeoutMs });
-      // A task file's tools: JavaScript ones get a fresh sandbox worker per call.
-      executor = new LanguageRoutingExecutor({
-        javascript: await createWorkerExecutor({ isFreshPerCall: true }),
-        python,
-      });
+      // A task file's tools: Python in Pyodide, JavaScript ones in a fresh sandbox worker per call.
+      const tools = await createTaskFileExecutor({ timeoutMs: settings.toolTimeoutMs });
+      executor = tools.executor;
       progress('loading', 'loading the policy…');
       const spec = req.policy;
       policy =
@@ -143,12 +136,8 @@ export class FtrlEvalSession {
         },
         beforeRollouts: async () => {
           // Python runs only when a task fits; load it first so a broken Pyodide is named at once.
-          progress('python', `loading Python (Pyodide) from ${indexURL}…`);
-          try {
-            pyodideLoadMs = await python.ready();
-          } catch (e) {
-            throw new Error(`Python for the tools could not start: ${e instanceof Error ? e.message : String(e)}`); // the message names the URL
-          }
+          progress('python', `loading Python (Pyodide) from ${tools.indexURL}…`);
+          pyodideLoadMs = await loadPython(tools);
         },
       });
       return {

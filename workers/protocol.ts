@@ -167,7 +167,9 @@ export type WorkerRequest =
   /**
    * Starts a new run with `config`, or resumes `resumeRunId` from its last checkpoint.
    * `modelFiles`: the files of a Qwen3 folder the user picked (config.model.init names it,
-   * "folder:<name>"); File objects clone as references, the worker reads them.
+   * "folder:<name>"); File objects clone as references, the worker reads them. `taskFile`: the
+   * FTRL file loaded in the Task files panel (config.tasks.source "ftrl", config.tasks.path its
+   * name); its Python tools run in Pyodide in the worker.
    */
   | {
       id: number;
@@ -176,6 +178,7 @@ export type WorkerRequest =
       resumeRunId?: string;
       maxSteps?: number;
       modelFiles?: File[];
+      taskFile?: { name: string; text: string };
     }
   | { id: number; type: 'pause' }
   | { id: number; type: 'resume' }

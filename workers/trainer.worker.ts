@@ -40,6 +40,7 @@ async function handle(req: WorkerRequest): Promise<void> {
         resumeRunId: req.resumeRunId,
         maxSteps: req.maxSteps,
         modelFiles: req.modelFiles,
+        taskFile: req.taskFile,
       });
       reply({ id: req.id, type: 'started', ...started });
       return;

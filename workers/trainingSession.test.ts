@@ -45,6 +45,7 @@ class FakeTrainer {
     return { step: n, recipe: 'pact', reward: n / 10, seconds: 2 } as unknown as StepMetrics;
   }
   async evaluate(): Promise<EvalMetrics> {
+    if (python) python.calls += 10; // the held-out evaluation's Python calls (not a step's)
     return { step: this.completedSteps, nTasks: 1, nRollouts: 1 } as EvalMetrics;
   }
   dispose(): void {
@@ -66,6 +67,8 @@ let loads: { config: TrainConfig; opts: LoadRunOptions }[];
 let opened: PactStore[];
 /** Called inside step n of the fake trainer, before it waits for its gate. */
 let inside: (n: number) => void;
+/** FTRL sources: the Python tool calls of the run so far (null: a run without Python tools). */
+let python: { calls: number; errors: number; timeouts: number } | null;
 
 function makeDeps(): SessionDeps {
   return {
@@ -84,6 +87,7 @@ function makeDeps(): SessionDeps {
         backend: 'wasm',
         nParams: 1234,
         viewRollouts: () => [],
+        ...(python ? { readPythonCounts: () => ({ ...python! }) } : {}),
         buildCheckpoint: async (runId): Promise<CheckpointRecord> => ({
           id: `${runId}@${t.completedSteps}`,
           runId,
@@ -142,6 +146,7 @@ beforeEach(async () => {
   loads = [];
   opened = [];
   inside = () => {};
+  python = null;
 });
 afterEach(async () => {
   store.close();
@@ -150,6 +155,37 @@ afterEach(async () => {
 });
 
 describe('TrainingSession', () => {
+  it("FTRL sources: each step's metrics count its own rollouts' Python calls, not the evaluation's; the task file reaches the loader", async () => {
+    python = { calls: 0, errors: 0, timeouts: 0 };
+    inside = (step) => {
+      python!.calls += step === 1 ? 2 : 3;
+      if (step === 1) python!.errors += 1;
+    };
+    const session = new TrainingSession((e) => events.push(e), makeDeps());
+    const taskFile = { name: 'tasks.jsonl', text: '{}\n' };
+    await session.start({ steps: 2, evalEvery: 1 }, { taskFile });
+    expect(loads[0].opts.taskFile).toEqual(taskFile);
+    trainer!.gateOf(1).open();
+    trainer!.gateOf(2).open();
+    await until(() => progressStates().includes('finished/idle@2'), 'the end');
+    const rows = events.flatMap((e) => (e.type === 'metrics' ? [e.metrics] : []));
+    expect(
+      rows.map((m) => [m.step, m['tools/python_calls'], m['tools/python_errors'], m['tools/python_timeouts']]),
+    ).toEqual([
+      [1, 2, 1, 0],
+      [2, 3, 0, 0], // the 10 calls of step 1's evaluation are not step 2's
+    ]);
+  });
+
+  it('a run without Python tools has no Python metrics', async () => {
+    const session = new TrainingSession((e) => events.push(e), makeDeps());
+    await session.start({ steps: 1, evalEvery: 0 });
+    trainer!.gateOf(1).open();
+    await until(() => progressStates().includes('finished/idle@1'), 'the end');
+    const [row] = events.flatMap((e) => (e.type === 'metrics' ? [e.metrics] : []));
+    expect(Object.keys(row).filter((k) => k.startsWith('tools/'))).toEqual([]);
+  });
+
   it('checkpoints after the first step, on pause and on stop, and stores the status the run is in', async () => {
     const session = new TrainingSession((e) => events.push(e), makeDeps());
     const started = await session.start({ steps: 5, evalEvery: 0, checkpointEvery: 0, name: 'first try' });

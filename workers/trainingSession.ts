@@ -46,7 +46,16 @@ export interface LoadedRun {
   viewRollouts(step: number): RolloutGroupView[];
   /** A checkpoint record of the trainer's state now. */
   buildCheckpoint(runId: string): Promise<CheckpointRecord>;
+  /** Python tool calls so far (FTRL sources: the task file's tools in Pyodide); absent for other sources. */
+  readPythonCounts?(): PythonToolCounts;
   dispose(): void;
+}
+
+/** Python tool calls of a run: all of them, those answered with an error observation, those stopped at the time limit. */
+export interface PythonToolCounts {
+  calls: number;
+  errors: number;
+  timeouts: number;
 }
 
 export interface LoadRunOptions {
@@ -54,6 +63,8 @@ export interface LoadRunOptions {
   resume?: ReturnType<typeof readCheckpointRecord>;
   /** The files of a Qwen3 folder the user picked. */
   modelFiles?: File[];
+  /** The FTRL task file the page loaded (tasks.source "ftrl"). */
+  taskFile?: { name: string; text: string };
   /** The trainer's in-step progress hook (TrainerInit.onProgress). */
   onProgress: (p: StepProgress) => void;
   /** Called from inside a step where the loader can (around each generation): a memory reading is due. */
@@ -218,7 +229,12 @@ export class TrainingSession {
    */
   async start(
     input: TrainConfigInput,
-    opts: { resumeRunId?: string; maxSteps?: number; modelFiles?: File[] } = {},
+    opts: {
+      resumeRunId?: string;
+      maxSteps?: number;
+      modelFiles?: File[];
+      taskFile?: { name: string; text: string };
+    } = {},
   ): Promise<StartedRun> {
     if (this.isActive) throw new Error('a run is already in progress: stop it before starting another');
     this.isStarting = true;
@@ -244,6 +260,7 @@ export class TrainingSession {
       loaded = await this.deps.loadRun(config, {
         resume,
         modelFiles: opts.modelFiles,
+        taskFile: opts.taskFile,
         onProgress: (p) => this.onStepProgress(p),
         onInStep: () => this.sampleInStep(),
       });
@@ -367,6 +384,8 @@ export class TrainingSession {
     const runId = this.run!.id;
     const c = trainer.config;
     let values: Record<string, number> = {};
+    // FTRL sources: the Python calls a step's rollouts made (its evaluation's come after onStep).
+    let pythonAtStepStart: PythonToolCounts | undefined;
     try {
       // The rule of when to evaluate and checkpoint: src/run/runLoop.ts, with a checkpoint
       // after every step (APP_CHECKPOINT_EVERY) instead of the config's checkpointEvery.
@@ -386,6 +405,7 @@ export class TrainingSession {
             await this.waitWhilePaused();
             if (this.isStopRequested) return false;
             this.beginActivity(trainer.completedSteps + 1);
+            pythonAtStepStart = this.loaded?.readPythonCounts?.();
             this.progress('rollouts');
             return true;
           },
@@ -395,6 +415,12 @@ export class TrainingSession {
               metrics['memory/bytes'] = memory.numBytes;
               metrics['memory/peak_bytes'] = this.peakBytes;
               if (memory.engine) metrics['memory/engine_peak_bytes'] = memory.engine.peakBytes;
+            }
+            const python = this.loaded?.readPythonCounts?.();
+            if (python && pythonAtStepStart) {
+              metrics['tools/python_calls'] = python.calls - pythonAtStepStart.calls;
+              metrics['tools/python_errors'] = python.errors - pythonAtStepStart.errors;
+              metrics['tools/python_timeouts'] = python.timeouts - pythonAtStepStart.timeouts;
             }
             values = numericValues(metrics);
             this.post({ type: 'metrics', runId, metrics });

@@ -117,6 +117,8 @@ export interface FtrlTaskSplit {
   trainLines: number[];
   /** 1-based lines of testFile whose tasks are evaluated (after the nTest cap), ascending. */
   testLines: number[];
+  /** Train tasks the rule chose, before the nTrain cap (the trained lines are the first nTrain of them). */
+  trainChosen: number;
   /** Held-out tasks before the nTest cap (the evaluated lines are the first nTest of them). */
   heldOut: number;
   /** How the lines were chosen (the config's rule). */
@@ -237,6 +239,7 @@ export function splitFtrlTasks(input: FtrlSplitInput): {
         `config.tasks: held-out line ${t.line} of ${testName} is the same task (question, answer and tools) as train line ${at} of ${trainName}; a held-out task must not be trained on`,
       );
   }
+  const trainChosen = train.length;
   const heldOut = test.length;
   train = train.slice(0, cfg.nTrain);
   test = test.slice(0, cfg.nTest);
@@ -254,7 +257,17 @@ export function splitFtrlTasks(input: FtrlSplitInput): {
   return {
     train,
     test,
-    split: { trainFile: trainName, testFile: testName, trainLines, testLines, heldOut, rule, statement, lineErrors },
+    split: {
+      trainFile: trainName,
+      testFile: testName,
+      trainLines,
+      testLines,
+      trainChosen,
+      heldOut,
+      rule,
+      statement,
+      lineErrors,
+    },
   };
 }
 
