@@ -92,10 +92,12 @@ test('the setup offers only what trains, each recipe with its knobs, sized for a
   await page.locator('#setup-model').selectOption('qwen3-nano');
   await page.locator('#setup-init').selectOption('warm-start');
 
-  // Task sources that are not wired: disabled, each with its reason.
+  // Task sources this setup cannot train on: disabled, each with its reason (no FTRL file is loaded).
   await expect(page.locator('#setup-tasks option[value="ftrl"]')).toBeDisabled();
   await expect(page.locator('#setup-tasks option[value="tool-repo"]')).toBeDisabled();
-  await expect(panel.getByTestId('unavailable-tasks-ftrl')).toContainText("not wired into the app's training yet");
+  await expect(panel.getByTestId('unavailable-tasks-ftrl')).toContainText(
+    'load an FTRL task file in the Task files panel first',
+  );
 
   // Recipes by their title; each shows its own knobs and what it optimises.
   await expect(page.locator('#setup-recipe option[value="sft_then_matchtir"]')).toHaveText('SFT → MatchTIR');

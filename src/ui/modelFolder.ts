@@ -20,7 +20,7 @@ import {
 } from '../model/weights/qwen3Folder';
 import { parseSafetensorsIndex } from '../model/weights/safetensors';
 import { countQwen3Params, parseQwen3Config, type Qwen3Config } from '../model/qwen3/config';
-import { parsePrunedVocabMapping } from '../model/tokenizer/prunedVocab';
+import { parsePrunedVocabMapping, type PrunedVocabMapping } from '../model/tokenizer/prunedVocab';
 
 /** `model.init` of a run whose policy is a picked folder (runAssets treats it as a folder name). */
 export const FOLDER_INIT_PREFIX = 'folder:';
@@ -46,6 +46,8 @@ export interface PickedModelFolder {
   hasTokenizerFiles: boolean;
   /** Tokens kept by pruned_vocab.json; absent: the full Qwen3 vocabulary. */
   prunedVocabSize?: number;
+  /** pruned_vocab.json itself (Run setup counts FTRL prompts in the folder's own vocabulary). */
+  prunedVocab?: PrunedVocabMapping;
 }
 
 export class ModelFolderError extends Error {
@@ -238,18 +240,20 @@ export async function inspectModelFolder(picked: Iterable<File>): Promise<Picked
   };
   const prunedFile = byName.get(PRUNED_VOCAB_FILE);
   if (prunedFile) {
-    let kept: number;
+    let mapping: PrunedVocabMapping;
     try {
-      kept = parsePrunedVocabMapping(await readJson(prunedFile, PRUNED_VOCAB_FILE)).keptIds.length;
+      mapping = parsePrunedVocabMapping(await readJson(prunedFile, PRUNED_VOCAB_FILE));
     } catch (e) {
       throw e instanceof ModelFolderError ? e : new ModelFolderError(`${PRUNED_VOCAB_FILE}: ${(e as Error).message}`);
     }
+    const kept = mapping.keptIds.length;
     if (kept > config.vocab_size) {
       throw new ModelFolderError(
         `${PRUNED_VOCAB_FILE} keeps ${kept} tokens but ${CONFIG_FILE} field "vocab_size" is ${config.vocab_size}`,
       );
     }
     folder.prunedVocabSize = kept;
+    folder.prunedVocab = mapping;
   }
   return folder;
 }

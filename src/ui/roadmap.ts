@@ -1,9 +1,10 @@
 /**
  * What the app will show but does not yet. The "Still to come" panel
  * reads this list, so the page says plainly what is not built yet. Built so far:
- * Device, Run setup (with the training buttons), Live charts, Rollout inspector, Runs
- * (resume, delete, metrics and checkpoint export, checkpoint import), Task files (with a policy's
- * FTRL evaluation), Mask schedule, Anchoring gates, Prefix levels L0–L4, Token masks.
+ * Device, Run setup (with the training buttons, and training on a loaded FTRL file), Live charts,
+ * Rollout inspector, Runs (resume, delete, metrics and checkpoint export, checkpoint import), Task
+ * files (with a policy's FTRL evaluation), Mask schedule, Anchoring gates, Prefix levels L0–L4,
+ * Token masks.
  */
 export interface PlannedPanel {
   name: string;
@@ -12,18 +13,17 @@ export interface PlannedPanel {
 
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
-    name: 'Training on a loaded FTRL file',
-    what:
-      'pact train trains on FTRL files (tasks.source "ftrl": a stated train / held-out split, Python tools in Pyodide, ' +
-      'the ftrl and grpo recipes; docs/runs.md); the app does not yet: Train must send the loaded file with the start ' +
-      'request, the trainer worker must read it and run its tools in Pyodide (as the evaluation does), and Run setup must ' +
-      'show the split, the recipes that can run and how many prompts fit before Train. FTRL prompts are 506–6,447 tokens ' +
-      "(median 3,934), over qwen3-nano's 2,048 and qwen3-micro's 4,096 positions, so it needs your own Qwen3 folder with " +
-      'a window of at least about 7,000 tokens (Qwen3-0.6B) and WebGPU: on a CPU (wasm) rows that long are refused by the memory check',
-  },
-  {
     name: 'A warm start for the search recipes',
     what: 'the shipped warm start has never searched, so toolsearcher, search_r1, gspo and gdpo runs from it select no tools (F1 0); training one (npm run pretrain -- --search-tasks N) takes minutes on a GPU and, estimated from measured training rates, about 1.7 hours on 2 CPU cores with the lean PyTorch script or 3 hours on the CPU engine (not yet run)',
+  },
+  {
+    name: 'Checkpoints of large models in the page',
+    what:
+      'the app saves a checkpoint as one IndexedDB record after every step, and Chromium refuses a record over 127 MiB: ' +
+      "a model past about 8 M parameters (weights, AdamW's two moments and π_ref, 16 bytes a parameter; LoRA 8) stops at " +
+      'its first checkpoint, after step 1. So a real Qwen3 folder (Qwen3-0.6B: 596 M parameters), which FTRL files need ' +
+      'for their 506–6,447-token prompts, cannot yet train here (Run setup warns before Train); pact train can. ' +
+      'Checkpoints written in pieces would lift it',
   },
   {
     name: 'A memory check on WebGPU',

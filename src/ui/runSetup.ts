@@ -18,6 +18,7 @@ import { RECIPE_NAMES, RECIPE_TITLES } from './recipeNames';
 import { getRecipe, hasRecipe } from '../recipes/allRecipes';
 import { DEFAULT_RUN_SIZE, RUN_SIZES, SIZE_KEY, isRunSizeId, type RunSizeId } from './runSizes';
 import { FIELD_SPECS, type FieldGroup, type FieldKey } from './setupFields';
+import { buildFtrlTasksInput } from './ftrlSetup';
 import type { RecipeKnob } from '../recipes/types';
 
 export type { FieldGroup, FieldKey } from './setupFields';
@@ -174,7 +175,7 @@ export function isFieldShown(field: SetupField, recipe: string): boolean {
 export const OPTION_LABELS: Partial<Record<FieldKey, Record<string, string>>> = {
   recipe: RECIPE_TITLES,
   init: { 'warm-start': 'warm start', scratch: 'random weights' },
-  tasks: { generated: 'generated', ftrl: 'FTRL files', 'tool-repo': 'tool repository' },
+  tasks: { generated: 'generated', ftrl: 'loaded FTRL file', 'tool-repo': 'tool repository' },
   reasoning: {
     segment: 'segment (L4 → L0)',
     fixed: 'fixed (L4 always)',
@@ -284,9 +285,17 @@ export function buildSetupConfigInput(
   overrides: Record<string, unknown>,
   skip: ReadonlySet<FieldKey> = new Set(),
   size?: RunSizeId,
+  ftrlFileName?: string | null,
 ): Record<string, unknown> {
   const base = (size ? structuredClone(RUN_SIZES[size].base) : {}) as Record<string, unknown>;
-  return mergeDeep(mergeDeep(base, overrides), buildConfigInput(values, skip));
+  if (values.tasks !== 'ftrl') return mergeDeep(mergeDeep(base, overrides), buildConfigInput(values, skip));
+  // A loaded FTRL file (ftrlSetup.ts): a size's task kinds are for generated tasks; the file's
+  // name is tasks.path, and the default split sits under the overrides.
+  delete (base.tasks as Record<string, unknown> | undefined)?.categories;
+  if (!ftrlFileName) return mergeDeep(mergeDeep(base, overrides), buildConfigInput(values, skip));
+  const ftrl = buildFtrlTasksInput(ftrlFileName, overrides);
+  const input = mergeDeep(mergeDeep(mergeDeep(base, ftrl.defaults), overrides), buildConfigInput(values, skip));
+  return mergeDeep(input, ftrl.fixed);
 }
 
 /** Config names in messages → the names the form shows ("toolCallScaleStart" → "λa start"). */
@@ -391,7 +400,8 @@ export function validateSetup(values: SetupValues, overridesText = '', ctx: Vali
     return keys;
   };
 
-  const input = buildSetupConfigInput(values, overrides, new Set(), size);
+  const ftrlFileName = ctx.ftrlFileName ?? null;
+  const input = buildSetupConfigInput(values, overrides, new Set(), size, ftrlFileName);
   let config: TrainConfig | null = null;
   try {
     config = resolveConfig(input);
@@ -428,7 +438,7 @@ export function validateSetup(values: SetupValues, overridesText = '', ctx: Vali
     const previewValues = { ...values };
     for (const k of skip) previewValues[k] = readAppDefault(k);
     try {
-      effective = resolveConfig(buildSetupConfigInput(previewValues, previewOverrides, omit, size));
+      effective = resolveConfig(buildSetupConfigInput(previewValues, previewOverrides, omit, size, ftrlFileName));
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       const before = skip.size + omit.size;

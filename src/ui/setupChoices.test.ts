@@ -40,12 +40,18 @@ describe('a setup only offers what trains', () => {
     expect(withFolder.config).not.toBeNull();
   });
 
-  it('shows the task sources that are not wired as unavailable, and refuses them', () => {
+  it('shows the task sources this setup cannot train on as unavailable, and refuses them', () => {
     const ftrl = validateSetup({ ...defaults, tasks: 'ftrl' });
     expect(ftrl.config).toBeNull();
-    expect(ftrl.fieldErrors.tasks).toMatch(
-      /^Task source "ftrl": not wired into the app's training yet: pact train trains on FTRL files/,
+    expect(ftrl.fieldErrors.tasks).toBe(
+      'Task source "ftrl": load an FTRL task file in the Task files panel first (FTRL\'s own test file is not shipped: it is public benchmark data you load from your disk)',
     );
+    // A loaded file makes the source available (what it can train is ftrlSetup.ts's).
+    expect(
+      validateSetup({ ...defaults, tasks: 'ftrl' }, '', { ftrlFileName: 'tasks.jsonl' }).unavailable.tasks,
+    ).toEqual({
+      'tool-repo': 'only the search recipes (ToolSearcher, Search-R1, GSPO, GDPO) train on it',
+    });
     expect(validateSetup({ ...defaults, tasks: 'tool-repo' }).fieldErrors.tasks).toBe(
       'Task source "tool-repo": only the search recipes (ToolSearcher, Search-R1, GSPO, GDPO) train on it',
     );

