@@ -339,6 +339,28 @@ describe('TrainingState', () => {
     expect([t.isDetached, t.phase, t.displayStatus]).toEqual([false, 'running', 'running']);
   });
 
+  it('a saved FTRL run resumes with the loaded file of its name, and without a file of another name', async () => {
+    const w = fakeClient(() => started());
+    let loaded: { name: string; text: string } | null = { name: 'tasks.jsonl', text: 'line\n' };
+    const t = new TrainingState({ readTaskFile: () => loaded });
+    t.attach(w.client);
+    const config = { recipe: 'ftrl', tasks: { source: 'ftrl', path: 'tasks.jsonl', trainFraction: 0.8 } };
+    const saved: RunRecord = { ...RUN, status: 'paused', lastStep: 1, lastCheckpointId: 'run-1@1', config };
+    await t.restore([saved], new Set());
+    await t.resume();
+    expect(w.sent).toEqual([
+      { type: 'start', config, resumeRunId: 'run-1', taskFile: { name: 'tasks.jsonl', text: 'line\n' } },
+    ]);
+    // Another file is loaded: it is not sent (the worker then says which file the run reads).
+    const u = new TrainingState({ readTaskFile: () => loaded });
+    const w2 = fakeClient(() => started());
+    u.attach(w2.client);
+    loaded = { name: 'other.jsonl', text: 'x\n' };
+    await u.restore([saved], new Set());
+    await u.resume();
+    expect(w2.sent).toEqual([{ type: 'start', config, resumeRunId: 'run-1' }]);
+  });
+
   it('a saved run another tab is training shows as such and cannot be resumed here', async () => {
     const w = fakeClient(() => started());
     const t = new TrainingState();
