@@ -13,8 +13,20 @@ import type { PrunedVocabMapping } from '../src/model/tokenizer/prunedVocab';
 import type { TrainerState } from '../src/recipes/types';
 import type { CheckpointRecord, StoredTensor } from '../src/storage/schema';
 
+/**
+ * The tensors' own buffers when a view spans all of its buffer (as the trainer's exported state does:
+ * its arrays are fresh copies, so the record shares them and the store cuts its chunks straight out
+ * of them, with no second copy of the state); a copy of the view otherwise (a SharedArrayBuffer too).
+ */
 function toStored(list: readonly NamedArray[]): StoredTensor[] {
-  return list.map((t) => ({ name: t.name, shape: [...t.shape], data: t.data.slice().buffer }));
+  return list.map((t) => ({
+    name: t.name,
+    shape: [...t.shape],
+    data:
+      t.data.buffer instanceof ArrayBuffer && t.data.byteOffset === 0 && t.data.byteLength === t.data.buffer.byteLength
+        ? t.data.buffer
+        : t.data.slice().buffer,
+  }));
 }
 
 function fromStored(list: readonly StoredTensor[]): NamedArray[] {

@@ -1,15 +1,18 @@
 /**
  * What PACT Lab keeps in IndexedDB: runs, their metric logs, and checkpoints.
  *
- * A checkpoint is one record holding everything needed to resume (weights,
- * optimiser state, RNG state, step, config, trainer state), so writing it is a
- * single `put` inside one transaction: a crash or reload leaves either the old
- * checkpoint set or the new one, never half a checkpoint.
+ * A checkpoint holds everything needed to resume (weights, optimiser state, RNG
+ * state, step, config, trainer state). It is stored in pieces (checkpointPieces.ts):
+ * its tensor bytes as chunk records in `checkpointChunks`, then its header in
+ * `checkpoints`, which is written last and alone makes it readable, so a crash or
+ * reload leaves either the old checkpoint set or the new one, never half a checkpoint.
+ * Records of DB_VERSION 1 (one whole `CheckpointRecord`, no `pieces`) still read as they are.
  */
 import type { DBSchema } from 'idb';
 
 export const DB_NAME = 'pact-lab';
-export const DB_VERSION = 1;
+/** 1: a checkpoint was one record; 2: a header plus chunk records (`checkpointChunks`). */
+export const DB_VERSION = 2;
 
 /**
  * Where a saved run stands. `running` is written only while a trainer worker holds the run
@@ -89,8 +92,42 @@ export interface CheckpointRecord {
   bytes: number;
 }
 
+/** Where a checkpoint's bytes are: chunk records `[writeId, 0 … count - 1]`, each of at most `chunkBytes`. */
+export interface CheckpointPieces {
+  /** Unique to one write (`<checkpoint id>#<tick>`), so a rewrite never touches the chunks a header points at. */
+  writeId: string;
+  count: number;
+  chunkBytes: number;
+  totalBytes: number;
+}
+
+/**
+ * A checkpoint as the `checkpoints` store holds it since DB_VERSION 2: the record with every
+ * ArrayBuffer replaced by a ByteSlot (checkpointPieces.ts) and where its chunks are.
+ */
+export interface CheckpointHeader extends Omit<CheckpointRecord, 'weights' | 'optimizer' | 'trainerState'> {
+  weights: unknown;
+  optimizer: unknown;
+  trainerState: Record<string, unknown>;
+  pieces: CheckpointPieces;
+}
+
+/** One piece of a checkpoint's byte stream. */
+export interface CheckpointChunk {
+  writeId: string;
+  runId: string;
+  index: number;
+  data: ArrayBuffer;
+}
+
 export interface PactDB extends DBSchema {
   runs: { key: string; value: RunRecord; indexes: { byUpdated: number } };
   metrics: { key: [string, number]; value: MetricRow; indexes: { byRun: string } };
-  checkpoints: { key: string; value: CheckpointRecord; indexes: { byRun: string; byRunStep: [string, number] } };
+  /** Headers (CheckpointHeader), and whole records written by DB_VERSION 1. */
+  checkpoints: {
+    key: string;
+    value: CheckpointHeader | CheckpointRecord;
+    indexes: { byRun: string; byRunStep: [string, number]; byWriteId: string };
+  };
+  checkpointChunks: { key: [string, number]; value: CheckpointChunk; indexes: { byRun: string } };
 }
