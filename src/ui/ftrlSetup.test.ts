@@ -7,9 +7,7 @@ import { checkFtrlPromptWindow, splitFtrlTasks } from '../run/ftrlTaskSplit';
 import { HAND_WRITTEN_FTRL, capitalCodeLine } from '../run/ftrlTestLines';
 import {
   FTRL_DEFAULT_TRAIN_FRACTION,
-  describeCheckpointLimit,
   describeFtrlPolicy,
-  estimateCheckpointBytes,
   describeFtrlSplit,
   measureFtrlFit,
   planFtrlSetup,
@@ -262,28 +260,5 @@ describe('the setup of an FTRL source', () => {
       mapping: { keptIds: [0, 1, 2] },
     });
     expect(describeFtrlPolicy({ folder: null, preset: 'nope', init: 'scratch' })).toBeNull();
-  });
-});
-
-describe("a checkpoint over Chromium's IndexedDB record limit", () => {
-  const defaults = resolveConfig({});
-  it('counts a checkpoint record as weights, two AdamW moments and π_ref (LoRA: merged policy and base)', () => {
-    // The full-vocabulary Qwen3 of hidden 32, 2 layers, untied: 2 × 151,669 × 32 = 9,706,816 for the
-    // embedding and head, 2 × 9,312 per layer, 32 for the final norm → 9,725,472 parameters.
-    // × 4 bytes × 4 copies = 155,607,552 (Chromium refused its record: 155,619,476 bytes with the record's other fields).
-    expect(estimateCheckpointBytes(9_725_472, defaults)).toBe(155_607_552);
-    expect(estimateCheckpointBytes(9_725_472, { ...defaults, klCoef: 0 })).toBe(116_705_664);
-    const lora = { ...defaults, model: { ...defaults.model, lora: { rank: 8, alpha: 16, targets: ['q', 'v'] } } };
-    expect(estimateCheckpointBytes(596_049_920, lora as typeof defaults)).toBe(4_768_399_360);
-  });
-
-  it('warns that such a run stops at its first checkpoint; the e2e folder (hidden 24) fits', () => {
-    expect(describeCheckpointLimit(9_725_472, defaults, 'your folder "q"')).toBe(
-      'your folder "q" has 9,725,472 parameters: its checkpoint (about 148 MiB of weights and optimiser state) is over the 127 MiB Chromium keeps as one IndexedDB record, ' +
-        'and the app saves a checkpoint as one record after every step, so the run stops at its first checkpoint, after step 1 (Still to come: checkpoints in pieces). ' +
-        'Until then, train models this size with pact train.',
-    );
-    // Hidden 24: 2 × 151,669 × 24 + 2 × 6,992 + 24 = 7,294,120 parameters × 16 = 116,705,920 bytes ≤ 133,169,152.
-    expect(describeCheckpointLimit(7_294_120, defaults, 'f')).toBeNull();
   });
 });

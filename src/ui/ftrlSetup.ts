@@ -269,39 +269,6 @@ export function measureFtrlFit(
   };
 }
 
-/**
- * Chromium stores one IndexedDB value of at most this many bytes (measured: a 155,619,476-byte
- * checkpoint record was refused with "max=133169152"); the app keeps a checkpoint as one record.
- */
-export const CHROMIUM_MAX_RECORD_BYTES = 133_169_152;
-
-/**
- * Bytes of a checkpoint record's tensors for a model of `nParams` parameters: the weights, AdamW's
- * two moments and π_ref's copy when the KL reads it; with LoRA the merged policy and the frozen base
- * (the adapters and their moments are left out: a few % at most).
- */
-export function estimateCheckpointBytes(nParams: number, config: Pick<TrainConfig, 'klCoef' | 'model'>): number {
-  const copies = config.model.lora !== undefined ? 2 : 3 + (config.klCoef > 0 ? 1 : 0);
-  return 4 * nParams * copies;
-}
-
-/** Why a run of this model fails at its first checkpoint in Chromium, or null when its checkpoint fits one record. */
-export function describeCheckpointLimit(
-  nParams: number,
-  config: Pick<TrainConfig, 'klCoef' | 'model'>,
-  modelName: string,
-): string | null {
-  const bytes = estimateCheckpointBytes(nParams, config);
-  if (bytes <= CHROMIUM_MAX_RECORD_BYTES) return null;
-  const mib = (b: number) => `${fmt(Math.round(b / 2 ** 20))} MiB`;
-  return (
-    `${modelName} has ${fmt(nParams)} parameters: its checkpoint (about ${mib(bytes)} of weights and optimiser state) is ` +
-    `over the ${mib(CHROMIUM_MAX_RECORD_BYTES)} Chromium keeps as one IndexedDB record, and the app saves a checkpoint ` +
-    `as one record after every step, so the run stops at its first checkpoint, after step 1 (Still to come: ` +
-    `checkpoints in pieces). Until then, train models this size with pact train.`
-  );
-}
-
 /** What training on a file whose prompts do not fit needs, in words. */
 export function describeFtrlNeed(fit: FtrlFit, responseTokens: number, model: FtrlModelWindow): string {
   return (

@@ -22,7 +22,7 @@ import {
 } from '../runSetup';
 import { DEFAULT_RUN_SIZE, RUN_SIZES, type RunSizeId } from '../runSizes';
 import { describeLockedField, type ChoiceKey } from '../setupChoices';
-import { describeCheckpointLimit, describeFtrlPolicy, planFtrlSetup } from '../ftrlSetup';
+import { describeFtrlPolicy, planFtrlSetup } from '../ftrlSetup';
 import type { StartModelFolder } from './TrainingState.svelte';
 import type { TaskFileState } from './TaskFileState.svelte';
 
@@ -81,12 +81,6 @@ export class SetupState implements FieldSource {
       promptTokens: this.taskFiles!.promptTokensIn(policy.vocab),
       isLowerBound: policy.isLowerBound,
     });
-  });
-  /** A picked folder whose checkpoint is over what Chromium stores as one IndexedDB record: the run stops after step 1. */
-  checkpointLimit = $derived.by(() => {
-    const folder = this.modelFolder;
-    const config = this.validation.config;
-    return folder && config ? describeCheckpointLimit(folder.nParams, config, `your folder "${folder.name}"`) : null;
   });
   /** Why Train cannot start with this setup though every field is valid (an FTRL run that would be refused); null when it can. */
   startBlock = $derived(this.ftrlPlan?.blockReason ?? null);
