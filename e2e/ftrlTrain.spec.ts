@@ -20,8 +20,8 @@ import { readPageDb } from '../scripts/pageDb';
 // positions all do.
 //
 // The folder: Qwen3's full vocabulary (151,669 tokens), hidden 24, 2 layers, untied head, 8,192
-// positions (hidden 24, not more: the app keeps a checkpoint as one IndexedDB record, which
-// Chromium caps at 127 MiB, and this one holds weights, two AdamW moments and π_ref, 4 × 29 MB).
+// positions (hidden 24: its checkpoint, weights, two AdamW moments and π_ref, is 4 × 29 MB; the app
+// stores it in pieces of 64 MiB, e2e/checkpointPieces.spec.ts).
 // Its weights are random except for what makes it call the tool: the attention and MLP outputs
 // (o_proj, down_proj) are zero, so the last hidden state is the token's embedding,
 // and the embeddings and LM head form a chain ("bigram" weights) whose every sampled turn is
