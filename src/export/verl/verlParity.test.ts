@@ -98,6 +98,10 @@ async function buildFixtures() {
   ];
   const rewardCases: object[] = [];
   const expectedRewards: number[][] = [];
+  // The reward manager on one batch of these rollouts per reward kind: each response is turn,
+  // observation, turn, … and r_t sits on the last token of turn t (characters as tokens).
+  const managerResponses: string[][] = [];
+  const managerRewards: Record<string, number[][]> = { matchtir: [], ftrl: [] };
   for (const texts of rollouts) {
     const parsed = texts.map((t) => parseAssistantTurn(t));
     const turns = parsed.map((p) => ({ calls: p.calls.flatMap((c) => (c.call ? [c.call] : [])), answer: p.answer }));
@@ -125,6 +129,17 @@ async function buildFixtures() {
       });
       expectedRewards.push(turnRewards(turns, gold, task.answer, { method, unmatchedPenalty: penalty }).turnRewards);
     }
+    managerResponses.push(texts.flatMap((t, i) => (i < observations.length ? [t, observations[i]] : [t])));
+    managerRewards.matchtir.push(
+      turnRewards(turns, gold, task.answer, { method: 'hungarian', unmatchedPenalty: 0 }).turnRewards,
+    );
+    managerRewards.ftrl.push(
+      ftrlReward(
+        texts.map((text, i) => ({ text, calls: outputs[i] })),
+        task.unsolvedSet,
+        task.answer,
+      ).turnRewards,
+    );
     rewardCases.push({ kind: 'ftrl', turnTexts: texts, observations, groundTruth, options: {} });
     expectedRewards.push(
       ftrlReward(
@@ -142,6 +157,26 @@ async function buildFixtures() {
     rewardCases.push({ kind: 'outcome_f1', turnTexts: texts, groundTruth, options: {} });
     expectedRewards.push(pad(answerF1(turns.find((t) => t.answer !== undefined)?.answer ?? '', task.answer)));
   }
+
+  const managerTruth = { answer: task.answer, gold_calls: gold, unsolved_set: task.unsolvedSet };
+  const managerCases = (['matchtir', 'ftrl'] as const).map((kind) => ({
+    responses: managerResponses,
+    groundTruth: managerTruth,
+    options: { reward: kind, matching: 'hungarian', unmatched_penalty: 0 },
+  }));
+  // Expected tensors: r_t at the code-point index of turn t's last character, 0 elsewhere.
+  const managerWidth = Math.max(...managerResponses.map((p) => [...p.join('')].length)) + 5;
+  const expectedManager = (['matchtir', 'ftrl'] as const).map((kind) =>
+    managerResponses.map((pieces, r) => {
+      const row = new Array<number>(managerWidth).fill(0);
+      let at = 0;
+      pieces.forEach((piece, k) => {
+        at += [...piece].length;
+        if (k % 2 === 0) row[at - 1] += managerRewards[kind][r][k / 2];
+      });
+      return row;
+    }),
+  );
 
   // ---- advantages: turn rewards laid out as VeRL's tensors (turns = runs of mask 1, r_t on a run's last token)
   const rnd = numbers('adv');
@@ -373,6 +408,7 @@ async function buildFixtures() {
   return {
     fixtures: {
       rewards: rewardCases,
+      manager: managerCases,
       advantages: advantageCases,
       policyLoss: policyLossCases,
       kl: { logp: klLogp, refLogp: klRef },
@@ -385,6 +421,7 @@ async function buildFixtures() {
     },
     expected: {
       rewards: expectedRewards,
+      manager: expectedManager,
       advantages: expectedAdvantages,
       policy: expectedPolicy,
       kl: expectedKl,
@@ -413,6 +450,16 @@ describe.skipIf(skipReason !== undefined)('VeRL export: Python glue in VeRL agai
     // the fixtures exercise non-trivial values
     expect(expected.rewards.flat().some((x) => x > 0 && x < 1)).toBe(true);
     expect(expected.rewards.flat().some((x) => x < 0)).toBe(true);
+
+    // the reward manager's __call__: each turn's reward on the last token of its turn, nothing elsewhere
+    expect(py.manager.length).toBe(2);
+    expected.manager.forEach((rows, c) =>
+      rows.forEach((row, i) => {
+        expect(py.manager[c][i].length, `manager ${c} row ${i}`).toBe(row.length);
+        row.forEach((x, n) => expectClose(py.manager[c][i][n], x));
+      }),
+    );
+    expect(expected.manager.flat(2).filter((x) => x !== 0).length).toBeGreaterThan(4);
 
     // advantages through VeRL's registry, token by token
     expected.advantages.forEach((rows, c) =>

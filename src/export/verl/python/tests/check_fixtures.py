@@ -73,6 +73,48 @@ def main():
         for case in fx.get("rewards", [])
     ]
 
+    # The reward manager's __call__ on a batch laid out as VeRL's agent loop leaves it: each
+    # response = turn, observation, turn, … (one character = one token here), response_mask 1 on
+    # the turns' tokens, the prompt left of it, padding right; the tokenizer decodes ids to text.
+    from pact_verl.reward_manager import PactTurnRewardManager
+
+    class CharTokenizer:
+        def decode(self, ids, skip_special_tokens=False):
+            return "".join(chr(int(i)) for i in ids)
+
+    class Item:
+        def __init__(self, batch, non_tensor_batch):
+            self.batch, self.non_tensor_batch = batch, non_tensor_batch
+
+    class Batch(list):
+        pass
+
+    out["manager"] = []
+    for case in fx.get("manager", []):
+        prompt = [ord(c) for c in "<prompt>"]
+        width = max(sum(len(x) for x in turns_and_gaps) for turns_and_gaps in case["responses"]) + 5
+        items, rows = Batch(), []
+        for pieces in case["responses"]:
+            ids, mask = [], []
+            for k, piece in enumerate(pieces):
+                ids += [ord(c) for c in piece]
+                mask += [1 if k % 2 == 0 else 0] * len(piece)
+            pad = width - len(ids)
+            resp = torch.tensor(ids + [0] * pad)
+            rows.append(resp)
+            items.append(Item(
+                {
+                    "responses": resp,
+                    "response_mask": torch.tensor(mask + [0] * pad),
+                    "prompts": torch.tensor(prompt),
+                    "attention_mask": torch.tensor([1] * len(prompt) + [1] * len(ids) + [0] * pad),
+                },
+                {"reward_model": {"ground_truth": json.dumps(case["groundTruth"])}},
+            ))
+        items.batch = {"responses": torch.stack(rows)}
+        m = PactTurnRewardManager(tokenizer=CharTokenizer(), num_examine=0, pact=case["options"])
+        out["manager"].append(m(items).tolist())
+
     # Advantages: VeRL's registry → our estimator, on token-level rewards laid out as VeRL does.
     out["advantages"] = []
     for case in fx.get("advantages", []):
