@@ -35,10 +35,7 @@ export const PLANNED_PANELS: readonly PlannedPanel[] = [
  * runs (docs/results.md), and changed only when they change.
  */
 export const SHORT_RUN_NOTE =
-  'What a short run shows: every part of the method at work (prompt-only rollouts, matched credit, the masks, the ' +
-  'anchoring gate, the update), step by step. What it cannot show: whether PACT beats the warm start. Its reward ' +
-  'swings by about ±0.2 from step to step at this size, more than a few steps of training move it; that question ' +
-  'takes several seeds against a frozen copy of the warm start and 200 held-out tasks. The project measured it ' +
-  '(docs/results.md in the repository): with 3 seeds of 32 steps of 16 rollouts (about 20 minutes a seed on one ' +
-  "core), the train reward rises above the frozen copy's only after about 16 steps, and held out PACT and MatchTIR " +
-  'gain one to two standard errors over the warm start, not a clear gain; the full tables are being run.';
+  'What a short run shows: every part of the method at work, step by step. What it cannot show: whether PACT ' +
+  'beats the warm start (its reward swings by about ±0.2 from step to step). Measured with 3 seeds of 32 steps ' +
+  'of 16 rollouts against a frozen copy (docs/results.md): the reward pulls ahead after about 16 steps; held out, ' +
+  'the gain is one to two standard errors, not yet clear.';
