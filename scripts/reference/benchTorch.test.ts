@@ -146,7 +146,7 @@ describe.skipIf(!torch.python)(
         runPython([
           '-c',
           `
-import json, torch, bench_torch as b
+import json, torch, blas_info as b
 cpu = torch.device("cpu")
 b.openblas_libraries = lambda: []
 out = {}
