@@ -86,6 +86,23 @@ describe('experiments/*.json', () => {
     for (const r of full.runs) expect(r.config.tasks.testSeed).not.toBe(r.config.tasks.trainSeed); // held-out tasks
   });
 
+  it('the four ablations share one full-PACT row at q = 0: the same resolved config but its name, seed by seed', () => {
+    const rows: [string, string][] = [
+      ['ablation-objectives.json', 'Lh+SFT'],
+      ['ablation-trace-components.json', 'All'],
+      ['sft-schedules.json', 'Seg A + Scale A'],
+      ['anchoring-q.json', 'q=0'],
+    ];
+    for (const seed of [1, 2, 3]) {
+      const configs = rows.map(([file, name]) => {
+        const run = load(file).full.runs.find((r) => r.name === name && r.seed === seed)!;
+        return { ...run.config, name: '' };
+      });
+      for (const c of configs.slice(1)) expect(c).toEqual(configs[0]);
+      expect(configs[0].pact).toMatchObject({ objective: 'Lh+SFT', anchorProb: 0 });
+    }
+  });
+
   it('ablation-objectives: PACT Table 2 rows at q = 0', () => {
     const { full } = load('ablation-objectives.json');
     const pact = full.runs.filter((r) => r.config.recipe === 'pact');
