@@ -60,6 +60,22 @@ async function loadCheckpointPolicy(
   }
 }
 
+/** The policy of an evaluation request (FTRL's and BFCL's): the warm start, a saved run's checkpoint, or a picked folder. */
+export async function loadEvalPolicy(
+  spec: EvalPolicySpec,
+  platform: ReturnType<typeof createBrowserPlatform>,
+  source: Awaited<ReturnType<ReturnType<typeof createBrowserPlatform>['loadSourceTokenizer']>>,
+  executor: LanguageRoutingExecutor,
+): Promise<Policy> {
+  if (spec.kind === 'checkpoint') return loadCheckpointPolicy(spec.runId, source);
+  if (spec.kind === 'warm-start') return loadNamedPolicy(platform, 'warm-start', { source, executor, log: () => {} });
+  return {
+    // the platform opens the sent files; the init string only names them in messages
+    ...(await loadNamedPolicy(platform, `folder:${spec.name}`, { source, executor, log: () => {} })),
+    source: `your Qwen3 folder "${spec.name}"`,
+  };
+}
+
 export class FtrlEvalSession {
   private isCancelRequested = false;
   private activeId: number | null = null;
@@ -94,17 +110,7 @@ export class FtrlEvalSession {
       const tools = await createTaskFileExecutor({ timeoutMs: settings.toolTimeoutMs });
       executor = tools.executor;
       progress('loading', 'loading the policy…');
-      const spec = req.policy;
-      policy =
-        spec.kind === 'checkpoint'
-          ? await loadCheckpointPolicy(spec.runId, source)
-          : spec.kind === 'warm-start'
-            ? await loadNamedPolicy(platform, 'warm-start', { source, executor, log: () => {} })
-            : {
-                // the platform opens the sent files; the init string only names them in messages
-                ...(await loadNamedPolicy(platform, `folder:${spec.name}`, { source, executor, log: () => {} })),
-                source: `your Qwen3 folder "${spec.name}"`,
-              };
+      policy = await loadEvalPolicy(req.policy, platform, source, executor);
       const contextTokens = policy.model.config.max_position_embeddings;
       const routed = executor;
       let pyodideLoadMs: number | undefined;

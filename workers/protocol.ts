@@ -9,6 +9,9 @@ import type { StepMetrics, EvalMetrics, StepProgress } from '../src/recipes/type
 import type { RunRecord } from '../src/storage/schema';
 import type { RolloutGroupView, RolloutView } from '../src/recipes/rollouts/rolloutViews';
 import type { FtrlEvalSettings, FtrlEvalSummary } from '../src/run/ftrlEval';
+import type { BfclEntryResult, BfclEvalSummary } from '../src/run/bfclEval';
+import type { BfclDataTexts } from '../src/envs/bfcl/fileSource';
+import type { BfclBackendSources } from '../src/envs/bfcl/pythonBackend';
 
 export type { FtrlEvalSettings, FtrlEvalSummary, StepProgress };
 
@@ -161,6 +164,33 @@ export interface FtrlEvalReport {
 
 export type FtrlEvalPhase = 'loading' | 'python' | 'rollouts';
 
+/** A BFCL evaluation's settings (the Task files panel's BFCL section; `pact eval-bfcl`'s flags). */
+export interface BfclEvalSettings {
+  /** The first N entries of each file; undefined = all. */
+  limit?: number;
+  maxResponseTokens: number;
+  /** BFCL's MAXIMUM_STEP_LIMIT (20). */
+  maxSteps: number;
+  toolTimeoutMs: number;
+  backend: BackendName;
+}
+
+/** What a BFCL evaluation reports to the page. */
+export interface BfclEvalReport {
+  summary: BfclEvalSummary;
+  policySource: string;
+  contextTokens: number;
+  /** Backend classes the entries need that did not import (class → error). */
+  classProblems: Record<string, string>;
+  settings: BfclEvalSettings;
+  backend: BackendName;
+  fallbackReason?: string;
+  pyodideLoadMs: number;
+  /** True when Stop ended it early: the summary holds the entries done. */
+  isStopped: boolean;
+  seconds: number;
+}
+
 export type WorkerRequest =
   | { id: number; type: 'probe-device' }
   | { id: number; type: 'check-numerics'; backend: BackendName }
@@ -198,7 +228,20 @@ export type WorkerRequest =
       policy: EvalPolicySpec;
       settings: FtrlEvalSettings;
     }
-  /** Stops the FTRL evaluation in progress after its current task. */
+  /**
+   * Evaluates a policy on BFCL v4 multi-turn entries (src/run/bfclEval.ts) with BFCL's backends
+   * from the user's copy of its source, in Pyodide. Progress: `bfcl-eval-progress` events
+   * carrying this request's id; the reply is `bfcl-eval`.
+   */
+  | {
+      id: number;
+      type: 'eval-bfcl';
+      data: BfclDataTexts;
+      sources: BfclBackendSources;
+      policy: EvalPolicySpec;
+      settings: BfclEvalSettings;
+    }
+  /** Stops the FTRL or BFCL evaluation in progress after its current task or entry. */
   | { id: number; type: 'stop-eval' };
 
 /**
@@ -229,6 +272,7 @@ export type WorkerResponse =
       engineThreads?: number;
     }
   | { id: number; type: 'ftrl-eval'; report: FtrlEvalReport }
+  | { id: number; type: 'bfcl-eval'; report: BfclEvalReport }
   | { id: number; type: 'ok' }
   | { id: number; type: 'error'; message: string };
 
@@ -263,6 +307,16 @@ export type WorkerEvent =
       message: string;
       done: number;
       total: number;
+    }
+  /** A BFCL evaluation's progress; `entry`: the verdict of the entry just done. */
+  | {
+      type: 'bfcl-eval-progress';
+      requestId: number;
+      phase: FtrlEvalPhase;
+      message: string;
+      done: number;
+      total: number;
+      entry?: BfclEntryResult;
     };
 
 export type WorkerMessage = WorkerResponse | WorkerEvent;

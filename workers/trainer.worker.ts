@@ -5,6 +5,7 @@
  */
 import { probeDevice } from './deviceProbe';
 import { checkNumerics } from './numericsCheck';
+import { BfclEvalSession } from './bfclEvalSession';
 import { FtrlEvalSession } from './ftrlEvalSession';
 import { TrainingSession } from './trainingSession';
 import { setToolSandboxPort } from '../src/envs/sandbox/browserSandbox';
@@ -20,6 +21,8 @@ function reply(msg: WorkerResponse): void {
 const session = new TrainingSession((event) => scope.postMessage(event), createBrowserSessionDeps());
 // FTRL evaluation (the eval-ftrl request): one at a time, never beside a training run (one tfjs backend).
 const ftrlEval = new FtrlEvalSession((event) => scope.postMessage(event));
+// BFCL evaluation (the eval-bfcl request), likewise.
+const bfclEval = new BfclEvalSession((event) => scope.postMessage(event));
 
 async function handle(req: WorkerRequest): Promise<void> {
   switch (req.type) {
@@ -34,8 +37,8 @@ async function handle(req: WorkerRequest): Promise<void> {
       reply({ id: req.id, type: 'numerics', report: await checkNumerics(req.backend) });
       return;
     case 'start': {
-      if (ftrlEval.isActive)
-        throw new Error('an FTRL evaluation is running in this tab: wait for it or stop it before training');
+      if (ftrlEval.isActive || bfclEval.isActive)
+        throw new Error('an evaluation is running in this tab: wait for it or stop it before training');
       const started = await session.start(req.config, {
         resumeRunId: req.resumeRunId,
         maxSteps: req.maxSteps,
@@ -64,6 +67,7 @@ async function handle(req: WorkerRequest): Promise<void> {
     case 'eval-ftrl': {
       if (session.isActive)
         throw new Error('a training run is in progress: stop it before evaluating (both need the model backend)');
+      if (bfclEval.isActive) throw new Error('a BFCL evaluation is running: wait for it or stop it');
       const report = await ftrlEval.run({
         requestId: req.id,
         tasksText: req.tasksText,
@@ -74,8 +78,23 @@ async function handle(req: WorkerRequest): Promise<void> {
       reply({ id: req.id, type: 'ftrl-eval', report });
       return;
     }
+    case 'eval-bfcl': {
+      if (session.isActive)
+        throw new Error('a training run is in progress: stop it before evaluating (both need the model backend)');
+      if (ftrlEval.isActive) throw new Error('an FTRL evaluation is running: wait for it or stop it');
+      const report = await bfclEval.run({
+        requestId: req.id,
+        data: req.data,
+        sources: req.sources,
+        policy: req.policy,
+        settings: req.settings,
+      });
+      reply({ id: req.id, type: 'bfcl-eval', report });
+      return;
+    }
     case 'stop-eval':
-      ftrlEval.stop();
+      if (bfclEval.isActive) bfclEval.stop();
+      else ftrlEval.stop();
       reply({ id: req.id, type: 'ok' });
       return;
     default: {

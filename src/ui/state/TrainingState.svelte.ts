@@ -377,7 +377,8 @@ export class TrainingState {
   }
 
   handleEvent(e: WorkerEvent): void {
-    if (e.type === 'ftrl-eval-progress') return; // an FTRL evaluation's, not a run's (FtrlEvalState)
+    // an evaluation's, not a run's (FtrlEvalState, BfclEvalState)
+    if (e.type === 'ftrl-eval-progress' || e.type === 'bfcl-eval-progress') return;
     if (this.isDetached) return; // the worker holds another run than the one shown
     if (!this.isOurs(e.runId)) return;
     switch (e.type) {
