@@ -123,7 +123,7 @@ test('a 157 MB checkpoint is saved in 3 pieces, survives a reload and resumes bi
     console.log(`[checkpointPieces] ${what} at ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   await page.goto(tinyRunUrl({ steps: '2', K: '2', batch: '1', miniBatch: '1', backend: 'wasm' }));
   const setup = page.getByTestId('run-setup');
-  await page.getByTestId('model-folder-input').setInputFiles(path.join(root, 'qwen3-157mb'));
+  await setup.getByTestId('model-folder-input').setInputFiles(path.join(root, 'qwen3-157mb'));
   await expect(setup.getByTestId('model-folder-shape')).toHaveText(
     '6 layers · hidden 384 · vocab 1,022 · 9.84 M parameters',
   );

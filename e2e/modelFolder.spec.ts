@@ -64,7 +64,7 @@ test.beforeAll(() => {
 test.afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 async function pick(page: Page, dir: string) {
-  await page.getByTestId('model-folder-input').setInputFiles(dir);
+  await page.getByTestId('run-setup').getByTestId('model-folder-input').setInputFiles(dir);
 }
 
 test('a folder that is not a Qwen3 folder is refused, naming the file and the field; a good one shows its shape', async ({
