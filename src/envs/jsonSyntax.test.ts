@@ -25,6 +25,16 @@ describe('findJsonSyntaxError', () => {
     expect(findJsonSyntaxError('{"a": [1, 2, {"b": null}], "c": -1.5e+3, "d": "\\u00e9\\n"}')).toBeNull();
   });
 
+  it('reads any nesting depth JSON.parse reads (no recursion): 100,000 brackets', () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    expect(() => JSON.parse(deep)).not.toThrow();
+    expect(findJsonSyntaxError(deep)).toBeNull();
+    expect(findJsonSyntaxError('{"a":' + '['.repeat(50_000) + '}')).toEqual({
+      at: 50_006,
+      expected: 'a value',
+    });
+  });
+
   it('words the message the same whatever the engine', () => {
     expect(describeJsonSyntaxError('{"a": [1 2]}')).toBe("at character 10: expected ',' or ']' after an array element");
     expect(describeJsonSyntaxError('{"a": 1')).toBe("the text ends early: expected ',' or '}' after a property value");

@@ -89,67 +89,73 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | null {
       } else i++;
     }
   };
-  const value = (depth: number): void => {
-    if (depth > 10_000) fail('less nesting');
+  // Containers are kept on an explicit stack, not the call stack: a hostile text may nest
+  // tens of thousands deep, which JSON.parse (iterative in V8) reads without overflowing.
+  const stack: ('{' | '[')[] = [];
+  const propertyName = () => {
     skipWs();
-    const ch = text[i];
-    if (ch === '{') {
-      i++;
+    if (text[i] !== '"') fail("a '\"' opening a property name");
+    string();
+    skipWs();
+    if (text[i] !== ':') fail("':' after a property name");
+    i++;
+  };
+  const scan = () => {
+    for (;;) {
+      // A value is due at i.
       skipWs();
-      if (text[i] === '}') {
+      const ch = text[i];
+      let isOpen = false;
+      if (ch === '{') {
         i++;
-        return;
-      }
+        skipWs();
+        if (text[i] === '}') i++;
+        else {
+          stack.push('{');
+          propertyName();
+          isOpen = true;
+        }
+      } else if (ch === '[') {
+        i++;
+        skipWs();
+        if (text[i] === ']') i++;
+        else {
+          stack.push('[');
+          isOpen = true;
+        }
+      } else if (ch === '"') string();
+      else if (ch === '-' || (ch >= '0' && ch <= '9')) number();
+      else if (ch === 't') literal('true');
+      else if (ch === 'f') literal('false');
+      else if (ch === 'n') literal('null');
+      else fail('a value');
+      if (isOpen) continue;
+      // A value ended: close the containers it completes, up to the next one that wants more.
       for (;;) {
+        if (stack.length === 0) return;
         skipWs();
-        if (text[i] !== '"') fail("a '\"' opening a property name");
-        string();
-        skipWs();
-        if (text[i] !== ':') fail("':' after a property name");
-        i++;
-        value(depth + 1);
-        skipWs();
+        const top = stack[stack.length - 1];
         if (text[i] === ',') {
           i++;
+          if (top === '{') propertyName();
+          break;
+        }
+        if (top === '[' && text[i] === ']') {
+          i++;
+          stack.pop();
           continue;
         }
-        if (text[i] === '}') {
+        if (top === '{' && text[i] === '}') {
           i++;
-          return;
-        }
-        fail("',' or '}' after a property value");
-      }
-    }
-    if (ch === '[') {
-      i++;
-      skipWs();
-      if (text[i] === ']') {
-        i++;
-        return;
-      }
-      for (;;) {
-        value(depth + 1);
-        skipWs();
-        if (text[i] === ',') {
-          i++;
+          stack.pop();
           continue;
         }
-        if (text[i] === ']') {
-          i++;
-          return;
-        }
-        fail("',' or ']' after an array element");
+        fail(top === '[' ? "',' or ']' after an array element" : "',' or '}' after a property value");
       }
     }
-    if (ch === '"') return string();
-    if (ch === '-' || (ch >= '0' && ch <= '9')) return number();
-    if (ch === 't') return literal('true');
-    if (ch === 'f') return literal('false');
-    if (ch === 'n') return literal('null');
-    fail('a value');
   };
   try {
-    value(0);
+    scan();
     skipWs();
     if (i < text.length) fail('the end of the text');
     return null;
