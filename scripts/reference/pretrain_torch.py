@@ -33,12 +33,33 @@ the target positions only. Timings (wall and process CPU seconds, real tokens/s)
 Usage:
   python3 scripts/reference/pretrain_torch.py --data DIR --out DIR [--steps 4000] [--batch 64]
       [--lr 2e-3] [--warmup 100] [--min-lr-ratio 0.2] [--weight-decay 0.01] [--clip 1]
-      [--seed 1] [--save 250,500,...] [--time-limit SECONDS] [--device cuda|cpu] [--log-every 50]
-      [--threads N] [--blas-threads N] [--micro-tokens N]
+      [--seed 1] [--save 250,500,...] [--until N] [--time-limit SECONDS] [--resume]
+      [--device cuda|cpu] [--log-every 50] [--threads N] [--blas-threads N] [--micro-tokens N]
 On CPU keep torch at 1 thread and give the cores to OpenBLAS (its default: all of them): on
 the 2 busy development cores that ran 2.3× the 1-thread speed, and 2 torch threads 2 to 10× slower.
 Writes OUT/model-step{N}.safetensors at each --save step (and at the last step or when
 the time limit ends training), and OUT/train_log.json (options, losses, timings).
+--until N stops after step N while the learning rate still follows the --steps schedule (the
+shipped warm start is step 500 of a 6,000-step schedule).
+
+Resume. At each --save step, at --until and when --time-limit ends training, OUT/checkpoint.pt
+is (re)written, atomically: the weights, AdamW's state, the step, the row sampler's state, the
+loss log so far and the partial logging window, with the SHA-256 of the rows and the schedule's
+options. `--resume` continues from it (a fresh start when OUT has none), so a run cut into
+pieces by --time-limit logs the same losses and ends at the same weights, bit for bit, as one
+uninterrupted run on the same machine and threads (pretrainTorch.test.ts checks it); on another
+CPU or BLAS it continues the same training, not the same bits. The schedule (--steps, --batch,
+--lr, --warmup, --min-lr-ratio, --weight-decay, --clip, --seed, --log-every) and the rows must
+be those of the checkpoint; --until, --save, --time-limit, threads and device may change.
+Where checkpoints live: work stops without warning on these machines and only committed files
+survive, so OUT belongs in a committed folder (scripts/searchWarmStart.sh: checkpoints/
+warm-start-search/, with the rows it trains on) and each piece ends with a commit of
+checkpoint.pt, train_log.json and the --save steps' weights. Only the newest checkpoint.pt is
+kept in the tree (it is overwritten). Its size for qwen3-nano: 4 bytes × 3 × parameters
+(weights + two AdamW moments): 22 MB at the shipped 1,022-token vocabulary, 29 MB at the
+4,096 tokens a vocabulary with search text reaches; each committed piece adds that blob to the
+git history (about 3 pieces for the search warm start, ~90 MB), which we accept for a run that
+must survive a machine change; the folder is removed once the warm start is shipped.
 
   python3 scripts/reference/pretrain_torch.py --data DIR --out DIR --assemble N
 makes OUT/warm-start-step{N}/ a warm-start folder (config.json, model.safetensors,
@@ -48,6 +69,7 @@ then evaluates it on held-out tasks with the app's own tfjs model and ships it.
 """
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -243,7 +265,10 @@ def assemble(args):
                     "lrPeak": o["lr"], "warmupSteps": o["warmup"], "minLrRatio": o["min_lr_ratio"],
                     "maxGradNorm": o["clip"], "weightDecay": o["weight_decay"]},
         "trainer": {"script": "scripts/reference/pretrain_torch.py", "torch": log["torch"], "device": log["device"],
-                    "scheduledSteps": o["steps"], "bf16Autocast": log["device"] != "cpu"},
+                    "scheduledSteps": o["steps"], "bf16Autocast": log["device"] != "cpu",
+                    # the --resume pieces that trained these weights (one for an uninterrupted run)
+                    "pieces": [{k: p.get(k) for k in ("from_step", "to_step", "device", "threads")}
+                               for p in log.get("pieces", []) if p["from_step"] < step]},
         "trainTasks": meta["trainTasks"],
         "trainWorlds": meta["trainWorlds"],
         "trainCategories": meta["categories"],
@@ -267,11 +292,51 @@ def assemble(args):
     print(f"wrote {folder}")
 
 
+CHECKPOINT = "checkpoint.pt"
+# Options that fix the training's numbers: a resumed run must have the checkpoint's.
+SCHEDULE_OPTIONS = ("steps", "batch", "lr", "warmup", "min_lr_ratio", "weight_decay", "clip", "seed", "log_every")
+
+
+def hash_rows(data_dir):
+    """SHA-256 of the rows and their config (what a resumed run must train on)."""
+    h = hashlib.sha256()
+    for name in ("config.json", "rows.bin.gz"):
+        with open(os.path.join(data_dir, name), "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def save_checkpoint(out, state):
+    """OUT/checkpoint.pt, written to a temporary file first so a kill mid-write keeps the last one."""
+    path = os.path.join(out, CHECKPOINT)
+    torch.save(state, path + ".tmp")
+    os.replace(path + ".tmp", path)
+
+
+def load_checkpoint(out, args, rows_sha, device):
+    """The checkpoint of OUT, checked against this run's rows and schedule; None when OUT has none."""
+    path = os.path.join(out, CHECKPOINT)
+    if not os.path.exists(path):
+        if os.path.exists(os.path.join(out, "train_log.json")):
+            raise SystemExit(f"--resume: {out} has a train_log.json but no {CHECKPOINT} (written by a run before --resume?)")
+        return None
+    # Our own file (its log and AdamW's settings are Python floats, which torch 1.13's weights-only loader refuses).
+    ckpt = torch.load(path, map_location=device, weights_only=False)
+    if ckpt["rows_sha256"] != rows_sha:
+        raise SystemExit(f"--resume: the rows in --data differ from the ones {path} trained on (SHA-256 {ckpt['rows_sha256'][:12]}…)")
+    differ = [f"--{k.replace('_', '-')} {getattr(args, k)} (checkpoint: {ckpt['schedule'][k]})"
+              for k in SCHEDULE_OPTIONS if ckpt["schedule"][k] != getattr(args, k)]
+    if differ:
+        raise SystemExit(f"--resume: {path} was trained with another schedule: {', '.join(differ)}")
+    return ckpt
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--steps", type=int, default=4000)
+    ap.add_argument("--until", type=int, default=None, help="stop after this step (default --steps); the schedule still runs to --steps")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--warmup", type=int, default=100)
@@ -281,6 +346,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--save", default="")
     ap.add_argument("--time-limit", type=float, default=float("inf"))
+    ap.add_argument("--resume", action="store_true", help=f"continue from OUT/{CHECKPOINT} (a fresh start when there is none)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--assemble", type=int, default=None)
     ap.add_argument("--log-every", type=int, default=50)
@@ -292,6 +358,9 @@ def main():
     if args.assemble is not None:
         return assemble(args)
     t_start = time.time()
+    until = args.steps if args.until is None else args.until
+    if not 1 <= until <= args.steps:
+        raise SystemExit(f"--until {until}: must be within 1..--steps {args.steps}")
 
     with open(os.path.join(args.data, "config.json")) as f:
         config = json.load(f)
@@ -303,8 +372,11 @@ def main():
     too_big = max(int(r[0].max()) for r in rows)
     if too_big >= config["vocab_size"]:
         raise SystemExit(f"a row holds id {too_big}, over config vocab_size {config['vocab_size']}")
-    save_steps = sorted({int(s) for s in args.save.split(",") if s.strip()} | {args.steps})
+    rows_sha = hash_rows(args.data)
+    save_steps = sorted({int(s) for s in args.save.split(",") if s.strip()} | {until})
     os.makedirs(args.out, exist_ok=True)
+    if not args.resume and os.path.exists(os.path.join(args.out, CHECKPOINT)):
+        raise SystemExit(f"{args.out} holds a {CHECKPOINT}: pass --resume to continue it, or choose another --out")
     device = torch.device(args.device)
     if args.micro_tokens is None:
         args.micro_tokens = 32768 if device.type == "cuda" else 2048
@@ -327,19 +399,43 @@ def main():
     )
     pick_rng = np.random.default_rng(args.seed)
     options = {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in vars(args).items()}  # valid JSON
-    log = {"options": options, "data": meta, "rows": len(rows), "torch": torch.__version__,
-           "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-           "threads": torch.get_num_threads(), "losses": [], "saved": []}
+    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    ckpt = load_checkpoint(args.out, args, rows_sha, device) if args.resume else None
+    if ckpt is None:
+        log = {"options": options, "data": meta, "rows": len(rows), "rows_sha256": rows_sha, "torch": torch.__version__,
+               "device": device_name, "threads": torch.get_num_threads(), "losses": [], "saved": [], "pieces": []}
+        first_step, window, window_tokens, elapsed_before = 0, [], 0, 0.0
+        if args.resume:
+            print(f"--resume: no {CHECKPOINT} in {args.out}, starting at step 0", flush=True)
+    else:
+        model.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optimizer"])
+        pick_rng.bit_generator.state = ckpt["pick_rng"]
+        log = ckpt["log"]
+        first_step, window, window_tokens = ckpt["step"], list(ckpt["window"]), ckpt["window_tokens"]
+        elapsed_before = ckpt["elapsed"]
+        print(f"resumed {args.out}/{CHECKPOINT} at step {first_step} ({elapsed_before:.0f} s of training so far)", flush=True)
+    if first_step >= until:
+        print(f"step {first_step} is already --until {until}: nothing to train", flush=True)
+        return
+    piece = {"from_step": first_step, "until": until, "time_limit": options["time_limit"], "device": device_name,
+             "threads": torch.get_num_threads(), "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    log["pieces"].append(piece)
     if device.type == "cpu":  # which BLAS the CPU figures were measured on (bench_torch.py's verdict)
         blas = bench_torch.describe_blas(device, bench_torch.time_gemm(1024, device)["gflops"])
-        log["blas"] = {k: blas[k] for k in ("kind", "library", "openblas_threads", "gemm_gflops", "is_reference", "why")}
+        piece["blas"] = {k: blas[k] for k in ("kind", "library", "openblas_threads", "gemm_gflops", "is_reference", "why")}
+        log.setdefault("blas", piece["blas"])
         print(f"BLAS: {blas['kind']} ({blas['library'] or blas['why']}), 1024³ gemm {blas['gemm_gflops']:.0f} GFLOP/s, "
-              f"{log['threads']} torch thread(s)", flush=True)
+              f"{torch.get_num_threads()} torch thread(s)", flush=True)
     use_bf16 = device.type == "cuda"
-    window = []
-    window_tokens, window_wall, window_cpu = 0, time.perf_counter(), time.process_time()
-    step = 0
-    for step in range(args.steps):
+    t_piece = time.time()  # --time-limit counts this piece's time (its start: after the rows are read)
+    window_wall, window_cpu = time.perf_counter(), time.process_time()
+
+    def write_log():
+        with open(os.path.join(args.out, "train_log.json"), "w") as f:
+            json.dump(log, f, indent=1)
+
+    for step in range(first_step, until):
         picks = pick_rng.integers(0, len(rows), size=args.batch)
         lr = learning_rate(step, args.lr, args.warmup, args.steps, args.min_lr_ratio)
         for g in opt.param_groups:
@@ -350,10 +446,10 @@ def main():
         opt.step()
         window.append(loss)
         window_tokens += int(sum(len(rows[i][0]) for i in picks))
+        elapsed = elapsed_before + time.time() - t_piece
         if (step + 1) % args.log_every == 0 or step == 0:
             mean = sum(window) / len(window)
             window = []
-            elapsed = time.time() - t_start
             if device.type == "cuda":
                 torch.cuda.synchronize()
             wall, cpu = time.perf_counter() - window_wall, time.process_time() - window_cpu
@@ -363,20 +459,23 @@ def main():
             print(f"step {step + 1}/{args.steps}  loss {mean:.4f}  grad_norm {float(grad_norm):.3f}  lr {lr:.2e}  {elapsed:.0f} s"
                   f"  {tokens_per_s:.0f} tokens/s ({window_tokens} row tokens, {cpu:.0f} CPU s)", flush=True)
             window_tokens, window_wall, window_cpu = 0, time.perf_counter(), time.process_time()
-        out_of_time = time.time() - t_start > args.time_limit
-        if (step + 1) in save_steps or out_of_time or step + 1 == args.steps:
+        out_of_time = time.time() - t_piece > args.time_limit
+        if (step + 1) in save_steps or out_of_time:
             path = os.path.join(args.out, f"model-step{step + 1}.safetensors")
             ref.write_safetensors(path, weights_for_file(model, config))
-            log["saved"].append({"step": step + 1, "file": os.path.basename(path), "seconds": time.time() - t_start})
-            with open(os.path.join(args.out, "train_log.json"), "w") as f:
-                json.dump(log, f, indent=1)
+            log["saved"].append({"step": step + 1, "file": os.path.basename(path), "seconds": elapsed})
+            log["step"] = piece["to_step"] = step + 1
+            log["seconds"] = elapsed
+            save_checkpoint(args.out, {
+                "step": step + 1, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                "pick_rng": pick_rng.bit_generator.state, "log": log, "window": window, "window_tokens": window_tokens,
+                "elapsed": elapsed, "rows_sha256": rows_sha, "schedule": {k: getattr(args, k) for k in SCHEDULE_OPTIONS},
+            })
+            write_log()
         if out_of_time:
-            print(f"time limit {args.time_limit} s reached at step {step + 1}", flush=True)
+            print(f"time limit {args.time_limit} s reached at step {step + 1}; continue with --resume", flush=True)
             break
-    log["seconds"] = time.time() - t_start
-    with open(os.path.join(args.out, "train_log.json"), "w") as f:
-        json.dump(log, f, indent=1)
-    print(f"done in {log['seconds']:.0f} s", flush=True)
+    print(f"done in {time.time() - t_start:.0f} s (this piece), {log['seconds']:.0f} s of training in all", flush=True)
 
 
 if __name__ == "__main__":

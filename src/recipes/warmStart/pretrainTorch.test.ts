@@ -2,8 +2,10 @@
  * scripts/reference/pretrain_torch.py (the warm start's SFT on a GPU) against this
  * project's tfjs objective: the PyTorch trainer's logged loss, for weights it saved, must
  * equal warmStart/ computeSftLoss of the same weights on the same row, read through the
- * same packSftRows bytes and the app's own safetensors loader. Runs only where a python3
- * with torch is installed (Debian's python3-torch); skipped with the reason otherwise.
+ * same packSftRows bytes and the app's own safetensors loader; and a run cut into pieces
+ * (--time-limit, --until, --resume) must equal one uninterrupted run bit for bit. Runs only
+ * where a python3 with torch is installed (Debian's python3-torch); skipped with the reason
+ * otherwise.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -131,5 +133,81 @@ print(json.dumps({"ref": float(ref_loss), "lean": lean, "grad_err": grad_err, "g
       expect(Math.abs(out.lean - out.ref)).toBeLessThan(1e-5);
       expect(out.grad_err).toBeLessThan(1e-4);
     }, 120_000);
+
+    it('resumes bit for bit: 1 step (time limit) + resume to step 3 (--until) + resume to 6 equals 6 steps straight', () => {
+      // Rows of unequal length, batches of 3 drawn with replacement: the sampler's state matters.
+      // Logged every 2 steps, so the window of step 4 (steps 3 and 4) spans the second resume.
+      const dir = mkdtempSync(path.join(tmpdir(), 'pact-pretrain-resume-'));
+      const rows: SftTargetRow[] = [5, 9, 17, 33, 12, 26].map((n, r) => ({
+        ids: Array.from({ length: n }, (_, t) => (t * 7 + r * 3 + 1) % TINY.vocab_size),
+        targetMask: Array.from({ length: n - 1 }, (_, t) => ((t + r) % 3 === 0 ? 0 : 1)),
+      }));
+      writeFileSync(path.join(dir, 'config.json'), formatQwen3ConfigJson(TINY));
+      writeFileSync(path.join(dir, 'rows.bin.gz'), gzipSync(packSftRows(rows)));
+      writeFileSync(path.join(dir, 'rows.json'), JSON.stringify({ preset: 'tiny', maxSeqLen: 64 }));
+      const schedule = ['--steps', '6', '--batch', '3', '--lr', '0.05', '--warmup', '2', '--log-every', '2'];
+      const train = (out: string, ...extra: string[]) => {
+        const args = [SCRIPT, '--data', dir, '--out', out, ...schedule, '--device', 'cpu', '--threads', '1', ...extra];
+        const r = spawnSync(torch.python!, args, {
+          encoding: 'utf8',
+          env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+        });
+        return { status: r.status, output: r.stdout + r.stderr };
+      };
+      const straight = path.join(dir, 'straight');
+      const pieces = path.join(dir, 'pieces');
+      for (const [out, extra] of [
+        [straight, []],
+        [pieces, ['--time-limit', '0']],
+        [pieces, ['--resume', '--until', '3']],
+        [pieces, ['--resume']],
+      ] as const) {
+        const r = train(out, ...extra);
+        expect(r.status, r.output).toBe(0);
+      }
+      type Log = {
+        step: number;
+        losses: { step: number; loss: number; grad_norm: number; lr: number; tokens: number }[];
+        pieces: { from_step: number; to_step: number }[];
+      };
+      const readLog = (out: string) => JSON.parse(readFileSync(path.join(out, 'train_log.json'), 'utf8')) as Log;
+      const numbers = (log: Log) =>
+        log.losses.map(({ step, loss, grad_norm, lr, tokens }) => [step, loss, grad_norm, lr, tokens]);
+      const a = readLog(straight);
+      const b = readLog(pieces);
+      expect(b.pieces.map((p) => [p.from_step, p.to_step])).toEqual([
+        [0, 1],
+        [1, 3],
+        [3, 6],
+      ]);
+      expect(a.losses.map((l) => l.step)).toEqual([1, 2, 4, 6]);
+      expect(b.step).toBe(6);
+      expect(numbers(b)).toEqual(numbers(a)); // exact: JSON keeps every bit of a float64
+      const weights = (out: string) => readFileSync(path.join(out, 'model-step6.safetensors'));
+      expect(weights(pieces).equals(weights(straight))).toBe(true);
+      // AdamW's moments and step, and the sampler, at the end.
+      const compare = `
+import sys, json, torch
+a, b = (torch.load(p, weights_only=False) for p in sys.argv[1:3])
+opt = all(torch.equal(x[k], b["optimizer"]["state"][i][k]) for i, x in a["optimizer"]["state"].items() for k in x)
+print(json.dumps({"optimizer": opt, "model": all(torch.equal(v, b["model"][k]) for k, v in a["model"].items()),
+                  "sampler": a["pick_rng"] == b["pick_rng"], "step": [a["step"], b["step"]]}))
+`;
+      const r = spawnSync(
+        torch.python!,
+        ['-c', compare, path.join(straight, 'checkpoint.pt'), path.join(pieces, 'checkpoint.pt')],
+        { encoding: 'utf8' },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ optimizer: true, model: true, sampler: true, step: [6, 6] });
+
+      // Another schedule, or a fresh start over a checkpoint, is refused.
+      const other = train(pieces, '--resume', '--lr', '0.01');
+      expect(other.status).not.toBe(0);
+      expect(other.output).toContain('--lr 0.01 (checkpoint: 0.05)');
+      const fresh = train(pieces);
+      expect(fresh.status).not.toBe(0);
+      expect(fresh.output).toContain('pass --resume to continue it');
+    }, 180_000);
   },
 );
