@@ -10,7 +10,13 @@ import { expandExperiment, type ExperimentRun } from '../src/run/experimentFile'
 import { RECIPE_NAMES } from '../src/ui/recipeNames';
 import { buildTable, pickTableMetrics } from '../src/experiments/aggregate';
 import { formatTableCsv, formatTableMarkdown } from '../src/experiments/format';
-import { buildSeedPairs, defaultSeedPairs, MEAN_TRAIN_REWARD } from '../src/experiments/seedPairs';
+import {
+  buildSeedPairs,
+  defaultSeedPairs,
+  MEAN_TRAIN_ANSWER_F1,
+  MEAN_TRAIN_REWARD,
+  nameRunReward,
+} from '../src/experiments/seedPairs';
 import {
   RESULTS_FORMAT,
   formatResultsJson,
@@ -137,8 +143,9 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
         );
       const pairs = buildSeedPairs(
         done,
-        [...table.metrics.filter((k) => k !== 'reward'), MEAN_TRAIN_REWARD],
+        [...table.metrics.filter((k) => k !== 'reward'), MEAN_TRAIN_REWARD, MEAN_TRAIN_ANSWER_F1],
         defaultSeedPairs(table.rows.map((r) => r.method)),
+        { rewardName: nameRunReward },
       );
       await writeFile(
         path.join(outDir, 'table.md'),

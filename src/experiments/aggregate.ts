@@ -37,6 +37,7 @@ export const METRIC_LABELS: Record<string, string> = {
   'eval/turns': 'Turns',
   reward: 'Train reward (last step)',
   'reward/mean_over_steps': 'Train reward (mean over steps)',
+  'reward/answer_f1/mean_over_steps': 'Train answer F1 (mean over steps)',
 };
 
 /** Column order: the papers' metrics first, then any other eval metric by name, then the train reward. */

@@ -8,7 +8,7 @@
  */
 import { labelMetric } from './aggregate';
 import { standardError } from './paired';
-import { formatSeedPairCell, MEAN_TRAIN_REWARD, type SeedPairRow } from './seedPairs';
+import { formatSeedPairCell, MEAN_TRAIN_ANSWER_F1, MEAN_TRAIN_REWARD, type SeedPairRow } from './seedPairs';
 import type { ExperimentTable, MeanStd } from './types';
 
 /** A number with `digits` decimals ('–' when not finite). */
@@ -54,7 +54,8 @@ export function formatTableMarkdown(table: ExperimentTable, options: TableTextOp
       'Values are fractions in [0, 1] (turns and rewards excepted), taken at the last step that logged them (the final held-out evaluation for eval metrics).',
   );
   if (options.pairs && options.pairs.length > 0) {
-    const keys = [...table.metrics.filter((k) => k !== 'reward'), MEAN_TRAIN_REWARD];
+    const stepMeans = [MEAN_TRAIN_REWARD, MEAN_TRAIN_ANSWER_F1].filter((k) => options.pairs!.some((p) => p.cells[k]));
+    const keys = [...table.metrics.filter((k) => k !== 'reward'), ...stepMeans];
     lines.push('', '## Paired by seed', '');
     lines.push(`| Row − control | ${keys.map(labelMetric).join(' | ')} |`);
     lines.push(`|---|${keys.map(() => '---:').join('|')}|`);
@@ -68,6 +69,8 @@ export function formatTableMarkdown(table: ExperimentTable, options: TableTextOp
       'Each cell: the mean over seeds of d_s = row_s − control_s (the same held-out tasks; for the train reward, ' +
         'the same prompts step by step, averaged over the steps) ± its standard error, and (seeds with d_s > 0 / seeds paired).',
     );
+    const notes = options.pairs.flatMap((p) => p.notes ?? []);
+    if (notes.length > 0) lines.push('', ...notes.map((n) => `- ${n}`));
   }
   const failed = table.rows.flatMap((r) => r.failed);
   if (failed.length > 0) {

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { buildTable } from './aggregate';
 import { formatTableMarkdown } from './format';
-import { buildSeedPairs, defaultSeedPairs, formatSeedPairCell, MEAN_TRAIN_REWARD } from './seedPairs';
+import { resolveConfig } from '../recipes/config';
+import {
+  buildSeedPairs,
+  defaultSeedPairs,
+  formatSeedPairCell,
+  MEAN_TRAIN_ANSWER_F1,
+  MEAN_TRAIN_REWARD,
+  nameRunReward,
+} from './seedPairs';
 import type { RunResult } from './types';
 
 function run(name: string, seed: number, steps: RunResult['steps'], status: RunResult['status'] = 'finished') {
@@ -109,5 +117,49 @@ describe('buildSeedPairs', () => {
     expect(md).toContain('| Row − control | Solve-F1 | Train reward (mean over steps) |');
     // frozen has no F1: –; reward +0.05, sd √(0.15² + 0.15²) = 0.212, se 0.212/√2 = 0.150, 1 of 2 above.
     expect(md).toContain('| pact − frozen | – | +0.050 ± 0.150 (1/2) |');
+  });
+
+  it('pairs train rewards only between runs trained on the same reward function, and the train answer F1 across them', () => {
+    const cfg = (recipe: string, extra: Record<string, unknown> = {}) => resolveConfig({ recipe, ...extra });
+    // The recipes' own names: pact and matchtir share MatchTIR's matched turn rewards; GRPO's is the answer F1;
+    // greedy matching is another function of a rollout.
+    expect(nameRunReward(cfg('pact'))).toBe(nameRunReward(cfg('matchtir')));
+    expect(nameRunReward(cfg('pact'))).toBe(nameRunReward(cfg('sft_then_matchtir')));
+    expect(nameRunReward(cfg('grpo'))).toBe(nameRunReward(cfg('chord')));
+    expect(nameRunReward(cfg('grpo'))).not.toBe(nameRunReward(cfg('matchtir')));
+    expect(nameRunReward(cfg('pact', { matching: 'greedy' }))).not.toBe(nameRunReward(cfg('pact')));
+    expect(nameRunReward(cfg('toolrl'))).not.toBe(nameRunReward(cfg('ftrl')));
+    const withConfig = (r: RunResult, recipe: string): RunResult => ({ ...r, config: cfg(recipe) });
+    const steps = (rewards: number[], f1s: number[]) =>
+      rewards.map((reward, i) => ({ step: i + 1, values: { reward, 'reward/answer_f1': f1s[i] } }));
+    const runs = [
+      withConfig(run('frozen', 1, steps([1.0, 1.2], [0.1, 0.1])), 'pact'),
+      withConfig(run('grpo', 1, steps([0.2, 0.4], [0.2, 0.4])), 'grpo'),
+      withConfig(run('matchtir', 1, steps([1.5, 1.5], [0.1, 0.3])), 'matchtir'),
+    ];
+    const [grpo, matchtir] = buildSeedPairs(
+      runs,
+      [MEAN_TRAIN_REWARD, MEAN_TRAIN_ANSWER_F1],
+      [
+        { run: 'grpo', control: 'frozen' },
+        { run: 'matchtir', control: 'frozen' },
+      ],
+      { rewardName: nameRunReward },
+    );
+    // GRPO's reward (answer F1 0.2, 0.4) minus MatchTIR's (1.0, 1.2) would read −0.8: not paired, and said why.
+    expect(grpo.cells[MEAN_TRAIN_REWARD].diff.n).toBe(0);
+    expect(grpo.notes).toEqual([
+      'grpo − frozen: train rewards not paired (grpo: answer-f1; frozen: matchtir(hungarian, unmatched 0))',
+    ]);
+    // Its answer F1 pairs: (0.2 − 0.1, 0.4 − 0.1) → +0.2.
+    expect(grpo.cells[MEAN_TRAIN_ANSWER_F1].diff.mean).toBeCloseTo(0.2, 12);
+    // MatchTIR's reward is frozen's function: (1.5 − 1.0, 1.5 − 1.2) → +0.4; answer F1 (0, +0.2) → +0.1.
+    expect(matchtir.cells[MEAN_TRAIN_REWARD].diff.mean).toBeCloseTo(0.4, 12);
+    expect(matchtir.cells[MEAN_TRAIN_ANSWER_F1].diff.mean).toBeCloseTo(0.1, 12);
+    expect(matchtir.notes).toBeUndefined();
+    const md = formatTableMarkdown(buildTable(runs, ['reward']), { pairs: [grpo, matchtir] });
+    expect(md).toContain('| Row − control | Train reward (mean over steps) | Train answer F1 (mean over steps) |');
+    expect(md).toContain('| grpo − frozen | – | +0.200 (1/1) |');
+    expect(md).toContain('- grpo − frozen: train rewards not paired (grpo: answer-f1;');
   });
 });

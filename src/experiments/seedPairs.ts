@@ -5,14 +5,28 @@
  * same prompts: a run's prompts and sampling streams depend only on its seed and step). Each
  * pair reports the mean of d_s ± its standard error over the seeds both finished, n, and how
  * many seeds had d_s > 0. Also the train reward's mean over the run's steps, paired step by
- * step with the control inside each seed (pact compare's pooled difference, per seed).
+ * step with the control inside each seed (pact compare's pooled difference, per seed), paired
+ * only when both rows' rewards are the same function of a rollout (the recipes' `rewardName`),
+ * and the train answer F1 of the rollouts, which every tool-use recipe with an answer-F1
+ * reward part logs and so pairs across recipes whose rewards differ.
  */
 import { computeMeanStd, readFinalValue } from './aggregate';
 import { standardError } from './paired';
+import '../recipes/allRecipes';
+import type { TrainConfig } from '../recipes/config';
+import { getRecipe } from '../recipes/registry';
 import type { MeanStd, RunResult } from './types';
 
 /** The derived metric: a run's train reward averaged over all its steps. */
 export const MEAN_TRAIN_REWARD = 'reward/mean_over_steps';
+/** The derived metric: the answer F1 of a run's train rollouts (logged `reward/answer_f1`) averaged over its steps. */
+export const MEAN_TRAIN_ANSWER_F1 = 'reward/answer_f1/mean_over_steps';
+
+/** Derived metric → the logged metric it averages over the steps both runs logged. */
+const STEP_MEANS: Record<string, string> = {
+  [MEAN_TRAIN_REWARD]: 'reward',
+  [MEAN_TRAIN_ANSWER_F1]: 'reward/answer_f1',
+};
 
 export interface SeedPairSpec {
   /** The row compared. */
@@ -36,6 +50,21 @@ export interface SeedPairCell {
 export interface SeedPairRow extends SeedPairSpec {
   /** Metric → the paired difference over seeds. */
   cells: Record<string, SeedPairCell>;
+  /** Why a cell is empty though both rows logged it (the train rewards are different functions). */
+  notes?: string[];
+}
+
+export interface SeedPairOptions {
+  /**
+   * The name of the reward function a run's config trains on (the recipe's `rewardName`);
+   * two runs' train rewards pair only when the names agree. Without it they always pair.
+   */
+  rewardName?: (config: TrainConfig) => string;
+}
+
+/** The reward function a run trained on: its recipe's `rewardName` (the default of buildTablePairs). */
+export function nameRunReward(config: TrainConfig): string {
+  return getRecipe(config.recipe).rewardName(config);
 }
 
 /** A run's mean of `key` over the steps where the control also logged it (NaN when none). */
@@ -77,6 +106,7 @@ export function buildSeedPairs(
   runs: readonly RunResult[],
   metrics: readonly string[],
   pairs: readonly SeedPairSpec[],
+  options: SeedPairOptions = {},
 ): SeedPairRow[] {
   const finished = (name: string) =>
     new Map(runs.filter((r) => r.name === name && r.status === 'finished').map((r) => [r.seed, r]));
@@ -85,21 +115,30 @@ export function buildSeedPairs(
     const theirs = finished(pair.control);
     const heldOut = pair.heldOutControl ? finished(pair.heldOutControl) : theirs;
     const cells: Record<string, SeedPairCell> = {};
+    const notes = new Set<string>();
     for (const key of metrics) {
       const diffs: number[] = [];
-      const controls = key === MEAN_TRAIN_REWARD || !key.startsWith('eval/') ? theirs : heldOut;
+      const stepKey = STEP_MEANS[key];
+      const controls = stepKey !== undefined || !key.startsWith('eval/') ? theirs : heldOut;
       for (const [seed, r] of mine) {
         const c = controls.get(seed);
         if (!c) continue;
+        if (key === MEAN_TRAIN_REWARD && options.rewardName) {
+          const [a, b] = [options.rewardName(r.config), options.rewardName(c.config)];
+          if (a !== b) {
+            notes.add(
+              `${pair.run} − ${pair.control}: train rewards not paired (${pair.run}: ${a}; ${pair.control}: ${b})`,
+            );
+            continue;
+          }
+        }
         const d =
-          key === MEAN_TRAIN_REWARD
-            ? meanOverPairedSteps(r, c, 'reward')
-            : readFinalValue(r, key) - readFinalValue(c, key);
+          stepKey !== undefined ? meanOverPairedSteps(r, c, stepKey) : readFinalValue(r, key) - readFinalValue(c, key);
         if (Number.isFinite(d)) diffs.push(d);
       }
       cells[key] = { diff: computeMeanStd(diffs), positive: diffs.filter((d) => d > 0).length };
     }
-    return { ...pair, cells };
+    return { ...pair, cells, ...(notes.size > 0 ? { notes: [...notes] } : {}) };
   });
 }
 

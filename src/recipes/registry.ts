@@ -15,7 +15,7 @@ const RECIPES = createRegistry<Recipe>('recipe');
 /** Registers a recipe under `recipe.name`; a second registration of a name is an error. */
 export function registerRecipe(recipe: Recipe): void {
   if (!recipe || typeof recipe.name !== 'string') throw new Error('registerRecipe: recipe must have a name');
-  for (const field of ['scoreGroup', 'routePrompts', 'usesRollouts'] as const) {
+  for (const field of ['scoreGroup', 'routePrompts', 'usesRollouts', 'rewardName'] as const) {
     if (typeof recipe[field] !== 'function')
       throw new Error(`registerRecipe: recipe "${recipe.name}" has no ${field}()`);
   }

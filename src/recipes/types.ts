@@ -160,6 +160,13 @@ export interface Recipe {
    * after its SFT steps. The rollout inspector's MatchTIR lesson reads it.
    */
   usesMatchTirCredit: boolean;
+  /**
+   * The reward function its logged train `reward` measures, as a name that is equal for two
+   * configs exactly when their rewards are the same function of a rollout (e.g.
+   * `matchtir(hungarian, unmatched 0)`, `answer-f1`): tables pair two rows' train rewards only
+   * when these agree (a GRPO answer F1 minus a MatchTIR turn-reward sum means nothing).
+   */
+  rewardName(config: TrainConfig): string;
   /** Whether step s collects rollouts (false: a pure SFT step, e.g. `sft`, or the SFT phase of `sft_then_matchtir`). */
   usesRollouts(ctx: RecipeContext): boolean;
   /** Rewards and advantages of one group. Called only when usesRollouts. */

@@ -10,8 +10,12 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
+// The frozen control is PACT at lr 1e-12: both rows train on MatchTIR's reward, so their train rewards pair.
 const config = (name: string, seed: number, steps = 2) => ({
   name,
+  recipe: 'pact',
+  matching: 'hungarian',
+  unmatchedPenalty: 0,
   seed,
   steps,
   evalSamples: 0,

@@ -12,7 +12,13 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { buildTable } from '../../experiments/aggregate';
 import { formatTableMarkdown } from '../../experiments/format';
-import { buildSeedPairs, defaultSeedPairs, MEAN_TRAIN_REWARD } from '../../experiments/seedPairs';
+import {
+  buildSeedPairs,
+  defaultSeedPairs,
+  MEAN_TRAIN_ANSWER_F1,
+  MEAN_TRAIN_REWARD,
+  nameRunReward,
+} from '../../experiments/seedPairs';
 import type { RunResult, StepRecord } from '../../experiments/types';
 import type { TrainConfig } from '../../recipes/config';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
@@ -102,8 +108,9 @@ async function runTable(args: string[], io: CliIO): Promise<number> {
   const table = buildTable(runs);
   const pairs = buildSeedPairs(
     runs,
-    [...table.metrics.filter((k) => k !== 'reward'), MEAN_TRAIN_REWARD],
+    [...table.metrics.filter((k) => k !== 'reward'), MEAN_TRAIN_REWARD, MEAN_TRAIN_ANSWER_F1],
     defaultSeedPairs(table.rows.map((r) => r.method)),
+    { rewardName: nameRunReward },
   );
   const config = runs[0].config;
   const heldOut = [...new Set(runs.map((r) => `${r.config.tasks.nTest} tasks of seed ${r.config.tasks.testSeed}`))];

@@ -20,6 +20,7 @@ export const CHORD_RECIPE: Recipe = {
   env: 'tool-use',
   needsTraces: true,
   usesMatchTirCredit: false,
+  rewardName: () => 'answer-f1',
   usesRollouts: () => true,
   scoreGroup: (group) => scoreOutcome(group),
   routePrompts: (groups, ctx) =>

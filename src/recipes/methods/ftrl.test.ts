@@ -59,6 +59,7 @@ describe('ftrl', () => {
     });
     expect(score.turnAdvantages).toEqual(ADVANTAGE_ESTIMATORS.get('turn-grpo')(turnRewards));
     expect(score.rewardParts?.solve_f1).toEqual([1, 2 / 3, 0]); // Solve-F1 = 2q/(p + n): 2/2, 2/3, 0/1
+    expect(score.rewardParts?.answer_f1).toEqual([1, 1, 0]); // logged only: 1969, 1969, 1970 against 1969
   });
 
   it('runs one training step on a tiny model with finite metrics', async () => {

@@ -12,6 +12,7 @@
  */
 import { ADVANTAGE_ESTIMATORS } from '../../core/advantages';
 import { ftrlReward, type FtrlTurn } from '../../core/ftrlReward';
+import { answerF1 } from '../../core/rewards';
 import { registerRecipe } from '../registry';
 import { evaluateToolUseRollout } from './toolUseScoring';
 import type { GroupScore, Recipe, Rollout, RolloutGroup } from '../types';
@@ -34,6 +35,8 @@ export function scoreFtrl(group: RolloutGroup): GroupScore {
       solve_f1: results.map((x) => x.metrics.solveF1),
       solve_p: results.map((x) => x.metrics.solveP),
       solve_r: results.map((x) => x.metrics.solveR),
+      // Logged only (the train answer F1 that tables pair across recipes whose rewards differ).
+      answer_f1: group.rollouts.map((r) => answerF1(r.transcript?.answer ?? '', answer)),
     },
   };
 }
@@ -49,6 +52,7 @@ export const FTRL_RECIPE: Recipe = {
   env: 'tool-use',
   needsTraces: false,
   usesMatchTirCredit: false,
+  rewardName: () => 'ftrl-solve-f1 (per-turn sum)',
   usesRollouts: () => true,
   scoreGroup: (group) => scoreFtrl(group),
   routePrompts: (groups) => groups.map(() => ({ rl: 'x', rlWeight: 1, sftWeight: 0, sftMask: 'full' })),

@@ -18,6 +18,7 @@ import { evaluateSearchRollout } from '../rollouts/searchRollouts';
 import {
   collectSearchRollouts,
   computeGroupRewardParts,
+  nameSearchReward,
   routePromptOnly,
   type SearchRewardParts,
 } from './toolsearcher';
@@ -70,6 +71,7 @@ export const GDPO_RECIPE: Recipe = {
   env: 'tool-search',
   needsTraces: false,
   usesMatchTirCredit: false,
+  rewardName: (config) => nameSearchReward(config),
   usesRollouts: () => true,
   collectRollouts: async (request) => {
     const groups = await collectSearchRollouts(request, false);

@@ -19,6 +19,7 @@ export const GRPO_RECIPE: Recipe = {
   env: 'tool-use',
   needsTraces: false,
   usesMatchTirCredit: false,
+  rewardName: () => 'answer-f1',
   usesRollouts: () => true,
   scoreGroup: (group) => scoreOutcome(group),
   routePrompts: (groups) =>

@@ -10,7 +10,7 @@
  */
 import { registerRecipe } from '../registry';
 import { evaluateSearchRollout } from '../rollouts/searchRollouts';
-import { collectSearchRollouts, routePromptOnly, scoreSearchOutcome } from './toolsearcher';
+import { collectSearchRollouts, nameSearchReward, routePromptOnly, scoreSearchOutcome } from './toolsearcher';
 import type { Recipe } from '../types';
 
 export const GSPO_RECIPE: Recipe = {
@@ -25,6 +25,7 @@ export const GSPO_RECIPE: Recipe = {
   env: 'tool-search',
   needsTraces: false,
   usesMatchTirCredit: false,
+  rewardName: (config) => nameSearchReward(config),
   ratioLevel: 'sequence',
   policyLoss: (config) => ({
     clipEps: config.gspo.clipLow,

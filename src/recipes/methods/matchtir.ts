@@ -8,7 +8,7 @@
  * prompt-only-rl-loss) + k3 KL. This is PACT with q = 1 (every prompt anchored).
  */
 import { registerRecipe } from '../registry';
-import { evaluateToolUseRollout, scoreMatchTir } from './toolUseScoring';
+import { evaluateToolUseRollout, nameMatchTirReward, scoreMatchTir } from './toolUseScoring';
 import type { Recipe } from '../types';
 
 export const MATCHTIR_RECIPE: Recipe = {
@@ -22,6 +22,7 @@ export const MATCHTIR_RECIPE: Recipe = {
   env: 'tool-use',
   needsTraces: false,
   usesMatchTirCredit: true,
+  rewardName: (config) => nameMatchTirReward(config),
   usesRollouts: () => true,
   scoreGroup: (group, ctx) => scoreMatchTir(group, ctx.config),
   routePrompts: (groups) =>

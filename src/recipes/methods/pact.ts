@@ -15,7 +15,7 @@
 import { sampleStepGates } from '../../core/gates';
 import { toAlgorithmStep } from '../../core/schedules';
 import { registerRecipe } from '../registry';
-import { evaluateToolUseRollout, scoreMatchTir } from './toolUseScoring';
+import { evaluateToolUseRollout, nameMatchTirReward, scoreMatchTir } from './toolUseScoring';
 import type { PromptRoute, Recipe } from '../types';
 
 export const PACT_RECIPE: Recipe = {
@@ -28,6 +28,7 @@ export const PACT_RECIPE: Recipe = {
   env: 'tool-use',
   needsTraces: true,
   usesMatchTirCredit: true,
+  rewardName: (config) => nameMatchTirReward(config),
   usesRollouts: () => true,
   scoreGroup: (group, ctx) => scoreMatchTir(group, ctx.config),
   routePrompts: (groups, ctx) => {

@@ -9,7 +9,7 @@
  */
 import { registerRecipe } from '../registry';
 import { evaluateSearchRollout } from '../rollouts/searchRollouts';
-import { collectSearchRollouts, routePromptOnly, scoreSearchOutcome } from './toolsearcher';
+import { collectSearchRollouts, nameSearchReward, routePromptOnly, scoreSearchOutcome } from './toolsearcher';
 import type { Recipe } from '../types';
 
 export const SEARCH_R1_RECIPE: Recipe = {
@@ -22,6 +22,7 @@ export const SEARCH_R1_RECIPE: Recipe = {
   env: 'tool-search',
   needsTraces: false,
   usesMatchTirCredit: false,
+  rewardName: (config) => nameSearchReward(config),
   usesRollouts: () => true,
   collectRollouts: (request) => collectSearchRollouts(request, false),
   scoreGroup: (group, ctx) => scoreSearchOutcome(group, ctx.config.toolsearcher.formatBonus),

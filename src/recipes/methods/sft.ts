@@ -20,6 +20,7 @@ export const SFT_RECIPE: Recipe = {
   env: 'tool-use',
   needsTraces: true,
   usesMatchTirCredit: false,
+  rewardName: () => 'none (no rollouts)',
   usesRollouts: () => false,
   scoreGroup: () => {
     throw new Error('recipe "sft" collects no rollouts and scores none');

@@ -6,6 +6,7 @@
 import { registerRecipe } from '../registry';
 import { SFT_RECIPE } from './sft';
 import { MATCHTIR_RECIPE } from './matchtir';
+import { nameMatchTirReward } from './toolUseScoring';
 import type { Recipe, RecipeContext } from '../types';
 
 const isSftPhase = (ctx: RecipeContext) => ctx.step < ctx.config.sftSteps;
@@ -20,6 +21,7 @@ export const SFT_THEN_MATCHTIR_RECIPE: Recipe = {
   env: 'tool-use',
   needsTraces: true,
   usesMatchTirCredit: true,
+  rewardName: (config) => nameMatchTirReward(config),
   usesRollouts: (ctx) => !isSftPhase(ctx),
   scoreGroup: (group, ctx) => MATCHTIR_RECIPE.scoreGroup(group, ctx),
   routePrompts: (groups, ctx) => (isSftPhase(ctx) ? SFT_RECIPE : MATCHTIR_RECIPE).routePrompts(groups, ctx),

@@ -57,6 +57,15 @@ export function scoreMatchTir(
   };
 }
 
+/**
+ * The name of scoreMatchTir's trajectory reward Σ_t r_t as a function of the config: the
+ * matching (Hungarian or greedy) and the penalty of an unmatched call change r_t; γ and the
+ * advantage combination change only the advantages.
+ */
+export function nameMatchTirReward(config: Pick<TrainConfig, 'matching' | 'unmatchedPenalty'>): string {
+  return `matchtir(${config.matching}, unmatched ${config.unmatchedPenalty})`;
+}
+
 /** GRPO outcome reward F1(answer, gold), group-normalised, on every turn. */
 export function scoreOutcome(group: RolloutGroup): GroupScore {
   const { task } = requireToolUse(group);

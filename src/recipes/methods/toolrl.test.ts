@@ -40,14 +40,15 @@ describe('toolrl', () => {
       config: resolveConfig({ recipe: 'toolrl', toolrlRule: 'toolrl' }),
     });
     expect(toolrl.rewards).toEqual([4, 1, -2]);
-    expect(toolrl.rewardParts).toEqual({ format: [1, 0, 1], correct: [3, 1, -3] });
+    // answer_f1 (logged only): 1969, 1969, 1970 against 1969.
+    expect(toolrl.rewardParts).toEqual({ format: [1, 0, 1], correct: [3, 1, -3], answer_f1: [1, 1, 0] });
     check(toolrl, [1, 0, -1]);
     expect(toolrl.turnAdvantages.map((row) => row[0])).toEqual(groupAdvantages([4, 1, -2]));
     // MatchTIR's compute_toolrl (the default): no format term, 0 without a call: R = [3, 1, 0];
     // mean 4/3, sample std √((25/9 + 1/9 + 16/9)/2) = √(7/3) → A = (5/3, −1/3, −4/3)/√(7/3).
     const matchtir = getRecipe('toolrl').scoreGroup(group, ctx);
     expect(matchtir.rewards).toEqual([3, 1, 0]);
-    expect(matchtir.rewardParts).toEqual({ format: [1, 0, 1], correct: [3, 1, 0] });
+    expect(matchtir.rewardParts).toEqual({ format: [1, 0, 1], correct: [3, 1, 0], answer_f1: [1, 1, 0] });
     check(matchtir, [1.091089, -0.218218, -0.872872]);
   });
 

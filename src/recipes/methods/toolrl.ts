@@ -10,6 +10,7 @@
  * (ToolRL scores one step against that step's gold calls); see core/toolrlReward.
  */
 import { groupAdvantages } from '../../core/advantages';
+import { answerF1 } from '../../core/rewards';
 import { toolrlReward, type ToolrlRule } from '../../core/toolrlReward';
 import { registerRecipe } from '../registry';
 import { evaluateToolUseRollout } from './toolUseScoring';
@@ -20,6 +21,7 @@ export function scoreToolrl(group: RolloutGroup, rule: ToolrlRule): GroupScore {
   if (group.prompt.kind !== 'tool-use')
     throw new Error(`toolrl: got a ${group.prompt.kind} prompt; toolrl runs on the tool-use env`);
   const golds = group.prompt.task.goldCalls ?? [];
+  const answer = group.prompt.task.answer;
   const results = group.rollouts.map((r) => {
     const turns = r.transcript?.turns ?? [];
     return toolrlReward(
@@ -34,7 +36,12 @@ export function scoreToolrl(group: RolloutGroup, rule: ToolrlRule): GroupScore {
   return {
     rewards,
     turnAdvantages: group.rollouts.map((r, k) => (r.transcript?.turns ?? []).map(() => adv[k])),
-    rewardParts: { format: results.map((x) => x.format), correct: results.map((x) => x.correct) },
+    rewardParts: {
+      format: results.map((x) => x.format),
+      correct: results.map((x) => x.correct),
+      // Logged only (the train answer F1 that tables pair across recipes whose rewards differ).
+      answer_f1: group.rollouts.map((r) => answerF1(r.transcript?.answer ?? '', answer)),
+    },
   };
 }
 
@@ -49,6 +56,7 @@ export const TOOLRL_RECIPE: Recipe = {
   env: 'tool-use',
   needsTraces: false,
   usesMatchTirCredit: false,
+  rewardName: (config) => `toolrl(${config.toolrlRule})`,
   usesRollouts: () => true,
   scoreGroup: (group, ctx) => scoreToolrl(group, ctx.config.toolrlRule),
   routePrompts: (groups) => groups.map(() => ({ rl: 'x', rlWeight: 1, sftWeight: 0, sftMask: 'full' })),

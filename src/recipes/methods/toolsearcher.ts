@@ -93,6 +93,11 @@ export function scoreSearchOutcome(group: RolloutGroup, formatBonus: number): Gr
   };
 }
 
+/** The name of the tool-search outcome reward (set-F1 + formatBonus · format) that toolsearcher and its baselines log. */
+export function nameSearchReward(config: Pick<TrainConfig, 'toolsearcher'>): string {
+  return `search-f1 + ${config.toolsearcher.formatBonus}·format`;
+}
+
 /** ToolSearcher's per-turn credit for one group. */
 export function scoreToolSearcher(
   group: RolloutGroup,
@@ -156,6 +161,7 @@ export const TOOLSEARCHER_RECIPE: Recipe = {
   env: 'tool-search',
   needsTraces: false,
   usesMatchTirCredit: false,
+  rewardName: (config) => nameSearchReward(config),
   usesRollouts: () => true,
   collectRollouts: (request) => collectSearchRollouts(request, isToolSearcherConstrained(request.config, request.step)),
   scoreGroup: (group, ctx) => scoreToolSearcher(group, ctx.config.toolsearcher),
