@@ -9,6 +9,7 @@ import {
   MEAN_TRAIN_ANSWER_F1,
   MEAN_TRAIN_REWARD,
   nameRunReward,
+  pairedControl,
 } from './seedPairs';
 import type { RunResult } from './types';
 
@@ -75,14 +76,24 @@ describe('buildSeedPairs', () => {
     expect(f1.diff.mean).toBeCloseTo(0, 15);
     expect(f1.diff.std).toBeCloseTo(Math.sqrt(0.02), 15);
     expect(f1.positive).toBe(1);
+    // The per-seed differences behind the summary, by seed.
+    expect(f1.values.map(({ seed, d }) => [seed, Number(d.toFixed(12))])).toEqual([
+      [1, 0.1],
+      [2, -0.1],
+    ]);
     // vanilla logged no train reward: nothing to pair.
     expect(pactVanilla.cells[MEAN_TRAIN_REWARD].diff.n).toBe(0);
+    expect(pactVanilla.cells[MEAN_TRAIN_REWARD].values).toEqual([]);
     // Train reward against frozen: seed 1 steps (1.2 − 1.0, 1.0 − 0.8) → mean 0.2; seed 2 (0.0, −0.2) → −0.1.
     const r = pactFrozen.cells[MEAN_TRAIN_REWARD];
     expect(r.diff.n).toBe(2);
     expect(r.diff.mean).toBeCloseTo(0.05, 12);
     expect(r.diff.std).toBeCloseTo(Math.sqrt(((0.2 - 0.05) ** 2 + (-0.1 - 0.05) ** 2) / 1), 12);
     expect(r.positive).toBe(1);
+    expect(r.values.map(({ seed, d }) => [seed, Number(d.toFixed(12))])).toEqual([
+      [1, 0.2],
+      [2, -0.1],
+    ]);
     // pact − matchtir: F1 +0.1 and −0.1; train reward only step 2 is shared: +0.1 and −0.1.
     expect(pactMatchtir.cells['eval/solve_f1'].diff.mean).toBeCloseTo(0, 15);
     expect(pactMatchtir.cells[MEAN_TRAIN_REWARD].diff.mean).toBeCloseTo(0, 15);
@@ -99,6 +110,11 @@ describe('buildSeedPairs', () => {
     expect(pair.cells['eval/solve_f1'].diff.n).toBe(2);
     expect(pair.cells['eval/solve_f1'].diff.mean).toBeCloseTo(0, 15);
     expect(pair.cells[MEAN_TRAIN_REWARD].diff.mean).toBeCloseTo(0.05, 12);
+    // The control each metric was paired with, as the figure labels it.
+    expect(pairedControl(pair, 'eval/solve_f1')).toBe('vanilla');
+    expect(pairedControl(pair, MEAN_TRAIN_REWARD)).toBe('frozen');
+    expect(pairedControl(pair, MEAN_TRAIN_ANSWER_F1)).toBe('frozen');
+    expect(pairedControl({ run: 'pact', control: 'matchtir' }, 'eval/solve_f1')).toBe('matchtir');
     const md = formatTableMarkdown(buildTable(RUNS, ['eval/solve_f1', 'reward']), { pairs: [pair] });
     expect(md).toContain('| pact − frozen (held out: − vanilla) | 0.000 ± 0.100 (1/2) | +0.050 ± 0.150 (1/2) |');
   });

@@ -45,6 +45,8 @@ export interface SeedPairCell {
   diff: MeanStd;
   /** Seeds with d_s > 0. */
   positive: number;
+  /** Each paired seed's d_s = row_s − control_s, in the runs' order (what diff and positive summarise). */
+  values: { seed: number; d: number }[];
 }
 
 export interface SeedPairRow extends SeedPairSpec {
@@ -65,6 +67,15 @@ export interface SeedPairOptions {
 /** The reward function a run trained on: its recipe's `rewardName` (the default of buildTablePairs). */
 export function nameRunReward(config: TrainConfig): string {
   return getRecipe(config.recipe).rewardName(config);
+}
+
+/**
+ * The row `key` is paired with: the held-out control (when there is one) for a held-out
+ * metric (`eval/*`), the control for train metrics and the step means.
+ */
+export function pairedControl(pair: SeedPairSpec, key: string): string {
+  const isHeldOut = key.startsWith('eval/') && STEP_MEANS[key] === undefined;
+  return isHeldOut && pair.heldOutControl ? pair.heldOutControl : pair.control;
 }
 
 /** A run's mean of `key` over the steps where the control also logged it (NaN when none). */
@@ -112,14 +123,12 @@ export function buildSeedPairs(
     new Map(runs.filter((r) => r.name === name && r.status === 'finished').map((r) => [r.seed, r]));
   return pairs.map((pair) => {
     const mine = finished(pair.run);
-    const theirs = finished(pair.control);
-    const heldOut = pair.heldOutControl ? finished(pair.heldOutControl) : theirs;
     const cells: Record<string, SeedPairCell> = {};
     const notes = new Set<string>();
     for (const key of metrics) {
-      const diffs: number[] = [];
+      const values: SeedPairCell['values'] = [];
       const stepKey = STEP_MEANS[key];
-      const controls = stepKey !== undefined || !key.startsWith('eval/') ? theirs : heldOut;
+      const controls = finished(pairedControl(pair, key));
       for (const [seed, r] of mine) {
         const c = controls.get(seed);
         if (!c) continue;
@@ -134,16 +143,17 @@ export function buildSeedPairs(
         }
         const d =
           stepKey !== undefined ? meanOverPairedSteps(r, c, stepKey) : readFinalValue(r, key) - readFinalValue(c, key);
-        if (Number.isFinite(d)) diffs.push(d);
+        if (Number.isFinite(d)) values.push({ seed, d });
       }
-      cells[key] = { diff: computeMeanStd(diffs), positive: diffs.filter((d) => d > 0).length };
+      const diffs = values.map((v) => v.d);
+      cells[key] = { diff: computeMeanStd(diffs), positive: diffs.filter((d) => d > 0).length, values };
     }
     return { ...pair, cells, ...(notes.size > 0 ? { notes: [...notes] } : {}) };
   });
 }
 
 /** `+0.031 ± 0.012 (4/5)`: mean difference ± standard error over seeds, seeds above / n; `–` for none. */
-export function formatSeedPairCell(cell: SeedPairCell, digits = 3): string {
+export function formatSeedPairCell(cell: Pick<SeedPairCell, 'diff' | 'positive'>, digits = 3): string {
   const { diff, positive } = cell;
   if (diff.n === 0) return '–';
   const mean = `${diff.mean > 0 ? '+' : ''}${diff.mean.toFixed(digits)}`;
