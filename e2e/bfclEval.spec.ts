@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { saveQwen3Folder } from '../src/model/weights/qwen3Folder';
 
 // BFCL v4 multi-turn evaluation in the app (Task files → BFCL v4 multi-turn): the hand-written
 // fixtures (src/envs/bfcl/fixtures: the SimpleCounterAPI backend in BFCL's source layout, three
-// entries), plus one more entry written here in a second file, and a Qwen3 folder over the full
+// entries, copied under BFCL's file names), plus one more entry written here in a second file, and a Qwen3 folder over the full
 // vocabulary with an 8,192-token window; Evaluate runs in the trainer worker with the backend in
 // Pyodide, and the result must equal what `pact eval-bfcl` gives in Node for the same inputs.
 //
@@ -27,6 +27,7 @@ const fixtures = path.join(repo, 'src/envs/bfcl/fixtures');
 const CALL = '<tool_call>{"name":"list_counters","arguments":{}}</tool_call>';
 const END = '<|im_end|>';
 const EXTRA = 'BFCL_v4_multi_turn_one.json';
+const FIXTURE = 'BFCL_v4_multi_turn_simple.json';
 
 let root: string;
 let dataDir: string;
@@ -79,6 +80,9 @@ test.beforeAll(async () => {
   root = mkdtempSync(path.join(os.tmpdir(), 'pact-bfcl-e2e-'));
   dataDir = path.join(root, 'bfcl-data');
   cpSync(path.join(fixtures, 'data'), dataDir, { recursive: true });
+  // The fixtures are stored as handmade_BFCL_v4_…; a copy of BFCL's data folder has BFCL's names.
+  for (const sub of ['', 'possible_answer'])
+    renameSync(path.join(dataDir, sub, `handmade_${FIXTURE}`), path.join(dataDir, sub, FIXTURE));
   const entry = {
     id: 'multi_turn_one_0',
     question: [[{ role: 'user', content: 'Which counters are there?' }]],
@@ -101,7 +105,7 @@ test.beforeAll(async () => {
       'eval-bfcl',
       '--data',
       // in the app's order: the folder's entry files sorted by name
-      [path.join(dataDir, EXTRA), path.join(dataDir, 'BFCL_v4_multi_turn_simple.json')].join(','),
+      [path.join(dataDir, EXTRA), path.join(dataDir, FIXTURE)].join(','),
       '--bfcl-src',
       path.join(fixtures, 'bfcl_src'),
       '--model',
@@ -159,7 +163,7 @@ test("BFCL fixtures evaluated in the app equal pact eval-bfcl in Node: 1 of 4, B
     );
   expect(entries).toEqual([
     [EXTRA, '1'],
-    ['BFCL_v4_multi_turn_simple.json', '3'],
+    [FIXTURE, '3'],
   ]);
   // The fixture prompts (four short docs) fit even the warm start's 2,048 tokens.
   await expect(panel.getByTestId('bfcl-fit-summary')).toContainText(

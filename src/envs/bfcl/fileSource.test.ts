@@ -1,6 +1,8 @@
 // The picked-folder reader (fileSource.ts) against the disk reader (nodeSource.ts) on the
 // hand-written fixtures: the same backend sources and the same entries, and the errors that
-// name what a picked folder lacks.
+// name what a picked folder lacks. The fixture entry files are stored as handmade_BFCL_v4_…,
+// which the reader (BFCL's names only) refuses; they are picked as a copy of BFCL's data
+// folder would hold them, the handmade_ prefix dropped (`pickAsBfcl`).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +26,14 @@ function pick(dir: string, name = path.basename(dir)): PickedTextFile[] {
   return out;
 }
 
+const HANDMADE = 'handmade_';
+const FIXTURE_ENTRIES = `${HANDMADE}BFCL_v4_multi_turn_simple.json`;
+
+/** The fixture data folder picked under BFCL's own file names (each `handmade_` prefix dropped). */
+function pickAsBfcl(dir: string): PickedTextFile[] {
+  return pick(dir).map((f) => ({ ...f, path: f.path.split(`/${HANDMADE}`).join('/') }));
+}
+
 describe('readBfclSourceFolder', () => {
   it('finds the backends as nodeSource.ts does, from the folder above bfcl_eval or func_source_code itself', async () => {
     const expected = readBfclBackendSources(path.join(fixtures, 'bfcl_src'));
@@ -44,11 +54,11 @@ describe('readBfclSourceFolder', () => {
 
 describe('readBfclDataFolder + parseBfclDataTexts', () => {
   it('reads the entry files with their answers and docs; the pairs equal the disk reader', async () => {
-    const texts = await readBfclDataFolder(pick(path.join(fixtures, 'data')));
+    const texts = await readBfclDataFolder(pickAsBfcl(path.join(fixtures, 'data')));
     expect(texts.files.map((f) => f.file)).toEqual(['BFCL_v4_multi_turn_simple.json']);
     expect(Object.keys(texts.funcDocs)).toEqual(['simple_counter_api.json']);
     const [parsed] = parseBfclDataTexts(texts);
-    const disk = readBfclFile(path.join(fixtures, 'data', 'BFCL_v4_multi_turn_simple.json'));
+    const disk = readBfclFile(path.join(fixtures, 'data', FIXTURE_ENTRIES));
     expect(parsed.pairs).toEqual(disk.pairs);
     expect([...parsed.docsByClass]).toEqual([...disk.docsByClass]);
     // --limit: the first N entries of each file.
@@ -59,7 +69,7 @@ describe('readBfclDataFolder + parseBfclDataTexts', () => {
   });
 
   it('names a missing answers file, missing docs, and a folder without entry files', async () => {
-    const files = pick(path.join(fixtures, 'data'));
+    const files = pickAsBfcl(path.join(fixtures, 'data'));
     await expect(readBfclDataFolder(files.filter((f) => !f.path.includes('possible_answer/')))).rejects.toThrow(
       'BFCL_v4_multi_turn_simple.json: its possible answers (possible_answer/BFCL_v4_multi_turn_simple.json) are not in this folder',
     );
@@ -67,6 +77,15 @@ describe('readBfclDataFolder + parseBfclDataTexts', () => {
       'the function docs of SimpleCounterAPI (multi_turn_func_doc/simple_counter_api.json) are not in this folder',
     );
     await expect(readBfclDataFolder(pick(path.join(fixtures, 'bfcl_src')))).rejects.toThrow(
+      /no BFCL_v4_multi_turn_<category>\.json at the top of this folder/,
+    );
+  });
+
+  it("refuses the fixture folder as stored: handmade_ files are not BFCL's entry files", async () => {
+    const stored = pick(path.join(fixtures, 'data'));
+    expect(stored.map((f) => f.path)).toContain(`data/${FIXTURE_ENTRIES}`);
+    expect(stored.map((f) => f.path)).toContain(`data/possible_answer/${FIXTURE_ENTRIES}`);
+    await expect(readBfclDataFolder(stored)).rejects.toThrow(
       /no BFCL_v4_multi_turn_<category>\.json at the top of this folder/,
     );
   });
