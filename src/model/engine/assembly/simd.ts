@@ -1,5 +1,6 @@
 // Vector helpers of the kernels: 4-lane loads, stores and reductions, the row-major address
 // of an element, and e^x on 4 lanes (all inlined where they are used).
+// `madd` is the one place the two builds differ (docs/engine.md, "Fused multiply-add").
 
 @inline export function ld4(p: usize): v128 {
   return v128.load(p);
@@ -10,7 +11,14 @@
 @inline export function splat(x: f32): v128 {
   return f32x4.splat(x);
 }
+/**
+ * acc + a·b on 4 lanes. The plain build rounds the product, then the sum; the relaxed-SIMD build
+ * (--enable relaxed-simd) emits f32x4.relaxed_madd, one rounding where the CPU fuses (x86 FMA3,
+ * arm64), the plain two elsewhere. Every vector dot product goes through here: the gemm tiles,
+ * the norms' and the LM head's sums, the attention backward's row sums and exp4's polynomial.
+ */
 @inline export function madd(acc: v128, a: v128, b: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, acc);
   return f32x4.add(acc, f32x4.mul(a, b));
 }
 @inline export function hsum(x: v128): f32 {
