@@ -14,6 +14,8 @@
 // Every parameter's gradient is compared (iterating over the model's parameter names), relative
 // to that tensor's largest reference entry. The weights are not stored: both sides compute them
 // from a hash (weightsFromHash; the generator's per-tensor sums guard the agreement).
+// With PACT_FMA=1 under relaxed SIMD (kernelsFma.test.ts runs this file so) the engine runs the
+// fused multiply-add kernels, held to the same bounds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +31,7 @@ import { isEngineActive, setEngineEnabled } from '../qwen3/engineBridge';
 import { runEngineGradients } from '../qwen3/engineSession';
 import type { ReferenceFixture } from '../qwen3/referenceCheck';
 import type { ParamMap } from '../qwen3/linear';
+import { configureEngineKernels } from './runtime';
 
 const FIXTURE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const CASES = ['engine_d128_gqa_untied_long', 'engine_d64_mqa_tied_prefix'];
@@ -132,6 +135,7 @@ describe('CPU engine vs PyTorch float64 (scripts/reference/engine_fixtures.py)',
     const sel = await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
     expect(sel.backend).toBe('wasm');
     setEngineEnabled(true);
+    if (process.env.PACT_FMA === '1') expect(configureEngineKernels({ isFma: true })).toEqual({ kernels: 'fma' });
   });
 
   for (const name of CASES) {

@@ -7,8 +7,17 @@
  * Synchronous on purpose (WebAssembly.Module on 17 KB compiles in milliseconds, and
  * synchronous compilation is allowed in Node and in workers): tfjs custom ops call the
  * engine from synchronous code. Not for the page's main thread.
+ *
+ * Two builds of the kernels: plain SIMD (the default, whose bits every run so far has) and,
+ * opt-in, relaxed SIMD's fused multiply-add where the runtime validates it (docs/engine.md).
  */
-import { KERNELS_DATA_END, KERNELS_SHARED_WASM_BASE64, KERNELS_WASM_BASE64 } from './kernelsWasm';
+import {
+  KERNELS_DATA_END,
+  KERNELS_RELAXED_SHARED_WASM_BASE64,
+  KERNELS_RELAXED_WASM_BASE64,
+  KERNELS_SHARED_WASM_BASE64,
+  KERNELS_WASM_BASE64,
+} from './kernelsWasm';
 import { ThreadPool, type KernelCall } from './threads';
 
 /** The kernels' exports (pointers are byte offsets, sizes in floats). */
@@ -145,14 +154,57 @@ function decodeBase64(text: string): Uint8Array {
   return out;
 }
 
-const compiled: { private?: WebAssembly.Module; shared?: WebAssembly.Module } = {};
+/**
+ * Which build of the kernels runs: `simd`, plain SIMD128 (the default: a product and a sum,
+ * each rounded), or `fma`, relaxed SIMD's f32x4.relaxed_madd in every vector multiply-add (one
+ * rounding where the CPU fuses). Each gives the same bits on any thread count; not each other's.
+ */
+export type KernelVariant = 'simd' | 'fma';
 
-function compileKernels(isShared: boolean): WebAssembly.Module {
-  const key = isShared ? 'shared' : 'private';
-  compiled[key] ??= new WebAssembly.Module(
-    decodeBase64(isShared ? KERNELS_SHARED_WASM_BASE64 : KERNELS_WASM_BASE64) as BufferSource,
-  );
-  return compiled[key];
+const KERNELS_BASE64: Record<KernelVariant, { private: string; shared: string }> = {
+  simd: { private: KERNELS_WASM_BASE64, shared: KERNELS_SHARED_WASM_BASE64 },
+  fma: { private: KERNELS_RELAXED_WASM_BASE64, shared: KERNELS_RELAXED_SHARED_WASM_BASE64 },
+};
+
+/** (v128, v128, v128) → v128 = f32x4.relaxed_madd: a module that validates only where relaxed SIMD runs. */
+const RELAXED_SIMD_PROBE = new Uint8Array([
+  ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00], // "\0asm", version 1
+  ...[0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b], // types: (v128, v128, v128) → v128
+  ...[0x03, 0x02, 0x01, 0x00], // functions: one of type 0
+  ...[0x0a, 0x0d, 0x01, 0x0b, 0x00], // code: one body of 11 bytes, no locals
+  ...[0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0xfd, 0x85, 0x02, 0x0b], // local.get 0, 1, 2; f32x4.relaxed_madd; end
+]);
+
+let relaxedSimd: boolean | undefined;
+
+/** Whether this runtime runs relaxed SIMD (Chromium: yes; Node 20: only with --experimental-wasm-relaxed-simd). */
+export function hasRelaxedSimd(): boolean {
+  relaxedSimd ??= typeof WebAssembly.validate === 'function' && WebAssembly.validate(RELAXED_SIMD_PROBE);
+  return relaxedSimd;
+}
+
+/** Why `fma` cannot run here. */
+const NO_RELAXED_SIMD =
+  'relaxed SIMD is unavailable in this runtime (Node 20: start node with --experimental-wasm-relaxed-simd)';
+
+/** The kernels a request gets: `fma` only where relaxed SIMD validates; else `simd` and a warning saying why. */
+export function chooseKernels(isFma: boolean): { kernels: KernelVariant; warning?: string } {
+  if (!isFma) return { kernels: 'simd' };
+  if (hasRelaxedSimd()) return { kernels: 'fma' };
+  return { kernels: 'simd', warning: `fma: ${NO_RELAXED_SIMD}; the engine runs the plain SIMD kernels` };
+}
+
+const compiled = new Map<string, WebAssembly.Module>();
+
+function compileKernels(isShared: boolean, kernels: KernelVariant): WebAssembly.Module {
+  const key = `${kernels}:${isShared ? 'shared' : 'private'}`;
+  let module = compiled.get(key);
+  if (!module) {
+    const base64 = KERNELS_BASE64[kernels][isShared ? 'shared' : 'private'];
+    module = new WebAssembly.Module(decodeBase64(base64) as BufferSource);
+    compiled.set(key, module);
+  }
+  return module;
 }
 
 /**
@@ -174,12 +226,18 @@ export class EngineRuntime {
   private f32Cache: Float32Array | null = null;
   private i32Cache: Int32Array | null = null;
 
-  /** `isShared`: a shared memory (SharedArrayBuffer) that worker threads can run kernels on. */
+  /**
+   * `isShared`: a shared memory (SharedArrayBuffer) that worker threads can run kernels on;
+   * `kernels`: the build (`fma` throws where relaxed SIMD is missing: chooseKernels falls back).
+   */
   constructor(
     initialBytes = 64 << 20,
     readonly isShared = false,
+    readonly kernels: KernelVariant = 'simd',
   ) {
-    this.module = compileKernels(isShared);
+    if (kernels === 'fma' && !hasRelaxedSimd())
+      throw new Error(`engine: the fma kernels need relaxed SIMD: ${NO_RELAXED_SIMD}`);
+    this.module = compileKernels(isShared, kernels);
     this.memory = new WebAssembly.Memory({ initial: Math.ceil(initialBytes / PAGE), maximum: 65536, shared: isShared });
     const instance = new WebAssembly.Instance(this.module, {
       env: {
@@ -343,6 +401,8 @@ export class EngineRuntime {
 }
 
 let current: EngineRuntime | null = null;
+/** The kernels the process-wide runtime is (or will be) created with (configureEngineKernels). */
+let configuredKernels: KernelVariant = 'simd';
 
 /** The runtime if the engine has started one (no allocation: for memory readings). */
 export function peekEngineRuntime(): EngineRuntime | null {
@@ -351,8 +411,25 @@ export function peekEngineRuntime(): EngineRuntime | null {
 
 /** The process-wide (or worker-wide) runtime. */
 export function getEngineRuntime(): EngineRuntime {
-  current ??= new EngineRuntime();
+  current ??= new EngineRuntime(64 << 20, false, configuredKernels);
   return current;
+}
+
+/**
+ * Asks for the fused multiply-add kernels (`fma`) or the plain ones (call before the engine is
+ * first used, like configureEngineThreads). Returns the kernels the engine runs and, when they
+ * are not those asked for, a warning to show once: relaxed SIMD missing, or the engine already
+ * running other kernels.
+ */
+export function configureEngineKernels(options: { isFma: boolean }): { kernels: KernelVariant; warning?: string } {
+  const choice = chooseKernels(options.isFma);
+  if (current && current.kernels !== choice.kernels)
+    return {
+      kernels: current.kernels,
+      warning: `the engine was already in use with the ${current.kernels} kernels, not ${choice.kernels}`,
+    };
+  configuredKernels = choice.kernels;
+  return choice;
 }
 
 /** Whether this context can share memory with threads (Node; a cross-origin-isolated page or worker). */
@@ -372,7 +449,7 @@ export async function configureEngineThreads(threads: number): Promise<{ threads
   if (!canShareMemory())
     return { threads: 1, reason: 'SharedArrayBuffer is unavailable (the page is not cross-origin isolated)' };
   if (current && !current.isShared) return { threads: 1, reason: 'the engine was already in use on unshared memory' };
-  current ??= new EngineRuntime(64 << 20, true);
+  current ??= new EngineRuntime(64 << 20, true, configuredKernels);
   if (current.threads !== threads) await current.startThreads(threads);
   return { threads: current.threads };
 }
