@@ -9,8 +9,11 @@
 # OUT/NAME/RUN_ID from its last checkpoint). Each finished run's metrics.jsonl and config.json go
 # to RESULTS/NAME/runs/RUN_ID/ with provenance.json (the tree's commit, the engine, the CPU, Node),
 # ready to commit; the run folder with its checkpoints stays in OUT.
+# PACT_FMA=1: the CPU engine's fused multiply-add kernels (docs/engine.md; node gets Node 20's
+# relaxed-SIMD flag); provenance.json's engine reads cpu-engine+fma when the run's log says they ran.
 set -u
 Q=$1; W=$2
+NODE_FLAG=; [ "${PACT_FMA:-}" = 1 ] && NODE_FLAG=--experimental-wasm-relaxed-simd
 TREE=${TREE:?TREE: the pinned worktree}; OUT=${OUT:-/work/runs}
 RESULTS=${RESULTS:-$(cd "$(dirname "$0")/.." && pwd)/results}
 mkdir -p "$OUT"
@@ -22,20 +25,22 @@ while true; do
   if [ "$1" = RESUME ]; then
     NAME=$2; ID=$3
     echo "$(date +%T) resume $NAME $ID" >> "$OUT/queue.w$W.log"
-    node bin/pact.mjs train --resume "$OUT/$NAME/$ID" --threads 1 >> "$OUT/$NAME.$ID.log" 2>&1
+    node $NODE_FLAG bin/pact.mjs train --resume "$OUT/$NAME/$ID" --threads 1 >> "$OUT/$NAME.$ID.log" 2>&1
   else
     CONFIG=$1; ID=$2
     NAME=$(node -e "console.log(JSON.parse(require('fs').readFileSync('$CONFIG','utf8')).name)")
     echo "$(date +%T) start $NAME $ID" >> "$OUT/queue.w$W.log"
     rm -rf "$OUT/$NAME/$ID"
-    node bin/pact.mjs train --config "$CONFIG" --run "$ID" --threads 1 --out "$OUT" >> "$OUT/$NAME.$ID.log" 2>&1
+    node $NODE_FLAG bin/pact.mjs train --config "$CONFIG" --run "$ID" --threads 1 --out "$OUT" >> "$OUT/$NAME.$ID.log" 2>&1
   fi
   RC=$?
   echo "$(date +%T) end $NAME $ID rc=$RC" >> "$OUT/queue.w$W.log"
   if [ $RC -eq 0 ]; then
     D=$RESULTS/$NAME/runs/$ID; mkdir -p "$D"
+    ENGINE=${PACT_ENGINE:-cpu-engine}
+    [ "$(grep '^engine kernels:' "$OUT/$NAME.$ID.log" | tail -1)" = 'engine kernels: fma' ] && ENGINE=$ENGINE+fma
     cp "$OUT/$NAME/$ID/metrics.jsonl" "$OUT/$NAME/$ID/config.json" "$D/"
     printf '{"commit": "%s", "engine": "%s", "backend": "wasm", "threads": 1, "cpu": "%s", "node": "%s"}\n' \
-      "$(git rev-parse HEAD)" "${PACT_ENGINE:-cpu-engine}" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$(node --version)" > "$D/provenance.json"
+      "$(git rev-parse HEAD)" "$ENGINE" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$(node --version)" > "$D/provenance.json"
   fi
 done

@@ -29,7 +29,7 @@ import {
   type KernelCaseSpec,
 } from './benchKernels';
 import { runStepBench, type StepBenchResult } from './benchStep';
-import { prepareTfjs, resolveThreads } from './score';
+import { prepareTfjs, resolveFma, resolveThreads } from './score';
 import { findTorchPython } from '../../model/torchPython';
 
 export { REAL_SHAPES };
@@ -40,7 +40,7 @@ export { BENCH_LORA, countTrainFlops } from './benchKernels';
 
 const USAGE = `usage: pact bench [--step FILE[,FILE…]] [--run NAME] [--steps N] [--graph]
                   [--presets qwen3-nano[,qwen3-micro]] [--backends wasm[,cpu]] [--iters 1]
-                  [--no-kernels] [--no-steps] [--threads 1] [--torch-threads N] [--no-torch]
+                  [--no-kernels] [--no-steps] [--threads 1] [--fma] [--torch-threads N] [--no-torch]
                   [--out bench/results.json]
 
 Whole training steps of experiment files at their own shape (default
@@ -53,7 +53,9 @@ cache under inference_mode), with its BLAS kernel and the CPU model. Run on a qu
   --graph        also run each step on the tfjs graph (engine off): the path before the engine
                  (steps only: the graph's 8 × 1,536 training case does not fit the wasm heap)
   --steps N      steps per file (the first includes uploading the weights)
-  --threads N    CPU-engine threads (default 1: one core); PyTorch gets the same unless --torch-threads`;
+  --threads N    CPU-engine threads (default 1: one core); PyTorch gets the same unless --torch-threads
+  --fma          the CPU engine's fused multiply-add kernels (or $PACT_FMA=1; docs/engine.md); Node 20
+                 needs node --experimental-wasm-relaxed-simd bin/pact.mjs bench --fma`;
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -100,6 +102,8 @@ export interface BenchReport {
   date: string;
   /** CPU-engine threads. */
   threads?: number;
+  /** The CPU engine's kernels (runtime.ts KernelVariant) when fma was asked for: `fma`, or `simd` where it fell back. */
+  engineKernels?: string;
   node: string;
   cpu: string;
   cores: number;
@@ -172,7 +176,7 @@ export function formatBenchReport(report: BenchReport): string[] {
   const out: string[] = [];
   const t = report.torch;
   out.push(
-    `pact bench, ${report.date}: ${report.cpu}, ${report.cores} cores, Node ${report.node}, engine threads ${report.threads ?? 1}`,
+    `pact bench, ${report.date}: ${report.cpu}, ${report.cores} cores, Node ${report.node}, engine threads ${report.threads ?? 1}${report.engineKernels ? `, engine kernels ${report.engineKernels}` : ''}`,
   );
   if (t) {
     out.push(
@@ -246,7 +250,7 @@ registerCommand({
   async run(args: string[], io: CliIO): Promise<number> {
     const { flags, positional } = parseFlags(args, {
       values: ['step', 'run', 'steps', 'presets', 'backends', 'iters', 'out', 'torch-threads', 'threads'],
-      booleans: ['no-torch', 'graph', 'no-kernels', 'no-steps'],
+      booleans: ['no-torch', 'graph', 'no-kernels', 'no-steps', 'fma'],
     });
     if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
     const str = (n: string, d: string) => (typeof flags[n] === 'string' ? (flags[n] as string) : d);
@@ -290,7 +294,9 @@ registerCommand({
       steps: [],
     };
     for (const backend of backends) {
-      const sel = await prepareTfjs(backend, { threads: engineThreads });
+      const sel = await prepareTfjs(backend, { threads: engineThreads, isFma: resolveFma(flags.fma === true) });
+      if (sel.kernelsWarning) io.err(`warning: ${sel.kernelsWarning}`);
+      if (sel.kernels) report.engineKernels = sel.kernels;
       const { setEngineEnabled } = await import('../../model/qwen3/engineBridge'); // after prepareTfjs: it loads tfjs
       if (sel.backend !== backend) {
         io.err(`backend ${backend} unavailable (${sel.reason ?? 'fell back to ' + sel.backend}); skipped`);

@@ -26,11 +26,6 @@ DIR holds config.json + model.safetensors (or a sharded index), as Hugging Face 
 
 let isHookRegistered = false;
 
-/**
- * Registers src/model/qwen3/nodeResolveHook.mjs (tfjs-core's ESM sources under plain Node;
- * not needed under vitest, which resolves them itself, nor in a bundled CLI, which has no
- * such file) and selects the backend. webgpu: Dawn's binding first (../webgpuNode.ts).
- */
 /** Engine threads for the CLI: --threads N, else $PACT_THREADS, else `fallback`. */
 export function resolveThreads(flag: string | undefined, fallback: number): number {
   const text = flag ?? process.env.PACT_THREADS;
@@ -40,10 +35,22 @@ export function resolveThreads(flag: string | undefined, fallback: number): numb
   return n;
 }
 
+/** The CPU engine's fused multiply-add kernels for the CLI: --fma, else $PACT_FMA=1 (docs/engine.md). */
+export function resolveFma(flag: boolean | undefined): boolean {
+  return flag === true || process.env.PACT_FMA === '1';
+}
+
+/**
+ * Registers src/model/qwen3/nodeResolveHook.mjs (tfjs-core's ESM sources under plain Node;
+ * not needed under vitest, which resolves them itself, nor in a bundled CLI, which has no
+ * such file) and selects the backend. webgpu: Dawn's binding first (../webgpuNode.ts).
+ * `isFma`: ask for the CPU engine's relaxed-SIMD kernels; `kernels` says which run, and
+ * `kernelsWarning` why they are not the ones asked for (relaxed SIMD missing: the plain ones).
+ */
 export async function prepareTfjs(
   backend: string,
-  options: { threads?: number } = {},
-): Promise<{ backend: string; reason?: string; threads?: number }> {
+  options: { threads?: number; isFma?: boolean } = {},
+): Promise<{ backend: string; reason?: string; threads?: number; kernels?: string; kernelsWarning?: string }> {
   if (backend !== 'cpu' && backend !== 'wasm' && backend !== 'webgpu')
     throw new Error(`--backend must be cpu, wasm or webgpu, got "${backend}"`);
   const hook = new URL('../../model/qwen3/nodeResolveHook.mjs', import.meta.url);
@@ -59,13 +66,25 @@ export async function prepareTfjs(
   const { selectBackend } = await import('../../model/backend');
   const { getNodeWasmPaths } = await import('../../model/qwen3/node');
   const sel = await selectBackend(backend, { wasmPaths: getNodeWasmPaths() });
+  let kernels: { kernels: string; warning?: string } | undefined;
+  if (options.isFma) {
+    // Before the threads: they create the engine's runtime with the kernels chosen here.
+    const { configureEngineKernels } = await import('../../model/engine/runtime');
+    kernels = configureEngineKernels({ isFma: true });
+  }
   let threads: number | undefined;
   if (options.threads !== undefined && options.threads > 1) {
     // The CPU engine's threads (src/model/engine/threads.ts); the numbers do not depend on them.
     const { configureEngineThreads } = await import('../../model/engine/runtime');
     threads = (await configureEngineThreads(options.threads)).threads;
   }
-  return { backend: sel.backend, reason: sel.reason, threads };
+  return {
+    backend: sel.backend,
+    reason: sel.reason,
+    threads,
+    kernels: kernels?.kernels,
+    kernelsWarning: kernels?.warning,
+  };
 }
 
 export interface LoadedModelFolder {

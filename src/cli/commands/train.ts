@@ -20,7 +20,7 @@ import { isFtrlEvalFile } from '../../experiments/ftrlEvalConfig';
 import type { EvalMetrics, StepMetrics } from '../../recipes/types';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
 import { availableParallelism } from 'node:os';
-import { prepareTfjs, resolveThreads } from './score';
+import { prepareTfjs, resolveFma, resolveThreads } from './score';
 
 /** The tfjs-dependent modules, imported after prepareTfjs registered Node's resolve hook. */
 async function importTrainingModules() {
@@ -44,6 +44,9 @@ to every registered recipe).
   --backend B      tfjs backend: wasm (default) or cpu
   --threads N      CPU-engine threads (default: $PACT_THREADS, else every core up to 8); the
                    numbers do not depend on it
+  --fma            the CPU engine's fused multiply-add kernels (or $PACT_FMA=1): other bits
+                   than the default's (docs/engine.md); Node 20 needs
+                   node --experimental-wasm-relaxed-simd bin/pact.mjs …, else the plain ones run
   --out DIR        output folder (default runs/); runs go to DIR/<experiment>/<run id>/
   --run ID         only the runs whose id or name equals ID (repeat with commas)
   --eval-every N   override evalEvery (0 = no held-out evaluation)
@@ -161,17 +164,24 @@ function findNonFinite(last: StepMetrics | undefined, steps: number): string[] {
   return (['loss', 'grad_norm'] as const).filter((k) => !Number.isFinite(last[k]));
 }
 
-/** Selects the tfjs backend (saying so when it falls back) and imports the training modules. */
+/**
+ * Selects the tfjs backend (saying so when it falls back) and imports the training modules.
+ * With `isFma`, says which engine kernels run ("engine kernels: fma", the line a run's log and
+ * scripts/studyQueue.sh's provenance read), or why the plain ones do.
+ */
 async function prepareTraining(
   backend: string,
   io: CliIO,
   threads = 1,
+  isFma = false,
 ): Promise<{ m: TrainingModules; backend: string }> {
-  const selection = await prepareTfjs(backend, { threads });
+  const selection = await prepareTfjs(backend, { threads, isFma });
   if (selection.backend !== backend)
     io.err(`backend ${backend} unavailable (${selection.reason}); using ${selection.backend}`);
   if (selection.threads !== undefined && selection.threads < threads)
     io.err(`engine threads: ${selection.threads} of ${threads}`);
+  if (selection.kernelsWarning) io.err(`warning: ${selection.kernelsWarning}`);
+  if (isFma) io.out(`engine kernels: ${selection.kernels}`);
   return { m: await importTrainingModules(), backend: selection.backend };
 }
 
@@ -313,10 +323,10 @@ async function findResumeCheckpoint(
 /** `pact train --resume DIR`: the run of a checkpoint folder, continued in its parent folder. */
 async function resumeRun(
   resumeDir: string,
-  options: { backend: string; overrides: Record<string, unknown>; publicDir: string; threads: number },
+  options: { backend: string; overrides: Record<string, unknown>; publicDir: string; threads: number; isFma: boolean },
   io: CliIO,
 ): Promise<number> {
-  const { m, backend } = await prepareTraining(options.backend, io, options.threads);
+  const { m, backend } = await prepareTraining(options.backend, io, options.threads, options.isFma);
   const { checkpointDir, folder, skipped } = await findResumeCheckpoint(m, resumeDir);
   for (const s of skipped) io.err(`warning: skipped ${s}`);
   for (const w of folder.warnings) io.err(`warning: ${path.basename(checkpointDir)}: ${w}`);
@@ -356,12 +366,14 @@ registerCommand({
   async run(args: string[], io: CliIO): Promise<number> {
     const { flags, positional } = parseFlags(args, {
       values: ['config', 'steps', 'backend', 'out', 'run', 'eval-every', 'public', 'tasks', 'resume', 'threads'],
+      booleans: ['fma'],
     });
     if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
     const str = (name: string): string | undefined =>
       typeof flags[name] === 'string' ? (flags[name] as string) : undefined;
     const backend = str('backend') ?? 'wasm';
     const threads = resolveThreads(str('threads'), Math.min(8, availableParallelism()));
+    const isFma = resolveFma(flags.fma === true);
     const overrides: Record<string, unknown> = {};
     if (str('steps') !== undefined) overrides.steps = parsePositiveInt('steps', str('steps')!, 0); // 0 = evaluate only
     if (str('eval-every') !== undefined) overrides.evalEvery = parsePositiveInt('eval-every', str('eval-every')!, 0);
@@ -372,7 +384,7 @@ registerCommand({
         throw new Error(
           `--resume continues the run its checkpoint belongs to, with the config it saved; drop ${clash.map((f) => `--${f}`).join(', ')}`,
         );
-      return resumeRun(resumeDir, { backend, overrides, publicDir: str('public') ?? 'public', threads }, io);
+      return resumeRun(resumeDir, { backend, overrides, publicDir: str('public') ?? 'public', threads, isFma }, io);
     }
     const configPath = str('config');
     if (!configPath)
@@ -397,7 +409,7 @@ registerCommand({
     }
     if (str('tasks') !== undefined)
       throw new Error(`--tasks is for evaluation files ("kind": "ftrl-eval"); ${configPath} is a training file`);
-    const { m, backend: selected } = await prepareTraining(backend, io, threads);
+    const { m, backend: selected } = await prepareTraining(backend, io, threads, isFma);
     const experiment = expandExperiment(json, {
       defaultName: path.basename(configPath, '.json'),
       recipeNames: m.listRecipes(),
