@@ -55,14 +55,16 @@ export function niceTicks(lo: number, hi: number, target = 5): number[] {
   return ticks;
 }
 
-function formatTick(v: number): string {
+/** A tick's text: 4 significant digits, exponent form outside [1e-3, 1e4). */
+export function formatTick(v: number): string {
   if (v === 0) return '0';
   const a = Math.abs(v);
   if (a >= 1e4 || a < 1e-3) return v.toExponential(1);
   return String(Number(v.toPrecision(4)));
 }
 
-const escapeXml = (s: string) =>
+/** Text made safe inside SVG elements and attributes. */
+export const escapeXml = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function marker(kind: (typeof MARKERS)[number], x: number, y: number, colour: string): string {
@@ -79,8 +81,11 @@ function marker(kind: (typeof MARKERS)[number], x: number, y: number, colour: st
   }
 }
 
-/** Width of a legend entry: line and marker (34 px), its name at ~6.6 px a character (12 px DejaVu Sans), a gap. */
-const legendEntryWidth = (name: string) => 34 + 6.6 * name.length + 14;
+/** Estimated width of 12 px DejaVu Sans text: ~6.6 px a character (no font metrics here). */
+export const estimateTextWidth = (text: string) => 6.6 * text.length;
+
+/** Width of a legend entry: line and marker (34 px), its name, a gap. */
+const legendEntryWidth = (name: string) => 34 + estimateTextWidth(name) + 14;
 
 /** Legend columns: up to 3, fewer when the longest name would run into the next column. */
 export function legendColumns(spec: Pick<LineChartSpec, 'series' | 'width'>): number {

@@ -61,14 +61,22 @@ export function trailingMean(points: readonly (readonly [number, number])[], n: 
   });
 }
 
-/** Writes the chart as FIG.svg beside FIG.png (rasterised by Chromium); returns the SVG's path. */
-export async function writeChartFiles(spec: LineChartSpec, pngPath: string): Promise<string> {
-  const svg = renderLineChartSvg(spec);
+/** Writes an SVG as FIG.svg beside FIG.png (rasterised by Chromium at `size`); returns the SVG's path. */
+export async function writeSvgFiles(
+  svg: string,
+  size: { width: number; height: number },
+  pngPath: string,
+): Promise<string> {
   const svgPath = pngPath.replace(/\.png$/, '.svg');
   await writeFile(svgPath, svg);
   const { rasterizeSvg } = await import('../rasterize');
-  await rasterizeSvg(svg, pngPath, { width: spec.width ?? 760, height: spec.height ?? 440 });
+  await rasterizeSvg(svg, pngPath, size);
   return svgPath;
+}
+
+/** Writes the line chart as FIG.svg beside FIG.png; returns the SVG's path. */
+export async function writeChartFiles(spec: LineChartSpec, pngPath: string): Promise<string> {
+  return writeSvgFiles(renderLineChartSvg(spec), { width: spec.width ?? 760, height: spec.height ?? 440 }, pngPath);
 }
 
 async function runPlot(args: string[], io: CliIO): Promise<number> {
