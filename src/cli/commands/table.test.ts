@@ -1,9 +1,19 @@
 import { mkdtemp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { getCommand } from '../registry';
 import './table';
+
+// --plot's PNG comes from Chromium (rasterize.ts); here a stand-in records the call and writes a marker file.
+const rasterized = vi.hoisted(() => [] as { svg: string; size: { width: number; height: number } }[]);
+vi.mock('../rasterize', () => ({
+  rasterizeSvg: async (svg: string, outPath: string, size: { width: number; height: number }) => {
+    rasterized.push({ svg, size });
+    const { writeFile: write } = await import('node:fs/promises');
+    await write(outPath, 'png');
+  },
+}));
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -98,6 +108,74 @@ describe('pact table', () => {
     await expect(run(`${path.join(root, 'ablation')},${path.join(root, 'store')}`)).rejects.toThrow(
       /run pact-s1 is in both/,
     );
+  });
+
+  it('--plot draws one metric of the paired rows as a forest plot, each labelled with the control it was paired with', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'pact-table-'));
+    dirs.push(root);
+    const runs = path.join(root, 'study', 'runs');
+    const write = async (id: string, cfg: object, rows: object[]) => {
+      await mkdir(path.join(runs, id), { recursive: true });
+      await writeFile(path.join(runs, id, 'config.json'), JSON.stringify(cfg));
+      await writeFile(path.join(runs, id, 'metrics.jsonl'), lines(rows));
+    };
+    for (const seed of [1, 2]) {
+      await write(`vanilla-s${seed}`, config('vanilla', seed, 0), [{ type: 'eval', step: 0, 'eval/solve_f1': 0.5 }]);
+      await write(`frozen-s${seed}`, config('frozen', seed), [
+        { type: 'step', step: 1, reward: 1.0 },
+        { type: 'step', step: 2, reward: 1.0 },
+      ]);
+    }
+    // pact: F1 0.6, 0.4 (d = +0.1, −0.1 against vanilla); reward +0.2, +0.4 above frozen.
+    // matchtir: one seed, F1 0.55 (d = +0.05), reward +0.1.
+    const trained = (name: string, seed: number, f1: number, reward: number) =>
+      write(`${name}-s${seed}`, config(name, seed), [
+        { type: 'step', step: 1, reward },
+        { type: 'step', step: 2, reward },
+        { type: 'eval', step: 2, 'eval/solve_f1': f1 },
+      ]);
+    await trained('pact', 1, 0.6, 1.2);
+    await trained('pact', 2, 0.4, 1.4);
+    await trained('matchtir', 1, 0.55, 1.1);
+    const out: string[] = [];
+    const run = (...extra: string[]) =>
+      getCommand('table').run(['--runs', runs, ...extra], { out: (l) => out.push(l), err: () => {} });
+    const png = path.join(root, 'fig.png');
+    expect(await run('--plot', png)).toBe(0);
+    expect(out.at(-1)).toBe(`wrote ${path.join(root, 'fig.svg')} and ${png} (eval/solve_f1, 3 rows)`);
+    expect(await readFile(png, 'utf8')).toBe('png');
+    const svg = await readFile(path.join(root, 'fig.svg'), 'utf8');
+    expect(rasterized.at(-1)!.svg).toBe(svg);
+    // The PNG is taken at the SVG's own size.
+    const [, width, height] = /<svg [^>]*width="(\d+)" height="(\d+)"/.exec(svg)!;
+    expect(rasterized.at(-1)!.size).toEqual({ width: Number(width), height: Number(height) });
+    // Held-out rows read "− vanilla" (the table's "pact − frozen (held out: − vanilla)"), in the table's order.
+    const labels = [...svg.matchAll(/text-anchor="end" dominant-baseline="middle" fill="#111">([^<]*)</g)].map(
+      (m) => m[1],
+    );
+    expect(labels).toEqual(['matchtir − vanilla', 'pact − vanilla', 'pact − matchtir']);
+    // matchtir − vanilla: 0.55 − 0.5; pact − matchtir pairs seed 1 only (0.6 − 0.55): both one seed.
+    expect(svg.match(/>\+0\.050, n=1<\/text>/g)).toHaveLength(2);
+    expect(svg).toContain('>0.000 ± 0.100, n=2</text>');
+    // The subtitle, wrapped over several lines: what the marks are, n, and which control.
+    const text = [...svg.matchAll(/>([^<]*)<\/text>/g)].map((m) => m[1]).join(' ');
+    expect(text).toContain('study: Solve-F1, each row minus its control, paired by seed');
+    expect(text).toContain('(n = 1–2 seeds per row, given at right)');
+    expect(text).toContain('Diamond and bar: mean ± 1 standard error (sd / √n); whisker: ± 2 SE');
+    expect(text).toContain('vanilla (the warm start, evaluated) stands in for frozen, which is never evaluated');
+
+    // A train metric is paired with frozen, and its rows say so.
+    expect(await run('--plot', png, '--plot-metric', 'reward/mean_over_steps')).toBe(0);
+    const reward = await readFile(path.join(root, 'fig.svg'), 'utf8');
+    expect(reward).toContain('>pact − frozen</text>');
+    expect(reward).toContain('>+0.300 ± 0.100, n=2</text>'); // (+0.2, +0.4)
+    expect(reward).not.toContain('stands in for');
+
+    await expect(run('--plot', png, '--plot-metric', 'eval/nope')).rejects.toThrow(
+      '--plot-metric eval/nope: not a paired metric here; one of: eval/solve_f1, reward/mean_over_steps,',
+    );
+    await expect(run('--plot', path.join(root, 'fig.svg'))).rejects.toThrow('--plot must end in .png');
+    await expect(run('--plot-metric', 'eval/solve_f1')).rejects.toThrow('--plot-metric needs --plot FIG.png');
   });
 
   it('names a folder without runs', async () => {
