@@ -14,7 +14,7 @@ export interface PlannedPanel {
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
     name: 'A warm start for the search recipes',
-    what: 'the shipped warm start has never searched, so toolsearcher, search_r1, gspo and gdpo runs from it select no tools (F1 0); training one (npm run pretrain -- --search-tasks N) takes minutes on a GPU and, estimated from measured training rates, about 1.7 hours on 2 CPU cores with the lean PyTorch script or 3 hours on the CPU engine (not yet run)',
+    what: 'the shipped warm start has never searched, so toolsearcher, search_r1, gspo and gdpo runs from it select no tools (F1 0); training one (npm run pretrain -- --search-tasks N) takes minutes on a GPU and, estimated from measured training rates, about 6 hours on 2 CPU cores with scripts/searchWarmStart.sh (not yet run)',
   },
   {
     name: 'Storage quota for large checkpoints in the page',
