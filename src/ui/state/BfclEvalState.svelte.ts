@@ -2,16 +2,14 @@
  * The BFCL section of the Task files panel as reactive state: the picked data folder (its
  * entry files, read by src/envs/bfcl/fileSource.ts) with each entry's first-prompt tokens
  * (Qwen3's tokenizer in the page, src/run/bfclPrompts.ts), the picked copy of BFCL's source
- * (its backend modules), and the evaluation: the `eval-bfcl` request to the trainer worker,
- * its `bfcl-eval-progress` events (one verdict per entry) and the report.
+ * (its backend modules), and the evaluation (TaskEvalState.svelte.ts): the `eval-bfcl` request
+ * to the trainer worker, its `bfcl-eval-progress` events (one verdict per entry) and the report.
  */
 import type { BfclDataTexts, PickedTextFile } from '../../envs/bfcl/fileSource';
 import type { BfclBackendSources } from '../../envs/bfcl/pythonBackend';
 import type { BfclEntryResult } from '../../run/bfclEval';
-import type { TrainerClient } from '../../../workers/client';
-import type { BfclEvalReport, BfclEvalSettings, EvalPolicySpec, FtrlEvalPhase } from '../../../workers/protocol';
-
-export type BfclEvalStatus = 'idle' | 'running' | 'finished' | 'failed' | 'stopped';
+import type { BfclEvalReport, BfclEvalSettings, EvalPolicySpec } from '../../../workers/protocol';
+import { TaskEvalState, type TaskEvalProgressEvent } from './TaskEvalState.svelte';
 
 /** One picked entry file: its entries' first-prompt tokens (Qwen3's full vocabulary), in file order. */
 export interface BfclPickedFile {
@@ -25,7 +23,7 @@ export function toPickedTextFiles(files: readonly File[]): PickedTextFile[] {
   return files.map((f) => ({ path: f.webkitRelativePath || f.name, read: () => f.text() }));
 }
 
-export class BfclEvalState {
+export class BfclEvalState extends TaskEvalState<BfclEvalReport> {
   data = $state.raw<BfclDataTexts | null>(null);
   files = $state.raw<BfclPickedFile[]>([]);
   dataError = $state<string | null>(null);
@@ -34,35 +32,11 @@ export class BfclEvalState {
   sourceName = $state('');
   sourceError = $state<string | null>(null);
 
-  status = $state<BfclEvalStatus>('idle');
-  phase = $state<FtrlEvalPhase | null>(null);
-  message = $state('');
-  done = $state(0);
-  total = $state(0);
   /** The verdicts so far, as the worker sends them. */
   verdicts = $state.raw<BfclEntryResult[]>([]);
-  report = $state.raw<BfclEvalReport | null>(null);
-  error = $state<string | null>(null);
 
-  private client: TrainerClient | null = null;
-  private unsubscribe: (() => void) | null = null;
-
-  attach(client: TrainerClient): void {
-    this.client = client;
-    this.unsubscribe = client.subscribe((e) => {
-      if (e.type !== 'bfcl-eval-progress' || this.status !== 'running') return;
-      this.phase = e.phase;
-      this.message = e.message;
-      this.done = e.done;
-      this.total = e.total;
-      if (e.entry) this.verdicts = [...this.verdicts, e.entry];
-    });
-  }
-
-  detach(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = null;
-    this.client = null;
+  constructor() {
+    super('bfcl-eval-progress');
   }
 
   /** Reads a picked BFCL data folder and counts each entry's first prompt. */
@@ -116,40 +90,27 @@ export class BfclEvalState {
   }
 
   async evaluate(input: { policy: EvalPolicySpec; settings: BfclEvalSettings }): Promise<void> {
-    if (!this.client) {
-      this.status = 'failed';
-      this.error = 'Cannot evaluate: the trainer worker is not running in this page';
-      return;
-    }
-    if (!this.data || !this.sources) {
-      this.status = 'failed';
-      this.error = "Cannot evaluate: pick BFCL's data folder and your copy of BFCL's source first";
-      return;
-    }
-    this.status = 'running';
-    this.error = null;
-    this.report = null;
-    this.verdicts = [];
-    this.phase = 'loading';
-    this.message = 'starting…';
-    this.done = 0;
-    this.total = 0;
-    try {
-      const res = await this.client.request({ type: 'eval-bfcl', data: this.data, sources: this.sources, ...input });
-      if (res.type !== 'bfcl-eval') throw new Error(`unexpected reply "${res.type}" to eval-bfcl`);
-      this.report = res.report;
-      this.status = res.report.isStopped ? 'stopped' : 'finished';
-    } catch (e) {
-      this.status = 'failed';
-      this.error = `The evaluation failed: ${e instanceof Error ? e.message : String(e)}`;
-    }
+    const { data, sources } = this;
+    await this.runEvaluation(
+      !data || !sources
+        ? { refusal: "Cannot evaluate: pick BFCL's data folder and your copy of BFCL's source first" }
+        : async (client) => {
+            const res = await client.request({ type: 'eval-bfcl', data, sources, ...input });
+            if (res.type !== 'bfcl-eval') throw new Error(`unexpected reply "${res.type}" to eval-bfcl`);
+            return res.report;
+          },
+    );
   }
 
-  async stop(): Promise<void> {
-    try {
-      await this.client?.request({ type: 'stop-eval' });
-    } catch (e) {
-      this.error = `Could not stop the evaluation: ${e instanceof Error ? e.message : String(e)}`;
-    }
+  protected override onStart(): void {
+    this.verdicts = [];
+  }
+
+  protected override onProgress(e: TaskEvalProgressEvent): void {
+    if (e.type === 'bfcl-eval-progress' && e.entry) this.verdicts = [...this.verdicts, e.entry];
+  }
+
+  protected override isStoppedReport(report: BfclEvalReport): boolean {
+    return report.isStopped;
   }
 }
