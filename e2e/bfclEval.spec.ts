@@ -1,12 +1,10 @@
 import { test, expect } from '@playwright/test';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listQwen3ParamShapes, type Qwen3Config } from '../src/model/qwen3/config';
-import { loadQwen3TokenizerFromPackage } from '../src/model/tokenizer/nodeLoader';
-import { saveQwen3Folder } from '../src/model/weights/qwen3Folder';
+import { writeScriptedFolder } from './scriptedQwen3Folder';
 
 // BFCL v4 multi-turn evaluation in the app (Task files → BFCL v4 multi-turn): the hand-written
 // fixtures (src/envs/bfcl/fixtures: the SimpleCounterAPI backend in BFCL's source layout, three
@@ -14,8 +12,8 @@ import { saveQwen3Folder } from '../src/model/weights/qwen3Folder';
 // vocabulary with an 8,192-token window; Evaluate runs in the trainer worker with the backend in
 // Pyodide, and the result must equal what `pact eval-bfcl` gives in Node for the same inputs.
 //
-// The folder is random except for what makes it call: attention and MLP outputs are zero, the
-// embeddings and LM head form a chain (as e2e/ftrlTrain.spec.ts builds it) whose every step is
+// The folder (e2e/scriptedQwen3Folder.ts) is random except for what makes it call: attention and
+// MLP outputs are zero, the embeddings and LM head form a chain whose every step is
 // `<tool_call>{"name":"list_counters","arguments":{}}</tool_call><|im_end|>`. With at most 1 step
 // with calls per turn, every entry is force-terminated in its first turn (step 2 calls again):
 // the three fixture entries have 2 or 3 turns and fail BFCL's turn count (force_terminated); the
@@ -25,7 +23,6 @@ import { saveQwen3Folder } from '../src/model/weights/qwen3Folder';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const fixtures = path.join(repo, 'src/envs/bfcl/fixtures');
 const CALL = '<tool_call>{"name":"list_counters","arguments":{}}</tool_call>';
-const END = '<|im_end|>';
 const EXTRA = 'BFCL_v4_multi_turn_one.json';
 const FIXTURE = 'BFCL_v4_multi_turn_simple.json';
 
@@ -33,47 +30,6 @@ let root: string;
 let dataDir: string;
 let folder: string;
 let node: { overall: unknown; rows: unknown[]; entries: Record<string, unknown>[] };
-
-async function writeScriptedFolder(dir: string): Promise<void> {
-  const tokenizer = await loadQwen3TokenizerFromPackage();
-  const chain = tokenizer.encode(CALL);
-  const [end] = tokenizer.encode(END);
-  if (new Set(chain).size !== chain.length) throw new Error('the call must be distinct tokens');
-  const H = 24;
-  const config: Qwen3Config = {
-    vocab_size: tokenizer.vocabSize,
-    hidden_size: H,
-    intermediate_size: 64,
-    num_hidden_layers: 2,
-    num_attention_heads: 2,
-    num_key_value_heads: 1,
-    head_dim: 16,
-    rms_norm_eps: 1e-6,
-    rope_theta: 10000,
-    tie_word_embeddings: false,
-    max_position_embeddings: 8192,
-  };
-  const weight = 45 / Math.sqrt(H); // RMSNorm of a one-hot row is √H on its axis: a logit of 45
-  const next = [...chain, end];
-  const tensors = [...listQwen3ParamShapes(config)].map(([name, shape]) => {
-    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-    if (name === 'model.embed_tokens.weight') {
-      for (let t = 0; t < config.vocab_size; t++) data[t * H] = 1;
-      chain.forEach((t, k) => {
-        data[t * H] = 0;
-        data[t * H + k + 1] = 1;
-      });
-    } else if (name === 'lm_head.weight') {
-      next.forEach((t, k) => (data[t * H + k] = weight));
-    } else if (name.endsWith('norm.weight')) data.fill(1);
-    else if (!name.endsWith('o_proj.weight') && !name.endsWith('down_proj.weight'))
-      for (let i = 0; i < data.length; i++) data[i] = 0.02 * Math.sin(7 * i + name.length);
-    return { name, shape, data };
-  });
-  mkdirSync(dir, { recursive: true });
-  for (const [file, content] of Object.entries(saveQwen3Folder({ config, tensors })))
-    writeFileSync(path.join(dir, file), content);
-}
 
 test.beforeAll(async () => {
   test.setTimeout(240_000);
@@ -96,7 +52,7 @@ test.beforeAll(async () => {
     `${JSON.stringify({ id: entry.id, ground_truth: [['list_counters()']] })}\n`,
   );
   folder = path.join(root, 'qwen3-scripted');
-  await writeScriptedFolder(folder);
+  await writeScriptedFolder(folder, CALL);
   // The same inputs through `pact eval-bfcl` in Node.
   const cli = spawnSync(
     process.execPath,

@@ -1,12 +1,10 @@
 import { test, expect, type Page } from '@playwright/test';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { listQwen3ParamShapes, type Qwen3Config } from '../src/model/qwen3/config';
-import { loadQwen3TokenizerFromPackage } from '../src/model/tokenizer/nodeLoader';
-import { saveQwen3Folder } from '../src/model/weights/qwen3Folder';
 import { capitalCodeLine } from '../src/run/ftrlTestLines';
 import { readPageDb } from '../scripts/pageDb';
+import { writeScriptedFolder } from './scriptedQwen3Folder';
 
 // Training on a loaded FTRL file in the app: the file loaded in Task files, "loaded FTRL file" as
 // Run setup's task source, the split and the window read before Train, and a step trained in the
@@ -19,18 +17,13 @@ import { readPageDb } from '../scripts/pageDb';
 // words). With the shipped qwen3-nano (2,048 positions) none fits; with a Qwen3 folder of 8,192
 // positions all do.
 //
-// The folder: Qwen3's full vocabulary (151,669 tokens), hidden 24, 2 layers, untied head, 8,192
-// positions (hidden 24: its checkpoint, weights, two AdamW moments and π_ref, is 4 × 29 MB; the app
-// stores it in pieces of 64 MiB, e2e/checkpointPieces.spec.ts).
-// Its weights are random except for what makes it call the tool: the attention and MLP outputs
-// (o_proj, down_proj) are zero, so the last hidden state is the token's embedding,
-// and the embeddings and LM head form a chain ("bigram" weights) whose every sampled turn is
+// The folder: e2e/scriptedQwen3Folder.ts, Qwen3's full vocabulary, hidden 24, 8,192 positions
+// (hidden 24: its checkpoint, weights, two AdamW moments and π_ref, is 4 × 29 MB; the app stores it
+// in pieces of 64 MiB, e2e/checkpointPieces.spec.ts), whose every sampled turn is
 // `<tool_call>{"name":"country_capital","arguments":{"code": "FR"}}</tool_call><|im_end|>` (16
-// distinct tokens, each predicting the next with a logit of 45 against 0 for every other token).
-// A purely random policy would call no tool, and the test must see Python run in a step.
+// distinct tokens). A purely random policy would call no tool, and the test must see Python run in a step.
 
 const CALL = '<tool_call>{"name":"country_capital","arguments":{"code": "FR"}}</tool_call>';
-const END = '<|im_end|>';
 const DECOYS = 18;
 const FILE_NAME = 'capitals.jsonl';
 const FILE_TEXT = ['FR', 'DE', 'BE'].map((code) => capitalCodeLine({ code: code as 'FR', decoys: DECOYS })).join('\n');
@@ -38,55 +31,10 @@ const FILE_TEXT = ['FR', 'DE', 'BE'].map((code) => capitalCodeLine({ code: code 
 let root: string;
 let folder: string;
 
-/** The scripted folder (see the header): its config.json and model.safetensors. */
-async function writeScriptedFolder(dir: string): Promise<void> {
-  const tokenizer = await loadQwen3TokenizerFromPackage();
-  const chain = tokenizer.encode(CALL);
-  const [end] = tokenizer.encode(END);
-  if (new Set(chain).size !== chain.length) throw new Error('the call must be distinct tokens');
-  const H = 24;
-  const config: Qwen3Config = {
-    vocab_size: tokenizer.vocabSize,
-    hidden_size: H,
-    intermediate_size: 64,
-    num_hidden_layers: 2,
-    num_attention_heads: 2,
-    num_key_value_heads: 1,
-    head_dim: 16,
-    rms_norm_eps: 1e-6,
-    rope_theta: 10000,
-    tie_word_embeddings: false,
-    max_position_embeddings: 8192,
-  };
-  // RMSNorm of a one-hot row is √H on its axis: a logit of 45 needs a weight of 45 / √H.
-  const weight = 45 / Math.sqrt(H);
-  // Axis 0: every token outside the call (the prompt's last "\n" included) → <tool_call>;
-  // axis k + 1: the call's k-th token → the next one, the last → <|im_end|>.
-  const next = [...chain, end];
-  const tensors = [...listQwen3ParamShapes(config)].map(([name, shape]) => {
-    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-    if (name === 'model.embed_tokens.weight') {
-      for (let t = 0; t < config.vocab_size; t++) data[t * H] = 1;
-      chain.forEach((t, k) => {
-        data[t * H] = 0;
-        data[t * H + k + 1] = 1;
-      });
-    } else if (name === 'lm_head.weight') {
-      next.forEach((t, k) => (data[t * H + k] = weight));
-    } else if (name.endsWith('norm.weight')) data.fill(1);
-    else if (!name.endsWith('o_proj.weight') && !name.endsWith('down_proj.weight'))
-      for (let i = 0; i < data.length; i++) data[i] = 0.02 * Math.sin(7 * i + name.length);
-    return { name, shape, data };
-  });
-  mkdirSync(dir, { recursive: true });
-  for (const [file, content] of Object.entries(saveQwen3Folder({ config, tensors })))
-    writeFileSync(path.join(dir, file), content);
-}
-
 test.beforeAll(async () => {
   root = mkdtempSync(path.join(os.tmpdir(), 'pact-ftrl-train-'));
   folder = path.join(root, 'qwen3-scripted');
-  await writeScriptedFolder(folder);
+  await writeScriptedFolder(folder, CALL);
 });
 
 test.afterAll(() => rmSync(root, { recursive: true, force: true }));
