@@ -1,38 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { BfclEvalState } from './BfclEvalState.svelte';
 import { FtrlEvalState } from './FtrlEvalState.svelte';
-import type { TrainerClient } from '../../../workers/client';
-import type {
-  BfclEvalReport,
-  FtrlEvalReport,
-  WorkerEvent,
-  WorkerRequest,
-  WorkerResponse,
-} from '../../../workers/protocol';
+import { createFakeClient, type SentRequest } from './testClient';
+import type { BfclEvalReport, FtrlEvalReport, WorkerEvent, WorkerResponse } from '../../../workers/protocol';
 import type { BfclDataTexts } from '../../envs/bfcl/fileSource';
 import type { BfclBackendSources } from '../../envs/bfcl/pythonBackend';
 import type { BfclEntryResult } from '../../run/bfclEval';
 
-type Req = Omit<WorkerRequest, 'id'>;
-
-/** A stand-in for the worker: records requests, answers with `reply` (after `hold` resolves), pushes events on demand. */
-function fakeClient(reply: (req: Req) => WorkerResponse | Error, hold: Promise<void> = Promise.resolve()) {
-  const sent: Req[] = [];
-  const listeners = new Set<(e: WorkerEvent) => void>();
-  const client = {
-    request: async (req: Req) => {
-      sent.push(req);
-      if (req.type !== 'stop-eval') await hold;
-      const r = reply(req);
-      if (r instanceof Error) throw r;
-      return r;
-    },
-    subscribe: (l: (e: WorkerEvent) => void) => {
-      listeners.add(l);
-      return () => listeners.delete(l);
-    },
-  } as unknown as TrainerClient;
-  return { client, sent, push: (e: WorkerEvent) => listeners.forEach((l) => l(e)) };
+/** The worker's stand-in; an evaluation's answer waits for `hold` (Stop is answered at once). */
+function fakeClient(reply: (req: SentRequest) => WorkerResponse | Error, hold: Promise<void> = Promise.resolve()) {
+  return createFakeClient(async (req) => {
+    if (req.type !== 'stop-eval') await hold;
+    return reply(req);
+  });
 }
 
 const FTRL_REPORT = { seconds: 1, backend: 'wasm' } as unknown as FtrlEvalReport;

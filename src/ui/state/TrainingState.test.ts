@@ -1,31 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { flushSync } from 'svelte';
 import { TrainingState } from './TrainingState.svelte';
-import type { TrainerClient } from '../../../workers/client';
-import type { WorkerEvent, WorkerRequest, WorkerResponse } from '../../../workers/protocol';
+import { createFakeClient } from './testClient';
+import type { WorkerResponse } from '../../../workers/protocol';
 import type { StepMetrics } from '../../recipes/types';
 import type { RunRecord } from '../../storage/schema';
-
-type Req = Omit<WorkerRequest, 'id'>;
-
-/** A stand-in for the worker: records requests, answers with `reply`, pushes events on demand. */
-function fakeClient(reply: (req: Req) => WorkerResponse | Error) {
-  const sent: Req[] = [];
-  const listeners = new Set<(e: WorkerEvent) => void>();
-  const client = {
-    request: async (req: Req) => {
-      sent.push(req);
-      const r = reply(req);
-      if (r instanceof Error) throw r;
-      return r;
-    },
-    subscribe: (l: (e: WorkerEvent) => void) => {
-      listeners.add(l);
-      return () => listeners.delete(l);
-    },
-  } as unknown as TrainerClient;
-  return { client, sent, push: (e: WorkerEvent) => listeners.forEach((l) => l(e)) };
-}
 
 const RUN: RunRecord = {
   id: 'run-1',
@@ -43,7 +22,7 @@ const metrics = (step: number, reward: number) =>
 
 describe('TrainingState', () => {
   it('sends start with the config, follows progress, and keeps metric rows and rollouts of its run', async () => {
-    const w = fakeClient((req) => (req.type === 'start' ? started() : { id: 2, type: 'ok' }));
+    const w = createFakeClient((req) => (req.type === 'start' ? started() : { id: 2, type: 'ok' }));
     let changes = 0;
     const t = new TrainingState({ onRunChanged: () => changes++ });
     t.attach(w.client);
@@ -128,7 +107,9 @@ describe('TrainingState', () => {
   });
 
   it('a failed start names the config field, and a local setup error sends nothing', async () => {
-    const w = fakeClient(() => new Error('invalid training config:\n  config.pact.anchorProb: must be ≤ 1 (got 1.5)'));
+    const w = createFakeClient(
+      () => new Error('invalid training config:\n  config.pact.anchorProb: must be ≤ 1 (got 1.5)'),
+    );
     const t = new TrainingState();
     t.attach(w.client);
     await t.start({}, { localError: 'q must be ≤ 1 (got "1.5")' });
@@ -142,7 +123,7 @@ describe('TrainingState', () => {
   });
 
   it('a resumed run starts from its stored rows; a run error fails the run where it happened', async () => {
-    const w = fakeClient(() => started());
+    const w = createFakeClient(() => started());
     const t = new TrainingState({
       loadStoredPoints: async () => [{ step: 3, values: { reward: 0.7 } }],
       logError: () => {},
@@ -178,7 +159,7 @@ describe('TrainingState', () => {
   });
 
   it('a picked Qwen3 folder goes with the start: model.init names it and its files are sent', async () => {
-    const w = fakeClient(() => started());
+    const w = createFakeClient(() => started());
     const t = new TrainingState();
     t.attach(w.client);
     const files = [new File(['{}'], 'config.json'), new File([new Uint8Array(8)], 'model.safetensors')];
@@ -199,7 +180,7 @@ describe('TrainingState', () => {
   });
 
   it('a refused control is reported, not swallowed', async () => {
-    const w = fakeClient((req) => (req.type === 'start' ? started() : new Error('no run is paused')));
+    const w = createFakeClient((req) => (req.type === 'start' ? started() : new Error('no run is paused')));
     const t = new TrainingState();
     t.attach(w.client);
     await t.start({});
@@ -207,7 +188,7 @@ describe('TrainingState', () => {
     expect(t.controlError).toBe('Step failed: no run is paused');
   });
   it('a Stop is "stopping" until the worker has stopped; then the run reads "stopped", never "paused"', async () => {
-    const w = fakeClient((req) => (req.type === 'start' ? started() : { id: 2, type: 'ok' }));
+    const w = createFakeClient((req) => (req.type === 'start' ? started() : { id: 2, type: 'ok' }));
     const t = new TrainingState();
     t.attach(w.client);
     await t.start({});
@@ -227,7 +208,7 @@ describe('TrainingState', () => {
   });
 
   it('keeps the in-step progress and the memory readings the worker sends during a step', async () => {
-    const w = fakeClient(() => started());
+    const w = createFakeClient(() => started());
     const t = new TrainingState();
     t.attach(w.client);
     await t.start({});
@@ -262,7 +243,7 @@ describe('TrainingState', () => {
   });
 
   it('logs a failed run with its stack, step and config, and keeps the report for the page', async () => {
-    const w = fakeClient(() => started());
+    const w = createFakeClient(() => started());
     const logged: unknown[][] = [];
     const t = new TrainingState({ logError: (...a) => logged.push(a) });
     t.attach(w.client);
@@ -288,7 +269,7 @@ describe('TrainingState', () => {
   });
 
   it('after a reload shows the newest saved run detached; an interrupted one resumes from its checkpoint', async () => {
-    const w = fakeClient(() => started());
+    const w = createFakeClient(() => started());
     const t = new TrainingState({
       loadStoredPoints: async (id) =>
         id === 'run-1'
@@ -340,7 +321,7 @@ describe('TrainingState', () => {
   });
 
   it('a saved FTRL run resumes with the loaded file of its name, and without a file of another name', async () => {
-    const w = fakeClient(() => started());
+    const w = createFakeClient(() => started());
     let loaded: { name: string; text: string } | null = { name: 'tasks.jsonl', text: 'line\n' };
     const t = new TrainingState({ readTaskFile: () => loaded });
     t.attach(w.client);
@@ -353,7 +334,7 @@ describe('TrainingState', () => {
     ]);
     // Another file is loaded: it is not sent (the worker then says which file the run reads).
     const u = new TrainingState({ readTaskFile: () => loaded });
-    const w2 = fakeClient(() => started());
+    const w2 = createFakeClient(() => started());
     u.attach(w2.client);
     loaded = { name: 'other.jsonl', text: 'x\n' };
     await u.restore([saved], new Set());
@@ -362,7 +343,7 @@ describe('TrainingState', () => {
   });
 
   it('a saved run another tab is training shows as such and cannot be resumed here', async () => {
-    const w = fakeClient(() => started());
+    const w = createFakeClient(() => started());
     const t = new TrainingState();
     t.attach(w.client);
     await t.restore([{ ...RUN, status: 'running', lastCheckpointId: 'run-1@1' }], new Set(['run-1']));
