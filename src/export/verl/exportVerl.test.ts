@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parquetReadObjects } from 'hyparquet';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleStepGates } from '../../core/gates';
@@ -20,7 +21,7 @@ import type { Task } from '../../envs/types';
 import { resolveConfig } from '../../recipes/config';
 import { formatToolCallBlock, renderPrivilegedTrace } from '../../traces/render';
 import { exportVerl, generateRunTasks, type ExportResult } from './exportVerl';
-import { findVerlTestPython, runPythonCheck } from './testPython';
+import { findVerlTestPython, runPythonCheck, VERL_ROOT } from './testPython';
 
 const EXPERIMENT = {
   name: 'tiny',
@@ -232,6 +233,55 @@ describe('pact export verl', () => {
     expect(out.tools).toEqual(expected);
     expect(out.exportedGates).toEqual(out.exportedRowGates);
     expect(out.exportedRowGates).toEqual(trainRows.map((r) => Number(r.extra_info.pact_gate)));
+  }, 60_000);
+
+  it("composes over VeRL's own ppo_trainer as Hydra would: every key it sets is one VeRL has (two added on purpose), and VeRL reads the run's values", () => {
+    const py = findVerlTestPython();
+    if (!py.python) {
+      console.warn(`exportVerl.test.ts: composition not checked: ${py.reason}`);
+      return;
+    }
+    const script = fileURLToPath(new URL('./python/tests/check_compose.py', import.meta.url));
+    const configDir = path.join(VERL_ROOT, 'verl/trainer/config');
+    const compose = (yamlPath: string) => {
+      const r = spawnSync(py.python!, [script, configDir, yamlPath], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as { defaults: string[]; not_in_verl: string[]; config: Row };
+    };
+    const yamlPath = path.join(dir, 'config/pact_trainer.yaml');
+    const got = compose(yamlPath);
+    expect(got.defaults).toEqual(['ppo_trainer', '_self_']);
+    // The only keys VeRL's schema lacks: the run's PACT block (read by pact_verl) and the reward
+    // manager's kwargs (VeRL's main_ppo reads them with reward_model.get("reward_kwargs", {})).
+    expect(got.not_in_verl).toEqual(['pact', 'reward_model.reward_kwargs']);
+    const c = got.config;
+    const actor = c.actor_rollout_ref.actor;
+    // EXPERIMENT.base, as VeRL's trainer reads it after composition.
+    expect(actor.optim.lr).toBe(3e-5);
+    expect([actor.clip_ratio_low, actor.clip_ratio_high, actor.kl_loss_coef]).toEqual([0.25, 0.25, 0.002]);
+    expect(actor.policy_loss.loss_mode).toBe('pact');
+    expect(c.actor_rollout_ref.rollout.n).toBe(4);
+    expect(c.actor_rollout_ref.rollout.response_length).toBe(512);
+    expect(c.actor_rollout_ref.rollout.multi_turn.max_assistant_turns).toBe(5);
+    expect([c.data.train_batch_size, c.data.shuffle, c.trainer.total_training_steps]).toEqual([2, false, 7]);
+    expect(c.algorithm.adv_estimator).toBe('pact_matchtir_sum');
+    // ${pact} resolved: the reward manager gets the run's PACT block itself.
+    expect(c.reward_model.reward_kwargs.pact).toEqual(c.pact);
+    expect(c.pact).toMatchObject({ anchor_prob: 0.4, beta_sft: 0.2, seed: 3 });
+    // What the export leaves alone keeps VeRL's default (read from VeRL's file, not restated here).
+    const verlDefault = compose(path.join(configDir, '_generated_ppo_trainer.yaml')).config;
+    expect(actor.ppo_micro_batch_size_per_gpu).toEqual(
+      verlDefault.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu,
+    );
+    expect(c.critic.optim.lr).toEqual(verlDefault.critic.optim.lr);
+    // A misspelt key is caught: it would merge in silently and VeRL would never read it.
+    const typo = path.join(mkdtempSync(path.join(tmpdir(), 'pact-compose-')), 'pact_trainer.yaml');
+    writeFileSync(typo, readFileSync(yamlPath, 'utf8').replace('kl_loss_coef:', 'kl_loss_coeff:'));
+    expect(compose(typo).not_in_verl).toEqual([
+      'actor_rollout_ref.actor.kl_loss_coeff',
+      'pact',
+      'reward_model.reward_kwargs',
+    ]);
   }, 60_000);
 
   it("VeRL's main_ppo way of building the reward manager (**reward_model.reward_kwargs) hands it the run's reward settings", () => {
