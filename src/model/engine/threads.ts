@@ -47,8 +47,10 @@ const start = (data, post) => {
   const fns = names.map((n) => instance.exports[n]);
   const ctl = new Int32Array(ctlBuffer);
   const tasks = new Float64Array(taskBuffer);
-  post('ready');
+  // The generation is read before 'ready': a batch posted as soon as the caller hears it must
+  // find this thread waiting for a newer one, not for the one after it.
   let seen = Atomics.load(ctl, ${GEN});
+  post('ready');
   for (;;) {
     Atomics.wait(ctl, ${GEN}, seen);
     seen = Atomics.load(ctl, ${GEN});
