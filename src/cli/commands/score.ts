@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { register } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Tensor2D } from '@tensorflow/tfjs-core';
+import type { KernelVariant } from '../../model/engine/kernelChoice';
 import type { Qwen3Model } from '../../model/qwen3/index';
 import type { TextTokenizer } from '../../model/tokenizer/types';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
@@ -50,7 +51,7 @@ export function resolveFma(flag: boolean | undefined): boolean {
 export async function prepareTfjs(
   backend: string,
   options: { threads?: number; isFma?: boolean } = {},
-): Promise<{ backend: string; reason?: string; threads?: number; kernels?: string; kernelsWarning?: string }> {
+): Promise<{ backend: string; reason?: string; threads?: number; kernels?: KernelVariant; kernelsWarning?: string }> {
   if (backend !== 'cpu' && backend !== 'wasm' && backend !== 'webgpu')
     throw new Error(`--backend must be cpu, wasm or webgpu, got "${backend}"`);
   const hook = new URL('../../model/qwen3/nodeResolveHook.mjs', import.meta.url);
@@ -66,11 +67,11 @@ export async function prepareTfjs(
   const { selectBackend } = await import('../../model/backend');
   const { getNodeWasmPaths } = await import('../../model/qwen3/node');
   const sel = await selectBackend(backend, { wasmPaths: getNodeWasmPaths() });
-  let kernels: { kernels: string; warning?: string } | undefined;
+  let kernels: { kernels: KernelVariant; warning?: string } | undefined;
   if (options.isFma) {
     // Before the threads: they create the engine's runtime with the kernels chosen here.
     const { configureEngineKernels } = await import('../../model/engine/runtime');
-    kernels = configureEngineKernels({ isFma: true });
+    kernels = await configureEngineKernels('fma');
   }
   let threads: number | undefined;
   if (options.threads !== undefined && options.threads > 1) {

@@ -34,17 +34,34 @@ function fusedResidue(rt: EngineRuntime): number {
   return out[0];
 }
 
-it.runIf(!hasRelaxedSimd())('asks for fma without relaxed SIMD: the plain kernels, and a warning saying why', () => {
-  expect(chooseKernels(false)).toEqual({ kernels: 'simd' });
-  const choice = configureEngineKernels({ isFma: true });
-  expect(choice.kernels).toBe('simd');
-  expect(choice.warning).toMatch(/relaxed SIMD is unavailable.*--experimental-wasm-relaxed-simd.*plain SIMD kernels/);
-  expect(() => new EngineRuntime(1 << 20, false, 'fma')).toThrow(/relaxed SIMD/);
-  expect(fusedResidue(new EngineRuntime(1 << 20))).toBe(0);
-});
+it.runIf(!hasRelaxedSimd())(
+  'asks for fma without relaxed SIMD: the plain kernels, and a warning saying why',
+  async () => {
+    expect(chooseKernels('simd')).toEqual({ kernels: 'simd' });
+    const choice = await configureEngineKernels('fma');
+    expect(choice.kernels).toBe('simd');
+    expect(choice.warning).toMatch(/relaxed SIMD is unavailable.*--experimental-wasm-relaxed-simd.*plain SIMD kernels/);
+    expect(() => new EngineRuntime(1 << 20, false, 'fma')).toThrow(/relaxed SIMD/);
+    const rt = new EngineRuntime(1 << 20);
+    await expect(rt.useKernels('fma')).rejects.toThrow(/relaxed SIMD/);
+    expect(rt.kernels).toBe('simd');
+    expect(fusedResidue(rt)).toBe(0);
+  },
+);
+
+/** The residue of one gemm element run as two tasks, on the calling thread and a worker thread. */
+function fusedResidueThreaded(rt: EngineRuntime): number[] {
+  const a = rt.allocFrom(new Float32Array([-1, 1 + 2 ** -12])); // A [1, 2]
+  const b = rt.allocFrom(new Float32Array([...Array(4).fill(1 + 2 ** -11), ...Array(4).fill(1 + 2 ** -12)])); // B [2, 4]
+  const c = [rt.allocZeroed(4), rt.allocZeroed(4)]; // one C [1, 4] per task
+  rt.parallel(c.map((ci) => [['gemm', a, 2, b, 4, ci, 4, 1, 4, 2, 0]]));
+  const out = c.map((ci) => rt.read(ci, 4)[0]);
+  for (const p of [a, b, ...c]) rt.release(p);
+  return out;
+}
 
 it.runIf(hasRelaxedSimd())('runs the fma kernels, private and shared, fused where the CPU fuses', async () => {
-  expect(chooseKernels(true)).toEqual({ kernels: 'fma' });
+  expect(chooseKernels('fma')).toEqual({ kernels: 'fma' });
   expect(fusedResidue(new EngineRuntime(1 << 20))).toBe(0);
   const residues = [new EngineRuntime(1 << 20, false, 'fma'), new EngineRuntime(1 << 20, true, 'fma')].map(
     fusedResidue,
@@ -52,6 +69,19 @@ it.runIf(hasRelaxedSimd())('runs the fma kernels, private and shared, fused wher
   expect(residues[1]).toBe(residues[0]);
   expect([0, 2 ** -24]).toContain(residues[0]);
   console.log(`fma kernels on this CPU: ${residues[0] === 0 ? 'not fused (a product, then a sum)' : 'fused'}`);
+
+  // A runtime switches build between runs on its own memory, its threads with it.
+  const rt = new EngineRuntime(1 << 20, true);
+  await rt.startThreads(2);
+  const kept = rt.allocFrom(new Float32Array([1, 2, 3]));
+  expect(fusedResidueThreaded(rt)).toEqual([0, 0]);
+  await rt.useKernels('fma');
+  expect([rt.kernels, rt.threads]).toEqual(['fma', 2]);
+  expect(fusedResidueThreaded(rt)).toEqual([residues[0], residues[0]]);
+  await rt.useKernels('simd');
+  expect(fusedResidueThreaded(rt)).toEqual([0, 0]);
+  expect([...rt.read(kept, 3)]).toEqual([1, 2, 3]);
+  await rt.startThreads(1);
 });
 
 it.runIf(!hasRelaxedSimd())(

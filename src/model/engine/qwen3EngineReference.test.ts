@@ -135,7 +135,7 @@ describe('CPU engine vs PyTorch float64 (scripts/reference/engine_fixtures.py)',
     const sel = await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
     expect(sel.backend).toBe('wasm');
     setEngineEnabled(true);
-    if (process.env.PACT_FMA === '1') expect(configureEngineKernels({ isFma: true })).toEqual({ kernels: 'fma' });
+    if (process.env.PACT_FMA === '1') expect(await configureEngineKernels('fma')).toEqual({ kernels: 'fma' });
   });
 
   for (const name of CASES) {

@@ -9,7 +9,9 @@
  * engine from synchronous code. Not for the page's main thread.
  *
  * Two builds of the kernels: plain SIMD (the default, whose bits every run so far has) and,
- * opt-in, relaxed SIMD's fused multiply-add where the runtime validates it (docs/engine.md).
+ * opt-in, relaxed SIMD's fused multiply-add where the runtime validates it (kernelChoice.ts;
+ * a run asks by its config's engineKernels; docs/engine.md). One runtime switches between them
+ * on its memory between runs.
  */
 import {
   KERNELS_DATA_END,
@@ -19,6 +21,9 @@ import {
   KERNELS_WASM_BASE64,
 } from './kernelsWasm';
 import { ThreadPool, type KernelCall } from './threads';
+import { chooseKernels, describeMissingRelaxedSimd, hasRelaxedSimd, type KernelVariant } from './kernelChoice';
+
+export { chooseKernels, hasRelaxedSimd, KERNEL_VARIANTS, type KernelVariant } from './kernelChoice';
 
 /** The kernels' exports (pointers are byte offsets, sizes in floats). */
 export interface Kernels {
@@ -154,45 +159,10 @@ function decodeBase64(text: string): Uint8Array {
   return out;
 }
 
-/**
- * Which build of the kernels runs: `simd`, plain SIMD128 (the default: a product and a sum,
- * each rounded), or `fma`, relaxed SIMD's f32x4.relaxed_madd in every vector multiply-add (one
- * rounding where the CPU fuses). Each gives the same bits on any thread count; not each other's.
- */
-export type KernelVariant = 'simd' | 'fma';
-
 const KERNELS_BASE64: Record<KernelVariant, { private: string; shared: string }> = {
   simd: { private: KERNELS_WASM_BASE64, shared: KERNELS_SHARED_WASM_BASE64 },
   fma: { private: KERNELS_RELAXED_WASM_BASE64, shared: KERNELS_RELAXED_SHARED_WASM_BASE64 },
 };
-
-/** (v128, v128, v128) → v128 = f32x4.relaxed_madd: a module that validates only where relaxed SIMD runs. */
-const RELAXED_SIMD_PROBE = new Uint8Array([
-  ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00], // "\0asm", version 1
-  ...[0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b], // types: (v128, v128, v128) → v128
-  ...[0x03, 0x02, 0x01, 0x00], // functions: one of type 0
-  ...[0x0a, 0x0d, 0x01, 0x0b, 0x00], // code: one body of 11 bytes, no locals
-  ...[0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0xfd, 0x85, 0x02, 0x0b], // local.get 0, 1, 2; f32x4.relaxed_madd; end
-]);
-
-let relaxedSimd: boolean | undefined;
-
-/** Whether this runtime runs relaxed SIMD (Chromium: yes; Node 20: only with --experimental-wasm-relaxed-simd). */
-export function hasRelaxedSimd(): boolean {
-  relaxedSimd ??= typeof WebAssembly.validate === 'function' && WebAssembly.validate(RELAXED_SIMD_PROBE);
-  return relaxedSimd;
-}
-
-/** Why `fma` cannot run here. */
-const NO_RELAXED_SIMD =
-  'relaxed SIMD is unavailable in this runtime (Node 20: start node with --experimental-wasm-relaxed-simd)';
-
-/** The kernels a request gets: `fma` only where relaxed SIMD validates; else `simd` and a warning saying why. */
-export function chooseKernels(isFma: boolean): { kernels: KernelVariant; warning?: string } {
-  if (!isFma) return { kernels: 'simd' };
-  if (hasRelaxedSimd()) return { kernels: 'fma' };
-  return { kernels: 'simd', warning: `fma: ${NO_RELAXED_SIMD}; the engine runs the plain SIMD kernels` };
-}
 
 const compiled = new Map<string, WebAssembly.Module>();
 
@@ -213,8 +183,11 @@ function compileKernels(isShared: boolean, kernels: KernelVariant): WebAssembly.
  */
 export class EngineRuntime {
   readonly memory: WebAssembly.Memory;
-  readonly k: Kernels;
-  readonly module: WebAssembly.Module;
+  /** The kernels' exports, on this memory (replaced by useKernels). */
+  k: Kernels;
+  module: WebAssembly.Module;
+  /** The build `k` runs (useKernels switches it). */
+  kernels: KernelVariant;
   /** Worker threads on this memory (shared runtimes only), once started. */
   private pool: ThreadPool | null = null;
   private free: { start: number; size: number }[] = [];
@@ -233,13 +206,21 @@ export class EngineRuntime {
   constructor(
     initialBytes = 64 << 20,
     readonly isShared = false,
-    readonly kernels: KernelVariant = 'simd',
+    kernels: KernelVariant = 'simd',
   ) {
-    if (kernels === 'fma' && !hasRelaxedSimd())
-      throw new Error(`engine: the fma kernels need relaxed SIMD: ${NO_RELAXED_SIMD}`);
-    this.module = compileKernels(isShared, kernels);
     this.memory = new WebAssembly.Memory({ initial: Math.ceil(initialBytes / PAGE), maximum: 65536, shared: isShared });
-    const instance = new WebAssembly.Instance(this.module, {
+    const built = this.instantiate(kernels);
+    this.module = built.module;
+    this.k = built.k;
+    this.kernels = kernels;
+  }
+
+  /** The build `kernels` instantiated on this memory (its data segment is the same in every build). */
+  private instantiate(kernels: KernelVariant): { module: WebAssembly.Module; k: Kernels } {
+    if (kernels === 'fma' && !hasRelaxedSimd())
+      throw new Error(`engine: the fma kernels need relaxed SIMD: ${describeMissingRelaxedSimd()}`);
+    const module = compileKernels(this.isShared, kernels);
+    const instance = new WebAssembly.Instance(module, {
       env: {
         memory: this.memory,
         abort: () => {
@@ -247,7 +228,21 @@ export class EngineRuntime {
         },
       },
     });
-    this.k = instance.exports as unknown as Kernels;
+    return { module, k: instance.exports as unknown as Kernels };
+  }
+
+  /**
+   * Runs `kernels` from now on, on the same memory: every buffer (weights, caches) stays where it
+   * is, and the threads restart on the new build. Between runs only: a step in flight would mix
+   * the builds' bits.
+   */
+  async useKernels(kernels: KernelVariant): Promise<void> {
+    if (kernels === this.kernels) return;
+    const built = this.instantiate(kernels);
+    this.module = built.module;
+    this.k = built.k;
+    this.kernels = kernels;
+    if (this.pool) await this.startThreads(this.pool.size);
   }
 
   /** Threads that run kernels (1: this one only). */
@@ -416,19 +411,16 @@ export function getEngineRuntime(): EngineRuntime {
 }
 
 /**
- * Asks for the fused multiply-add kernels (`fma`) or the plain ones (call before the engine is
- * first used, like configureEngineThreads). Returns the kernels the engine runs and, when they
- * are not those asked for, a warning to show once: relaxed SIMD missing, or the engine already
- * running other kernels.
+ * The kernels the engine runs from now on (call between runs, like configureEngineThreads before
+ * one): `fma` where relaxed SIMD validates, else `simd` and a warning to show once saying why.
+ * A runtime already started switches build on its own memory (EngineRuntime.useKernels).
  */
-export function configureEngineKernels(options: { isFma: boolean }): { kernels: KernelVariant; warning?: string } {
-  const choice = chooseKernels(options.isFma);
-  if (current && current.kernels !== choice.kernels)
-    return {
-      kernels: current.kernels,
-      warning: `the engine was already in use with the ${current.kernels} kernels, not ${choice.kernels}`,
-    };
+export async function configureEngineKernels(
+  asked: KernelVariant,
+): Promise<{ kernels: KernelVariant; warning?: string }> {
+  const choice = chooseKernels(asked);
   configuredKernels = choice.kernels;
+  await current?.useKernels(choice.kernels);
   return choice;
 }
 
