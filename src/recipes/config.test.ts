@@ -50,6 +50,13 @@ describe('resolveConfig', () => {
     expect(issues).toMatch(/config: .*typo/);
   });
 
+  it("runs the engine's plain kernels unless a config asks for fma, and names a bad build", () => {
+    // A config written before the field existed keeps the plain kernels' bits.
+    expect(resolveConfig({}).engineKernels).toBe('simd');
+    expect(resolveConfig({ engineKernels: 'fma' }).engineKernels).toBe('fma');
+    expect(() => resolveConfig({ engineKernels: 'avx' })).toThrow(/config\.engineKernels: /);
+  });
+
   it('takes generated task categories and names a bad one', () => {
     expect(resolveConfig({ tasks: { categories: ['single_hop'] } }).tasks.categories).toEqual(['single_hop']);
     expect(resolveConfig({}).tasks.categories).toBeUndefined();

@@ -9,6 +9,7 @@
  * "__proto__" key is refused with its path before the schema reads it.
  */
 import { BACKEND_ORDER } from '../model/backendNames';
+import { KERNEL_VARIANTS } from '../model/engine/kernelChoice';
 import { z } from 'zod';
 import { findJsonHazard, limitText } from '../core/untrustedJson';
 import { GSPO_CLIP } from '../core/gspo';
@@ -196,6 +197,13 @@ export const trainConfigSchema = z
     recipe: z.string().min(1).max(M.nameChars).default('pact'),
     seed: z.number().int().min(0).default(1),
     backend: z.enum(BACKENDS).optional(),
+    /**
+     * The CPU engine's kernels (wasm and cpu; WebGPU runs the tfjs graph): 'simd', the plain
+     * build every run had before the field existed, or 'fma', relaxed SIMD's fused multiply-add,
+     * faster and other bits in the last digits (docs/engine.md). Where relaxed SIMD is missing
+     * a new run takes 'simd' and records it; a resumed run keeps the kernels it trained on.
+     */
+    engineKernels: z.enum(KERNEL_VARIANTS).default('simd'),
     model: z
       .strictObject({
         preset: z.enum(MODEL_PRESETS as [Qwen3PresetName, ...Qwen3PresetName[]]).default('qwen3-nano'),

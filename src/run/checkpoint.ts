@@ -14,6 +14,7 @@
 import type { PrunedVocabMapping } from '../model/tokenizer/prunedVocab';
 import type { Qwen3Config } from '../model/qwen3/config';
 import { LORA_TARGET_SUFFIX, type LoraTarget } from '../model/qwen3/train/loraNames';
+import { describeMissingRelaxedSimd, hasRelaxedSimd } from '../model/engine/kernelChoice';
 import { computeSha256Hex } from '../core/sha256';
 import { excerptValue, findJsonHazard, getOwn, limitText, setOwn } from '../core/untrustedJson';
 import { writeSafetensors } from '../model/weights/safetensors';
@@ -232,11 +233,18 @@ export function usesReferencePolicy(config: TrainerState['config']): boolean {
 /**
  * Refuses to resume a state whose run reads π_ref but that carries none (a checkpoint imported
  * without reference.safetensors): the trainer would otherwise restart π_ref from the weights.
+ * Refuses a run that trained on the fma engine kernels where relaxed SIMD is missing: finishing
+ * it on the plain ones would mix two sets of numerics (a new run falls back instead: runAssets.ts).
  */
 export function checkResumableState(state: Pick<TrainerState, 'config' | 'referenceWeights'>): void {
   if (usesReferencePolicy(state.config) && !state.referenceWeights) {
     throw new CheckpointFileError(
       `the checkpoint has no π_ref weights (${REFERENCE_FILE}) but its run reads π_ref (config.klCoef ${state.config.klCoef}${state.config.model.lora ? ', LoRA' : ''}); it cannot be resumed as the same run`,
+    );
+  }
+  if (state.config.engineKernels === 'fma' && !hasRelaxedSimd()) {
+    throw new CheckpointFileError(
+      `config.engineKernels: this run trained on the fma kernels and ${describeMissingRelaxedSimd()}; resuming on the plain ones would mix two sets of numerics`,
     );
   }
 }

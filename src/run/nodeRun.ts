@@ -14,7 +14,7 @@ import { InProcessExecutor } from '../envs/sandbox';
 import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
 import { createNodeFolderReader } from '../model/weights/nodeFiles';
 import type { TrainConfig } from '../recipes/config';
-import { prepareRunAssetsWith, type CheckpointPolicy, type RunAssets, type RunPlatform } from './runAssets';
+import { prepareRunAssetsWith, type PrepareRunOptions, type RunAssets, type RunPlatform } from './runAssets';
 import { WARM_START_DIR } from '../recipes/warmStart/index';
 
 export {
@@ -64,15 +64,14 @@ export function resolveFtrlTaskFile(file: string | undefined, env: Record<string
 }
 
 /**
- * Loads the policy and the prompts of one run, from the file system. With `checkpointPolicy`
- * (a run resumed from its checkpoint) the policy takes the checkpoint's shape and vocabulary.
+ * Loads the policy and the prompts of one run, from the file system, on the engine kernels
+ * it asks for (runAssets.ts). With `checkpointPolicy` (a run resumed from its checkpoint) the
+ * policy takes the checkpoint's shape and vocabulary.
  */
 export function prepareRunAssets(
   config: TrainConfig,
-  options: { publicDir?: string; log?: (line: string) => void; checkpointPolicy?: CheckpointPolicy } = {},
+  options: { publicDir?: string } & PrepareRunOptions = {},
 ): Promise<RunAssets> {
-  return prepareRunAssetsWith(createNodePlatform(options.publicDir), config, {
-    log: options.log,
-    checkpointPolicy: options.checkpointPolicy,
-  });
+  const { publicDir, ...rest } = options;
+  return prepareRunAssetsWith(createNodePlatform(publicDir), config, rest);
 }

@@ -19,7 +19,9 @@ import { generateToolRepo } from '../envs/toolRepo/generatedRepo';
 import { createToolSearch } from '../envs/toolRepo/search';
 import type { RenderChat } from '../envs/rollout';
 import type { ToolExecutor } from '../envs/sandbox/types';
-import { Qwen3Model, getQwen3Preset } from '../model/qwen3';
+import { Qwen3Model, getQwen3Preset, isEngineActive } from '../model/qwen3';
+import { configureEngineKernels } from '../model/engine/runtime';
+import type { KernelVariant } from '../model/engine/kernelChoice';
 import type { Qwen3Config } from '../model/qwen3/config';
 import { PrunedTokenizer, type PrunedVocabMapping } from '../model/tokenizer/prunedVocab';
 import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
@@ -219,6 +221,13 @@ export interface RunAssets {
   testPrompts: PromptItem[];
   /** FTRL sources: which lines of which file train and which evaluate (pact train writes it to task-split.json). */
   taskSplit?: FtrlTaskSplit;
+  /**
+   * The kernels the CPU engine runs this run's model with (prepareRunAssetsWith); absent where
+   * the engine does not serve it (WebGPU, a model too large for it: the tfjs graph runs).
+   */
+  engineKernels?: KernelVariant;
+  /** Why the engine runs other kernels than config.engineKernels asked for (relaxed SIMD missing), to say once. */
+  engineKernelsWarning?: string;
 }
 
 /** Default time limit of one Python tool call of an FTRL task (FTRL evaluation's). */
@@ -255,19 +264,43 @@ export interface CheckpointPolicy {
   mapping?: PrunedVocabMapping;
 }
 
-/** Loads the policy and the prompts of one run. */
+/** Options of prepareRunAssetsWith. */
+export interface PrepareRunOptions {
+  log?: (line: string) => void;
+  /**
+   * Resuming from a checkpoint that carries its model shape and vocabulary: the policy is
+   * built from those (its weights then come from Trainer.importState), so a run that
+   * started from a user's folder or an imported checkpoint resumes without the folder.
+   */
+  checkpointPolicy?: CheckpointPolicy;
+}
+
+/**
+ * Loads the policy and the prompts of one run, the engine set to the kernels its config asks
+ * for first: config.engineKernels, or 'simd' with a warning where 'fma' needs relaxed SIMD this
+ * runtime lacks (a resumed fma run is refused before: checkpoint.ts checkResumableState).
+ * `engineKernels` says which kernels serve the model, where the engine does.
+ */
 export async function prepareRunAssetsWith(
   platform: RunPlatform,
   config: TrainConfig,
-  options: {
-    log?: (line: string) => void;
-    /**
-     * Resuming from a checkpoint that carries its model shape and vocabulary: the policy is
-     * built from those (its weights then come from Trainer.importState), so a run that
-     * started from a user's folder or an imported checkpoint resumes without the folder.
-     */
-    checkpointPolicy?: CheckpointPolicy;
-  } = {},
+  options: PrepareRunOptions = {},
+): Promise<RunAssets> {
+  const kernels = await configureEngineKernels(config.engineKernels);
+  const assets = await loadRunAssets(platform, config, options);
+  if (!isEngineActive(assets.policy.model.params, assets.policy.model.config)) return assets;
+  return {
+    ...assets,
+    engineKernels: kernels.kernels,
+    ...(kernels.warning ? { engineKernelsWarning: kernels.warning } : {}),
+  };
+}
+
+/** The policy and the prompts of one run. */
+async function loadRunAssets(
+  platform: RunPlatform,
+  config: TrainConfig,
+  options: PrepareRunOptions,
 ): Promise<RunAssets> {
   const log = options.log ?? (() => {});
   const recipe = getRecipe(config.recipe);
@@ -399,11 +432,16 @@ export interface RunTrainerHooks {
   wrapPolicy?: (policy: PolicySampler) => PolicySampler;
 }
 
-/** The Trainer of a run over its loaded assets (pact train, the worker and record-demo share it). */
+/**
+ * The Trainer of a run over its loaded assets (pact train, the worker and record-demo share it).
+ * Its config is the run's as it runs: engineKernels the kernels the engine got ('simd' where
+ * 'fma' fell back), so the saved config and checkpoints say which bits the run has.
+ */
 export function createRunTrainer(config: TrainConfig, assets: RunAssets, hooks: RunTrainerHooks = {}): Trainer {
+  const kernels = assets.engineKernels ?? config.engineKernels;
   return new Trainer({
     ...hooks,
-    config,
+    config: kernels === config.engineKernels ? config : { ...config, engineKernels: kernels },
     model: assets.policy.model,
     tokenizer: assets.policy.tokenizer,
     renderChat: assets.renderChat,

@@ -321,6 +321,7 @@ registerCommand({
               run: str('run', '') || undefined,
               steps,
               useEngine,
+              engineKernels: sel.kernels ?? 'simd',
               log: io.err,
             })),
           );

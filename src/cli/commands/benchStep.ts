@@ -9,6 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { KernelVariant } from '../../model/engine/kernelChoice';
 
 export interface StepBenchResult {
   file: string;
@@ -40,6 +41,8 @@ export interface StepBenchOptions {
   run?: string;
   steps?: number;
   useEngine: boolean;
+  /** The engine's kernels, over the file's engineKernels (pact bench: its own, --fma or not). */
+  engineKernels?: KernelVariant;
   publicDir?: string;
   log?: (line: string) => void;
 }
@@ -59,7 +62,12 @@ export async function runStepBench(file: string, options: StepBenchOptions): Pro
   const exp = expandExperiment(json, {
     defaultName: path.basename(file, '.json'),
     recipeNames: listRecipes(),
-    overrides: { evalAtStart: false, evalEvery: 0, checkpointEvery: 0 },
+    overrides: {
+      evalAtStart: false,
+      evalEvery: 0,
+      checkpointEvery: 0,
+      ...(options.engineKernels ? { engineKernels: options.engineKernels } : {}),
+    },
   });
   const wanted = options.run ?? (exp.runs.some((r) => r.name === 'pact') ? 'pact' : exp.runs[0].name);
   const run = exp.runs.find((r) => r.name === wanted || r.id === wanted);

@@ -12,11 +12,12 @@ import * as tf from '../../model/qwen3/tf';
 import { useCpuBackend } from '../../model/qwen3/train/testBackend';
 import { createNodeFolderReader } from '../../model/weights/nodeFiles';
 import { createRandomQwen3Tensors, writeQwen3Folder } from '../../model/weights/testFolders';
-import { readCheckpointState } from '../../run/checkpoint';
+import { buildCheckpointManifest, MANIFEST_FILE, readCheckpointState, TRAINER_STATE_FILE } from '../../run/checkpoint';
+import { hasRelaxedSimd } from '../../model/engine/kernelChoice';
 import { createTinySetup } from '../../recipes/testing/testKit';
 import type { StepMetrics } from '../../recipes/types';
 import { main } from '../main';
-import { formatMetricsLine, formatProgress, keepMetricsUpTo } from './train';
+import { formatMetricsLine, formatProgress, keepMetricsUpTo, pickResumeKernels } from './train';
 
 let dir: string;
 const out: string[] = [];
@@ -136,6 +137,67 @@ describe('pact train', () => {
     const state = await readCheckpointState(createNodeFolderReader(path.join(runDir, 'checkpoint-0')));
     expect([state.step, state.dataCursor]).toEqual([0, 0]);
   }, 120_000);
+
+  // Node 20 without --experimental-wasm-relaxed-simd (a plain vitest run): the fma kernels cannot run here.
+  it.runIf(!hasRelaxedSimd())(
+    "--fma without relaxed SIMD: the plain kernels with one warning, recorded in config.json; a resume keeps a run's kernels",
+    async () => {
+      const outDir = path.join(dir, 'runs-fma');
+      const errors: string[] = [];
+      const lines: string[] = [];
+      const sink = { out: (l: string) => lines.push(l), err: (l: string) => errors.push(l) };
+      const args = ['train', '--config', path.join(dir, 'tiny.json'), '--steps', '1', '--backend', 'wasm'];
+      expect(await main([...args, '--out', outDir, '--fma'], sink)).toBe(0);
+      expect(errors).toEqual([
+        'warning: fma: relaxed SIMD is unavailable in this runtime (Node 20: start node with --experimental-wasm-relaxed-simd); the engine runs the plain SIMD kernels',
+      ]);
+      expect(lines).toContain('engine kernels: simd'); // the line scripts/studyQueue.sh's provenance reads
+      const runDir = path.join(outDir, 'tiny', 'matchtir-s1');
+      const config = JSON.parse(await readFile(path.join(runDir, 'config.json'), 'utf8'));
+      expect(config.engineKernels).toBe('simd'); // what ran, not what was asked
+      const checkpoint = path.join(runDir, 'checkpoint-1');
+      expect((await readCheckpointState(createNodeFolderReader(checkpoint))).config.engineKernels).toBe('simd');
+      // The plain kernels' bits: the same step and weights as the run without --fma (the first test's).
+      const plainDir = path.join(dir, 'runs', 'tiny', 'matchtir-s1');
+      const [fmaStep] = await readMetrics(path.join(runDir, 'metrics.jsonl'));
+      const [plainStep] = await readMetrics(path.join(plainDir, 'metrics.jsonl'));
+      expect(withoutTimings(fmaStep)).toEqual(withoutTimings(plainStep));
+      const weights = (d: string) => readFile(path.join(d, 'checkpoint-1', 'model.safetensors'));
+      expect((await weights(runDir)).equals(await weights(plainDir))).toBe(true);
+
+      // --resume keeps a run's kernels: --fma on this simd run is refused, before anything is written.
+      errors.length = 0;
+      expect(await main(['train', '--resume', checkpoint, '--steps', '2', '--backend', 'wasm', '--fma'], sink)).toBe(2);
+      expect(errors.at(-1)).toMatch(
+        /continues a run on the kernels it trained on \(engineKernels "simd"\); drop --fma/,
+      );
+      // A run that trained on fma resumes on fma, so where relaxed SIMD is missing it is refused, not switched.
+      const fmaCheckpoint = path.join(dir, 'fma-run', 'checkpoint-1');
+      await cp(checkpoint, fmaCheckpoint, { recursive: true });
+      const files: Record<string, Uint8Array> = {};
+      for (const name of await readdir(fmaCheckpoint)) files[name] = await readFile(path.join(fmaCheckpoint, name));
+      const state = JSON.parse(Buffer.from(files[TRAINER_STATE_FILE]).toString('utf8'));
+      state.config.engineKernels = 'fma';
+      files[TRAINER_STATE_FILE] = Buffer.from(JSON.stringify(state));
+      await writeFile(path.join(fmaCheckpoint, TRAINER_STATE_FILE), files[TRAINER_STATE_FILE]);
+      await writeFile(path.join(fmaCheckpoint, MANIFEST_FILE), buildCheckpointManifest(files));
+      expect(await main(['train', '--resume', fmaCheckpoint, '--steps', '2', '--backend', 'wasm'], sink)).toBe(2);
+      expect(errors.at(-1)).toMatch(
+        /this run trained on the fma kernels and relaxed SIMD is unavailable .*; resuming on the plain ones would mix two sets of numerics/,
+      );
+      expect((await readdir(path.dirname(fmaCheckpoint))).sort()).toEqual(['checkpoint-1']); // nothing written
+    },
+    120_000,
+  );
+
+  it('--resume takes the kernels its checkpoint saved; --fma decides only for a checkpoint from before engineKernels', () => {
+    expect(pickResumeKernels('simd', false)).toEqual({ engineKernels: 'simd' });
+    expect(pickResumeKernels('fma', false)).toEqual({ engineKernels: 'fma' });
+    expect(pickResumeKernels('fma', true)).toEqual({ engineKernels: 'fma' });
+    expect(() => pickResumeKernels('simd', true)).toThrow(/drop --fma/);
+    expect(pickResumeKernels(undefined, false)).toEqual({ engineKernels: 'simd' });
+    expect(pickResumeKernels(undefined, true)).toMatchObject({ engineKernels: 'fma', note: /predates engineKernels/ });
+  });
 
   it('names what is wrong with its flags and files', async () => {
     const errors: string[] = [];

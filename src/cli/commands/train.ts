@@ -44,9 +44,10 @@ to every registered recipe).
   --backend B      tfjs backend: wasm (default) or cpu
   --threads N      CPU-engine threads (default: $PACT_THREADS, else every core up to 8); the
                    numbers do not depend on it
-  --fma            the CPU engine's fused multiply-add kernels (or $PACT_FMA=1): other bits
-                   than the default's (docs/engine.md); Node 20 needs
-                   node --experimental-wasm-relaxed-simd bin/pact.mjs …, else the plain ones run
+  --fma            engineKernels "fma" in every run's config (or $PACT_FMA=1): the CPU engine's
+                   fused multiply-add kernels, other bits than the default's (docs/engine.md);
+                   Node 20 needs node --experimental-wasm-relaxed-simd bin/pact.mjs …, else the
+                   plain ones run and config.json says so; --resume keeps a run's own kernels
   --out DIR        output folder (default runs/); runs go to DIR/<experiment>/<run id>/
   --run ID         only the runs whose id or name equals ID (repeat with commas)
   --eval-every N   override evalEvery (0 = no held-out evaluation)
@@ -164,25 +165,51 @@ function findNonFinite(last: StepMetrics | undefined, steps: number): string[] {
   return (['loss', 'grad_norm'] as const).filter((k) => !Number.isFinite(last[k]));
 }
 
-/**
- * Selects the tfjs backend (saying so when it falls back) and imports the training modules.
- * With `isFma`, says which engine kernels run ("engine kernels: fma", the line a run's log and
- * scripts/studyQueue.sh's provenance read), or why the plain ones do.
- */
+/** Selects the tfjs backend (saying so when it falls back) and imports the training modules. */
 async function prepareTraining(
   backend: string,
   io: CliIO,
   threads = 1,
-  isFma = false,
 ): Promise<{ m: TrainingModules; backend: string }> {
-  const selection = await prepareTfjs(backend, { threads, isFma });
+  const selection = await prepareTfjs(backend, { threads });
   if (selection.backend !== backend)
     io.err(`backend ${backend} unavailable (${selection.reason}); using ${selection.backend}`);
   if (selection.threads !== undefined && selection.threads < threads)
     io.err(`engine threads: ${selection.threads} of ${threads}`);
-  if (selection.kernelsWarning) io.err(`warning: ${selection.kernelsWarning}`);
-  if (isFma) io.out(`engine kernels: ${selection.kernels}`);
   return { m: await importTrainingModules(), backend: selection.backend };
+}
+
+/**
+ * The engineKernels a resumed run continues on: the one its checkpoint saved. Asking for fma
+ * (--fma, PACT_FMA=1) on a run that trained on simd is refused: one run, one set of numerics.
+ * A checkpoint written before the field existed (`saved` undefined) ran on what its command
+ * line asked, so there the flag decides, and `note` says so.
+ */
+export function pickResumeKernels(saved: unknown, isFmaAsked: boolean): { engineKernels: unknown; note?: string } {
+  if (saved === undefined)
+    return isFmaAsked
+      ? {
+          engineKernels: 'fma',
+          note: "the checkpoint's config predates engineKernels: the fma kernels, as --fma (PACT_FMA=1) asks",
+        }
+      : { engineKernels: 'simd' };
+  if (isFmaAsked && saved !== 'fma')
+    throw new Error(
+      `--resume continues a run on the kernels it trained on (engineKernels ${JSON.stringify(saved)}); drop --fma (and PACT_FMA=1) to resume it`,
+    );
+  return { engineKernels: saved };
+}
+
+/** engineKernels as a checkpoint's trainer_state.json wrote it (undefined: before the field existed, or unreadable). */
+async function readSavedKernels(checkpointDir: string, stateFile: string): Promise<unknown> {
+  try {
+    const json = JSON.parse(await readFile(path.join(checkpointDir, stateFile), 'utf8')) as {
+      config?: { engineKernels?: unknown };
+    };
+    return json.config?.engineKernels;
+  } catch {
+    return undefined; // readCheckpointFolder read it whole already; nothing to add here
+  }
 }
 
 type CheckpointFolder = Awaited<ReturnType<TrainingModules['readCheckpointFolder']>>;
@@ -214,6 +241,9 @@ async function trainRun(
     log: (line) => io.out(`  ${line}`),
     checkpointPolicy,
   });
+  if (assets.engineKernelsWarning) io.err(`warning: ${assets.engineKernelsWarning}`);
+  // The line a run's log and scripts/studyQueue.sh's provenance read.
+  io.out(`engine kernels: ${assets.engineKernels ?? 'none (the tfjs graph runs this model)'}`);
   io.out(
     `run ${run.id}: recipe ${config.recipe}, ${config.steps} steps, policy ${assets.policy.source}, ${assets.trainPrompts.length} train / ${assets.testPrompts.length} test prompts`,
   );
@@ -222,6 +252,9 @@ async function trainRun(
     await writeFile(path.join(dir, 'task-split.json'), JSON.stringify(assets.taskSplit, null, 2) + '\n');
   }
   const trainer = m.createRunTrainer(config, assets);
+  // Its config as it runs: engineKernels "simd" where "fma" fell back (createRunTrainer).
+  if (trainer.config !== config)
+    await writeFile(path.join(dir, 'config.json'), JSON.stringify(trainer.config, null, 2) + '\n');
   if (resume) {
     trainer.importState(resume.state);
     io.out(`  resumed at step ${trainer.completedSteps} of ${config.steps}`);
@@ -326,17 +359,20 @@ async function resumeRun(
   options: { backend: string; overrides: Record<string, unknown>; publicDir: string; threads: number; isFma: boolean },
   io: CliIO,
 ): Promise<number> {
-  const { m, backend } = await prepareTraining(options.backend, io, options.threads, options.isFma);
+  const { m, backend } = await prepareTraining(options.backend, io, options.threads);
   const { checkpointDir, folder, skipped } = await findResumeCheckpoint(m, resumeDir);
   for (const s of skipped) io.err(`warning: skipped ${s}`);
   for (const w of folder.warnings) io.err(`warning: ${path.basename(checkpointDir)}: ${w}`);
+  const { state } = folder;
+  let config;
   try {
-    m.checkResumableState(folder.state);
+    const kernels = pickResumeKernels(await readSavedKernels(checkpointDir, m.TRAINER_STATE_FILE), options.isFma);
+    if (kernels.note) io.out(`  ${kernels.note}`);
+    config = m.resolveConfig({ ...state.config, ...options.overrides, engineKernels: kernels.engineKernels });
+    m.checkResumableState({ ...state, config });
   } catch (e) {
     throw new Error(`--resume ${checkpointDir}: ${(e as Error).message}`);
   }
-  const { state } = folder;
-  const config = m.resolveConfig({ ...state.config, ...options.overrides });
   if (config.steps <= state.step) {
     throw new Error(
       `--resume ${checkpointDir}: the checkpoint is at step ${state.step} of ${config.steps}; nothing is left to train (--steps N with N > ${state.step} extends the run)`,
@@ -409,11 +445,12 @@ registerCommand({
     }
     if (str('tasks') !== undefined)
       throw new Error(`--tasks is for evaluation files ("kind": "ftrl-eval"); ${configPath} is a training file`);
-    const { m, backend: selected } = await prepareTraining(backend, io, threads, isFma);
+    const { m, backend: selected } = await prepareTraining(backend, io, threads);
     const experiment = expandExperiment(json, {
       defaultName: path.basename(configPath, '.json'),
       recipeNames: m.listRecipes(),
-      overrides,
+      // --fma (PACT_FMA=1) is engineKernels "fma" in every run's config, recorded in its config.json.
+      overrides: isFma ? { ...overrides, engineKernels: 'fma' } : overrides,
     });
     const only = str('run')?.split(',');
     const runs = only ? experiment.runs.filter((r) => only.includes(r.id) || only.includes(r.name)) : experiment.runs;

@@ -131,7 +131,7 @@ export function mapTrainerSettings(c: TrainConfig, paths: { modelPath: string })
       `the app's ${c.model.preset} / "${c.model.init}" weights live in the browser or a checkpoint folder; point actor_rollout_ref.model.path at a Hugging Face Qwen3 folder (a pact train checkpoint is one)`,
     ],
     ['microBatchRows', 'memory only; set actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu for your GPUs'],
-    ['backend, threads', "the app's tfjs backends; VeRL runs on its own devices"],
+    ['backend, threads, engineKernels', "the app's tfjs backends and CPU-engine kernels; VeRL runs on its own devices"],
     [
       'evalSamples',
       c.evalSamples === 0
