@@ -123,6 +123,8 @@ export function createBrowserSessionDeps(): SessionDeps {
           nParams: assets.policy.model.countParams(),
           wasmThreads: selection.wasmThreads,
           engineThreads: selection.engineThreads,
+          ...(assets.engineKernels ? { engineKernels: assets.engineKernels } : {}),
+          ...(assets.engineKernelsWarning ? { engineKernelsWarning: assets.engineKernelsWarning } : {}),
           viewRollouts: (step) =>
             buildRolloutViews(
               step,

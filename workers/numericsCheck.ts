@@ -10,6 +10,7 @@ import mqaManifestUrl from '../src/model/qwen3/fixtures/qwen3_mqa_tied.json?url'
 import mqaBinUrl from '../src/model/qwen3/fixtures/qwen3_mqa_tied.bin?url';
 import { checkAgainstReference, parseReferenceFixture } from '../src/model/qwen3/referenceCheck';
 import type { BackendName } from '../src/model/backend';
+import { configureEngineKernels } from '../src/model/engine/runtime';
 import { activateBackend } from './tfBrowser';
 import type { NumericsReport } from './protocol';
 
@@ -30,6 +31,7 @@ async function fetchOk(url: string): Promise<Response> {
 
 export async function checkNumerics(preferred: BackendName): Promise<NumericsReport> {
   const selection = await activateBackend(preferred);
+  await configureEngineKernels('simd'); // the default kernels, whatever a run before asked for
   const cases: NumericsReport['cases'] = [];
   for (const fx of FIXTURES) {
     const [manifest, bin] = await Promise.all([

@@ -4,6 +4,7 @@
  * replies (carrying the id of the request they answer), one union of events the
  * worker pushes while a run goes on (no id), and exhaustive `switch`es on both sides.
  */
+import type { KernelVariant } from '../src/model/engine/kernelChoice';
 import type { TrainConfigInput } from '../src/recipes/config';
 import type { StepMetrics, EvalMetrics, StepProgress } from '../src/recipes/types';
 import type { RunRecord } from '../src/storage/schema';
@@ -270,6 +271,9 @@ export type WorkerResponse =
       nParams: number;
       wasmThreads?: number;
       engineThreads?: number;
+      /** The CPU engine's kernels where it serves the model (wasm, cpu), and why not those the config asked for. */
+      engineKernels?: KernelVariant;
+      engineKernelsWarning?: string;
     }
   | { id: number; type: 'ftrl-eval'; report: FtrlEvalReport }
   | { id: number; type: 'bfcl-eval'; report: BfclEvalReport }

@@ -10,6 +10,7 @@
 import type { LanguageRoutingExecutor } from '../src/envs/ftrl/languageExecutor';
 import type { BackendName, BackendSelection } from '../src/model/backend';
 import { Qwen3Model, getQwen3Preset } from '../src/model/qwen3';
+import { configureEngineKernels } from '../src/model/engine/runtime';
 import { PrunedTokenizer } from '../src/model/tokenizer/prunedVocab';
 import type { Qwen3Tokenizer } from '../src/model/tokenizer/qwen3Tokenizer';
 import { resolveConfig } from '../src/recipes/config';
@@ -100,6 +101,8 @@ export async function withEvalPolicy<T>(
     const { settings } = req;
     progress('loading', `starting tfjs (${settings.backend})…`);
     const selection = await activateBackend(settings.backend);
+    // An evaluation has no kernels setting: the default ones, whatever a run before it asked for.
+    await configureEngineKernels('simd');
     const platform = createBrowserPlatform(req.policy.kind === 'folder' ? { modelFiles: req.policy.files } : {});
     const source = await platform.loadSourceTokenizer();
     // A task file's tools: Python in Pyodide, JavaScript ones in a fresh sandbox worker per call.

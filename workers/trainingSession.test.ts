@@ -69,6 +69,8 @@ let opened: PactStore[];
 let inside: (n: number) => void;
 /** FTRL sources: the Python tool calls of the run so far (null: a run without Python tools). */
 let python: { calls: number; errors: number; timeouts: number } | null;
+/** The CPU engine's kernels the loader reports (null: none, as on WebGPU), with its fallback warning. */
+let engine: { kernels: 'simd' | 'fma'; warning?: string } | null;
 
 function makeDeps(): SessionDeps {
   return {
@@ -79,7 +81,9 @@ function makeDeps(): SessionDeps {
     },
     async loadRun(config, opts) {
       loads.push({ config, opts });
-      const t = new FakeTrainer(config, opts.onProgress);
+      // As createRunTrainer does: the trainer's config says which kernels the engine got.
+      const runConfig = engine ? { ...config, engineKernels: engine.kernels } : config;
+      const t = new FakeTrainer(runConfig, opts.onProgress);
       if (opts.resume) t.completedSteps = opts.resume.state.step;
       trainer = t;
       return {
@@ -88,6 +92,8 @@ function makeDeps(): SessionDeps {
         nParams: 1234,
         viewRollouts: () => [],
         ...(python ? { readPythonCounts: () => ({ ...python! }) } : {}),
+        ...(engine ? { engineKernels: engine.kernels } : {}),
+        ...(engine?.warning ? { engineKernelsWarning: engine.warning } : {}),
         buildCheckpoint: async (runId): Promise<CheckpointRecord> => ({
           id: `${runId}@${t.completedSteps}`,
           runId,
@@ -147,6 +153,7 @@ beforeEach(async () => {
   opened = [];
   inside = () => {};
   python = null;
+  engine = null;
 });
 afterEach(async () => {
   store.close();
@@ -175,6 +182,30 @@ describe('TrainingSession', () => {
       [1, 2, 1, 0],
       [2, 3, 0, 0], // the 10 calls of step 1's evaluation are not step 2's
     ]);
+  });
+
+  it('records the kernels the engine ran: fma asked without relaxed SIMD is stored as simd, and the page is told why once', async () => {
+    engine = {
+      kernels: 'simd',
+      warning: 'fma: relaxed SIMD is unavailable in this runtime; the engine runs the plain SIMD kernels',
+    };
+    const session = new TrainingSession((e) => events.push(e), makeDeps());
+    const started = await session.start({ steps: 1, evalEvery: 0, engineKernels: 'fma' });
+    expect(loads[0].config.engineKernels).toBe('fma'); // what the setup asked the loader for
+    expect([started.engineKernels, started.engineKernelsWarning]).toEqual(['simd', engine.warning]);
+    const run = await store.getRun(started.run.id);
+    expect([run?.engineKernels, run?.config.engineKernels, run?.backend]).toEqual(['simd', 'simd', 'wasm']);
+    trainer!.gateOf(1).open();
+    await until(() => progressStates().includes('finished/idle@1'), 'the end');
+
+    // A run the engine does not serve (WebGPU) records no kernels; the config keeps what was asked.
+    engine = null;
+    const other = await new TrainingSession((e) => events.push(e), makeDeps()).start({ steps: 1, evalEvery: 0 });
+    expect(other.engineKernels).toBeUndefined();
+    const record = await store.getRun(other.run.id);
+    expect([record?.engineKernels, record?.config.engineKernels]).toEqual([undefined, 'simd']);
+    trainer!.gateOf(1).open();
+    await until(() => progressStates().filter((s) => s === 'finished/idle@1').length === 2, 'the second end');
   });
 
   it('a run without Python tools has no Python metrics', async () => {

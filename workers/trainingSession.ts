@@ -17,6 +17,7 @@ import { runTrainingLoop } from '../src/run/runLoop';
 import { resolveConfig, type TrainConfig, type TrainConfigInput } from '../src/recipes/config';
 import type { Trainer } from '../src/recipes/train/trainer';
 import type { StepProgress } from '../src/recipes/types';
+import type { KernelVariant } from '../src/model/engine/kernelChoice';
 import type { PactStore } from '../src/storage/db';
 import { PLACEHOLDER_RUN_NAME, type CheckpointRecord, type RunRecord } from '../src/storage/schema';
 import { readCheckpointRecord } from './checkpointRecord';
@@ -42,6 +43,10 @@ export interface LoadedRun {
   /** On wasm: the threads tfjs-wasm computes with; on wasm and cpu, the CPU engine's. */
   wasmThreads?: number;
   engineThreads?: number;
+  /** The kernels the CPU engine runs the model with (absent where it does not serve it: WebGPU). */
+  engineKernels?: KernelVariant;
+  /** Why they are not those the config asked for (relaxed SIMD missing: the plain ones). */
+  engineKernelsWarning?: string;
   /** The rollout groups of the step just taken, as the inspector shows them. */
   viewRollouts(step: number): RolloutGroupView[];
   /** A checkpoint record of the trainer's state now. */
@@ -96,6 +101,9 @@ export interface StartedRun {
   wasmThreads?: number;
   /** On wasm and cpu: the threads the CPU engine (the model's own kernels) computes with. */
   engineThreads?: number;
+  /** The CPU engine's kernels (simd, fma) where it serves the model, and why not those asked for. */
+  engineKernels?: KernelVariant;
+  engineKernelsWarning?: string;
 }
 
 /**
@@ -271,7 +279,8 @@ export class TrainingSession {
           // Chosen once and stored: the config's name when it names the run, else the run's id.
           name: config.name === PLACEHOLDER_RUN_NAME ? id : config.name,
           recipe: config.recipe,
-          config: config as unknown as Record<string, unknown>,
+          // As the run runs it: engineKernels "simd" where "fma" fell back (createRunTrainer).
+          config: loaded.trainer.config as unknown as Record<string, unknown>,
         });
         release = await this.deps.holdLock(run.id);
       }
@@ -282,6 +291,7 @@ export class TrainingSession {
         error: undefined,
         failure: undefined,
         backend: loaded.backend,
+        engineKernels: loaded.engineKernels,
       });
       this.loaded = loaded;
       this.releaseLock = release;
@@ -299,6 +309,8 @@ export class TrainingSession {
         nParams: loaded.nParams,
         ...(loaded.wasmThreads !== undefined ? { wasmThreads: loaded.wasmThreads } : {}),
         ...(loaded.engineThreads !== undefined ? { engineThreads: loaded.engineThreads } : {}),
+        ...(loaded.engineKernels ? { engineKernels: loaded.engineKernels } : {}),
+        ...(loaded.engineKernelsWarning ? { engineKernelsWarning: loaded.engineKernelsWarning } : {}),
       };
       void this.loop();
       return started;

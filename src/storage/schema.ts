@@ -56,6 +56,8 @@ export interface RunRecord {
   failure?: RunFailure;
   /** The backend the run last trained on (webgpu, wasm, cpu). */
   backend?: string;
+  /** The CPU engine's kernels it last trained on (simd, fma); absent where the engine did not serve it (WebGPU). */
+  engineKernels?: string;
 }
 
 export interface MetricRow {
