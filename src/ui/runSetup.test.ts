@@ -94,9 +94,20 @@ describe('validateSetup', () => {
 
 describe('the setup in the URL', () => {
   it('round-trips every field', () => {
-    const values = { ...readDefaultValues(), q: '0.25', horizon: '10', toolCall: 'token', backend: 'wasm', lr: '1e-4' };
+    const values = {
+      ...readDefaultValues(),
+      q: '0.25',
+      horizon: '10',
+      toolCall: 'token',
+      backend: 'wasm',
+      lr: '1e-4',
+      kernels: 'fma',
+    };
     const qs = serializeSetup(values);
     expect(qs).toContain('q=0.25');
+    expect(qs).toContain('kernels=fma');
+    // A link made before the field existed: the plain kernels, as its runs had.
+    expect(parseSetupQuery(`?${qs.replace('&kernels=fma', '')}`).values.kernels).toBe('simd');
     expect(qs.split('&')).toHaveLength(SETUP_FIELDS.length);
     // A link without a size keeps the config's defaults for the fields outside the form (as links made before sizes did).
     expect(parseSetupQuery(`?${qs}`)).toEqual({ values, overridesText: '', size: 'paper', unknownKeys: [] });

@@ -22,7 +22,14 @@ import { buildFtrlTasksInput } from './ftrlSetup';
 import type { RecipeKnob } from '../recipes/types';
 
 export type { FieldGroup, FieldKey } from './setupFields';
-import { STARTING_WEIGHTS, findUnavailableOptions, type ChoiceKey, type SetupContext } from './setupChoices';
+import {
+  CHOICE_KEYS,
+  STARTING_WEIGHTS,
+  findUnavailableOptions,
+  type ChoiceKey,
+  type SetupContext,
+} from './setupChoices';
+import { KERNEL_LABELS } from './engineKernels';
 
 export interface NumberRange {
   min?: number;
@@ -189,6 +196,7 @@ export const OPTION_LABELS: Partial<Record<FieldKey, Record<string, string>>> = 
     none: 'none',
   },
   backend: { auto: 'auto' },
+  kernels: KERNEL_LABELS,
 };
 
 /** The config's own default of each field, as form text (what a config file gets without it). */
@@ -410,13 +418,11 @@ export function validateSetup(values: SetupValues, overridesText = '', ctx: Vali
     record(e.issues);
   }
   const choiceValues = { recipe: values.recipe, model: values.model, init: values.init, tasks: values.tasks };
-  const unavailable = {
-    model: findUnavailableOptions('model', choiceValues, ctx),
-    init: findUnavailableOptions('init', choiceValues, ctx),
-    tasks: findUnavailableOptions('tasks', choiceValues, ctx),
-  };
+  const unavailable = Object.fromEntries(
+    CHOICE_KEYS.map((key) => [key, findUnavailableOptions(key, choiceValues, ctx)]),
+  ) as Record<ChoiceKey, Record<string, string>>;
   let hasUnavailable = false;
-  for (const key of ['model', 'init', 'tasks'] as const) {
+  for (const key of CHOICE_KEYS) {
     const reason = unavailable[key][values[key]];
     if (reason && !fieldErrors[key]) {
       fieldErrors[key] = `${FIELD_BY_KEY[key].label} "${values[key]}": ${reason}`;

@@ -40,6 +40,26 @@ describe('a setup only offers what trains', () => {
     expect(withFolder.config).not.toBeNull();
   });
 
+  it('offers the fma engine kernels only where the page validates relaxed SIMD, and says why not', () => {
+    expect(FIELD_BY_KEY.kernels).toMatchObject({
+      path: ['engineKernels'],
+      options: ['simd', 'fma'],
+      defaultText: 'simd',
+    });
+    expect(FIELD_BY_KEY.kernels.hint).toMatch(/1\.4–1\.6×.*last digits.*one setting/);
+    expect(validateSetup(defaults).config?.engineKernels).toBe('simd');
+    const fma = { ...defaults, kernels: 'fma' };
+    expect(validateSetup(fma, '', { hasRelaxedSimd: true }).config?.engineKernels).toBe('fma');
+    expect(validateSetup(defaults, '', { hasRelaxedSimd: true }).unavailable.kernels).toEqual({});
+    const without = validateSetup(fma, '', { hasRelaxedSimd: false });
+    expect(without.config).toBeNull();
+    expect(without.unavailable.kernels.fma).toMatch(/no relaxed SIMD/);
+    expect(without.fieldErrors.kernels).toMatch(
+      /^Engine kernels "fma": this browser's WebAssembly has no relaxed SIMD/,
+    );
+    expect(validateSetup(defaults, '', { hasRelaxedSimd: false }).fieldErrors).toEqual({});
+  });
+
   it('shows the task sources this setup cannot train on as unavailable, and refuses them', () => {
     const ftrl = validateSetup({ ...defaults, tasks: 'ftrl' });
     expect(ftrl.config).toBeNull();

@@ -1,7 +1,7 @@
 /**
  * What the run setup offers and what it cannot run: for each choice field (model preset,
- * starting weights, task source) the options that cannot train with the rest of the setup,
- * each with its reason. The form shows them disabled with the reason, and a setup that
+ * starting weights, task source, engine kernels) the options that cannot train with the rest
+ * of the setup or in this browser, each with its reason. The form shows them disabled with the reason, and a setup that
  * still holds one (a link, or a change elsewhere) is refused at its field before Train,
  * never replaced by something else. The trainer refuses the same things itself
  * (src/run/runAssets.ts); this is the page saying so first.
@@ -9,9 +9,14 @@
 import { MODEL_PRESETS, TASK_SOURCES, WARM_START_PRESET } from '../recipes/config';
 import { getRecipe, hasRecipe } from '../recipes/allRecipes';
 import { QWEN3_PRESETS, countQwen3Params } from '../model/qwen3/config';
+import { KERNEL_VARIANTS } from '../model/engine/kernelChoice';
+import { NO_RELAXED_SIMD_REASON } from './engineKernels';
 
 /** The choice fields whose options depend on the rest of the setup. */
-export type ChoiceKey = 'model' | 'init' | 'tasks';
+export type ChoiceKey = 'model' | 'init' | 'tasks' | 'kernels';
+
+/** The choice fields, in the order the setup checks them. */
+export const CHOICE_KEYS: readonly ChoiceKey[] = ['model', 'init', 'tasks', 'kernels'];
 
 export interface ChoiceValues {
   recipe: string;
@@ -25,6 +30,8 @@ export interface SetupContext {
   modelFolderName?: string | null;
   /** The FTRL file loaded in the Task files panel (its name): the "loaded FTRL file" task source. */
   ftrlFileName?: string | null;
+  /** Whether the page's WebAssembly validates relaxed SIMD (kernelChoice.ts hasRelaxedSimd); unknown: assumed. */
+  hasRelaxedSimd?: boolean;
 }
 
 /** The starting weights the form offers (config `model.init`; a picked folder is the third way). */
@@ -34,6 +41,7 @@ export const STARTING_WEIGHTS = ['warm-start', 'scratch'] as const;
 const TRAINING_COPIES = 5;
 
 function reasonFor(key: ChoiceKey, option: string, values: ChoiceValues, ctx: SetupContext): string | null {
+  if (key === 'kernels') return option === 'fma' && ctx.hasRelaxedSimd === false ? NO_RELAXED_SIMD_REASON : null;
   if (key === 'model') {
     if (option !== 'Qwen3-0.6B') return null;
     const gb = Math.round((countQwen3Params(QWEN3_PRESETS['Qwen3-0.6B']) * 4 * TRAINING_COPIES) / 1e9);
@@ -57,6 +65,7 @@ function reasonFor(key: ChoiceKey, option: string, values: ChoiceValues, ctx: Se
 
 /** The options of a choice field, as the config lists them. */
 export function listChoiceOptions(key: ChoiceKey): readonly string[] {
+  if (key === 'kernels') return KERNEL_VARIANTS;
   return key === 'model' ? MODEL_PRESETS : key === 'init' ? STARTING_WEIGHTS : TASK_SOURCES;
 }
 

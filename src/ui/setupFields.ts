@@ -4,6 +4,7 @@
  * knob. The keys here are the only list of field names: FieldKey is derived from it.
  */
 import type { RecipeKnob } from '../recipes/types';
+import { KERNELS_HINT } from './engineKernels';
 
 export type FieldGroup = 'run' | 'optimisation' | 'pact' | 'recipe';
 
@@ -38,6 +39,7 @@ export const FIELD_SPECS = [
     group: 'run',
     hint: 'auto: a hardware GPU if there is one, else wasm',
   },
+  { key: 'kernels', path: ['engineKernels'], label: 'Engine kernels', group: 'run', hint: KERNELS_HINT },
   {
     key: 'K',
     path: ['rolloutsPerPrompt'],

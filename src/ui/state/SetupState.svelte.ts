@@ -21,7 +21,8 @@ import {
   type SetupValues,
 } from '../runSetup';
 import { DEFAULT_RUN_SIZE, RUN_SIZES, type RunSizeId } from '../runSizes';
-import { describeLockedField, type ChoiceKey } from '../setupChoices';
+import { CHOICE_KEYS, describeLockedField, type ChoiceKey } from '../setupChoices';
+import { hasRelaxedSimd } from '../../model/engine/kernelChoice';
 import { describeFtrlPolicy, planFtrlSetup } from '../ftrlSetup';
 import type { StartModelFolder } from './TrainingState.svelte';
 import type { TaskFileState } from './TaskFileState.svelte';
@@ -52,9 +53,12 @@ export class SetupState implements FieldSource {
 
   /** The Task files panel's loaded file, the "loaded FTRL file" source (null: none can be loaded here). */
   readonly taskFiles: TaskFileState | null;
+  /** Whether this page's WebAssembly validates relaxed SIMD: the fma engine kernels are offered only then. */
+  readonly hasRelaxedSimd: boolean;
 
-  constructor(taskFiles: TaskFileState | null = null) {
+  constructor(taskFiles: TaskFileState | null = null, options: { hasRelaxedSimd?: boolean } = {}) {
     this.taskFiles = taskFiles;
+    this.hasRelaxedSimd = options.hasRelaxedSimd ?? hasRelaxedSimd();
   }
 
   validation = $derived.by(() =>
@@ -62,6 +66,7 @@ export class SetupState implements FieldSource {
       size: this.size,
       modelFolderName: this.modelFolder?.name ?? null,
       ftrlFileName: this.taskFiles?.file?.name ?? null,
+      hasRelaxedSimd: this.hasRelaxedSimd,
     }),
   );
   /** The policy whose window and vocabulary FTRL prompts are measured in (null: unknown preset). */
@@ -129,7 +134,7 @@ export class SetupState implements FieldSource {
   }
 
   unavailableOf(key: FieldKey): Record<string, string> {
-    return key === 'model' || key === 'init' || key === 'tasks' ? this.validation.unavailable[key as ChoiceKey] : {};
+    return (CHOICE_KEYS as readonly string[]).includes(key) ? this.validation.unavailable[key as ChoiceKey] : {};
   }
 
   lockedReasonOf(key: FieldKey): string | null {

@@ -70,6 +70,10 @@ export class TrainingState {
   wasmThreads = $state<number | null>(null);
   /** Threads of the CPU engine (the model's kernels on wasm and cpu). */
   engineThreads = $state<number | null>(null);
+  /** The CPU engine's kernels (simd, fma) where it serves the run's model (null on WebGPU or before a run). */
+  engineKernels = $state<string | null>(null);
+  /** Why they are not those the setup asked for (relaxed SIMD missing: the plain ones), said once. */
+  engineKernelsWarning = $state<string | null>(null);
   phase = $state<ControlPhase>('idle');
   runPhase = $state<RunPhase | null>(null);
   step = $state(0);
@@ -262,6 +266,8 @@ export class TrainingState {
       this.nParams = res.nParams;
       this.wasmThreads = res.wasmThreads ?? null;
       this.engineThreads = res.engineThreads ?? null;
+      this.engineKernels = res.engineKernels ?? null;
+      this.engineKernelsWarning = res.engineKernelsWarning ?? null;
       if (this.phase === 'starting') this.phase = 'running';
       this.options.onRunChanged?.();
     } catch (e) {

@@ -21,6 +21,23 @@ const metrics = (step: number, reward: number) =>
   ({ step, recipe: 'pact', reward, 'tokens/s': 50 }) as unknown as StepMetrics;
 
 describe('TrainingState', () => {
+  it('keeps the engine kernels the worker reports, and why they are not those asked for, until the next start', async () => {
+    const warning = 'fma: relaxed SIMD is unavailable; the engine runs the plain SIMD kernels';
+    let reply: WorkerResponse = {
+      ...started(),
+      engineKernels: 'simd',
+      engineKernelsWarning: warning,
+    } as WorkerResponse;
+    const w = createFakeClient(() => reply);
+    const t = new TrainingState();
+    t.attach(w.client);
+    await t.start({ engineKernels: 'fma' });
+    expect([t.engineKernels, t.engineKernelsWarning]).toEqual(['simd', warning]);
+    reply = { ...started(), backend: 'webgpu' } as WorkerResponse; // the engine does not serve WebGPU runs
+    await t.start({ backend: 'webgpu' });
+    expect([t.engineKernels, t.engineKernelsWarning]).toEqual([null, null]);
+  });
+
   it('sends start with the config, follows progress, and keeps metric rows and rollouts of its run', async () => {
     const w = createFakeClient((req) => (req.type === 'start' ? started() : { id: 2, type: 'ok' }));
     let changes = 0;
