@@ -1,7 +1,18 @@
 """``pact_tool_agent``: VeRL's ToolAgentLoop with the app's per-task tools. The prompt shows the
 task's own tool schemas (extra_info.tools, as the app's RolloutEnv renders them), and every
 call is answered by the task's own stub (extra_info.implementations) through tools.answer_call.
-Untested here (VeRL's agent loop needs a rollout server); the answers themselves are tested."""
+
+Tested (src/export/verl/agentLoop.test.ts, python/tests/check_agent_loop.py) inside the VeRL
+snapshot's own agent_loop.py / tool_agent_loop.py / hermes parser, loaded by path with Ray, Hydra,
+transformers and the rollout replicas stubbed: built as AgentLoopWorker builds it from the exported
+config, run on scripted policy turns through AsyncLLMServerManager over a fake server, with a
+character tokenizer whose chat template is Qwen3-shaped. The AgentLoopOutput shows the row's tool
+schemas, answers every call as RolloutEnv does, masks tool responses 0 and policy tokens 1, and
+stops at max_assistant_turns (the run's maxTurns). Found there: VeRL's hermes parser drops a
+<tool_call> block that is not JSON (the app answers it with an error observation; a turn with no
+other call ends the episode), so the JSON error branch below is reached only with a parser that
+passes arguments through unparsed (gpt-oss), and its text is not the app's.
+Not tested: Ray workers, a real rollout server (vLLM/SGLang), a real tokenizer and chat template."""
 
 from __future__ import annotations
 
