@@ -7,22 +7,11 @@
  */
 import { test, expect } from '@playwright/test';
 import { readPageDb } from '../scripts/pageDb';
-import { tinyRunUrl } from './tinyRun';
-
-// q = 0: every prompt takes the trace route (L^h + SFT), so there is a gradient even when the rewards tie.
-const URL_ONE_STEP = tinyRunUrl({
-  recipe: 'pact',
-  steps: '1',
-  K: '2',
-  batch: '1',
-  miniBatch: '1',
-  q: '0',
-  backend: 'wasm',
-});
+import { ONE_STEP_WASM_URL } from './tinyRun';
 
 test('the fma engine kernels: offered where relaxed SIMD validates, trained with, and recorded', async ({ page }) => {
   test.setTimeout(600_000);
-  await page.goto(URL_ONE_STEP);
+  await page.goto(ONE_STEP_WASM_URL);
   const setup = page.getByTestId('run-setup');
   await expect(setup.getByTestId('setup-status')).toContainText('Valid configuration');
   const field = setup.locator('[data-field="kernels"]');
@@ -92,7 +81,7 @@ test('where the page has no relaxed SIMD, fma is offered disabled with the reaso
       return validate(bytes);
     };
   });
-  await page.goto(URL_ONE_STEP);
+  await page.goto(ONE_STEP_WASM_URL);
   const setup = page.getByTestId('run-setup');
   const field = setup.locator('[data-field="kernels"]');
   await expect(setup.getByTestId('setup-status')).toContainText('Valid configuration'); // simd trains as ever
@@ -102,7 +91,7 @@ test('where the page has no relaxed SIMD, fma is offered disabled with the reaso
   );
   await field.screenshot({ path: 'e2e/screenshots/engine-kernels-unavailable.png' });
 
-  await page.goto(`${URL_ONE_STEP}&kernels=fma`);
+  await page.goto(`${ONE_STEP_WASM_URL}&kernels=fma`);
   await expect(setup.getByTestId('error-kernels')).toContainText('Engine kernels "fma": this browser');
   await expect(setup.getByTestId('setup-status')).toContainText('1 value needs fixing');
   await setup.getByTestId('btn-train').click();

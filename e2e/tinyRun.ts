@@ -16,3 +16,17 @@ export const TINY_OVERRIDES = {
 export function tinyRunUrl(form: Record<string, string>, extra: Record<string, unknown> = {}): string {
   return `/?${new URLSearchParams({ ...form, overrides: JSON.stringify({ ...TINY_OVERRIDES, ...extra }) })}`;
 }
+
+/**
+ * One PACT step on wasm with the smallest batch; q = 0, so every prompt takes the trace route
+ * (L^h + SFT) and there is a gradient even when the rewards tie.
+ */
+export const ONE_STEP_WASM_URL = tinyRunUrl({
+  recipe: 'pact',
+  steps: '1',
+  K: '2',
+  batch: '1',
+  miniBatch: '1',
+  q: '0',
+  backend: 'wasm',
+});

@@ -12,22 +12,11 @@
 import { test, expect, type Page } from '@playwright/test';
 import { readPageDb } from '../scripts/pageDb';
 import { compareRunMetrics, toStepRecords, type RunResult } from '../src/experiments/results';
-import { tinyRunUrl } from './tinyRun';
-
-// q = 0: every prompt takes the trace route (L^h + SFT), so there is a gradient even when the rewards tie.
-const URL_ONE_STEP = tinyRunUrl({
-  recipe: 'pact',
-  steps: '1',
-  K: '2',
-  batch: '1',
-  miniBatch: '1',
-  q: '0',
-  backend: 'wasm',
-});
+import { ONE_STEP_WASM_URL } from './tinyRun';
 
 /** Trains the one step through Run setup; returns its run as the experiment runner stores it, and the wasm threads. */
 async function trainOneStep(page: Page): Promise<{ run: RunResult; threads: string }> {
-  await page.goto(URL_ONE_STEP);
+  await page.goto(ONE_STEP_WASM_URL);
   const setup = page.getByTestId('run-setup');
   await expect(setup.getByTestId('setup-status')).toContainText('Valid configuration');
   await setup.getByTestId('btn-train').click();
