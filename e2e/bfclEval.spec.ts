@@ -36,9 +36,9 @@ test.beforeAll(async () => {
   root = mkdtempSync(path.join(os.tmpdir(), 'pact-bfcl-e2e-'));
   dataDir = path.join(root, 'bfcl-data');
   cpSync(path.join(fixtures, 'data'), dataDir, { recursive: true });
-  // The fixtures are stored as handmade_BFCL_v4_…; a copy of BFCL's data folder has BFCL's names.
+  // The fixtures are stored as handmade_multi_turn_…; a copy of BFCL's data folder has BFCL's names.
   for (const sub of ['', 'possible_answer'])
-    renameSync(path.join(dataDir, sub, `handmade_${FIXTURE}`), path.join(dataDir, sub, FIXTURE));
+    renameSync(path.join(dataDir, sub, FIXTURE.replace('BFCL_v4_', 'handmade_')), path.join(dataDir, sub, FIXTURE));
   const entry = {
     id: 'multi_turn_one_0',
     question: [[{ role: 'user', content: 'Which counters are there?' }]],

@@ -79,7 +79,7 @@ describe('pact eval-bfcl loop on the fixture backend, scripted policies', () => 
   beforeAll(async () => {
     executor = createNodePyodideExecutor({ timeoutMs: 20_000 });
     backends = new BfclBackends(executor, readBfclBackendSources(path.join(fixtures, 'bfcl_src')));
-    data = readBfclFile(path.join(fixtures, 'data', 'handmade_BFCL_v4_multi_turn_simple.json'));
+    data = readBfclFile(path.join(fixtures, 'data', 'handmade_multi_turn_simple.json'));
     tokenizer = await loadQwen3TokenizerFromPackage();
     renderChat = (messages, options) => tokenizer.renderChat(messages, options);
   }, 120_000);
@@ -112,7 +112,7 @@ describe('pact eval-bfcl loop on the fixture backend, scripted policies', () => 
     expect(summary.overall).toMatchObject({ entries: 3, correct: 3, accuracy: 1 });
     expect(summary.rows).toEqual([
       {
-        name: 'handmade_BFCL_v4_multi_turn_simple.json',
+        name: 'handmade_multi_turn_simple.json',
         category: 'multi_turn_simple',
         entries: 3,
         correct: 3,

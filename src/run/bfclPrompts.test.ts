@@ -11,7 +11,7 @@ import { runBfclEntry, type BfclRenderChat } from './bfclEval';
 import { countBfclFirstPromptTokens, summariseBfclPromptFit } from './bfclPrompts';
 
 const entries = fileURLToPath(
-  new URL('../envs/bfcl/fixtures/data/handmade_BFCL_v4_multi_turn_simple.json', import.meta.url),
+  new URL('../envs/bfcl/fixtures/data/handmade_multi_turn_simple.json', import.meta.url),
 );
 
 describe('countBfclFirstPromptTokens', () => {

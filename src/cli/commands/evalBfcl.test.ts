@@ -13,7 +13,7 @@ import { createRandomQwen3Tensors, createTinyQwen3Config, writeQwen3Folder } fro
 import { formatBfclTable } from './evalBfcl';
 
 const fixtures = fileURLToPath(new URL('../../envs/bfcl/fixtures/', import.meta.url));
-const entries = path.join(fixtures, 'data', 'handmade_BFCL_v4_multi_turn_simple.json');
+const entries = path.join(fixtures, 'data', 'handmade_multi_turn_simple.json');
 const bfclSrc = path.join(fixtures, 'bfcl_src');
 
 function capture() {

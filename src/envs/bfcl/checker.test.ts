@@ -14,7 +14,7 @@ import { BfclBackends, type BfclModelCall } from './pythonBackend';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURE_SRC = path.join(here, 'fixtures', 'bfcl_src');
-const FIXTURE_ENTRIES = path.join(here, 'fixtures', 'data', 'handmade_BFCL_v4_multi_turn_simple.json');
+const FIXTURE_ENTRIES = path.join(here, 'fixtures', 'data', 'handmade_multi_turn_simple.json');
 
 /** A model call as the policy would write it. */
 function call(name: string, args: Record<string, unknown> | string): BfclModelCall {

@@ -1,8 +1,8 @@
 // The picked-folder reader (fileSource.ts) against the disk reader (nodeSource.ts) on the
 // hand-written fixtures: the same backend sources and the same entries, and the errors that
-// name what a picked folder lacks. The fixture entry files are stored as handmade_BFCL_v4_…,
+// name what a picked folder lacks. The fixture entry files are stored as handmade_multi_turn_…,
 // which the reader (BFCL's names only) refuses; they are picked as a copy of BFCL's data
-// folder would hold them, the handmade_ prefix dropped (`pickAsBfcl`).
+// folder would hold them, each handmade_ prefix made BFCL_v4_ (`pickAsBfcl`).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,11 +27,11 @@ function pick(dir: string, name = path.basename(dir)): PickedTextFile[] {
 }
 
 const HANDMADE = 'handmade_';
-const FIXTURE_ENTRIES = `${HANDMADE}BFCL_v4_multi_turn_simple.json`;
+const FIXTURE_ENTRIES = `${HANDMADE}multi_turn_simple.json`;
 
-/** The fixture data folder picked under BFCL's own file names (each `handmade_` prefix dropped). */
+/** The fixture data folder picked under BFCL's own file names (each `handmade_` prefix made `BFCL_v4_`). */
 function pickAsBfcl(dir: string): PickedTextFile[] {
-  return pick(dir).map((f) => ({ ...f, path: f.path.split(`/${HANDMADE}`).join('/') }));
+  return pick(dir).map((f) => ({ ...f, path: f.path.split(`/${HANDMADE}`).join('/BFCL_v4_') }));
 }
 
 describe('readBfclSourceFolder', () => {
