@@ -10,9 +10,7 @@ import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
 import { runBfclEntry, type BfclRenderChat } from './bfclEval';
 import { countBfclFirstPromptTokens, summariseBfclPromptFit } from './bfclPrompts';
 
-const entries = fileURLToPath(
-  new URL('../envs/bfcl/fixtures/data/handmade_multi_turn_simple.json', import.meta.url),
-);
+const entries = fileURLToPath(new URL('../envs/bfcl/fixtures/data/handmade_multi_turn_simple.json', import.meta.url));
 
 describe('countBfclFirstPromptTokens', () => {
   let tokenizer: Qwen3Tokenizer;
