@@ -6,7 +6,8 @@
 #   TREE=/work/table-tree OUT=/work/runs scripts/studyQueue.sh QUEUE 1 &
 #   TREE=/work/table-tree OUT=/work/runs scripts/studyQueue.sh QUEUE 2 &
 # QUEUE lines: "experiments/NAME.json RUN_ID" (a fresh run) or "RESUME NAME RUN_ID" (continue
-# OUT/NAME/RUN_ID from its last checkpoint). Each finished run's metrics.jsonl and config.json go
+# OUT/NAME/RUN_ID from its last checkpoint); RUN_ID is the rest of the line, so ids with spaces
+# ("Seg A + Scale A-s1", as experiment files name them) work. Each finished run's metrics.jsonl and config.json go
 # to RESULTS/NAME/runs/RUN_ID/ with provenance.json (the tree's commit, the engine, the CPU, Node),
 # ready to commit; the run folder with its checkpoints stays in OUT.
 # PACT_FMA=1: the CPU engine's fused multiply-add kernels (docs/engine.md; node gets Node 20's
@@ -21,13 +22,12 @@ cd "$TREE"
 while true; do
   LINE=$(flock "$Q.lock" bash -c "head -1 '$Q'; sed -i 1d '$Q'")
   [ -z "$LINE" ] && break
-  set -- $LINE
-  if [ "$1" = RESUME ]; then
-    NAME=$2; ID=$3
+  if [ "${LINE%% *}" = RESUME ]; then
+    read -r _ NAME ID <<< "$LINE"
     echo "$(date +%T) resume $NAME $ID" >> "$OUT/queue.w$W.log"
     node $NODE_FLAG bin/pact.mjs train --resume "$OUT/$NAME/$ID" --threads 1 >> "$OUT/$NAME.$ID.log" 2>&1
   else
-    CONFIG=$1; ID=$2
+    read -r CONFIG ID <<< "$LINE"
     NAME=$(node -e "console.log(JSON.parse(require('fs').readFileSync('$CONFIG','utf8')).name)")
     echo "$(date +%T) start $NAME $ID" >> "$OUT/queue.w$W.log"
     rm -rf "$OUT/$NAME/$ID"
