@@ -178,6 +178,148 @@ describe('pact table', () => {
     await expect(run('--plot-metric', 'eval/solve_f1')).rejects.toThrow('--plot-metric needs --plot FIG.png');
   });
 
+  describe('numerics: which engine, backend, kernels and commit the runs were made with', () => {
+    const provenance = (over: object = {}) => ({
+      commit: 'b04d4d86622d4320ba3d97bc0185ea81de254b4b',
+      engine: 'cpu-engine',
+      backend: 'wasm',
+      threads: 1,
+      cpu: 'AMD EPYC',
+      node: 'v20.20.2',
+      ...over,
+    });
+    const finished = [
+      { type: 'step', step: 1, reward: 1.0 },
+      { type: 'step', step: 2, reward: 0.8 },
+    ];
+    /** frozen-s1, frozen-s2, pact-s1, pact-s2: each with config.json (plus `config`), metrics and provenance.json (null: none). */
+    const table = async (runsOf: Record<string, { config?: object; provenance: object | string | null }>) => {
+      const root = await mkdtemp(path.join(tmpdir(), 'pact-table-'));
+      dirs.push(root);
+      const runs = path.join(root, 'study', 'runs');
+      for (const [id, { config: extra, provenance: prov }] of Object.entries(runsOf)) {
+        const [name, seed] = id.split('-s');
+        await mkdir(path.join(runs, id), { recursive: true });
+        await writeFile(
+          path.join(runs, id, 'config.json'),
+          JSON.stringify({ ...config(name, Number(seed)), ...extra }),
+        );
+        await writeFile(path.join(runs, id, 'metrics.jsonl'), lines(finished));
+        if (prov !== null)
+          await writeFile(
+            path.join(runs, id, 'provenance.json'),
+            typeof prov === 'string' ? prov : JSON.stringify(prov),
+          );
+      }
+      const out: string[] = [];
+      const err: string[] = [];
+      const file = path.join(root, 'table.md');
+      const code = await getCommand('table').run(['--runs', runs, '--out', file], {
+        out: (l) => out.push(l),
+        err: (l) => err.push(l),
+      });
+      expect(code).toBe(0);
+      const md = await readFile(file, 'utf8');
+      // The header: between the title and the table.
+      const header = md.slice(0, md.indexOf('| Method |')).trim().split('\n\n').slice(1);
+      return { md, header, err };
+    };
+
+    it('all on simd kernels (config.json with the field or without): one line says which numerics, no warning', async () => {
+      const { header, err, md } = await table({
+        'frozen-s1': { provenance: provenance() },
+        'frozen-s2': { config: { engineKernels: 'simd' }, provenance: provenance() },
+        'pact-s1': { provenance: provenance() },
+        // Threads do not change the bits: no warning on them.
+        'pact-s2': { config: { engineKernels: 'simd' }, provenance: provenance({ threads: 2 }) },
+      });
+      expect(header).toEqual([
+        'Numerics: cpu-engine, wasm, simd kernels, 1–2 threads (the same bits on any count) (all 4 runs).',
+        'Runs made at commit b04d4d8 (4 runs).',
+      ]);
+      expect(err).toEqual([]);
+      expect(md).not.toMatch(/warning/i);
+      expect(md).toContain('| pact | 2 |');
+    });
+
+    it('one run on fma kernels: a warning naming it and its row, on stderr and in the header', async () => {
+      const { header, err } = await table({
+        'frozen-s1': { provenance: provenance() },
+        'frozen-s2': { provenance: provenance() },
+        'pact-s1': { config: { engineKernels: 'simd' }, provenance: provenance() },
+        'pact-s2': { config: { engineKernels: 'fma' }, provenance: provenance({ engine: 'cpu-engine+fma' }) },
+      });
+      const warning =
+        'the runs were not all made with the same numerics, so these rows are not comparable bit for bit: ' +
+        'engine kernels fma in pact-s2 (row pact), simd in frozen-s1, frozen-s2, pact-s1 (rows frozen, pact).';
+      expect(header[0]).toBe(`Warning: ${warning}`);
+      expect(header).not.toContainEqual(expect.stringMatching(/^Numerics:/));
+      expect(err).toEqual([`warning: ${warning}`]);
+      // "+fma" is the kernels; the engine is the same cpu-engine.
+      expect(header[0]).not.toContain('engine cpu-engine');
+    });
+
+    it('a different engine or backend is named too, and kernels the folder contradicts are said', async () => {
+      const { header, err } = await table({
+        'frozen-s1': { provenance: provenance() },
+        'frozen-s2': { provenance: provenance({ backend: 'cpu' }) },
+        'pact-s1': { provenance: provenance() },
+        // An old config (no engineKernels) whose provenance says fma; a config that says simd where provenance says fma.
+        'pact-s2': { config: { engineKernels: 'simd' }, provenance: provenance({ engine: 'cpu-engine+fma' }) },
+      });
+      expect(header[0]).toContain('backend cpu in frozen-s2 (row frozen), wasm in frozen-s1, pact-s1, pact-s2');
+      expect(header[0]).not.toContain('engine kernels');
+      expect(header[1]).toBe(
+        "Warning: pact-s2's config.json says engineKernels simd but its provenance.json's engine is cpu-engine+fma (fma kernels); the table takes simd.",
+      );
+      expect(err).toHaveLength(2);
+      const old = await table({
+        'frozen-s1': { provenance: provenance() },
+        'pact-s1': { provenance: provenance({ engine: 'cpu-engine+fma' }) },
+      });
+      expect(old.header[0]).toContain('engine kernels simd in frozen-s1 (row frozen), fma in pact-s1 (row pact).');
+    });
+
+    it('runs without provenance.json: said so, in the header and on stderr, and the rest still described', async () => {
+      const some = await table({
+        'frozen-s1': { provenance: null },
+        'frozen-s2': { provenance: provenance() },
+        'pact-s1': { provenance: '{"commit": "b04d4d8", ' }, // cut short: read as none
+        'pact-s2': { provenance: provenance() },
+      });
+      expect(some.header).toEqual([
+        'Numerics: cpu-engine, wasm, simd kernels, 1 thread (engine and backend as the 2 runs with provenance.json record them).',
+        'Runs made at commit b04d4d8 (2 runs); 2 runs record no commit: frozen-s1, pact-s1.',
+        "No provenance.json in frozen-s1, pact-s1 (2 of 4 runs): the commit, engine and backend they ran on are not recorded (scripts/studyQueue.sh writes it); their engine kernels are config.json's.",
+      ]);
+      expect(some.err).toHaveLength(2);
+      expect(some.err[0]).toMatch(/^warning: .*pact-s1\/provenance\.json does not read as JSON/);
+      expect(some.err[1]).toBe(`note: ${some.header[2]}`);
+      const none = await table({ 'frozen-s1': { provenance: null }, 'pact-s1': { provenance: null } });
+      expect(none.header).toEqual([
+        'Numerics: engine not recorded, backend not recorded, simd kernels (engine kernels from config.json; engine and backend not recorded).',
+        'No run records the commit it was made at.',
+        "No provenance.json in any of the 2 runs: the commit, engine and backend they ran on are not recorded (scripts/studyQueue.sh writes it); their engine kernels are config.json's.",
+      ]);
+      expect(none.md).toContain('| pact | 1 |');
+    });
+
+    it('lists each commit with its run count (a short hash and its full form are one commit)', async () => {
+      const { header, err } = await table({
+        'frozen-s1': { provenance: provenance() },
+        'frozen-s2': { provenance: provenance({ commit: 'b04d4d8' }) },
+        'pact-s1': { provenance: provenance() },
+        'pact-s2': { provenance: provenance({ commit: '232f19c0000000000000000000000000000000ab' }) },
+      });
+      expect(header).toEqual([
+        'Numerics: cpu-engine, wasm, simd kernels, 1 thread (all 4 runs).',
+        'Runs made at commits b04d4d8 (3 runs), 232f19c (1 run).',
+      ]);
+      // Commits alone are no numerics difference.
+      expect(err).toEqual([]);
+    });
+  });
+
   it('names a folder without runs', async () => {
     const root = await mkdtemp(path.join(tmpdir(), 'pact-table-'));
     dirs.push(root);
