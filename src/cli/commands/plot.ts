@@ -1,9 +1,10 @@
 /**
- * `pact plot --metrics FILE.jsonl[,FILE2.jsonl] --metric reward[,eval/solve_f1] --out FIG.png`
+ * `pact plot --metrics FILE.jsonl[,FILE2.jsonl] --metric reward[,eval/solve_f1] --out FIG.png [--labels A,B]`
  *
  * Draws metric curves from the metrics.jsonl files `pact train` writes (one JSON object a
  * line, `{type: 'step' | 'eval', run, step, …}`; null = no value) as a line chart: one series
- * per (file, metric), with `--smooth N` adding the trailing mean of the last N steps. Writes
+ * per (file, metric), named by the file's run (its `run` field, or `--labels`: one per file),
+ * with `--smooth N` adding the trailing mean of the last N steps. Writes
  * the SVG beside the PNG; the PNG is rasterised by Chromium (src/cli/rasterize.ts).
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -12,11 +13,15 @@ import { parseFlags, registerCommand, type CliIO } from '../registry';
 import { renderLineChartSvg, type ChartSeries, type LineChartSpec } from '../svgChart';
 
 const USAGE = `usage: pact plot --metrics FILE.jsonl[,FILE.jsonl] --metric NAME[,NAME] --out FIG.png
-                 [--smooth N] [--title TEXT] [--subtitle TEXT] [--y-label TEXT] [--y-range LO,HI]
+                 [--labels LABEL[,LABEL]] [--smooth N] [--title TEXT] [--subtitle TEXT]
+                 [--y-label TEXT] [--y-range LO,HI]
 
 Line chart of metrics from pact train's metrics.jsonl files. A metric is a step metric
-(reward, kl, loss/Lh, …) or an eval metric (eval/solve_f1, …). --smooth N adds the trailing
-mean of the last N points of each series. Writes FIG.svg and FIG.png (via Chromium).`;
+(reward, kl, loss/Lh, reward/search_rounds, …) or an eval metric (eval/solve_f1, …). With
+several files each series is named by its file's run (the "run" of its first line, else its
+folder's name), or by --labels, one label per --metrics file in the same order.
+--smooth N adds the trailing mean of the last N points of each series. Writes FIG.svg and
+FIG.png (via Chromium).`;
 
 export interface MetricsRow {
   type?: string;
@@ -81,7 +86,7 @@ export async function writeChartFiles(spec: LineChartSpec, pngPath: string): Pro
 
 async function runPlot(args: string[], io: CliIO): Promise<number> {
   const { flags, positional } = parseFlags(args, {
-    values: ['metrics', 'metric', 'out', 'smooth', 'title', 'subtitle', 'y-label', 'y-range'],
+    values: ['metrics', 'metric', 'out', 'labels', 'smooth', 'title', 'subtitle', 'y-label', 'y-range'],
   });
   if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"; see pact plot --help`);
   if (typeof flags.metrics !== 'string' || typeof flags.metric !== 'string' || typeof flags.out !== 'string') {
@@ -100,18 +105,24 @@ async function runPlot(args: string[], io: CliIO): Promise<number> {
   }
   const files = flags.metrics.split(',');
   const metrics = flags.metric.split(',');
+  const labels = typeof flags.labels === 'string' ? flags.labels.split(',').map((l) => l.trim()) : null;
+  if (labels && (labels.length !== files.length || labels.some((l) => l === ''))) {
+    throw new Error(
+      `--labels needs one non-empty label per --metrics file (${files.length}), got ${JSON.stringify(flags.labels)}`,
+    );
+  }
   const series: ChartSeries[] = [];
-  for (const file of files) {
+  for (const [i, file] of files.entries()) {
     const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
       throw new Error(`cannot read --metrics ${file}: ${e.code ?? e.message}`);
     });
     const rows = parseMetricsJsonl(text, file);
-    const run = rows[0]?.run ?? path.basename(path.dirname(file));
+    const run = labels?.[i] ?? rows[0]?.run ?? path.basename(path.dirname(file));
     for (const metric of metrics) {
       const points = metricPoints(rows, metric);
       if (points.length === 0) throw new Error(`${file}: no values of metric "${metric}"`);
-      // Several runs of one metric: the run names the series (the metric is the chart's).
-      const name = files.length === 1 ? metric : metrics.length === 1 ? run : `${run}: ${metric}`;
+      // Several runs (or a labelled one) of one metric: the run names the series (the metric is the chart's).
+      const name = files.length === 1 && !labels ? metric : metrics.length === 1 ? run : `${run}: ${metric}`;
       series.push({ name, points });
       if (smooth > 1) series.push({ name: `${name} (mean of last ${smooth})`, points: trailingMean(points, smooth) });
     }

@@ -35,6 +35,13 @@ describe('gdpo', () => {
     ]);
     expect(score.turnAdvantages.map((row) => row[0])).toEqual(core[0]);
     expect(score.rewards.map((r) => +r.toFixed(9))).toEqual([1.1, 0.1, 0.1]);
+    // its own components, plus the logged-only search rounds (rollouts 0 and 1 searched once)
+    expect(score.rewardParts).toEqual({
+      f1: [1, 0, 0],
+      format: [1, 1, 1],
+      search_recall: [1, 1, 0],
+      search_rounds: [1, 1, 0],
+    });
   });
 
   it('normalises over the whole batch when collection stored the batch advantages', () => {
@@ -47,8 +54,11 @@ describe('gdpo', () => {
   });
 
   it('runs one training step on a tiny model with finite metrics', async () => {
-    const { metrics } = await runOneStep('gdpo');
+    const { metrics, evaluation } = await runOneStep('gdpo');
     for (const key of FINITE_STEP_METRICS) expect(Number.isFinite(metrics[key]), key).toBe(true);
     expect(metrics.grad_norm).toBeGreaterThan(0);
+    // the script searches once, then selects
+    expect(metrics['reward/search_rounds']).toBe(1);
+    expect(evaluation['eval/search_rounds']).toBe(1);
   }, 120_000);
 });

@@ -18,6 +18,7 @@ import { evaluateSearchRollout } from '../rollouts/searchRollouts';
 import {
   collectSearchRollouts,
   computeGroupRewardParts,
+  describeSearchRewardParts,
   nameSearchReward,
   routePromptOnly,
   type SearchRewardParts,
@@ -52,11 +53,7 @@ export function scoreGdpo(group: RolloutGroup, formatBonus: number): GroupScore 
   return {
     rewards: parts.map((p) => p.reward),
     turnAdvantages: parts.map((p, k) => new Array<number>(p.nTurns).fill(advantages[k])),
-    rewardParts: {
-      f1: parts.map((p) => p.f1),
-      format: parts.map((p) => p.format),
-      search_recall: parts.map((p) => p.searchRecall),
-    },
+    rewardParts: describeSearchRewardParts(parts), // search_rounds included: logged, not a GDPO component
   };
 }
 

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { toolSearcherAdvantages } from '../../core/toolSearcherCredit';
 import { resolveConfig } from '../config';
 import { getRecipe } from '../registry';
-import type { SearchRolloutInfo } from '../rollouts/searchRollouts';
+import { readToolSearchPrompt, replaySearchTeacherEpisode, type SearchRolloutInfo } from '../rollouts/searchRollouts';
+import { summarizeStep } from '../train/stepMetrics';
+import type { GroupScore, Rollout, RolloutGroup } from '../types';
 import {
   createHandSearchGroup,
   createTinySearchSetup,
@@ -45,7 +47,12 @@ describe('toolsearcher scoring', () => {
       [gold],
     );
     expect(score.turnAdvantages).toEqual(core.turnAdvantages);
-    expect(score.rewardParts).toEqual({ f1: [1, 0, 0], format: [1, 1, 1], search_recall: [1, 1, 0] });
+    expect(score.rewardParts).toEqual({
+      f1: [1, 0, 0],
+      format: [1, 1, 1],
+      search_recall: [1, 1, 0],
+      search_rounds: [1, 1, 0],
+    });
   });
 
   it('follows the ablation toggles', () => {
@@ -115,6 +122,9 @@ describe('toolsearcher training step', () => {
       expect(evaluation[key], key).toBeGreaterThanOrEqual(0);
       expect(evaluation[key], key).toBeLessThanOrEqual(1);
     }
+    // the script searches once (turn 0), then selects: one search round per rollout, train and held out
+    expect(metrics['reward/search_rounds']).toBe(1);
+    expect(evaluation['eval/search_rounds']).toBe(1);
     trainer.dispose?.();
   }, 60_000);
 
@@ -126,4 +136,95 @@ describe('toolsearcher training step', () => {
     for (const r of rollouts) expect((r.meta?.search as SearchRolloutInfo).isCategoryConstrained).toBe(false);
     trainer.dispose?.();
   }, 120_000);
+});
+
+describe('search rounds (ToolSearcher Fig. 5): logged, never rewarded', () => {
+  const SEARCH_RECIPES = ['toolsearcher', 'search_r1', 'gspo', 'gdpo'];
+  const scoreWith = (recipe: string, g: RolloutGroup): GroupScore =>
+    getRecipe(recipe).scoreGroup(g, { ...ctx, config: resolveConfig({ recipe, steps: 10 }) });
+
+  it('every tool-search recipe logs search_rounds: turns with a search, the selection turn not', () => {
+    // hand group: rollouts 0 and 1 search at turn 0 then select; rollout 2 selects at once
+    for (const recipe of SEARCH_RECIPES)
+      expect(scoreWith(recipe, group).rewardParts?.search_rounds, recipe).toEqual([1, 1, 0]);
+  });
+
+  it('changes no reward, advantage or other part: only search_rounds moves', () => {
+    // Rollout 0's search turn without its event: 0 rounds. Rewards read the episode summary
+    // (selection, SRecall, first-found turns), the calls (format) and the number of turns, none
+    // of which changed.
+    const [r0, ...rest] = group.rollouts;
+    const info = r0.meta!.search as SearchRolloutInfo;
+    const noRound: Rollout = {
+      ...r0,
+      meta: { search: { ...info, turns: info.turns.map((t, i) => (i === 0 ? { ...t, events: [] } : t)) } },
+    };
+    const altered: RolloutGroup = { prompt: group.prompt, rollouts: [noRound, ...rest] };
+    for (const recipe of SEARCH_RECIPES) {
+      const before = scoreWith(recipe, group);
+      const after = scoreWith(recipe, altered);
+      expect(after.rewards, recipe).toEqual(before.rewards);
+      expect(after.turnAdvantages, recipe).toEqual(before.turnAdvantages);
+      expect(after.rewardParts?.search_rounds, recipe).toEqual([0, 1, 0]);
+      expect({ ...after.rewardParts, search_rounds: [] }, recipe).toEqual({ ...before.rewardParts, search_rounds: [] });
+    }
+  });
+
+  it("the step metric reward/search_rounds is the mean over all the step's rollouts", async () => {
+    const { query, handle } = readToolSearchPrompt(prompt);
+    const search = (q: string) =>
+      `<tool_call>{"name": "search", "arguments": {"query": ${JSON.stringify(q)}}}</tool_call>`;
+    const malformed = '<tool_call>{"name": "search", "arguments": {}}</tool_call>';
+    const select = `<tool_list>${JSON.stringify([gold])}</tool_list>`;
+    const play = (assistantTexts: string[]) =>
+      replaySearchTeacherEpisode(
+        { queryId: query.id, maxTurns: 8, isCategoryConstrained: false, assistantTexts },
+        query,
+        handle,
+        setup.tokenizer,
+      );
+    const groups: RolloutGroup[] = [
+      {
+        prompt,
+        rollouts: [
+          await play([search('weather'), search('currency'), search('music'), select]), // 3
+          await play([search('weather'), malformed, search('music'), select]), // 2: the malformed turn is no round
+          await play([search('weather'), select]), // 1
+        ],
+      },
+      {
+        prompt,
+        rollouts: [
+          await play([search('weather'), search('currency'), search('music'), select]), // 3
+          await play([select]), // 0
+        ],
+      },
+    ];
+    const recipe = getRecipe('toolsearcher');
+    const scores = groups.map((g) => recipe.scoreGroup(g, ctx));
+    expect(scores.map((sc) => sc.rewardParts?.search_rounds)).toEqual([
+      [3, 2, 1],
+      [3, 0],
+    ]);
+    const metrics = summarizeStep({
+      s: 0,
+      config,
+      recipe,
+      groups,
+      scores,
+      plans: [],
+      values: [],
+      losses: [],
+      gradNorms: [],
+      lambdaA: [],
+      prefixLevel: [],
+      traceLogprobGap: Number.NaN,
+      klPromptOnly: Number.NaN,
+      lr: 0,
+      started: performance.now(),
+      phases: { rollouts: 0, plan: 0, update: 0 },
+    });
+    // (3 + 2 + 1 + 3 + 0) / 5 rollouts = 1.8, not the mean of the group means (2 + 1.5) / 2 = 1.75
+    expect(metrics['reward/search_rounds']).toBeCloseTo(1.8, 12);
+  });
 });

@@ -19,6 +19,7 @@ import type { TrainConfig } from '../config';
 import { registerRecipe } from '../registry';
 import {
   collectToolSearchRollouts,
+  countSearchRounds,
   evaluateSearchRollout,
   isSearchFormatOk,
   readSearchRolloutInfo,
@@ -34,6 +35,8 @@ export interface SearchRewardParts {
   format: number;
   /** SRecall of the rollout's searches. */
   searchRecall: number;
+  /** Turns with a search that reached the engine (rollouts/searchRollouts `countSearchRounds`); logged only. */
+  searchRounds: number;
   nTurns: number;
   firstFoundTurns: Record<string, number | null>;
 }
@@ -56,6 +59,7 @@ export function computeSearchRewardParts(
     f1,
     format,
     searchRecall: info.summary.searchRecall,
+    searchRounds: countSearchRounds(info.turns),
     nTurns: info.turns.length,
     firstFoundTurns: info.summary.firstFoundTurns,
   };
@@ -73,11 +77,17 @@ export function computeGroupRewardParts(
   return { goldIds: query.goldToolIds, parts };
 }
 
-function describeParts(parts: readonly SearchRewardParts[]): Record<string, number[]> {
+/**
+ * The `rewardParts` every tool-search recipe logs (the trainer writes each as `reward/<key>`,
+ * its mean over the step's rollouts): f1, format, search_recall, and search_rounds
+ * (ToolSearcher Fig. 5's interaction rounds with the search engine; logged only, in no reward).
+ */
+export function describeSearchRewardParts(parts: readonly SearchRewardParts[]): Record<string, number[]> {
   return {
     f1: parts.map((p) => p.f1),
     format: parts.map((p) => p.format),
     search_recall: parts.map((p) => p.searchRecall),
+    search_rounds: parts.map((p) => p.searchRounds),
   };
 }
 
@@ -89,7 +99,7 @@ export function scoreSearchOutcome(group: RolloutGroup, formatBonus: number): Gr
   return {
     rewards,
     turnAdvantages: parts.map((p, k) => new Array<number>(p.nTurns).fill(adv[k])),
-    rewardParts: describeParts(parts),
+    rewardParts: describeSearchRewardParts(parts),
   };
 }
 
@@ -112,7 +122,7 @@ export function scoreToolSearcher(
   return {
     rewards: parts.map((p) => p.reward),
     turnAdvantages: credit.turnAdvantages,
-    rewardParts: describeParts(parts),
+    rewardParts: describeSearchRewardParts(parts),
   };
 }
 

@@ -3,11 +3,14 @@ import { createRng } from '../../core/rng';
 import type { GeneratedRow } from '../../model/qwen3/index';
 import {
   collectToolSearchRollouts,
+  countSearchRounds,
   createToolSearchPrompts,
   evaluateSearchRollout,
   readSearchRolloutInfo,
   listSearchCallOutputs,
+  pairSearchCallEvents,
   readToolSearchPrompt,
+  replaySearchTeacherEpisode,
   splitToolSearchPrompts,
   type ToolSearchRolloutOptions,
 } from './searchRollouts';
@@ -110,6 +113,7 @@ describe('collectToolSearchRollouts', () => {
       search_recall: 1,
       format: 1,
       turns: 2,
+      search_rounds: 1,
     });
     expect(evaluateSearchRollout(group.rollouts[1], prompt)).toEqual({
       f1: 0,
@@ -119,6 +123,7 @@ describe('collectToolSearchRollouts', () => {
       search_recall: 1,
       format: 1,
       turns: 2,
+      search_rounds: 1,
     });
   });
 
@@ -183,6 +188,23 @@ describe('collectToolSearchRollouts', () => {
     expect(listSearchCallOutputs(calls, observations, events).map((c) => c.ok)).toEqual([true, false, false, false]);
   });
 
+  it('pairs each call with its event: malformed calls have one, skipped calls and an unclosed <tool_call> none', () => {
+    const ok = { isOk: true as const, query: 'q', category: null };
+    const bad = { isOk: false as const, error: 'bad' };
+    const calls = [bad, ok, ok, bad];
+    const observations = [
+      'Error: bad',
+      '1. a',
+      'Error: only 1 search call(s) per turn are executed; this one was skipped.',
+      'Error: unclosed',
+    ];
+    const events = [
+      { turn: 0, query: '', category: null, returnedIds: [], error: 'bad' },
+      { turn: 0, query: 'q', category: null, returnedIds: ['a'] },
+    ];
+    expect(pairSearchCallEvents(calls, observations, events)).toEqual([events[0], events[1], undefined, undefined]);
+  });
+
   it('names prompts it cannot run', async () => {
     const toolUse = { kind: 'tool-use', index: 0, task: {} } as unknown as PromptItem;
     await expect(collectToolSearchRollouts(makeOptions([toolUse], createFakePolicy()))).rejects.toThrow(
@@ -193,5 +215,64 @@ describe('collectToolSearchRollouts', () => {
       /createToolSearchPrompts/,
     );
     expect(() => createToolSearchPrompts(repo.queries, { engine } as never)).toThrow(/renderChat/);
+  });
+});
+
+describe('countSearchRounds (ToolSearcher Fig. 5)', () => {
+  const prompt = setup.trainPrompts[0];
+  const { query, handle } = readToolSearchPrompt(prompt);
+  const gold = query.goldToolIds[0];
+  const search = (q: string, category?: string) =>
+    `<tool_call>{"name": "search", "arguments": {"query": ${JSON.stringify(q)}${category ? `, "category": ${JSON.stringify(category)}` : ''}}}</tool_call>`;
+  const select = `<tool_list>${JSON.stringify([gold])}</tool_list>`;
+  /** The assistant turns played through the real search env (the collector, via the teacher replay). */
+  const play = (assistantTexts: string[]) =>
+    replaySearchTeacherEpisode(
+      { queryId: query.id, maxTurns: 8, isCategoryConstrained: false, assistantTexts },
+      query,
+      handle,
+      tokenizer,
+    );
+
+  it('counts the turns that searched: 3 search turns then the <tool_list> selection → 3', async () => {
+    const rollout = await play([search('weather'), search('currency'), search('music'), select]);
+    const info = readSearchRolloutInfo(rollout);
+    expect(info.turns.map((t) => t.events.length)).toEqual([1, 1, 1, 0]);
+    expect(countSearchRounds(info.turns)).toBe(3);
+    expect(evaluateSearchRollout(rollout, prompt).search_rounds).toBe(3);
+    expect(evaluateSearchRollout(rollout, prompt).turns).toBe(4);
+  });
+
+  it('does not count a turn whose only call was malformed (its event never reached the engine)', async () => {
+    const malformed = '<tool_call>{"name": "search", "arguments": {}}</tool_call>'; // no query
+    const rollout = await play([search('weather'), malformed, search('music'), select]);
+    const info = readSearchRolloutInfo(rollout);
+    // the env records the malformed call as an event with `error` …
+    expect(info.turns[1].calls.map((c) => c.isOk)).toEqual([false]);
+    expect(info.turns[1].events).toHaveLength(1);
+    expect(info.turns[1].events[0].error).toMatch(/query/);
+    // … but the engine never ran it: 2 rounds of 4 turns
+    expect(countSearchRounds(info.turns)).toBe(2);
+    expect(evaluateSearchRollout(rollout, prompt).search_rounds).toBe(2);
+  });
+
+  it('counts a search the engine answered with an error, once per turn; not a turn without a call', async () => {
+    const rollout = await play([
+      'I will think first.', // no call: 0
+      search('weather', 'no_such_category'), // the engine answers "… not within the search scope": 1
+      '<tool_call>{bad json</tool_call>' + search('music'), // malformed, then a search that ran: 1
+      search('a') + search('b'), // two searches, the second skipped (1 per turn): 1
+      select,
+    ]);
+    const info = readSearchRolloutInfo(rollout);
+    expect(info.turns[1].events[0].error).toBe('Category no_such_category is not within the search scope');
+    expect(info.turns.map((t) => t.events.length)).toEqual([0, 1, 2, 1, 0]);
+    expect(countSearchRounds(info.turns)).toBe(3);
+    expect(evaluateSearchRollout(rollout, prompt).search_rounds).toBe(3);
+  });
+
+  it('is 0 for an episode that selects at once', async () => {
+    const rollout = await play([select]);
+    expect(countSearchRounds(readSearchRolloutInfo(rollout).turns)).toBe(0);
   });
 });

@@ -233,23 +233,58 @@ export async function collectToolSearchRollouts(options: ToolSearchRolloutOption
 }
 
 /**
- * One CallOutput per search call of a turn (FTRL-style, for `rollout.callOutputs`): calls
- * and observations are aligned; each executed or malformed call recorded one event, in
- * order (a call skipped over the per-turn limit and an unclosed `<tool_call>` recorded
- * none). A call is ok when it parsed and its search returned without error.
+ * The search event of each search call of a turn, aligned with `calls` (and `observations`):
+ * each executed or malformed call recorded one event, in order (SearchEnv.step); a call
+ * skipped over the per-turn limit and an unclosed `<tool_call>` recorded none (undefined).
+ */
+export function pairSearchCallEvents(
+  calls: readonly SearchCallParse[],
+  observations: readonly string[],
+  events: readonly SearchEvent[],
+): (SearchEvent | undefined)[] {
+  let e = 0;
+  return calls.map((call, i) => {
+    const isSkipped = call.isOk && (observations[i] ?? '').startsWith('Error: only');
+    return isSkipped ? undefined : events[e++];
+  });
+}
+
+/**
+ * One CallOutput per search call of a turn (FTRL-style, for `rollout.callOutputs`), its
+ * event from `pairSearchCallEvents`. A call is ok when it parsed and its search returned
+ * without error.
  */
 export function listSearchCallOutputs(
   calls: readonly SearchCallParse[],
   observations: readonly string[],
   events: readonly SearchEvent[],
 ): CallOutput[] {
-  let e = 0;
+  const paired = pairSearchCallEvents(calls, observations, events);
   return calls.map((call, i) => {
-    const output = observations[i] ?? '';
-    const isSkipped = call.isOk && output.startsWith('Error: only');
-    const event = isSkipped ? undefined : events[e++];
-    return { name: 'search', output, ok: call.isOk && !isSkipped && event !== undefined && event.error === undefined };
+    const event = paired[i];
+    return {
+      name: 'search',
+      output: observations[i] ?? '',
+      ok: call.isOk && event !== undefined && event.error === undefined,
+    };
   });
+}
+
+/**
+ * The search rounds of an episode: how many of its assistant turns had at least one search
+ * reach the engine (ToolSearcher Fig. 5's "interaction rounds with the search engine";
+ * logged as `reward/search_rounds` per training step and `eval/search_rounds` held out).
+ * A search reached the engine when its call parsed and was executed (its event came from
+ * `SearchSession.search`), even if the engine answered with an error (a category outside
+ * the scope: "Category X is not within the search scope"). A malformed call (bad JSON, a
+ * tool other than search, no query) also records an event, with `error`, but never reaches
+ * the engine: a turn with only malformed calls is no round, nor is a turn without a call
+ * or the `<tool_list>` selection. A turn with several searches is one round.
+ */
+export function countSearchRounds(turns: readonly SearchTurnRecord[]): number {
+  return turns.filter((t) =>
+    pairSearchCallEvents(t.calls, t.observations, t.events).some((event, i) => t.calls[i].isOk && event !== undefined),
+  ).length;
 }
 
 /** `rollout.meta.search`; throws when the rollout did not come from the search env. */
@@ -272,7 +307,8 @@ export function isSearchFormatOk(info: SearchRolloutInfo): boolean {
 
 /**
  * Held-out tool-selection metrics of one rollout (ToolSearcher App. B.3): F1, recall,
- * precision, match and search recall (core selectionMetrics); named `eval/<key>` by the trainer.
+ * precision, match and search recall (core selectionMetrics), format, turns and search
+ * rounds (countSearchRounds); named `eval/<key>` by the trainer.
  */
 export function evaluateSearchRollout(rollout: Rollout, prompt: PromptItem): Record<string, number> {
   const { query } = readToolSearchPrompt(prompt);
@@ -287,6 +323,7 @@ export function evaluateSearchRollout(rollout: Rollout, prompt: PromptItem): Rec
     search_recall: m.sRecall,
     format: isSearchFormatOk(info) ? 1 : 0,
     turns: info.summary.turns,
+    search_rounds: countSearchRounds(info.turns),
   };
 }
 
