@@ -4,6 +4,11 @@
  * training, on scratch buffers shared by every layer), and returns the next-token logits of
  * each slot after its last new token. A slot's new queries attend to its cached keys and
  * to its own new ones, causally.
+ * A decode step (one new token per slot, several slots) on several threads is split by slots
+ * instead: slots are independent through every layer, so each slice of slots runs the same
+ * forward (embedding, layers, final norm, logits) as one task of kernel calls, recorded by a
+ * TaskRecorder (threadSplit.ts), and the step is one dispatch. Same bits as one thread: every
+ * kernel works row by row, and a gemm sums each element in one order whatever its tile.
  */
 import { F, type EngineCore } from './core';
 import { layerForward, type LayerActs } from './layer';
@@ -11,12 +16,18 @@ import { rmsnormForward, toPlanes } from './linear';
 import { EMBED, FINAL_NORM, headName, listPassTensors } from './names';
 import { attnFwdCall, type KernelArgs } from './kernelCalls';
 import { ensureSlotCapacity, type KvSlot } from './kvCache';
-import { allocAttnWork, mm } from './threadSplit';
+import { allocAttnWork, mm, TaskRecorder } from './threadSplit';
 import type { EngineParams } from './weights';
 
 export interface ExtendItem {
   slot: KvSlot;
   tokens: ArrayLike<number>;
+}
+
+/** One attention scratch and lse row block that every attention call of a task reuses in turn. */
+interface TaskAttnScratch {
+  work: number;
+  lse: number;
 }
 
 /**
@@ -30,17 +41,19 @@ function attendSlots(
   counts: readonly number[],
   offsets: readonly number[],
   a: LayerActs,
+  shared?: TaskAttnScratch,
 ): void {
   const { rt, QD, KD, D, nH, nKv, group } = e;
   // One call per (slot, head), or per (slot, KV head) for a single new token; each gets its
-  // own scratch and log-sum-exp rows (decode never reads the lse), allocated once all are known.
+  // own scratch and log-sum-exp rows (decode never reads the lse), allocated once all are known,
+  // unless the calls run one after another in one task (`shared`).
   const calls: Omit<KernelArgs<'attnFwd'>, 'lse' | 'ldlse' | 'work'>[] = [];
   items.forEach((it, j) => {
     const s = it.slot;
     const start = s.tokens.length;
     const c = counts[j];
     toPlanes(e, a.k + offsets[j] * KD * F, c, s.kt[i], s.cap, start);
-    rt.f32.copyWithin((s.v[i] >> 2) + start * KD, (a.v >> 2) + offsets[j] * KD, (a.v >> 2) + (offsets[j] + c) * KD);
+    rt.k.axpy(a.v + offsets[j] * KD * F, s.v[i] + start * KD * F, c * KD, 1, 0); // a copy: x·1 is x
     if (c === 1) {
       // One token: the `group` query heads of a KV head are adjacent rows at one position.
       for (let gh = 0; gh < nKv; gh++) {
@@ -83,6 +96,11 @@ function attendSlots(
       });
     }
   });
+  if (shared) {
+    if (counts.some((c) => c !== 1)) throw new Error('engine: shared attention scratch is for one token per slot');
+    rt.parallel([calls.map((args) => attnFwdCall({ ...args, lse: shared.lse, ldlse: 1, work: shared.work }))]);
+    return;
+  }
   const work = allocAttnWork(rt, D, calls.length);
   const lseRows = Math.max(nH, ...counts);
   const lseAll = rt.alloc(calls.length * lseRows);
@@ -94,13 +112,152 @@ function attendSlots(
   rt.release(lseAll);
 }
 
+/** An extend's scratch (pointers): per new token, or per item for `last` and `z`. */
+type ExtendBuffers = Record<
+  'ids' | 'pos' | 'x' | 'rstd' | 'xn' | 'qraw' | 'kraw' | 'v' | 'q' | 'k' | 'o' | 'g' | 'u' | 'hmid' | 'last' | 'z',
+  number
+>;
+
+/** Floats per row of each buffer. */
+function rowFloats(e: EngineCore): ExtendBuffers {
+  const { H, QD, KD, I, nH, V } = e;
+  return {
+    ids: 1,
+    pos: 1,
+    x: H,
+    rstd: Math.max(nH, 1),
+    xn: H,
+    qraw: QD,
+    kraw: KD,
+    v: KD,
+    q: QD,
+    k: KD,
+    o: QD,
+    g: I,
+    u: I,
+    hmid: H,
+    last: H,
+    z: V,
+  };
+}
+
+/** Every buffer advanced by r0 rows (a slice of a decode step, whose rows are its items). */
+function rowsFrom(e: EngineCore, b: ExtendBuffers, r0: number): ExtendBuffers {
+  const widths = rowFloats(e);
+  const out = { ...b };
+  for (const key of Object.keys(b) as (keyof ExtendBuffers)[])
+    if (b[key] !== 0) out[key] = b[key] + r0 * widths[key] * F;
+  return out;
+}
+
+/**
+ * The decoder over the new tokens of `items` (ids and positions written in b): embedding, every
+ * layer (keys and values into the slots), then the logits after each item's last token into b.z.
+ * Kernel calls only, so a TaskRecorder can take it as one task.
+ */
+function forwardSlots(
+  e: EngineCore,
+  P: EngineParams,
+  items: readonly ExtendItem[],
+  counts: readonly number[],
+  offsets: readonly number[],
+  b: ExtendBuffers,
+  shared?: TaskAttnScratch,
+): void {
+  const { rt, H, V } = e;
+  const N = counts.reduce((n, c) => n + c, 0);
+  rt.k.embedFwd(b.ids, N, e.weights.ptr(P.get(EMBED)), H, b.x);
+  // One set for every layer; nothing reads a norm's rstd, xn1, xn2 or g again, so they are shared.
+  const scratch: LayerActs = {
+    x: b.x,
+    rstd1: b.rstd,
+    xn1: b.xn,
+    qraw: b.qraw,
+    rstdq: b.rstd,
+    kraw: b.kraw,
+    rstdk: b.rstd,
+    v: b.v,
+    q: b.q,
+    k: b.k,
+    kt: 0,
+    o: b.o,
+    lse: 0,
+    g: b.g,
+    u: b.u,
+    a: b.g,
+    hmid: b.hmid,
+    rstd2: b.rstd,
+    xn2: b.xn,
+    lora: new Map(),
+  };
+  for (let i = 0; i < e.config.num_hidden_layers; i++) {
+    layerForward(e, P, i, scratch, N, b.pos, b.x, (a) => attendSlots(e, i, items, counts, offsets, a, shared), false);
+  }
+  // Logits of each slot's last new token (in decode every row is one).
+  let last = b.x;
+  if (counts.some((c) => c !== 1)) {
+    last = b.last;
+    items.forEach((_, j) => rt.k.axpy(b.x + (offsets[j] + counts[j] - 1) * H * F, last + j * H * F, H, 1, 0));
+  }
+  rmsnormForward(e, P, FINAL_NORM, last, items.length, H, b.xn, b.rstd);
+  mm(rt, b.xn, H, e.weights.ptrT(P.get(headName(e.config))), V, b.z, V, items.length, V, H, 0);
+}
+
+/**
+ * How a decode step of `items` slots splits over `threads` threads: [first item, items] per
+ * slice, min(threads, items) slices of sizes within one of each other, or slices of a multiple of
+ * 4 (gemm's 4×8 tile) where that adds at most one row to the largest.
+ */
+export function decodeSlices(items: number, threads: number): [number, number][] {
+  const S = Math.min(threads, items);
+  const even = Math.ceil(items / S);
+  const by4 = Math.ceil(even / 4) * 4;
+  const out: [number, number][] = [];
+  if (by4 - even <= 1 && by4 < items) {
+    for (let r0 = 0; r0 < items; r0 += by4) out.push([r0, Math.min(by4, items - r0)]);
+    return out;
+  }
+  const base = Math.floor(items / S);
+  let r0 = 0;
+  for (let s = 0; s < S; s++) {
+    const n = base + (s < items % S ? 1 : 0);
+    out.push([r0, n]);
+    r0 += n;
+  }
+  return out;
+}
+
+/** A decode step as one dispatch: each slice's whole forward, recorded, is one task. */
+function forwardSlices(e: EngineCore, P: EngineParams, items: readonly ExtendItem[], b: ExtendBuffers): void {
+  const { rt, D, nH } = e;
+  const recorders: TaskRecorder[] = [];
+  try {
+    const tasks = decodeSlices(items.length, rt.threads).map(([r0, n]) => {
+      const rec = new TaskRecorder(rt);
+      recorders.push(rec);
+      const sub = rec.runtime;
+      // The slice's attention calls run one after another: one scratch, and lse rows for a
+      // KV head's query heads (decode never reads them).
+      const shared = { work: sub.alloc(rt.k.attnScratchFloats(D)), lse: sub.alloc(nH) };
+      const ones = new Array<number>(n).fill(1);
+      const offsets = ones.map((_, j) => j);
+      forwardSlots({ ...e, rt: sub }, P, items.slice(r0, r0 + n), ones, offsets, rowsFrom(e, b, r0), shared);
+      sub.release(shared.work);
+      sub.release(shared.lse);
+      return rec.calls;
+    });
+    rt.parallel(tasks);
+  } finally {
+    for (const rec of recorders) rec.releaseAll();
+  }
+}
+
 /**
  * Appends `tokens` to each slot (positions continue from the slot's length) and returns the
  * next-token logits of each slot after its last new token: [items, V], a copy.
  */
 export function runExtend(e: EngineCore, P: EngineParams, items: readonly ExtendItem[]): Float32Array {
-  const { rt, H, QD, KD, I, nH, V } = e;
-  const k = rt.k;
+  const { rt, V } = e;
   const counts = items.map((it) => it.tokens.length);
   if (counts.some((c) => c < 1)) throw new Error('engine.extend: every slot needs at least one new token');
   const offsets: number[] = [];
@@ -114,17 +271,18 @@ export function runExtend(e: EngineCore, P: EngineParams, items: readonly Extend
     e.rope.ensure(needed);
     ensureSlotCapacity(e, it.slot, needed);
   }
+  const isDecode = N === items.length;
   const pinned = listPassTensors(e.config, P);
   e.weights.pin(pinned);
   const temps: number[] = [];
-  const tmp = (floats: number) => {
-    const p = rt.alloc(floats);
-    temps.push(p);
-    return p;
-  };
   try {
-    const ids = tmp(N);
-    const pos = tmp(N);
+    const widths = rowFloats(e);
+    const b = {} as ExtendBuffers;
+    for (const key of Object.keys(widths) as (keyof ExtendBuffers)[]) {
+      const rows = key === 'last' || key === 'z' ? items.length : N;
+      b[key] = key === 'last' && isDecode ? 0 : rt.alloc(rows * widths[key]);
+      if (b[key] !== 0) temps.push(b[key]);
+    }
     const i32 = rt.i32;
     items.forEach((it, j) => {
       const start = it.slot.tokens.length;
@@ -132,55 +290,16 @@ export function runExtend(e: EngineCore, P: EngineParams, items: readonly Extend
         const id = it.tokens[t];
         if (!Number.isInteger(id) || id < 0 || id >= V)
           throw new Error(`engine.extend: token ${id} is not in [0, ${V})`);
-        i32[(ids >> 2) + offsets[j] + t] = id;
-        i32[(pos >> 2) + offsets[j] + t] = start + t;
+        i32[(b.ids >> 2) + offsets[j] + t] = id;
+        i32[(b.pos >> 2) + offsets[j] + t] = start + t;
       }
     });
-    const x = tmp(N * H);
-    k.embedFwd(ids, N, e.weights.ptr(P.get(EMBED)), H, x);
-    // Scratch for every layer; nothing reads a norm's rstd, xn1, xn2 or g again, so they are shared.
-    const rstd = tmp(N * Math.max(nH, 1));
-    const xn = tmp(N * H);
-    const g = tmp(N * I);
-    const scratch: LayerActs = {
-      x,
-      rstd1: rstd,
-      xn1: xn,
-      qraw: tmp(N * QD),
-      rstdq: rstd,
-      kraw: tmp(N * KD),
-      rstdk: rstd,
-      v: tmp(N * KD),
-      q: tmp(N * QD),
-      k: tmp(N * KD),
-      kt: 0,
-      o: tmp(N * QD),
-      lse: 0,
-      g,
-      u: tmp(N * I),
-      a: g,
-      hmid: tmp(N * H),
-      rstd2: rstd,
-      xn2: xn,
-      lora: new Map(),
-    };
-    for (let i = 0; i < e.config.num_hidden_layers; i++) {
-      layerForward(e, P, i, scratch, N, pos, x, (a) => attendSlots(e, i, items, counts, offsets, a), false);
-    }
+    // A decode step on several threads: slots are independent through every layer, so each
+    // thread runs a slice of them from embedding to logits (one dispatch instead of many).
+    if (isDecode && items.length > 1 && rt.threads > 1) forwardSlices(e, P, items, b);
+    else forwardSlots(e, P, items, counts, offsets, b);
     for (const [j, it] of items.entries()) for (let t = 0; t < counts[j]; t++) it.slot.tokens.push(it.tokens[t]);
-    // Logits of each slot's last new token.
-    const last = tmp(items.length * H);
-    items.forEach((_, j) =>
-      rt.f32.copyWithin(
-        (last >> 2) + j * H,
-        (x >> 2) + (offsets[j] + counts[j] - 1) * H,
-        (x >> 2) + (offsets[j] + counts[j]) * H,
-      ),
-    );
-    rmsnormForward(e, P, FINAL_NORM, last, items.length, H, xn, rstd);
-    const z = tmp(items.length * V);
-    mm(rt, xn, H, e.weights.ptrT(P.get(headName(e.config))), V, z, V, items.length, V, H, 0);
-    return rt.read(z, items.length * V);
+    return rt.read(b.z, items.length * V);
   } finally {
     for (const p of temps) rt.release(p);
     e.weights.unpin(pinned);

@@ -65,6 +65,8 @@ export const KERNEL_PARAMS = {
   lmHeadGradRows: ['z', 'rows', 'V', 'targets', 'lse', 'gLogp', 'gEnt'],
   transpose: ['src', 'lds', 'dst', 'ldd', 'rows', 'cols'],
   rope: ['x', 'ld', 'T', 'nHeads', 'D', 'pos', 'cos', 'sin', 'sign'],
+  axpy: ['x', 'y', 'n', 'alpha', 'acc'],
+  embedFwd: ['ids', 'n', 'table', 'H', 'out'],
 } as const satisfies Record<TaskKernel, readonly string[]>;
 
 /** The named arguments of a task kernel. */
@@ -88,3 +90,7 @@ export const attnBwdCall = (args: KernelArgs<'attnBwd'>) => kernelCall('attnBwd'
 export const lmHeadRowsCall = (args: KernelArgs<'lmHeadRows'>) => kernelCall('lmHeadRows', args);
 /** Per row of logits, in place: z → ∂/∂z of gLogp·logp + gEnt·entropy. */
 export const lmHeadGradRowsCall = (args: KernelArgs<'lmHeadGradRows'>) => kernelCall('lmHeadGradRows', args);
+/** y (+)= alpha·x over n floats; with alpha 1 and acc 0 an exact copy (x·1 rounds to x). */
+export const axpyCall = (args: KernelArgs<'axpy'>) => kernelCall('axpy', args);
+/** out[t] = table[ids[t]], rows of H (ids int32). */
+export const embedFwdCall = (args: KernelArgs<'embedFwd'>) => kernelCall('embedFwd', args);

@@ -4,11 +4,14 @@
  * by slices of rows. Every task writes its own part of C, and each element is summed in the
  * same order whoever computes it, so the result has the same bits on any thread count.
  * Products under PARALLEL_FLOPS run on the calling thread.
+ * A TaskRecorder turns engine code written against the runtime (layerForward, mm, …) into one
+ * task: its kernel calls are listed instead of run, so a whole forward over a few rows can go to
+ * one thread (decode.ts splits a decode step's slots so).
  */
 import { F } from './core';
-import type { EngineRuntime } from './runtime';
+import type { EngineRuntime, Kernels } from './runtime';
 import { gemmCall, gemmTNCall } from './kernelCalls';
-import type { KernelCall } from './threads';
+import { TASK_KERNELS, type KernelCall } from './threads';
 
 /** Products smaller than this run on the calling thread (a dispatch costs tens of µs). */
 const PARALLEL_FLOPS = 4e6;
@@ -88,4 +91,48 @@ export function sliceRows(rt: EngineRuntime, rows: number, slice: (r0: number, c
 export function allocAttnWork(rt: EngineRuntime, D: number, n: number): number[] {
   const floats = rt.k.attnScratchFloats(D);
   return Array.from({ length: n }, () => rt.alloc(floats));
+}
+
+/**
+ * A stand-in for the runtime that records instead of running: `runtime.k.<kernel>(…)` appends a
+ * call to `calls`, `parallel(tasks)` appends every task's calls in order, `threads` is 1 (so mm
+ * never splits), `alloc` is the real runtime's and `release` waits for `releaseAll`, called once
+ * the calls have run (a buffer freed at record time could be handed to the next recording while
+ * this task still uses it). Reading or writing memory from JS throws: a task is kernel calls only.
+ */
+export class TaskRecorder {
+  readonly calls: KernelCall[] = [];
+  /** Pass it where an EngineRuntime is read (e.g. `{ ...core, rt: recorder.runtime }`). */
+  readonly runtime: EngineRuntime;
+  private readonly released: number[] = [];
+
+  constructor(private readonly rt: EngineRuntime) {
+    const k: Record<string, unknown> = {};
+    for (const name of Object.keys(rt.k))
+      k[name] = () => {
+        throw new Error(`engine: kernel ${name} cannot run inside a task (threads.ts TASK_KERNELS)`);
+      };
+    for (const name of TASK_KERNELS) k[name] = (...args: number[]) => void this.calls.push([name, ...args]);
+    k.attnScratchFloats = (D: number) => rt.k.attnScratchFloats(D);
+    const noMemory = (): never => {
+      throw new Error('engine: a recorded task reaches memory through kernel calls only');
+    };
+    const stand = {
+      k: k as unknown as Kernels,
+      threads: 1,
+      alloc: (floats: number) => rt.alloc(floats),
+      release: (ptr: number) => void this.released.push(ptr),
+      parallel: (tasks: readonly (readonly KernelCall[])[]) => {
+        for (const task of tasks) this.calls.push(...task);
+      },
+    };
+    for (const key of ['f32', 'i32', 'allocZeroed', 'allocFrom', 'read', 'view', 'write'])
+      Object.defineProperty(stand, key, { get: noMemory });
+    this.runtime = stand as unknown as EngineRuntime;
+  }
+
+  /** Frees what the recorded code released; call after its calls have run (or will never run). */
+  releaseAll(): void {
+    for (const p of this.released.splice(0)) this.rt.release(p);
+  }
 }

@@ -5,6 +5,8 @@
  * a single bit of the result (tested: any thread count gives the same numbers). The caller
  * runs tasks too and blocks (Atomics.wait: Node, and browser workers, not a page's main
  * thread) until every worker has finished the batch.
+ * A task may be long: a decode step on several threads is one task per slice of slots, each
+ * the slice's whole forward (decode.ts), a few thousand slots of the table.
  * Node: worker_threads; browser: module-less Workers from a Blob, which need
  * cross-origin isolation for SharedArrayBuffer.
  */
@@ -22,6 +24,8 @@ export const TASK_KERNELS = [
   'lmHeadGradRows',
   'transpose',
   'rope',
+  'axpy',
+  'embedFwd',
 ] as const;
 export type TaskKernel = (typeof TASK_KERNELS)[number];
 /** One kernel call: the kernel and its (i32 or f32) arguments. */
@@ -29,9 +33,19 @@ export type KernelCall = [TaskKernel, ...number[]];
 
 // The shared table (float64): MAX_TASKS start offsets, then the tasks one after another, each
 // [calls, (kernel, nArgs, args…)…]. A batch holds as many tasks as fit; a task too long for the
-// whole table (none the engine builds) runs on the calling thread alone.
+// whole table (none the engine builds: decodeSlices.test.ts holds a qwen3-nano decode step to
+// it) runs on the calling thread alone.
 const MAX_TASKS = 4096;
 const BODY_SLOTS = MAX_TASKS * 96;
+/** Float64 slots of the task table that one batch's tasks share (taskSlots each). */
+export const TASK_TABLE_SLOTS = BODY_SLOTS;
+
+/** Slots of the task table that a task takes: its call count, then each call's kernel, arity and arguments. */
+export function taskSlots(task: readonly KernelCall[]): number {
+  let n = 1;
+  for (const call of task) n += 1 + call.length;
+  return n;
+}
 // Control words (Int32).
 const GEN = 0;
 const NEXT = 1;
@@ -150,7 +164,7 @@ export class ThreadPool {
     let batch: (readonly KernelCall[])[] = [];
     let used = 0;
     for (const task of tasks) {
-      const size = 1 + task.reduce((n, [, ...args]) => n + 2 + args.length, 0);
+      const size = taskSlots(task);
       if (size > BODY_SLOTS) {
         // Too long for the table: run what is queued, then this task here (same bits either way).
         if (batch.length) this.runBatch(batch);
