@@ -16,7 +16,7 @@ import { rmsnormForward, toPlanes } from './linear';
 import { EMBED, FINAL_NORM, headName, listPassTensors } from './names';
 import { attnFwdCall, type KernelArgs } from './kernelCalls';
 import { ensureSlotCapacity, type KvSlot } from './kvCache';
-import { allocAttnWork, mm, TaskRecorder } from './threadSplit';
+import { allocAttnWork, mmPacked, TaskRecorder } from './threadSplit';
 import type { EngineParams } from './weights';
 
 export interface ExtendItem {
@@ -200,7 +200,7 @@ function forwardSlots(
     items.forEach((_, j) => rt.k.axpy(b.x + (offsets[j] + counts[j] - 1) * H * F, last + j * H * F, H, 1, 0));
   }
   rmsnormForward(e, P, FINAL_NORM, last, items.length, H, b.xn, b.rstd);
-  mm(rt, b.xn, H, e.weights.ptrT(P.get(headName(e.config))), V, b.z, V, items.length, V, H, 0);
+  mmPacked(rt, b.xn, H, e.weights.ptrPacked(P.get(headName(e.config))), b.z, V, items.length, V, H, 0);
 }
 
 /**

@@ -67,6 +67,7 @@ export const KERNEL_PARAMS = {
   rope: ['x', 'ld', 'T', 'nHeads', 'D', 'pos', 'cos', 'sin', 'sign'],
   axpy: ['x', 'y', 'n', 'alpha', 'acc'],
   embedFwd: ['ids', 'n', 'table', 'H', 'out'],
+  gemmPacked: ['a', 'lda', 'b', 'c', 'ldc', 'M', 'N', 'K', 'acc'],
 } as const satisfies Record<TaskKernel, readonly string[]>;
 
 /** The named arguments of a task kernel. */
@@ -80,6 +81,8 @@ export function kernelCall<K extends TaskKernel>(kernel: K, args: KernelArgs<K>)
 
 /** C[M,N] (+)= A[M,K]·B[K,N]. */
 export const gemmCall = (args: KernelArgs<'gemm'>) => kernelCall('gemm', args);
+/** C[M,N] (+)= A[M,K]·B[K,N] with B packed in panels of 8 columns (WeightCache.ptrPacked). */
+export const gemmPackedCall = (args: KernelArgs<'gemmPacked'>) => kernelCall('gemmPacked', args);
 /** C[M,N] (+)= Aᵀ·B with A stored [K, M]. */
 export const gemmTNCall = (args: KernelArgs<'gemmTN'>) => kernelCall('gemmTN', args);
 /** One head's causal attention (query i at position qPos0 + i·qStep reads keys ≤ its position). */

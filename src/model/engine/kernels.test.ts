@@ -1,8 +1,11 @@
 // The engine's WebAssembly kernels against plain-JavaScript references written from the
 // formulas (float64), on sizes that hit every tail path (rows not a multiple of 4, columns
-// not a multiple of 8, several attention blocks, queries after a cached prefix).
+// not a multiple of 8, several attention blocks, queries after a cached prefix); gemmPacked against
+// gemm bit for bit (gemmPackedCheck.ts, which kernelsFma.test.ts runs on the fma build).
 import { describe, expect, it } from 'vitest';
+import { checkPackedGemm, PACKED_COLS, PACKED_DEPTHS, PACKED_ROWS } from './gemmPackedCheck';
 import { EngineRuntime } from './runtime';
+import { packedColumns } from './weights';
 
 const rt = new EngineRuntime(16 << 20);
 
@@ -79,6 +82,17 @@ describe('matrix products', () => {
       });
     });
   }
+
+  it('gemmPacked on packTranspose panels has gemm bits: rows 1-20 and 64, tails, 1,022 columns, column blocks', () => {
+    const { products, mismatches } = checkPackedGemm(rt);
+    expect(mismatches.slice(0, 10)).toEqual([]);
+    expect(products).toBe(PACKED_COLS.length * PACKED_DEPTHS.length * (2 * PACKED_ROWS.length + 2 * 20));
+  });
+
+  it('packedColumns: a column block of a packed matrix starts a panel', () => {
+    expect(packedColumns(1024, 100, 16)).toBe(1024 + 16 * 100 * 4);
+    expect(() => packedColumns(1024, 100, 12)).toThrow(/panel of 8/);
+  });
 
   it('transpose', () => {
     const X = values(5 * 7, 4);

@@ -3,11 +3,13 @@
 // plain kernels and a warning; then a child vitest under --experimental-wasm-relaxed-simd with
 // PACT_FMA=1 runs threads.test.ts (fma: the same bits on 1, 2 and 3 threads, and fma against plain),
 // qwen3EngineReference.test.ts (fma against float64 PyTorch, the same bounds) and this file, whose
-// relaxed-SIMD test then checks that every fma build instantiates and whether this CPU fuses.
+// relaxed-SIMD tests then check that every fma build instantiates and whether this CPU fuses, and
+// that the fma gemmPacked has the fma gemm's bits (gemmPackedCheck.ts, as kernels.test.ts on plain).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
+import { checkPackedGemm } from './gemmPackedCheck';
 import { chooseKernels, configureEngineKernels, EngineRuntime, hasRelaxedSimd } from './runtime';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -82,6 +84,12 @@ it.runIf(hasRelaxedSimd())('runs the fma kernels, private and shared, fused wher
   expect(fusedResidueThreaded(rt)).toEqual([0, 0]);
   expect([...rt.read(kept, 3)]).toEqual([1, 2, 3]);
   await rt.startThreads(1);
+});
+
+it.runIf(hasRelaxedSimd())('fma gemmPacked on packTranspose panels has the fma gemm bits', () => {
+  const { products, mismatches } = checkPackedGemm(new EngineRuntime(16 << 20, false, 'fma'));
+  expect(mismatches.slice(0, 10)).toEqual([]);
+  expect(products).toBeGreaterThan(4000);
 });
 
 it.runIf(!hasRelaxedSimd())(

@@ -2,12 +2,13 @@
  * The engine's building blocks on named weights: a linear layer with its optional LoRA
  * adapter (Hu et al. 2021, Eq. 3: y = x Wᵀ + s·(x Aᵀ) Bᵀ) forward and backward side by side,
  * the RMSNorm of a named weight, and the copy of k (or v) rows into per-head planes.
- * Weights are [out, in] as in Hugging Face; the forward reads the cached transpose [in, out].
+ * Weights are [out, in] as in Hugging Face; the forward reads the cached transpose [in, out],
+ * packed in panels (WeightCache.ptrPacked, mmPacked), the backward the original.
  */
 import { F, type EngineCore } from './core';
 import type { GradBuffers } from './gradBuffers';
 import { loraGradName } from './names';
-import { mm, mmTN } from './threadSplit';
+import { mm, mmPacked, mmTN } from './threadSplit';
 import type { EngineParams } from './weights';
 
 /** y (+)= x Wᵀ (+ s·(x Aᵀ) Bᵀ) for x [N, in]; returns the LoRA activation s·(x Aᵀ) [N, r] to keep, if any. */
@@ -24,14 +25,14 @@ export function linearForward(
   const { rt, weights } = e;
   const w = P.get(name);
   const [outDim, inDim] = w.shape;
-  mm(rt, x, inDim, weights.ptrT(w), outDim, y, outDim, N, outDim, inDim, acc);
+  mmPacked(rt, x, inDim, weights.ptrPacked(w), y, outDim, N, outDim, inDim, acc);
   const ad = P.lora?.get(name);
   if (!ad) return undefined;
   const r = ad.A.shape[0];
   const t = rt.alloc(N * r);
-  mm(rt, x, inDim, weights.ptrT(ad.A), r, t, r, N, r, inDim, 0); // [N, r]
+  mmPacked(rt, x, inDim, weights.ptrPacked(ad.A), t, r, N, r, inDim, 0); // [N, r]
   rt.k.axpy(t, t, N * r, ad.scale, 0);
-  mm(rt, t, r, weights.ptrT(ad.B), outDim, y, outDim, N, outDim, r, 1);
+  mmPacked(rt, t, r, weights.ptrPacked(ad.B), y, outDim, N, outDim, r, 1);
   if (keep) return t;
   rt.release(t);
   return undefined;

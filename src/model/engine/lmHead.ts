@@ -1,7 +1,7 @@
 /**
  * The LM head over the plan's head items, in chunks of e.headChunk items so that no
  * [items, V] logits are ever held:
- *   forward:  z = h Wᵀ [c, V], then per row log p(target), entropy and lse (lmHeadRows);
+ *   forward:  z = h Wᵀ [c, V] (Wᵀ packed in panels: mmPacked), then per row log p(target), entropy and lse (lmHeadRows);
  *   backward: z again, dz = ∂/∂z of each item's terms in place (lmHeadGradRows, summed over
  *             the rows an item feeds), ∂h = dz W scattered back to the items' hidden rows,
  *             and ∂W += dzᵀ h.
@@ -11,7 +11,7 @@ import type { GradBuffers } from './gradBuffers';
 import { lmHeadGradRowsCall, lmHeadRowsCall } from './kernelCalls';
 import { headName } from './names';
 import type { HeadPlan } from './plan';
-import { mm, mmTN, sliceRows } from './threadSplit';
+import { mm, mmPacked, mmTN, sliceRows } from './threadSplit';
 import type { EngineParams } from './weights';
 
 /** Copies the hidden rows and targets of head items [j0, j0 + c) into h [c, H] and t [c]. */
@@ -39,12 +39,12 @@ export function runHead(
   const stats = rt.alloc(C * 3);
   const h = rt.alloc(C * H);
   const t = rt.alloc(C);
-  const headT = e.weights.ptrT(P.get(headName(e.config)));
+  const headT = e.weights.ptrPacked(P.get(headName(e.config)));
   try {
     for (let j0 = 0; j0 < head.hidden.length; j0 += C) {
       const c = Math.min(C, head.hidden.length - j0);
       gatherHead(e, head, j0, c, xnF, h, t);
-      mm(rt, h, H, headT, V, z, V, c, V, H, 0);
+      mmPacked(rt, h, H, headT, z, V, c, V, H, 0);
       sliceRows(rt, c, (r0, n) =>
         lmHeadRowsCall({ z: z + r0 * V * F, rows: n, V, targets: t + r0 * F, out: stats + r0 * 3 * F }),
       );
@@ -82,7 +82,7 @@ export function headBackward(
   const ge = rt.alloc(C);
   const name = headName(e.config);
   const headW = P.get(name);
-  const headT = e.weights.ptrT(headW);
+  const headT = e.weights.ptrPacked(headW);
   const headPtr = e.weights.ptr(headW);
   const gHead = grads.get(name, V * H);
   for (let j0 = 0; j0 < head.hidden.length; j0 += C) {
@@ -100,7 +100,7 @@ export function headBackward(
       f32[(gl >> 2) + r] = sl;
       f32[(ge >> 2) + r] = se;
     }
-    mm(rt, hc, H, headT, V, z, V, c, V, H, 0);
+    mmPacked(rt, hc, H, headT, z, V, c, V, H, 0);
     sliceRows(rt, c, (r0, n) =>
       lmHeadGradRowsCall({
         z: z + r0 * V * F,

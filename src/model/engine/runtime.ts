@@ -39,6 +39,20 @@ export interface Kernels {
     K: number,
     acc: number,
   ): void;
+  /** gemm with B packed in panels of 8 columns (assembly/gemm.ts; WeightCache.ptrPacked). */
+  gemmPacked(
+    a: number,
+    lda: number,
+    b: number,
+    c: number,
+    ldc: number,
+    M: number,
+    N: number,
+    K: number,
+    acc: number,
+  ): void;
+  /** dst = srcᵀ [cols, rows] in gemmPacked's panels, from src [rows, cols]. */
+  packTranspose(src: number, rows: number, cols: number, dst: number): void;
   gemmTN(
     a: number,
     lda: number,

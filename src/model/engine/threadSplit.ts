@@ -1,6 +1,7 @@
 /**
  * How one product is split into tasks for the runtime's threads: a gemm by blocks of rows
- * (or of columns when there are few rows), a gemmTN by rows of C, a rows-wise LM-head kernel
+ * (or of columns, in multiples of 8, when there are few rows; mmPacked for B packed in panels,
+ * whose column blocks start at panel offsets), a gemmTN by rows of C, a rows-wise LM-head kernel
  * by slices of rows. Every task writes its own part of C, and each element is summed in the
  * same order whoever computes it, so the result has the same bits on any thread count.
  * Products under PARALLEL_FLOPS run on the calling thread.
@@ -10,11 +11,34 @@
  */
 import { F } from './core';
 import type { EngineRuntime, Kernels } from './runtime';
-import { gemmCall, gemmTNCall } from './kernelCalls';
+import { gemmCall, gemmPackedCall, gemmTNCall } from './kernelCalls';
+import { packedColumns } from './weights';
 import { TASK_KERNELS, type KernelCall } from './threads';
 
 /** Products smaller than this run on the calling thread (a dispatch costs tens of µs). */
 const PARALLEL_FLOPS = 4e6;
+
+/** A block of C: rows [i0, i0 + m), columns [j0, j0 + n). */
+interface ProductPart {
+  i0: number;
+  m: number;
+  j0: number;
+  n: number;
+}
+
+/** Parts of C [M, N] for the threads: blocks of rows, or of columns (multiples of 8) for few rows; null: one part on this thread. */
+function productParts(T: number, M: number, N: number, K: number): ProductPart[] | null {
+  if (T === 1 || 2 * M * N * K < PARALLEL_FLOPS) return null;
+  const parts: ProductPart[] = [];
+  if (M >= 8 * T) {
+    const step = Math.ceil(M / (2 * T) / 4) * 4;
+    for (let i0 = 0; i0 < M; i0 += step) parts.push({ i0, m: Math.min(step, M - i0), j0: 0, n: N });
+  } else {
+    const step = Math.max(8, Math.ceil(N / (2 * T) / 8) * 8);
+    for (let j0 = 0; j0 < N; j0 += step) parts.push({ i0: 0, m: M, j0, n: Math.min(step, N - j0) });
+  }
+  return parts;
+}
 
 /** C (+)= A·B (kernels.gemm), split over the runtime's threads by rows, or by columns for few rows. */
 export function mm(
@@ -30,24 +54,54 @@ export function mm(
   K: number,
   acc: number,
 ): void {
-  const T = rt.threads;
-  if (T === 1 || 2 * M * N * K < PARALLEL_FLOPS) {
+  const parts = productParts(rt.threads, M, N, K);
+  if (!parts) {
     rt.k.gemm(a, lda, b, ldb, c, ldc, M, N, K, acc);
     return;
   }
-  const tasks: KernelCall[][] = [];
-  if (M >= 8 * T) {
-    const step = Math.ceil(M / (2 * T) / 4) * 4;
-    for (let i0 = 0; i0 < M; i0 += step)
-      tasks.push([
-        gemmCall({ a: a + i0 * lda * F, lda, b, ldb, c: c + i0 * ldc * F, ldc, M: Math.min(step, M - i0), N, K, acc }),
-      ]);
-  } else {
-    const step = Math.max(8, Math.ceil(N / (2 * T) / 8) * 8);
-    for (let j0 = 0; j0 < N; j0 += step)
-      tasks.push([gemmCall({ a, lda, b: b + j0 * F, ldb, c: c + j0 * F, ldc, M, N: Math.min(step, N - j0), K, acc })]);
+  rt.parallel(
+    parts.map(({ i0, m, j0, n }) => [
+      gemmCall({ a: a + i0 * lda * F, lda, b: b + j0 * F, ldb, c: c + (i0 * ldc + j0) * F, ldc, M: m, N: n, K, acc }),
+    ]),
+  );
+}
+
+/**
+ * C (+)= A·B with B [K, N] packed in panels (kernels.gemmPacked; the weight cache's ptrPacked),
+ * split as mm splits: a column block [j0, j0 + n) is the packed matrix at packedColumns(b, K, j0).
+ */
+export function mmPacked(
+  rt: EngineRuntime,
+  a: number,
+  lda: number,
+  b: number,
+  c: number,
+  ldc: number,
+  M: number,
+  N: number,
+  K: number,
+  acc: number,
+): void {
+  const parts = productParts(rt.threads, M, N, K);
+  if (!parts) {
+    rt.k.gemmPacked(a, lda, b, c, ldc, M, N, K, acc);
+    return;
   }
-  rt.parallel(tasks);
+  rt.parallel(
+    parts.map(({ i0, m, j0, n }) => [
+      gemmPackedCall({
+        a: a + i0 * lda * F,
+        lda,
+        b: packedColumns(b, K, j0),
+        c: c + (i0 * ldc + j0) * F,
+        ldc,
+        M: m,
+        N: n,
+        K,
+        acc,
+      }),
+    ]),
+  );
 }
 
 /** C (+)= Aᵀ·B (kernels.gemmTN, A stored [K, M]), split over the threads by rows of C. */

@@ -26,6 +26,7 @@ export const TASK_KERNELS = [
   'rope',
   'axpy',
   'embedFwd',
+  'gemmPacked',
 ] as const;
 export type TaskKernel = (typeof TASK_KERNELS)[number];
 /** One kernel call: the kernel and its (i32 or f32) arguments. */

@@ -1,9 +1,13 @@
 /**
  * Weights in engine memory: each tensor is uploaded once per version (its `key`, the
- * tfjs dataId, changes when an optimiser step assigns a new value) and, for linear
- * weights, kept with its transpose [in, out] as the forward product reads it. An LRU
- * over a byte budget bounds the memory (the policy, π_old and π_ref are three versions);
- * entries in use by a pending backward are pinned.
+ * tfjs dataId, changes when an optimiser step assigns a new value, so a new version gets a
+ * new entry and its own packed copy) and, for linear weights and LoRA adapters, kept with
+ * its transpose [in, out] as the forward product reads it, packed in panels of 8 columns
+ * (gemmPacked, assembly/gemm.ts): a decode step streams every weight once for a few rows, and
+ * a strip's 8 columns are then K·8 contiguous floats instead of 8 floats at a stride of N per
+ * row. The [out, in] original stays row-major (the backward's B operand). An LRU over a byte
+ * budget bounds the memory (the policy, π_old and π_ref are three versions); entries in use
+ * by a pending backward are pinned.
  */
 import type { EngineRuntime } from './runtime';
 
@@ -29,10 +33,20 @@ export interface EngineParams {
   lora?: ReadonlyMap<string, EngineLoraAdapter>;
 }
 
+/**
+ * Columns [j0, N) of a packed B [K, N] (WeightCache.ptrPacked) as a packed matrix of width N − j0:
+ * its pointer. j0 must start a panel (a multiple of 8); a block [j0, j0 + n) that ends before N
+ * must be whole panels (n a multiple of 8), one that ends at N carries the tail columns with it.
+ */
+export function packedColumns(b: number, K: number, j0: number): number {
+  if (j0 % 8 !== 0) throw new Error(`engine: column ${j0} of a packed matrix does not start a panel of 8`);
+  return b + j0 * K * 4;
+}
+
 interface Entry {
   ptr: number;
-  /** The transpose [cols, rows] of a matrix, made on first request. */
-  ptrT?: number;
+  /** The transpose [cols, rows] of a matrix packed in panels (packedColumns), made on first request. */
+  packed?: number;
   floats: number;
   pins: number;
   lastUse: number;
@@ -68,16 +82,21 @@ export class WeightCache {
     return this.entry(t).ptr;
   }
 
-  /** Pointer to the transpose [cols, rows] of a matrix. */
-  ptrT(t: EngineTensor): number {
+  /**
+   * Pointer to the transpose B = Wᵀ [cols, rows] = [K, N] of a matrix W [rows, cols], packed for
+   * gemmPacked (mmPacked): for each strip s < N/8 of 8 columns of B, its K×8 block contiguous
+   * (element (k, 8s + c) at (s·K + k)·8 + c), then the N mod 8 last columns as a row-major
+   * [K, N mod 8] block. As many floats as W.
+   */
+  ptrPacked(t: EngineTensor): number {
     const e = this.entry(t);
-    if (e.ptrT === undefined) {
+    if (e.packed === undefined) {
       const [rows, cols] = t.shape;
       this.evict(e.floats * 4);
-      e.ptrT = this.rt.alloc(e.floats);
-      this.rt.k.transpose(e.ptr, cols, e.ptrT, rows, rows, cols);
+      e.packed = this.rt.alloc(e.floats);
+      this.rt.k.packTranspose(e.ptr, rows, cols, e.packed);
     }
-    return e.ptrT;
+    return e.packed;
   }
 
   pin(tensors: readonly EngineTensor[]): void {
@@ -93,7 +112,7 @@ export class WeightCache {
 
   private residentBytes(): number {
     let total = 0;
-    for (const e of this.entries.values()) total += e.floats * 4 * (e.ptrT === undefined ? 1 : 2);
+    for (const e of this.entries.values()) total += e.floats * 4 * (e.packed === undefined ? 1 : 2);
     return total;
   }
 
@@ -107,13 +126,13 @@ export class WeightCache {
     for (const [key, e] of order) {
       if (resident + incoming <= this.budgetBytes) break;
       this.free(key, e);
-      resident -= e.floats * 4 * (e.ptrT === undefined ? 1 : 2);
+      resident -= e.floats * 4 * (e.packed === undefined ? 1 : 2);
     }
   }
 
   private free(key: object, e: Entry): void {
     this.rt.release(e.ptr);
-    if (e.ptrT !== undefined) this.rt.release(e.ptrT);
+    if (e.packed !== undefined) this.rt.release(e.packed);
     this.entries.delete(key);
   }
 

@@ -1,16 +1,17 @@
-// Matrix products on register tiles (4×8, 2×8, 1×8, 1×4, 1×1): C (+)= A·B and C (+)= Aᵀ·B,
-// and a blocked transpose. Each element of C sums over k in order, whatever tile computes it.
+// Matrix products on register tiles (4×8, 2×8, 1×8, 1×4, 1×1): C (+)= A·B with B row-major
+// (gemm) or packed in panels of 8 columns (gemmPacked: the engine's weights as the forward reads
+// them, each strip's K×8 block contiguous), C (+)= Aᵀ·B, the packing and a blocked transpose.
+// Each element of C sums over k in order, whatever tile computes it.
 import { addr, ld4, madd, splat, st4 } from './simd';
 
-/** A 4×8 tile of C = A·B at rows i, columns j. */
-@inline function tile4x8(a: usize, sa: usize, b: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+/** A 4×8 tile of C = A·B at rows i, columns j; pb: row 0 of B's strip of columns [j, j + 8), sb: its row step in bytes. */
+@inline function tile4x8(a: usize, sa: usize, pb: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, acc: i32): void {
   const a0 = addr(a, i, lda, 0);
   const a1 = a0 + sa;
   const a2 = a1 + sa;
   const a3 = a2 + sa;
   let c00 = splat(0), c01 = splat(0), c10 = splat(0), c11 = splat(0);
   let c20 = splat(0), c21 = splat(0), c30 = splat(0), c31 = splat(0);
-  let pb = addr(b, 0, ldb, j);
   for (let k = 0; k < K; k++) {
     const b0 = ld4(pb);
     const b1 = ld4(pb + 16);
@@ -54,11 +55,10 @@ import { addr, ld4, madd, splat, st4 } from './simd';
 }
 
 /** A 2×8 tile. */
-@inline function tile2x8(a: usize, sa: usize, b: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+@inline function tile2x8(a: usize, sa: usize, pb: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, acc: i32): void {
   const a0 = addr(a, i, lda, 0);
   const a1 = a0 + sa;
   let c00 = splat(0), c01 = splat(0), c10 = splat(0), c11 = splat(0);
-  let pb = addr(b, 0, ldb, j);
   for (let k = 0; k < K; k++) {
     const b0 = ld4(pb);
     const b1 = ld4(pb + 16);
@@ -86,10 +86,9 @@ import { addr, ld4, madd, splat, st4 } from './simd';
 }
 
 /** A 1×8 tile. */
-@inline function tile1x8(a: usize, b: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+@inline function tile1x8(a: usize, pb: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, acc: i32): void {
   const a0 = addr(a, i, lda, 0);
   let c0 = splat(0), c1 = splat(0);
-  let pb = addr(b, 0, ldb, j);
   for (let k = 0; k < K; k++) {
     const x = v128.load32_splat(a0 + (<usize>k << 2));
     c0 = madd(c0, x, ld4(pb));
@@ -105,11 +104,10 @@ import { addr, ld4, madd, splat, st4 } from './simd';
   st4(p + 16, c1);
 }
 
-/** A 1×4 tile. */
-@inline function tile1x4(a: usize, b: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+/** A 1×4 tile; pb: row 0 of B's columns [j, j + 4). */
+@inline function tile1x4(a: usize, pb: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, acc: i32): void {
   const a0 = addr(a, i, lda, 0);
   let c0 = splat(0);
-  let pb = addr(b, 0, ldb, j);
   for (let k = 0; k < K; k++) {
     c0 = madd(c0, v128.load32_splat(a0 + (<usize>k << 2)), ld4(pb));
     pb += sb;
@@ -118,20 +116,48 @@ import { addr, ld4, madd, splat, st4 } from './simd';
   st4(p, acc ? f32x4.add(c0, ld4(p)) : c0);
 }
 
-/** One element of C. */
-@inline function tile1x1(a: usize, b: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+/** One element of C; pb: row 0 of B's column j. */
+@inline function tile1x1(a: usize, pb: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, acc: i32): void {
   let s: f32 = 0;
-  for (let k = 0; k < K; k++) s += load<f32>(addr(a, i, lda, k)) * load<f32>(addr(b, k, ldb, j));
+  for (let k = 0; k < K; k++) {
+    s += load<f32>(addr(a, i, lda, k)) * load<f32>(pb);
+    pb += sb;
+  }
   const pc = addr(c, i, ldc, j);
   store<f32>(pc, acc ? load<f32>(pc) + s : s);
 }
 
 /** Rows [i0, i1) of C for columns [j, j + 8): tiles of 4, 2 and 1 rows. */
-@inline function rowsOfStrip(a: usize, sa: usize, b: usize, sb: usize, c: usize, ldc: i32, i0: i32, i1: i32, j: i32, K: i32, lda: i32, ldb: i32, acc: i32): void {
+@inline function rowsOfStrip(a: usize, sa: usize, pb: usize, sb: usize, c: usize, ldc: i32, i0: i32, i1: i32, j: i32, K: i32, lda: i32, acc: i32): void {
   let i = i0;
-  for (; i + 4 <= i1; i += 4) tile4x8(a, sa, b, sb, c, ldc, i, j, K, lda, ldb, acc);
-  for (; i + 2 <= i1; i += 2) tile2x8(a, sa, b, sb, c, ldc, i, j, K, lda, ldb, acc);
-  for (; i < i1; i++) tile1x8(a, b, sb, c, ldc, i, j, K, lda, ldb, acc);
+  for (; i + 4 <= i1; i += 4) tile4x8(a, sa, pb, sb, c, ldc, i, j, K, lda, acc);
+  for (; i + 2 <= i1; i += 2) tile2x8(a, sa, pb, sb, c, ldc, i, j, K, lda, acc);
+  for (; i < i1; i++) tile1x8(a, pb, sb, c, ldc, i, j, K, lda, acc);
+}
+
+/**
+ * gemm's loops for either layout of B: strip j (columns [j, j + 8), j < N8 = N & ~7) starts at
+ * b + j·colStep and steps sb bytes a row; the tail columns [N8, N) are a row-major block at
+ * b + N8·colStep with row stride ldt floats, in 1×4 tiles, then one element at a time.
+ */
+@inline function gemmStrips(a: usize, lda: i32, b: usize, colStep: usize, sb: usize, ldt: i32, c: usize, ldc: i32, M: i32, N: i32, K: i32, acc: i32): void {
+  const N8 = N & ~7;
+  const N4 = N & ~3;
+  const sa = <usize>lda << 2;
+  if (M <= 16) {
+    for (let j = 0; j < N8; j += 8) rowsOfStrip(a, sa, b + <usize>j * colStep, sb, c, ldc, 0, M, j, K, lda, acc);
+  } else {
+    const M4 = M & ~3;
+    for (let i = 0; i < M4; i += 4) for (let j = 0; j < N8; j += 8) tile4x8(a, sa, b + <usize>j * colStep, sb, c, ldc, i, j, K, lda, acc);
+    if (M4 < M) for (let j = 0; j < N8; j += 8) rowsOfStrip(a, sa, b + <usize>j * colStep, sb, c, ldc, M4, M, j, K, lda, acc);
+  }
+  const bt = b + <usize>N8 * colStep;
+  const st = <usize>ldt << 2;
+  for (let i = 0; i < M; i++) {
+    let j = N8;
+    for (; j < N4; j += 4) tile1x4(a, bt + (<usize>(j - N8) << 2), st, c, ldc, i, j, K, lda, acc);
+    for (; j < N; j++) tile1x1(a, bt + (<usize>(j - N8) << 2), st, c, ldc, i, j, K, lda, acc);
+  }
 }
 
 /**
@@ -140,22 +166,18 @@ import { addr, ld4, madd, splat, st4 } from './simd';
  * all strips.
  */
 export function gemm(a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i32, M: i32, N: i32, K: i32, acc: i32): void {
-  const N8 = N & ~7;
-  const N4 = N & ~3;
-  const sa = <usize>lda << 2;
-  const sb = <usize>ldb << 2;
-  if (M <= 16) {
-    for (let j = 0; j < N8; j += 8) rowsOfStrip(a, sa, b, sb, c, ldc, 0, M, j, K, lda, ldb, acc);
-  } else {
-    const M4 = M & ~3;
-    for (let i = 0; i < M4; i += 4) for (let j = 0; j < N8; j += 8) tile4x8(a, sa, b, sb, c, ldc, i, j, K, lda, ldb, acc);
-    if (M4 < M) for (let j = 0; j < N8; j += 8) rowsOfStrip(a, sa, b, sb, c, ldc, M4, M, j, K, lda, ldb, acc);
-  }
-  for (let i = 0; i < M; i++) {
-    let j = N8;
-    for (; j < N4; j += 4) tile1x4(a, b, sb, c, ldc, i, j, K, lda, ldb, acc);
-    for (; j < N; j++) tile1x1(a, b, c, ldc, i, j, K, lda, ldb, acc);
-  }
+  gemmStrips(a, lda, b, 4, <usize>ldb << 2, ldb, c, ldc, M, N, K, acc);
+}
+
+/**
+ * gemm with B [K, N] packed in panels (packTranspose's layout): for each strip s < N/8 of 8
+ * columns, its K×8 block contiguous, element (k, 8s + c) at (s·K + k)·8 + c; then the N mod 8
+ * tail columns as a row-major [K, N mod 8] block at N8·K. Columns [j0, N) with j0 a multiple of
+ * 8 are the packed matrix at b + j0·K floats of width N − j0 (how callers split by columns).
+ * The same tiles, in the same order over k, as gemm: the same bits.
+ */
+export function gemmPacked(a: usize, lda: i32, b: usize, c: usize, ldc: i32, M: i32, N: i32, K: i32, acc: i32): void {
+  gemmStrips(a, lda, b, <usize>K << 2, 32, N & 7, c, ldc, M, N, K, acc);
 }
 
 /** C[M,N] (+)= Aᵀ · B with A stored [K, M] (row stride lda) and B [K, N]. */
@@ -270,6 +292,31 @@ export function gemmTN(a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i3
       const pc = addr(c, i, ldc, j);
       store<f32>(pc, acc ? load<f32>(pc) + s : s);
     }
+  }
+}
+
+/**
+ * dst = srcᵀ [cols, rows] packed for gemmPacked, from src [rows, cols] (row stride cols): panel s
+ * holds rows [8s, 8s + 8) of src, dst[(s·cols + k)·8 + c] = src[8s + c, k]; the rows mod 8 last
+ * ones after the panels as [cols, rows mod 8].
+ */
+export function packTranspose(src: usize, rows: i32, cols: i32, dst: usize): void {
+  const R8 = rows & ~7;
+  const rowBytes = <usize>cols << 2;
+  for (let s = 0; s < R8; s += 8) {
+    const p = src + <usize>s * rowBytes;
+    let q = dst + ((<usize>s * <usize>cols) << 2);
+    for (let k = 0; k < cols; k++) {
+      const kk = <usize>k << 2;
+      for (let c = 0; c < 8; c++) store<f32>(q + (<usize>c << 2), load<f32>(p + <usize>c * rowBytes + kk));
+      q += 32;
+    }
+  }
+  const t = rows - R8;
+  const tail = dst + ((<usize>R8 * <usize>cols) << 2);
+  for (let c = 0; c < t; c++) {
+    const p = src + <usize>(R8 + c) * rowBytes;
+    for (let k = 0; k < cols; k++) store<f32>(addr(tail, k, t, c), load<f32>(p + (<usize>k << 2)));
   }
 }
 
