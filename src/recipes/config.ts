@@ -246,6 +246,14 @@ export const trainConfigSchema = z
         toolTimeoutMs: z.number().int().min(100).max(600_000).optional(),
         trainSeed: z.number().int().default(1),
         testSeed: z.number().int().default(2),
+        /**
+         * Generated tasks only: the name pool of the held-out world. 'test' (default): the
+         * test split's names, which no generated training data (warm start included) uses;
+         * 'train': a train-split world of testSeed (≠ trainSeed), whose entities are new but
+         * whose names come from the pool the warm start was trained on — a diagnostic that
+         * separates "new world" from "new names" (docs/results.md, Table 1).
+         */
+        testSplit: z.enum(['test', 'train']).default('test'),
         /** Train prompts (generated with expert traces; unverified traces are dropped). */
         nTrain: z.number().int().min(1).max(M.nTrain).default(256),
         nTest: z.number().int().min(1).max(M.nTest).default(32),
@@ -260,7 +268,7 @@ export const trainConfigSchema = z
           .max(16)
           .optional(),
       })
-      .default({ source: 'generated', trainSeed: 1, testSeed: 2, nTrain: 256, nTest: 32 }),
+      .default({ source: 'generated', trainSeed: 1, testSeed: 2, testSplit: 'test', nTrain: 256, nTest: 32 }),
     /** Optimiser steps; 0 = no training, only the held-out evaluation of the starting policy (a table's Vanilla row). */
     steps: z.number().int().min(0).max(M.steps).default(24),
     batchPrompts: z.number().int().min(1).max(M.batchPrompts).default(8),
@@ -393,6 +401,12 @@ export const trainConfigSchema = z
             'an FTRL source must say which tasks train and which evaluate: trainFraction (a split seeded by trainSeed), trainLines and testLines (of one file), or testPath (evaluate on another file)',
         });
     }
+    if (c.tasks.testSplit === 'train' && c.tasks.testSeed === c.tasks.trainSeed)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tasks', 'testSeed'],
+        message: `with testSplit 'train' the held-out world must differ from the training one: testSeed ≠ trainSeed (${c.tasks.trainSeed})`,
+      });
     if (c.pact.toolCallScaleEnd > c.pact.toolCallScaleStart) {
       ctx.addIssue({
         code: 'custom',

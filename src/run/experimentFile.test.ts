@@ -29,6 +29,20 @@ describe('experiment files', () => {
     expect(e.runs[0].config.pact.anchorProb).toBe(0.4); // default untouched
   });
 
+  it("puts each run's seed into model.init where it says {seed}", () => {
+    const e = expandExperiment({
+      base: { recipe: 'sft', steps: 0 },
+      runs: [{ name: 'pact', model: { init: 'runs/table1/pact-s{seed}/checkpoint-32' } }, { name: 'vanilla' }],
+      seeds: [2, 5],
+    });
+    expect(e.runs.map((r) => [r.id, r.config.model.init])).toEqual([
+      ['pact-s2', 'runs/table1/pact-s2/checkpoint-32'],
+      ['pact-s5', 'runs/table1/pact-s5/checkpoint-32'],
+      ['vanilla-s2', 'warm-start'],
+      ['vanilla-s5', 'warm-start'],
+    ]);
+  });
+
   it('"*" expands to one run per registered recipe', () => {
     const e = expandExperiment({ runs: [{ recipe: '*' }] }, { recipeNames: ['sft', 'grpo'] });
     expect(e.runs.map((r) => [r.id, r.config.recipe])).toEqual([

@@ -112,9 +112,9 @@ export function expandExperiment(
   const ids = new Set<string>();
   for (const spec of runSpecs) {
     for (const seed of seeds) {
-      const input = mergeDeep(
-        mergeDeep(mergeDeep(base, spec.fields), { seed, name: spec.name }),
-        options.overrides ?? {},
+      const input = withSeedInInit(
+        mergeDeep(mergeDeep(mergeDeep(base, spec.fields), { seed, name: spec.name }), options.overrides ?? {}),
+        seed,
       );
       let config: TrainConfig;
       try {
@@ -134,4 +134,15 @@ export function expandExperiment(
     description: file.description,
     runs,
   };
+}
+
+/**
+ * `model.init` may name the run's seed as `{seed}`: each seed of a row starts from that
+ * seed's checkpoint of another experiment (`runs/table1/pact-s{seed}/checkpoint-32`), so a
+ * trained row can be evaluated again on another held-out set, paired by seed.
+ */
+function withSeedInInit(input: Record<string, unknown>, seed: number): Record<string, unknown> {
+  const model = input.model;
+  if (!isPlainObject(model) || typeof model.init !== 'string' || !model.init.includes('{seed}')) return input;
+  return { ...input, model: { ...model, init: model.init.replaceAll('{seed}', String(seed)) } };
 }

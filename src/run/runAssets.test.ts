@@ -7,6 +7,7 @@ import '../recipes/allRecipes';
 import { readFileSync } from 'node:fs';
 import { WARM_START_PRESET, resolveConfig } from '../recipes/config';
 import { createGeneratedSearchPrompts, prepareRunAssetsWith, type RunPlatform } from './runAssets';
+import { createNodePlatform } from './nodeRun';
 import type { Qwen3Tokenizer } from '../model/tokenizer/qwen3Tokenizer';
 import type { ToolExecutor } from '../envs/sandbox/types';
 import { readToolSearchPrompt } from '../recipes/rollouts/searchRollouts';
@@ -108,5 +109,28 @@ describe('WARM_START_PRESET', () => {
   it('is the preset the shipped warm start records', () => {
     const info = JSON.parse(readFileSync('public/warm-start/warm_start.json', 'utf8')) as { preset: string };
     expect(WARM_START_PRESET).toBe(info.preset);
+  });
+});
+
+describe('tasks.testSplit: the held-out world of generated tasks', () => {
+  it("evaluates on a train-split world of testSeed with 'train', on the test split by default", async () => {
+    await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
+    const base = { tasks: { source: 'generated' as const, trainSeed: 1, testSeed: 12, nTrain: 1, nTest: 3 } };
+    const ids = async (testSplit?: 'train' | 'test') => {
+      const assets = await prepareRunAssetsWith(
+        createNodePlatform(),
+        resolveConfig({ ...base, tasks: { ...base.tasks, testSplit } }),
+      );
+      return assets.testPrompts.map((p) => (p.kind === 'tool-use' ? p.task.id : p.kind));
+    };
+    expect(await ids('train')).toEqual(['gen-train-12-0', 'gen-train-12-1', 'gen-train-12-2']);
+    expect(await ids()).toEqual(['gen-test-12-0', 'gen-test-12-1', 'gen-test-12-2']);
+  }, 120_000);
+
+  it('refuses a train-split held-out world that is the training world', () => {
+    expect(() => resolveConfig({ tasks: { trainSeed: 4, testSeed: 4, testSplit: 'train' } })).toThrow(
+      "tasks.testSeed: with testSplit 'train' the held-out world must differ from the training one: testSeed ≠ trainSeed (4)",
+    );
+    expect(resolveConfig({ tasks: { trainSeed: 4, testSeed: 4 } }).tasks.testSplit).toBe('test');
   });
 });

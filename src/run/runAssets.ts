@@ -340,7 +340,8 @@ async function loadRunAssets(
     return finishFtrlAssets(platform, config, { policy, executor, source, ftrl, log });
   } else if (recipe.env === 'tool-use') {
     const categories = config.tasks.categories;
-    const key = `${config.tasks.trainSeed}/${config.tasks.nTrain}/${config.tasks.testSeed}/${config.tasks.nTest}/${categories?.join(',') ?? 'all'}`;
+    const t = config.tasks;
+    const key = `${t.trainSeed}/${t.nTrain}/${t.testSeed}/${t.testSplit}/${t.nTest}/${categories?.join(',') ?? 'all'}`;
     let tasks = taskCache.get(key);
     if (!tasks) {
       log(`generating ${config.tasks.nTrain} train tasks with expert traces…`);
@@ -350,7 +351,12 @@ async function loadRunAssets(
           { seed: config.tasks.trainSeed, n: config.tasks.nTrain, generator },
           executor,
         );
-        const test = generateTasks({ ...generator, seed: config.tasks.testSeed, split: 'test', n: config.tasks.nTest });
+        const test = generateTasks({
+          ...generator,
+          seed: config.tasks.testSeed,
+          split: config.tasks.testSplit,
+          n: config.tasks.nTest,
+        });
         return { train: createToolUsePrompts(train), test: createToolUsePrompts(test) };
       })();
       taskCache.set(key, tasks);
