@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildVerlArchive, describeRunId, type VerlArchive } from '../export/verl/browserExport';
 import { readBrowserSources } from '../export/verl/browserSources';
 import { exportVerl, readNodeSources, type ExportResult } from '../export/verl/exportVerl';
-import { EXPORTABLE_RECIPES } from '../export/verl/exportable';
+import { EXPORTABLE_RECIPES, findVerlExportBlocker } from '../export/verl/exportable';
 import { resolveConfig, type TrainConfig } from '../recipes/config';
 import { readTar, TAR_BLOCK } from '../storage/tar';
 import { readDefaultValues, validateSetup } from './runSetup';
@@ -118,8 +118,21 @@ describe('what the button offers', () => {
       `The toolsearcher recipe has no VeRL mapping yet; the export carries ${EXPORTABLE_RECIPES.join(', ')}.`,
     );
     expect(describeVerlExportBlocker({ ...base, recipe: 'sft' })).toMatch(/^The sft recipe has no VeRL mapping/);
-    expect(describeVerlExportBlocker({ ...base, recipe: 'ftrl', tasks: { ...base.tasks, source: 'ftrl' } })).toBe(
-      "Only generated tasks are exported yet; this setup's task source is loaded FTRL file.",
+    // FTRL: the command line exports it, the page cannot (no task file to carry the Python tools from).
+    const ftrl = { ...base.tasks, source: 'ftrl' as const };
+    expect(findVerlExportBlocker({ ...base, recipe: 'ftrl', tasks: ftrl })).toBeNull();
+    expect(describeVerlExportBlocker({ ...base, recipe: 'ftrl', tasks: ftrl })).toMatch(
+      /^This page does not export FTRL runs: its export cannot carry the task file's Python tools\. Export the run with `pact export verl --config FILE`/,
+    );
+    // pact needs expert traces, which an FTRL file has none of: refused on both sides, with pact train's reason.
+    expect(findVerlExportBlocker({ ...base, recipe: 'pact', tasks: ftrl })).toMatch(
+      /^recipe "pact" cannot train on FTRL tasks: it needs expert traces/,
+    );
+    expect(describeVerlExportBlocker({ ...base, recipe: 'pact', tasks: ftrl })).toMatch(
+      /^This run cannot be exported: recipe "pact" cannot train on FTRL tasks/,
+    );
+    expect(describeVerlExportBlocker({ ...base, tasks: { ...base.tasks, source: 'tool-repo' } })).toMatch(
+      /^Only generated tasks and FTRL files are exported/,
     );
   });
 

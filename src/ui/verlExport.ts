@@ -21,15 +21,23 @@ export const VERL_EXPORT_SUMMARY =
 
 /**
  * Why the setup cannot be exported now, in words, or null when it can: the setup must be
- * valid, its recipe one with a VeRL mapping and its tasks generated ones.
+ * valid, its recipe one with a VeRL mapping and its tasks generated ones. An FTRL setup is
+ * exported by `pact export verl` only: the page's export has no task file to carry the tools'
+ * Python sources from (exportable.ts APP_FTRL_EXPORT_BLOCKER).
  */
 export function describeVerlExportBlocker(config: Pick<TrainConfig, 'recipe' | 'tasks'> | null): string | null {
   if (config === null) return 'Fix the setup first: the export takes a valid configuration.';
-  if (findVerlExportBlocker(config) === null) return null;
+  const blocker = findVerlExportBlocker(config, 'app');
+  if (blocker === null) return null;
   if (!EXPORTABLE_RECIPES.includes(config.recipe))
     return `The ${config.recipe} recipe has no VeRL mapping yet; the export carries ${EXPORTABLE_RECIPES.join(', ')}.`;
+  if (config.tasks.source === 'ftrl')
+    return findVerlExportBlocker(config, 'cli') === null
+      ? "This page does not export FTRL runs: its export cannot carry the task file's Python tools. " +
+          'Export the run with `pact export verl --config FILE` (the same settings in an experiment file; the task file by tasks.path or $PACT_FTRL_TASKS).'
+      : `This run cannot be exported: ${blocker}.`;
   const source = OPTION_LABELS.tasks?.[config.tasks.source] ?? config.tasks.source;
-  return `Only generated tasks are exported yet; this setup's task source is ${source}.`;
+  return `Only generated tasks and FTRL files are exported; this setup's task source is ${source}.`;
 }
 
 /** A phase of the export as the progress line shows it. */

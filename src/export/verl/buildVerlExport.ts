@@ -13,6 +13,10 @@
  *                                           agent loop, actor extension) + tool_server.mjs
  *   sitecustomize.py, launch.sh, README.md
  *
+ * FTRL runs (tasks.source 'ftrl'): the rows are the lines of the run's split, read through
+ * `readTaskFile` (ftrlTasks.ts), and their tools are the tasks' Python sources, answered in a
+ * `python3 -I` process per call (pythonToolProcess.ts); there is no SFT row (no expert trace).
+ *
  * The two pieces that live outside the code come in as `sources`: the Python package's files
  * (read from src/export/verl/python/pact_verl/ by Node, imported as text by Vite in the app)
  * and the tool server bundled by esbuild (toolServerBundle.ts; at export time in Node, at
@@ -24,9 +28,11 @@ import type { ToolExecutor } from '../../envs/sandbox/types';
 import type { Task } from '../../envs/types';
 import type { TrainConfig } from '../../recipes/config';
 import { generateExpertTasks } from '../../recipes/policyVocab';
+import type { FtrlTaskSplit } from '../../run/ftrlTaskSplit';
+import { loadFtrlExportTasks, type ReadTaskFile } from './ftrlTasks';
 import { formatJsonLines, writeRlParquet, writeSftParquet } from './parquet';
 import { formatReadme } from './readme';
-import { buildSftRows, buildTestRows, buildTrainRows } from './rows';
+import { buildSftRows, buildTestRows, buildTrainRows, describeRowSettings } from './rows';
 import { formatYaml, mapTrainerSettings } from './trainerConfig';
 
 /** One file of the export: its path inside the directory, its bytes, and its permission bits when not 0o644. */
@@ -60,6 +66,8 @@ export interface VerlExportInput {
   sources: VerlExportSources;
   /** Runs the expert's tool calls while the train tasks are traced (default: an InProcessExecutor). */
   executor?: ToolExecutor;
+  /** FTRL runs: reads the task file(s) the config names (Node: exportVerl.ts; the page has none). */
+  readTaskFile?: ReadTaskFile;
   /** Called (and awaited) before each phase. */
   onProgress?: (phase: VerlExportPhase) => void | Promise<void>;
 }
@@ -68,18 +76,28 @@ export interface VerlExport {
   files: VerlExportFile[];
   trainTasks: Task[];
   testTasks: Task[];
+  /** FTRL runs: which lines train and which evaluate (the split pact train reports). */
+  taskSplit?: FtrlTaskSplit;
 }
 
 /** Permission bits of launch.sh: the user may run it as `./launch.sh` as well as `bash launch.sh`. */
 export const EXECUTABLE_MODE = 0o755;
 
-/** The run's train tasks (with verified expert traces) and held-out tasks, as the app's runAssets builds them. */
+/**
+ * The run's train and held-out tasks, as the app's runAssets builds them: generated ones (train
+ * tasks with verified expert traces), or an FTRL file's split (read with `readTaskFile`).
+ */
 export async function generateRunTasks(
   config: TrainConfig,
   executor: ToolExecutor = new InProcessExecutor(),
-): Promise<{ train: Task[]; test: Task[] }> {
+  readTaskFile?: ReadTaskFile,
+): Promise<{ train: Task[]; test: Task[]; split?: FtrlTaskSplit }> {
+  if (config.tasks.source === 'ftrl') {
+    if (!readTaskFile) throw new Error('export verl: an FTRL run needs its task file, and no reader was given');
+    return loadFtrlExportTasks(config, readTaskFile);
+  }
   if (config.tasks.source !== 'generated') {
-    throw new Error(`export verl: tasks.source "${config.tasks.source}" is not exported yet; only "generated"`);
+    throw new Error(`export verl: tasks.source "${config.tasks.source}" is not exported; only "generated" and "ftrl"`);
   }
   const generator = config.tasks.categories ? { categories: config.tasks.categories } : {};
   const train = await generateExpertTasks(
@@ -149,13 +167,13 @@ export async function buildVerlExport(input: VerlExportInput): Promise<VerlExpor
   const modelPath = input.modelPath ?? 'Qwen/Qwen3-0.6B';
   const { settings, notCarried } = mapTrainerSettings(config, { modelPath });
   await input.onProgress?.({ phase: 'tasks', nTrain: config.tasks.nTrain, nTest: config.tasks.nTest });
-  const { train, test } = await generateRunTasks(config, input.executor);
+  const { train, test, split } = await generateRunTasks(config, input.executor, input.readTaskFile);
   const files: VerlExportFile[] = [];
   const add = (path: string, data: string | ArrayBuffer | Uint8Array, mode?: number) =>
     files.push({ path, bytes: toBytes(data), ...(mode === undefined ? {} : { mode }) });
   const trainRows = buildTrainRows(config, train);
   await input.onProgress?.({ phase: 'files', nTrainRows: trainRows.length });
-  const testRows = buildTestRows(test);
+  const testRows = buildTestRows(test, describeRowSettings(config));
   const sftRows = buildSftRows(train);
   add('data/train.parquet', writeRlParquet(trainRows));
   add('data/test.parquet', writeRlParquet(testRows));
@@ -189,7 +207,8 @@ export async function buildVerlExport(input: VerlExportInput): Promise<VerlExpor
       nTest: testRows.length,
       nSft: sftRows.length,
       modelPath,
+      taskSplit: split,
     }),
   );
-  return { files, trainTasks: train, testTasks: test };
+  return { files, trainTasks: train, testTasks: test, ...(split ? { taskSplit: split } : {}) };
 }

@@ -3,14 +3,17 @@
  * launches with one command (docs/verl-export.md). The files are built in memory by
  * buildVerlExport.ts (the app builds the same ones and downloads them as one .tar); this
  * is the Node side: it reads the experiment file, the Python package from
- * python/pact_verl/, bundles the tool server with esbuild, and writes the directory.
+ * python/pact_verl/, bundles the tool server with esbuild, reads an FTRL run's task file as
+ * `pact train` does (run/nodeRun.ts), and writes the directory.
  */
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Task } from '../../envs/types';
 import { expandExperiment, type ExperimentRun } from '../../run/experimentFile';
+import type { FtrlTaskSplit } from '../../run/ftrlTaskSplit';
 import { buildVerlExport, type VerlExportSources } from './buildVerlExport';
+import type { ReadTaskFile } from './ftrlTasks';
 import { bundleToolServer } from './toolServerBundle';
 import { EXPORTABLE_RECIPES } from './exportable';
 
@@ -34,7 +37,15 @@ export interface ExportResult {
   files: string[];
   trainTasks: Task[];
   testTasks: Task[];
+  /** FTRL runs: which lines train and which evaluate. */
+  taskSplit?: FtrlTaskSplit;
 }
+
+/** Reads an FTRL task file as `pact train` does: tasks.path, else $PACT_FTRL_TASKS, else ../shared/data/ftrl/test.jsonl. */
+export const readNodeTaskFile: ReadTaskFile = async (file) => {
+  const { createNodePlatform } = await import('../../run/nodeRun');
+  return createNodePlatform().readTaskFile!(file);
+};
 
 /** The run to export: the one whose id or name is `run`, else the first. */
 export function selectRun(runs: readonly ExperimentRun[], run?: string): ExperimentRun {
@@ -74,15 +85,25 @@ export async function exportVerl(options: ExportOptions): Promise<ExportResult> 
     experimentName: experiment.name,
     modelPath: options.modelPath,
     sources: await readNodeSources(),
+    readTaskFile: readNodeTaskFile,
     onProgress: (p) => {
-      if (p.phase === 'tasks')
-        log(`exporting run ${run.id} (${config.recipe}): generating ${p.nTrain} train tasks with expert traces…`);
+      if (p.phase !== 'tasks') return;
+      if (config.tasks.source === 'ftrl')
+        log(`exporting run ${run.id} (${config.recipe}): reading the FTRL task file…`);
+      else log(`exporting run ${run.id} (${config.recipe}): generating ${p.nTrain} train tasks with expert traces…`);
     },
   });
+  if (built.taskSplit) log(built.taskSplit.statement);
   for (const file of built.files) {
     const target = path.join(options.outDir, file.path);
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, file.bytes);
   }
-  return { run, files: built.files.map((f) => f.path), trainTasks: built.trainTasks, testTasks: built.testTasks };
+  return {
+    run,
+    files: built.files.map((f) => f.path),
+    trainTasks: built.trainTasks,
+    testTasks: built.testTasks,
+    ...(built.taskSplit ? { taskSplit: built.taskSplit } : {}),
+  };
 }

@@ -41,6 +41,7 @@ export const EXTRA_INFO_FIELDS: readonly [string, 'string' | 'int' | 'double'][]
   ['prefix_level', 'int'],
   ['tools', 'string'],
   ['implementations', 'string'],
+  ['tool_timeout_ms', 'int'],
   ['expert_trace', 'string'],
 ];
 

@@ -18,10 +18,32 @@ import { REASONING_SCHEDULES, TOOL_CALL_SCHEDULES, toAlgorithmStep, tokenKeepFra
 import { DEFAULT_SYSTEM_PROMPT, formatUserPrompt } from '../../envs/rollout';
 import type { Task } from '../../envs/types';
 import type { TrainConfig } from '../../recipes/config';
+import { DEFAULT_FTRL_EVAL_SETTINGS } from '../../run/ftrlEvalSettings';
 import { renderPrivilegedTrace, renderTraceMessages } from '../../traces/render';
 
 export const VERL_DATA_SOURCE = 'pact/generated';
+/** data_source of the rows of an FTRL task file (tasks.source 'ftrl'). */
+export const VERL_FTRL_DATA_SOURCE = 'pact/ftrl';
 export const VERL_ABILITY = 'tool-use';
+
+/** The app's per-call time limit for the generated tasks' JavaScript stubs (RolloutEnv's default). */
+export const STUB_TOOL_TIMEOUT_MS = 2000;
+
+/** What every row of a run shares: where its tasks come from and its tools' time limit. */
+export interface RowSettings {
+  dataSource: string;
+  /** ms per tool call: tasks.toolTimeoutMs (default FTRL evaluation's) for FTRL's Python tools, else the stubs'. */
+  toolTimeoutMs: number;
+}
+
+export function describeRowSettings(config: Pick<TrainConfig, 'tasks'>): RowSettings {
+  return config.tasks.source === 'ftrl'
+    ? {
+        dataSource: VERL_FTRL_DATA_SOURCE,
+        toolTimeoutMs: config.tasks.toolTimeoutMs ?? DEFAULT_FTRL_EVAL_SETTINGS.toolTimeoutMs,
+      }
+    : { dataSource: VERL_DATA_SOURCE, toolTimeoutMs: STUB_TOOL_TIMEOUT_MS };
+}
 
 export interface ChatMessageRow {
   role: string;
@@ -52,8 +74,10 @@ export interface ExtraInfo {
   prefix_level: number;
   /** JSON: the task's OpenAI tool schemas, as the app renders them into the prompt. */
   tools: string;
-  /** JSON: tool name → {language, source}, the stubs the tools answer with. */
+  /** JSON: tool name → {language, source}, the stubs (or FTRL's Python tools) the tools answer with. */
   implementations: string;
+  /** ms a tool call may run (RowSettings.toolTimeoutMs). */
+  tool_timeout_ms: number;
   /** JSON: h* as tagged spans + prefixChunkCounts (see ExpertTraceExport), or '' without a trace. */
   expert_trace: string;
 }
@@ -122,11 +146,12 @@ export function describeSftStep(config: TrainConfig, step: number): { lambdaA: n
 
 function buildRow(
   task: Task,
-  extra: Omit<ExtraInfo, 'task_id' | 'category' | 'tools' | 'implementations' | 'expert_trace'>,
+  settings: RowSettings,
+  extra: Omit<ExtraInfo, 'task_id' | 'category' | 'tools' | 'implementations' | 'tool_timeout_ms' | 'expert_trace'>,
 ): VerlRow {
   const trace = exportExpertTrace(task);
   return {
-    data_source: VERL_DATA_SOURCE,
+    data_source: settings.dataSource,
     prompt: buildPromptMessages(task),
     ability: VERL_ABILITY,
     reward_model: { style: 'rule', ground_truth: JSON.stringify(buildGroundTruth(task)) },
@@ -136,6 +161,7 @@ function buildRow(
       category: task.category,
       tools: JSON.stringify(task.tools),
       implementations: JSON.stringify(task.implementations),
+      tool_timeout_ms: settings.toolTimeoutMs,
       expert_trace: trace ? JSON.stringify(trace) : '',
     },
   };
@@ -170,6 +196,7 @@ export function listTrainOrder(config: TrainConfig, nTasks: number): number[][] 
 export function buildTrainRows(config: TrainConfig, tasks: readonly Task[]): VerlRow[] {
   if (tasks.length === 0) throw new Error('export verl: the run has no train tasks');
   const order = listTrainOrder(config, tasks.length);
+  const settings = describeRowSettings(config);
   const rows: VerlRow[] = [];
   order.forEach((indices, s) => {
     const step = toAlgorithmStep(s);
@@ -180,7 +207,7 @@ export function buildTrainRows(config: TrainConfig, tasks: readonly Task[]): Ver
       const task = tasks[index];
       const gate = gates ? (task.expertTrace ? gates[position] : 1) : -1;
       rows.push(
-        buildRow(task, {
+        buildRow(task, settings, {
           split: 'train',
           index,
           step,
@@ -196,9 +223,9 @@ export function buildTrainRows(config: TrainConfig, tasks: readonly Task[]): Ver
 }
 
 /** The held-out tasks, one row each, in the app's order. */
-export function buildTestRows(tasks: readonly Task[]): VerlRow[] {
+export function buildTestRows(tasks: readonly Task[], settings: RowSettings): VerlRow[] {
   return tasks.map((task, index) =>
-    buildRow(task, {
+    buildRow(task, settings, {
       split: 'test',
       index,
       step: 0,

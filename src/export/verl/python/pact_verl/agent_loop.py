@@ -1,6 +1,7 @@
 """``pact_tool_agent``: VeRL's ToolAgentLoop with the app's per-task tools. The prompt shows the
 task's own tool schemas (extra_info.tools, as the app's RolloutEnv renders them), and every
-call is answered by the task's own stub (extra_info.implementations) through tools.answer_call.
+call is answered by the task's own stub (extra_info.implementations) through tools.answer_call,
+within the row's time limit (extra_info.tool_timeout_ms).
 
 Tested (src/export/verl/agentLoop.test.ts, python/tests/check_agent_loop.py) inside the VeRL
 snapshot's own agent_loop.py / tool_agent_loop.py / hermes parser, loaded by path with Ray, Hydra,
@@ -31,6 +32,7 @@ class PactToolAgentLoop(ToolAgentLoop):
         extra = kwargs.get("extra_info") or {}
         self._pact_tools = json.loads(extra.get("tools") or "[]")
         self._pact_impls = json.loads(extra.get("implementations") or "{}")
+        self._pact_timeout_ms = extra.get("tool_timeout_ms")
         self.tool_schemas = self._pact_tools
         return await super().run(sampling_params, **kwargs)
 
@@ -39,5 +41,5 @@ class PactToolAgentLoop(ToolAgentLoop):
             args = json.loads(tool_call.arguments)
         except Exception as e:  # noqa: BLE001
             return ToolResponse(text=f"error: the <tool_call> block is not valid JSON ({e})"), 0.0, {}
-        _, output = answer_call(tool_call.name, args, self._pact_tools, self._pact_impls)
+        _, output = answer_call(tool_call.name, args, self._pact_tools, self._pact_impls, self._pact_timeout_ms)
         return ToolResponse(text=output), 0.0, {}

@@ -1,6 +1,10 @@
 """The tasks' tools for VeRL: each call answered by the app's own code (RolloutEnv's schema
-check, then the task's JavaScript stub in the app's executor) through one Node subprocess
-(tool_server.mjs beside this file), so a tool answers in VeRL exactly as in the app."""
+check, then the task's JavaScript stub in the app's executor, or an FTRL task's Python source
+in a fresh `python -I` process with the app's Python runtime, its environment empty, its
+working folder a new empty one, CPU/memory/file-size/process rlimits and the row's time
+limit) through one Node subprocess (tool_server.mjs beside this file), so a tool answers in
+VeRL exactly as in the app. The Python process is a process boundary, not the app's Pyodide
+sandbox: a tool can read what the user running VeRL can read (docs/verl-export.md)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import itertools
 import json
 import os
 import subprocess
+import sys
 import threading
 from typing import Any, Optional
 from uuid import uuid4
@@ -18,17 +23,28 @@ TOOL_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_ser
 class NodeToolServer:
     """A `node tool_server.mjs` subprocess: one JSON request a line, one answer a line."""
 
-    def __init__(self, script: str = TOOL_SERVER, node: str = "node"):
+    def __init__(self, script: str = TOOL_SERVER, node: str = "node", python: Optional[str] = None):
+        # FTRL's Python tools run under this interpreter (each call its own `python -I` process).
+        python = python or os.environ.get("PACT_VERL_TOOL_PYTHON") or sys.executable or "python3"
         self._proc = subprocess.Popen(
-            [node, script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1
+            [node, script, "--python", python],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            bufsize=1,
         )
         self._lock = threading.Lock()
         self._ids = itertools.count()
 
-    def call(self, name: str, arguments: Any, tools: list, implementations: dict) -> tuple[bool, str]:
+    def call(
+        self, name: str, arguments: Any, tools: list, implementations: dict, timeout_ms: Optional[int] = None
+    ) -> tuple[bool, str]:
         with self._lock:
             rid = next(self._ids)
             request = {"id": rid, "name": name, "arguments": arguments, "tools": tools, "implementations": implementations}
+            if timeout_ms is not None and timeout_ms > 0:
+                request["timeout_ms"] = int(timeout_ms)
             self._proc.stdin.write(json.dumps(request) + "\n")
             self._proc.stdin.flush()
             answer = json.loads(self._proc.stdout.readline())
@@ -52,23 +68,12 @@ def shared_server() -> NodeToolServer:
     return _SERVER
 
 
-def run_python_tool(source: str, name: str, arguments: dict) -> tuple[bool, str]:
-    """FTRL-style Python tools (a function named like the tool): run in a fresh namespace.
-    Departure: the app runs them in Pyodide; here they run in this interpreter."""
-    namespace: dict = {}
-    try:
-        exec(compile(source, f"<tool {name}>", "exec"), namespace)
-        value = namespace[name](**arguments)
-    except Exception as e:  # noqa: BLE001 - a tool error is an observation
-        return False, f"an error occured when call {name}: {e}"
-    return True, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def answer_call(name: str, arguments: Any, tools: list, implementations: dict) -> tuple[bool, str]:
-    impl = implementations.get(name) if isinstance(implementations, dict) else None
-    if impl and impl.get("language") == "python":
-        return run_python_tool(impl["source"], name, arguments)
-    return shared_server().call(name, arguments, tools, implementations)
+def answer_call(
+    name: str, arguments: Any, tools: list, implementations: dict, timeout_ms: Optional[int] = None
+) -> tuple[bool, str]:
+    """One call as the app answers it; `timeout_ms` is the row's extra_info.tool_timeout_ms
+    (absent: the app's 2000 ms for JavaScript stubs)."""
+    return shared_server().call(name, arguments, tools, implementations, timeout_ms)
 
 
 try:  # the VeRL tool class, where VeRL is installed
@@ -85,13 +90,15 @@ try:  # the VeRL tool class, where VeRL is installed
 
         async def create(self, instance_id: Optional[str] = None, **kwargs):
             instance_id = instance_id or str(uuid4())
-            create_kwargs = kwargs.get("create_kwargs", {}) or {}
+            create_kwargs = kwargs.get("create_kwargs", {}) or {}  # tools, implementations, timeout_ms
             self._instances[instance_id] = create_kwargs
             return instance_id, ToolResponse()
 
         async def execute(self, instance_id: str, parameters: dict, **kwargs):
             task = self._instances.get(instance_id, {})
-            _, output = answer_call(self.name, parameters, task.get("tools", []), task.get("implementations", {}))
+            _, output = answer_call(
+                self.name, parameters, task.get("tools", []), task.get("implementations", {}), task.get("timeout_ms")
+            )
             return ToolResponse(text=output), 0.0, {}
 
         async def release(self, instance_id: str, **kwargs) -> None:

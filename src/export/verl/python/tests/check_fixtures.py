@@ -175,8 +175,11 @@ def main():
 
     # Tools: the exported tool server, through the Python client.
     if fx.get("tools"):
-        server = tools.NodeToolServer(script=fx["tools"]["server"])
-        out["tools"] = [list(server.call(c["name"], c["arguments"], c["tools"], c["implementations"])) for c in fx["tools"]["calls"]]
+        server = tools.NodeToolServer(script=fx["tools"]["server"], python=fx["tools"].get("python"))
+        out["tools"] = [
+            list(server.call(c["name"], c["arguments"], c["tools"], c["implementations"], c.get("timeout_ms")))
+            for c in fx["tools"]["calls"]
+        ]
         server.close()
 
     # Exported rows: the gate each train row carries, recomputed from the seed.

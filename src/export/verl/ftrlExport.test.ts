@@ -1,0 +1,400 @@
+/**
+ * `pact export verl` of an FTRL run (tasks.source 'ftrl'), on a task file written here (not
+ * benchmark data: the two hand-written lines of run/ftrlTestLines.ts and three lines whose
+ * Python tools raise, loop, call os.system, read files and probe their process):
+ *
+ * - the rows are the lines of pact train's split (splitFtrlTasks, computed here), in the
+ *   trainer's data order, with the fields FTRL's compute_solve_f1 reads (answer, unsolved_set);
+ * - every call answers through the exported tool server (and its Python client) with the very
+ *   text the app's executor gives (RolloutEnv.step over Pyodide, the app's FTRL executor),
+ *   a valid call, missing/extra arguments, an unknown tool, a raise, a loop past
+ *   tasks.toolTimeoutMs, os.system, long and structured outputs;
+ * - what the docs claim of the process boundary holds: an empty environment, an empty
+ *   working folder removed afterwards, address-space / file-size / CPU limits enforced, no
+ *   new process for an unprivileged user; and what they say it does not stop (reading
+ *   /etc/passwd) is so.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parquetReadObjects } from 'hyparquet';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRng, permutation } from '../../core/rng';
+import { FTRL_INSTRUCTION } from '../../envs/ftrl/importFtrl';
+import { LanguageRoutingExecutor } from '../../envs/ftrl/languageExecutor';
+import { createNodePyodideExecutor } from '../../envs/ftrl/pyodideExecutorNode';
+import { RolloutEnv } from '../../envs/rollout';
+import type { Task, ToolCall } from '../../envs/types';
+import { resolveConfig } from '../../recipes/config';
+import { splitFtrlTasks } from '../../run/ftrlTaskSplit';
+import { capitalCodeLine, capitalLine, riverLine } from '../../run/ftrlTestLines';
+import { formatToolCallBlock } from '../../traces/render';
+import { exportVerl, type ExportResult } from './exportVerl';
+import { runPythonToolProcess } from './pythonToolProcess';
+import { findVerlTestPython, runPythonCheck } from './testPython';
+
+/** An FTRL line with several Python tools, each with one string parameter `x`. */
+function toolLine(question: string, codes: Record<string, string>, answer: string): string {
+  const tools = Object.keys(codes).map((name) => ({
+    type: 'function',
+    function: {
+      name,
+      description: `The ${name} tool.`,
+      parameters: { type: 'object', properties: { x: { type: 'string', description: 'x' } }, required: ['x'] },
+    },
+  }));
+  const first = Object.keys(codes)[0];
+  return JSON.stringify({
+    messages: [{ role: 'user', content: `${FTRL_INSTRUCTION}\nQuestion: ${question}` }],
+    tools: JSON.stringify(tools),
+    codes: JSON.stringify(codes),
+    unsolved_set: JSON.stringify({ [first]: [answer] }),
+    answer,
+    data_source: 'self/single_hop',
+  });
+}
+
+const PROBE_CODES: Record<string, string> = {
+  loop: 'def loop(x):\n    while True:\n        pass\n',
+  shell: "def shell(x):\n    import os\n    return str(os.system('echo hi'))\n",
+  shaped: "def shaped(x):\n    print('noise')\n    return {'x': x, 'n': [1, 2.5, None, True], 'é': 'ü'}\n",
+  long: "def long(x):\n    return 'ab' * 3000\n",
+  plain: 'def plain(x):\n    return 7 / 2\n',
+  narrow: 'def narrow(y):\n    return y\n',
+};
+
+const CONTAIN_CODES: Record<string, string> = {
+  environ: 'def environ(x):\n    import json, os\n    return json.dumps(dict(os.environ))\n',
+  where: 'def where(x):\n    import json, os\n    return json.dumps([os.getcwd(), os.listdir(".")])\n',
+  passwd: "def passwd(x):\n    return open('/etc/passwd').read()[:5]\n",
+  grab: 'def grab(x):\n    return str(len(bytearray(3 * 1024 ** 3)))\n',
+  scribble:
+    "def scribble(x):\n    with open('big', 'wb') as f:\n        f.write(b'0' * (9 * 1024 * 1024))\n    return 'written'\n",
+  limits: `def limits(x):
+    import json, resource
+    return json.dumps({k: resource.getrlimit(getattr(resource, k)) for k in ('RLIMIT_CPU', 'RLIMIT_AS', 'RLIMIT_FSIZE', 'RLIMIT_NPROC', 'RLIMIT_CORE')})
+`,
+  spawn: "def spawn(x):\n    import subprocess\n    return subprocess.run(['true']).returncode\n",
+};
+
+const FILE_LINES = [
+  capitalLine({ goldArgs: { code: 'FR' } }),
+  riverLine({ goldArgs: { name: 'Nile' } }),
+  toolLine('What does the loop say?', PROBE_CODES, 'nothing'),
+  toolLine('Where am I?', CONTAIN_CODES, 'here'),
+  capitalCodeLine({ code: 'DE', decoys: 1 }),
+];
+
+const TOOL_TIMEOUT_MS = 1500;
+
+function experiment(tasksFile: string) {
+  return {
+    name: 'ftrl-tiny',
+    base: {
+      recipe: 'ftrl',
+      tasks: {
+        source: 'ftrl',
+        path: tasksFile,
+        trainLines: '1-3',
+        testLines: '4-5',
+        nTrain: 3,
+        nTest: 2,
+        toolTimeoutMs: TOOL_TIMEOUT_MS,
+      },
+      steps: 5,
+      batchPrompts: 2,
+      miniBatchPrompts: 1,
+      rolloutsPerPrompt: 2,
+      maxTurns: 3,
+    },
+    runs: [{ name: 'ftrl' }, { name: 'grpo', recipe: 'grpo' }, { name: 'pact', recipe: 'pact' }],
+    seeds: [4],
+  };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Row = Record<string, any>;
+
+let root: string;
+let tasksFile: string;
+let configPath: string;
+let dir: string;
+let result: ExportResult;
+
+async function readParquet(file: string): Promise<Row[]> {
+  const buf = readFileSync(file);
+  return (await parquetReadObjects({
+    file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
+  })) as Row[];
+}
+
+/** A python3 the exported server can start (any CPython 3 with `resource`), or why not. */
+function findPython(): { python?: string; reason?: string } {
+  for (const python of ['/usr/bin/python3', 'python3']) {
+    const r = spawnSync(python, ['-c', 'import resource, json'], { stdio: 'ignore' });
+    if (r.status === 0) return { python };
+  }
+  return { reason: 'no python3 with the resource module' };
+}
+const PY = findPython();
+
+beforeAll(async () => {
+  root = mkdtempSync(path.join(tmpdir(), 'pact-ftrl-export-'));
+  tasksFile = path.join(root, 'tasks.jsonl');
+  writeFileSync(tasksFile, FILE_LINES.join('\n') + '\n');
+  configPath = path.join(root, 'ftrl-tiny.json');
+  writeFileSync(configPath, JSON.stringify(experiment(tasksFile)));
+  dir = path.join(root, 'out');
+  result = await exportVerl({ configPath, outDir: dir, run: 'ftrl' });
+}, 120_000);
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('pact export verl on an FTRL task file', () => {
+  it("writes pact train's split: train rows in the trainer's order, held-out rows, compute_solve_f1's fields", async () => {
+    const config = resolveConfig({ ...experiment(tasksFile).base, seed: 4 });
+    const split = splitFtrlTasks({
+      train: { name: tasksFile, text: readFileSync(tasksFile, 'utf8') },
+      tasks: config.tasks,
+    });
+    expect(split.train.map((t) => t.line)).toEqual([1, 2, 3]);
+    expect(split.test.map((t) => t.line)).toEqual([4, 5]);
+    expect(result.taskSplit?.statement).toBe(split.split.statement);
+    const train: Task[] = split.train.map((t) => t.task);
+    const rows = await readParquet(path.join(dir, 'data/train.parquet'));
+    expect(rows.length).toBe(config.steps * config.batchPrompts);
+    rows.forEach((row, r) => {
+      const epoch = Math.floor(r / train.length);
+      const index = permutation(train.length, createRng(4).split(`data/epoch${epoch}`))[r % train.length];
+      const task = train[index];
+      const e = row.extra_info;
+      expect([Number(e.index), Number(e.step), Number(e.position)]).toEqual([index, Math.floor(r / 2) + 1, r % 2]);
+      expect(row.data_source).toBe('pact/ftrl');
+      expect(e.task_id).toBe(task.id);
+      expect(row.prompt[1].content).toContain(task.question);
+      expect(JSON.parse(row.reward_model.ground_truth)).toEqual({
+        answer: task.answer,
+        gold_calls: task.goldCalls ?? [],
+        unsolved_set: task.unsolvedSet,
+      });
+      expect(JSON.parse(e.implementations)).toEqual(task.implementations);
+      expect(Object.values(JSON.parse(e.implementations)).every((i) => (i as Row).language === 'python')).toBe(true);
+      expect(JSON.parse(e.tools)).toEqual(task.tools);
+      expect(Number(e.tool_timeout_ms)).toBe(TOOL_TIMEOUT_MS);
+      expect([Number(e.pact_gate), e.expert_trace]).toEqual([-1, '']);
+    });
+    const test = await readParquet(path.join(dir, 'data/test.parquet'));
+    expect(test.map((r) => r.extra_info.task_id)).toEqual(split.test.map((t) => t.task.id));
+    expect(test.map((r) => JSON.parse(r.reward_model.ground_truth).unsolved_set)).toEqual(
+      split.test.map((t) => t.task.unsolvedSet),
+    );
+    expect(readFileSync(path.join(dir, 'data/sft.json'), 'utf8')).toBe('');
+    const readme = readFileSync(path.join(dir, 'README.md'), 'utf8');
+    expect(readme).toContain(split.split.statement);
+    expect(readme).toContain('This is a process boundary, not the Pyodide sandbox the app runs these tools in');
+    expect(readme).toContain(`timed out after ${TOOL_TIMEOUT_MS} ms`);
+  });
+
+  it('refuses what pact train refuses on FTRL files, with its reason', async () => {
+    await expect(exportVerl({ configPath, outDir: path.join(root, 'pact'), run: 'pact' })).rejects.toThrow(
+      /recipe "pact" cannot train on FTRL tasks: it needs expert traces/,
+    );
+    const noGold = path.join(root, 'nogold.json');
+    const e = experiment(tasksFile);
+    writeFileSync(noGold, JSON.stringify({ ...e, base: { ...e.base, recipe: 'matchtir' }, runs: [{ name: 'm' }] }));
+    await expect(exportVerl({ configPath: noGold, outDir: path.join(root, 'm') })).rejects.toThrow(
+      /recipe "matchtir" cannot train on FTRL tasks: MatchTIR's turn rewards match .* 1 of 3 train tasks carry none/,
+    );
+    const grpo = await exportVerl({ configPath, outDir: path.join(root, 'grpo'), run: 'grpo' });
+    expect(grpo.trainTasks.map((t) => t.id)).toEqual(result.trainTasks.map((t) => t.id));
+  }, 60_000);
+});
+
+/** Sends each request to a running tool server and collects the answers in order. */
+function askServer(
+  server: { stdin: NodeJS.WritableStream; stdout: NodeJS.ReadableStream },
+  requests: object[],
+): Promise<[boolean, string][]> {
+  return new Promise((resolve) => {
+    let buf = '';
+    const got: [boolean, string][] = [];
+    server.stdout.on('data', (d: Buffer) => {
+      buf += d.toString('utf8');
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const a = JSON.parse(buf.slice(0, nl)) as { ok: boolean; output: string };
+        buf = buf.slice(nl + 1);
+        got.push([a.ok, a.output]);
+        if (got.length === requests.length) resolve(got);
+      }
+    });
+    requests.forEach((r, id) => server.stdin.write(JSON.stringify({ id, ...r }) + '\n'));
+  });
+}
+
+function startServer(python: string, options: { env?: NodeJS.ProcessEnv; asUser?: number } = {}) {
+  const script = path.join(dir, 'pact_verl/tool_server.mjs');
+  const args = [script, '--python', python];
+  const [cmd, argv] =
+    options.asUser === undefined
+      ? ['node', args]
+      : ['setpriv', [`--reuid=${options.asUser}`, `--regid=${options.asUser}`, '--clear-groups', 'node', ...args]];
+  return spawn(cmd, argv, { stdio: ['pipe', 'pipe', 'inherit'], env: options.env ?? process.env });
+}
+
+describe('the exported Python tools answer as the app does', () => {
+  const probeTask = () => result.trainTasks.find((t) => t.implementations.loop)!;
+  const capitalTask = () => result.trainTasks.find((t) => t.implementations.country_capital)!;
+  const containTask = () => result.testTasks.find((t) => t.implementations.environ)!;
+  const request = (task: Task, call: ToolCall) => ({
+    ...call,
+    tools: task.tools,
+    implementations: task.implementations,
+    timeout_ms: TOOL_TIMEOUT_MS,
+  });
+
+  it('every call, through the tool server and its Python client, is the text of the app executor', async () => {
+    if (!PY.python) {
+      console.warn(`ftrlExport.test.ts: Python tools not checked: ${PY.reason}`);
+      return;
+    }
+    const calls: [Task, ToolCall][] = [
+      [capitalTask(), { name: 'country_capital', arguments: { code: 'FR' } }], // valid
+      [capitalTask(), { name: 'country_capital', arguments: { code: 'XX' } }], // the tool raises
+      [capitalTask(), { name: 'country_capital', arguments: {} }], // missing argument
+      [capitalTask(), { name: 'country_capital', arguments: { code: 'FR', extra: 1 } }], // extra argument
+      [capitalTask(), { name: 'no_such_tool', arguments: { code: 'FR' } }], // unknown tool
+      [capitalTask(), { name: 'country_capital', arguments: { code: 7 } }], // wrong type
+      [probeTask(), { name: 'loop', arguments: { x: 'a' } }], // past tasks.toolTimeoutMs
+      [probeTask(), { name: 'shell', arguments: { x: 'a' } }], // os.system
+      [probeTask(), { name: 'shaped', arguments: { x: 'ß' } }], // print() and a dict
+      [probeTask(), { name: 'long', arguments: { x: 'a' } }], // cut at 4000 characters
+      [probeTask(), { name: 'plain', arguments: { x: 'a' } }], // a float
+      [probeTask(), { name: 'narrow', arguments: { x: 'a' } }], // the schema's argument is not the def's
+    ];
+    // The app: RolloutEnv.step over the app's FTRL executor (Pyodide), with the run's limit.
+    const executor = new LanguageRoutingExecutor({ python: createNodePyodideExecutor({ timeoutMs: TOOL_TIMEOUT_MS }) });
+    const expected: [boolean, string][] = [];
+    try {
+      for (const [task, call] of calls) {
+        const env = new RolloutEnv({ executor, renderChat: () => '', maxTurns: 10, timeoutMs: TOOL_TIMEOUT_MS });
+        env.reset(task);
+        const { turn } = await env.step(`<think>x</think>${formatToolCallBlock(call)}<|im_end|>`);
+        expected.push([turn.outputs[0].ok, turn.outputs[0].output]);
+      }
+    } finally {
+      executor.dispose();
+    }
+    // The texts are what they should be, not only equal (a sanity check of the comparison).
+    expect(expected[0]).toEqual([true, 'Paris (of BE, DE, FR)']);
+    expect(expected[1]).toEqual([false, "an error occured when call country_capital: unknown code 'XX'"]);
+    expect(expected[6]).toEqual([false, `an error occured when call loop: timed out after ${TOOL_TIMEOUT_MS} ms`]);
+    expect(expected[7]).toEqual([
+      false,
+      'an error occured when call shell: os.system is not available in the tool sandbox',
+    ]);
+    expect(expected[9][1]).toMatch(/^(ab){2000} …\[output cut at 4000 characters\]$/);
+
+    const server = startServer(PY.python);
+    const answers = await askServer(
+      server,
+      calls.map(([task, call]) => request(task, call)),
+    );
+    server.stdin.end();
+    expect(answers).toEqual(expected);
+
+    const torch = findVerlTestPython();
+    if (!torch.python) {
+      console.warn(`ftrlExport.test.ts: Python client not checked: ${torch.reason}`);
+      return;
+    }
+    const out = runPythonCheck(torch.python, {
+      tools: {
+        server: path.join(dir, 'pact_verl/tool_server.mjs'),
+        python: PY.python,
+        calls: calls.map(([task, call]) => request(task, call)),
+      },
+    });
+    expect(out.tools).toEqual(expected);
+  }, 120_000);
+
+  it('a tool runs with an empty environment in an empty folder, removed after the call, within its limits', async () => {
+    if (!PY.python) {
+      console.warn(`ftrlExport.test.ts: process limits not checked: ${PY.reason}`);
+      return;
+    }
+    const task = containTask();
+    const names = ['environ', 'where', 'passwd', 'grab', 'scribble', 'limits', 'spawn'];
+    const server = startServer(PY.python, { env: { ...process.env, PACT_SECRET: 'do-not-leak' } });
+    const answers = await askServer(
+      server,
+      names.map((name) => request(task, { name, arguments: { x: 'a' } })),
+    );
+    server.stdin.end();
+    const [environ, where, passwd, grab, scribble, limits] = answers;
+    expect(environ).toEqual([true, '{}']);
+    const [cwd, listing] = JSON.parse(where[1]) as [string, string[]];
+    expect(path.basename(cwd)).toMatch(/^pact-tool-/);
+    expect(listing).toEqual([]);
+    expect(existsSync(cwd)).toBe(false);
+    // Not contained, as the docs say: a tool reads what the user running VeRL can read.
+    expect(passwd).toEqual([true, readFileSync('/etc/passwd', 'utf8').slice(0, 5)]);
+    // 3 GiB over the 2 GiB address space; 9 MiB over the 8 MiB file size.
+    expect(grab).toEqual([false, 'an error occured when call grab: ']);
+    expect(scribble).toEqual([false, 'an error occured when call scribble: [Errno 27] File too large']);
+    const cpu = Math.ceil(TOOL_TIMEOUT_MS / 1000) + 1;
+    expect(JSON.parse(limits[1])).toEqual({
+      RLIMIT_CPU: [cpu, cpu + 1],
+      RLIMIT_AS: [2048 * 1024 ** 2, 2048 * 1024 ** 2],
+      RLIMIT_FSIZE: [8 * 1024 ** 2, 8 * 1024 ** 2],
+      RLIMIT_NPROC: [0, 0],
+      RLIMIT_CORE: [0, 0],
+    });
+  }, 60_000);
+
+  it('the CPU limit stops a tool that burns CPU before the wall clock does', async () => {
+    if (!PY.python) return;
+    const burn = 'def burn(x):\n    while True:\n        pass\n';
+    // A 1 s CPU limit under a 20 s wall limit: SIGXCPU after about a second.
+    const t0 = Date.now();
+    const r = await runPythonToolProcess(PY.python, burn, 'burn', { x: 'a' }, 20_000, {
+      addressSpaceMb: 2048,
+      fileSizeMb: 8,
+      cpuSeconds: 1,
+    });
+    expect(r).toEqual({
+      ok: false,
+      output: 'an error occured when call burn: the Python tool process stopped (SIGXCPU)',
+    });
+    expect(Date.now() - t0).toBeLessThan(10_000);
+  }, 30_000);
+
+  it('an unprivileged user cannot start a process from a tool (RLIMIT_NPROC 0)', async () => {
+    if (!PY.python) return;
+    const isRoot = process.getuid?.() === 0;
+    const hasSetpriv = spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
+    if (!isRoot) {
+      // Already unprivileged: the server runs as we are.
+    } else if (!hasSetpriv) {
+      console.warn(
+        'ftrlExport.test.ts: RLIMIT_NPROC not checked: running as root without setpriv (Linux does not apply it to root)',
+      );
+      return;
+    }
+    // As root, the server runs as nobody (65534), which must read the export.
+    if (isRoot) for (const p of [root, dir, path.join(dir, 'pact_verl')]) chmodSync(p, 0o755);
+    const task = containTask();
+    const server = startServer(PY.python, isRoot ? { asUser: 65534 } : {});
+    const [spawnAnswer, whereAnswer] = await askServer(server, [
+      request(task, { name: 'spawn', arguments: { x: 'a' } }),
+      request(task, { name: 'where', arguments: { x: 'a' } }),
+    ]);
+    server.stdin.end();
+    expect(spawnAnswer).toEqual([
+      false,
+      'an error occured when call spawn: [Errno 11] Resource temporarily unavailable',
+    ]);
+    expect(whereAnswer[0]).toBe(true); // the tool itself ran
+  }, 30_000);
+});
