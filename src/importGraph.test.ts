@@ -24,6 +24,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LAYERS: Readonly<Record<string, number>> = {
   /** Static files the app serves as they are (no code): any layer may read them. */
   public: 0,
+  /** Committed results and docs figures, which the page imports as data at build time (`?raw`, a .png). */
+  results: 0,
+  docs: 0,
   core: 0,
   model: 1,
   envs: 2,
