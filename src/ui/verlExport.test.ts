@@ -3,7 +3,8 @@
  * exported by the app's builder with the sources Vite gives the page (the Python package
  * through import.meta.glob, the tool server through vite.config.ts's virtual module) and packed
  * into its .tar, holds the command line's files for the same config, byte for byte, under one
- * folder, with launch.sh executable. And the button is offered only for what the export carries.
+ * folder, with launch.sh executable; an FTRL run likewise, its lines and Python tools read from the
+ * task file the page holds. And the button is offered only for what the export carries.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { exportVerl, readNodeSources, type ExportResult } from '../export/verl/e
 import { EXPORTABLE_RECIPES, findVerlExportBlocker } from '../export/verl/exportable';
 import { resolveConfig, type TrainConfig } from '../recipes/config';
 import { readTar, TAR_BLOCK } from '../storage/tar';
+import { capitalCodeLine, capitalLine, riverLine } from '../run/ftrlTestLines';
 import { readDefaultValues, validateSetup } from './runSetup';
 import { describeVerlExportBlocker, describeVerlExportPhase } from './verlExport';
 
@@ -118,17 +120,26 @@ describe('what the button offers', () => {
       `The toolsearcher recipe has no VeRL mapping yet; the export carries ${EXPORTABLE_RECIPES.join(', ')}.`,
     );
     expect(describeVerlExportBlocker({ ...base, recipe: 'sft' })).toMatch(/^The sft recipe has no VeRL mapping/);
-    // FTRL: the command line exports it, the page cannot (no task file to carry the Python tools from).
-    const ftrl = { ...base.tasks, source: 'ftrl' as const };
+    // FTRL: exported from the page when the file it names is the one loaded there.
+    const ftrl = { ...base.tasks, source: 'ftrl' as const, path: 'tasks.jsonl' };
+    const loaded = { name: 'tasks.jsonl' };
     expect(findVerlExportBlocker({ ...base, recipe: 'ftrl', tasks: ftrl })).toBeNull();
-    expect(describeVerlExportBlocker({ ...base, recipe: 'ftrl', tasks: ftrl })).toMatch(
-      /^This page does not export FTRL runs: its export cannot carry the task file's Python tools\. Export the run with `pact export verl --config FILE`/,
+    expect(describeVerlExportBlocker({ ...base, recipe: 'ftrl', tasks: ftrl }, loaded)).toBeNull();
+    expect(describeVerlExportBlocker({ ...base, recipe: 'grpo', tasks: ftrl }, loaded)).toBeNull();
+    expect(describeVerlExportBlocker({ ...base, recipe: 'ftrl', tasks: ftrl })).toBe(
+      "Load the FTRL task file in the Task files panel: the export reads its lines and the tools' Python sources from it.",
     );
+    expect(describeVerlExportBlocker({ ...base, recipe: 'ftrl', tasks: ftrl }, { name: 'other.jsonl' })).toMatch(
+      /^The run names the task file tasks\.jsonl, but the page holds other\.jsonl/,
+    );
+    expect(
+      describeVerlExportBlocker({ ...base, recipe: 'ftrl', tasks: { ...ftrl, testPath: 'test.jsonl' } }, loaded),
+    ).toMatch(/^The run names the task file test\.jsonl, but the page holds tasks\.jsonl/);
     // pact needs expert traces, which an FTRL file has none of: refused on both sides, with pact train's reason.
     expect(findVerlExportBlocker({ ...base, recipe: 'pact', tasks: ftrl })).toMatch(
       /^recipe "pact" cannot train on FTRL tasks: it needs expert traces/,
     );
-    expect(describeVerlExportBlocker({ ...base, recipe: 'pact', tasks: ftrl })).toMatch(
+    expect(describeVerlExportBlocker({ ...base, recipe: 'pact', tasks: ftrl }, loaded)).toMatch(
       /^This run cannot be exported: recipe "pact" cannot train on FTRL tasks/,
     );
     expect(describeVerlExportBlocker({ ...base, tasks: { ...base.tasks, source: 'tool-repo' } })).toMatch(
@@ -137,9 +148,60 @@ describe('what the button offers', () => {
   });
 
   it('says what each phase does', () => {
-    expect(describeVerlExportPhase({ phase: 'tasks', nTrain: 256, nTest: 8 })).toBe(
+    expect(describeVerlExportPhase({ phase: 'tasks', source: 'generated', nTrain: 256, nTest: 8 })).toBe(
       'Generating 256 train tasks with their expert traces and 8 held-out tasks…',
+    );
+    expect(describeVerlExportPhase({ phase: 'tasks', source: 'ftrl', nTrain: 256, nTest: 8 })).toBe(
+      'Reading the FTRL task file and splitting it into train and held-out lines…',
     );
     expect(describeVerlExportPhase({ phase: 'files', nTrainRows: 48 })).toMatch(/^Writing 48 train rows/);
   });
+});
+
+describe("the run setup's VeRL export of an FTRL run", () => {
+  it('holds the command-line export byte for byte, the lines and Python tools read from the file the page holds', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'pact-verl-app-ftrl-'));
+    try {
+      const tasksFile = path.join(dir, 'tasks.jsonl');
+      const text = `${capitalLine()}\n${riverLine()}\n${capitalCodeLine({ code: 'DE', decoys: 2 })}\n`;
+      writeFileSync(tasksFile, text);
+      // As the run setup builds it: tasks.path is the loaded file's name.
+      const ftrlConfig = resolveConfig({
+        name: 'ftrl-setup',
+        recipe: 'ftrl',
+        seed: 2,
+        tasks: { source: 'ftrl', path: tasksFile, trainFraction: 0.5, nTrain: 8, nTest: 8, toolTimeoutMs: 3000 },
+        steps: 3,
+        batchPrompts: 1,
+        miniBatchPrompts: 1,
+      });
+      const configPath = path.join(dir, 'run-setup.json');
+      writeFileSync(
+        configPath,
+        JSON.stringify({ base: ftrlConfig, runs: [{ name: ftrlConfig.name }], seeds: [ftrlConfig.seed] }),
+      );
+      const out = path.join(dir, 'cli');
+      const fromCli = await exportVerl({ configPath, outDir: out });
+      const page = await buildVerlArchive(ftrlConfig, {
+        taskFile: { name: tasksFile, text },
+        now: new Date(1_764_500_000_000),
+      });
+      expect(fromCli.taskSplit?.trainLines.length).toBe(2);
+      expect(page.nTrainTasks).toBe(2);
+      expect(page.nTestTasks).toBe(1);
+      const entries = readTar(concat(page.chunks));
+      expect(entries.map((e) => e.name)).toEqual(fromCli.files.map((f) => `${page.folder}/${f}`));
+      for (const [i, file] of fromCli.files.entries())
+        expect(Buffer.from(entries[i].data).equals(readFileSync(path.join(out, file))), file).toBe(true);
+      const readme = new TextDecoder().decode(entries.find((e) => e.name.endsWith('/README.md'))!.data);
+      expect(readme).toContain(fromCli.taskSplit!.statement);
+      // Without the file, or with another one, the page says why and exports nothing.
+      await expect(buildVerlArchive(ftrlConfig)).rejects.toThrow(/no task file is loaded/);
+      await expect(buildVerlArchive(ftrlConfig, { taskFile: { name: 'other.jsonl', text } })).rejects.toThrow(
+        /but the page holds other\.jsonl/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -21,27 +21,36 @@ export const VERL_EXPORT_SUMMARY =
 
 /**
  * Why the setup cannot be exported now, in words, or null when it can: the setup must be
- * valid, its recipe one with a VeRL mapping and its tasks generated ones. An FTRL setup is
- * exported by `pact export verl` only: the page's export has no task file to carry the tools'
- * Python sources from (exportable.ts APP_FTRL_EXPORT_BLOCKER).
+ * valid, its recipe one with a VeRL mapping, its tasks generated ones or an FTRL file the
+ * recipe trains on; an FTRL file must be the one loaded in the page (the export reads its
+ * lines and the tools' Python sources from it, as the trainer does).
  */
-export function describeVerlExportBlocker(config: Pick<TrainConfig, 'recipe' | 'tasks'> | null): string | null {
+export function describeVerlExportBlocker(
+  config: Pick<TrainConfig, 'recipe' | 'tasks'> | null,
+  taskFile: { name: string } | null = null,
+): string | null {
   if (config === null) return 'Fix the setup first: the export takes a valid configuration.';
-  const blocker = findVerlExportBlocker(config, 'app');
-  if (blocker === null) return null;
-  if (!EXPORTABLE_RECIPES.includes(config.recipe))
-    return `The ${config.recipe} recipe has no VeRL mapping yet; the export carries ${EXPORTABLE_RECIPES.join(', ')}.`;
-  if (config.tasks.source === 'ftrl')
-    return findVerlExportBlocker(config, 'cli') === null
-      ? "This page does not export FTRL runs: its export cannot carry the task file's Python tools. " +
-          'Export the run with `pact export verl --config FILE` (the same settings in an experiment file; the task file by tasks.path or $PACT_FTRL_TASKS).'
-      : `This run cannot be exported: ${blocker}.`;
-  const source = OPTION_LABELS.tasks?.[config.tasks.source] ?? config.tasks.source;
-  return `Only generated tasks and FTRL files are exported; this setup's task source is ${source}.`;
+  const blocker = findVerlExportBlocker(config);
+  if (blocker !== null) {
+    if (!EXPORTABLE_RECIPES.includes(config.recipe))
+      return `The ${config.recipe} recipe has no VeRL mapping yet; the export carries ${EXPORTABLE_RECIPES.join(', ')}.`;
+    if (config.tasks.source === 'ftrl') return `This run cannot be exported: ${blocker}.`;
+    const source = OPTION_LABELS.tasks?.[config.tasks.source] ?? config.tasks.source;
+    return `Only generated tasks and FTRL files are exported; this setup's task source is ${source}.`;
+  }
+  if (config.tasks.source !== 'ftrl') return null;
+  if (taskFile === null)
+    return "Load the FTRL task file in the Task files panel: the export reads its lines and the tools' Python sources from it.";
+  for (const named of [config.tasks.path, config.tasks.testPath])
+    if (named !== undefined && named !== taskFile.name)
+      return `The run names the task file ${named}, but the page holds ${taskFile.name}; the page exports from the one file it holds (\`pact export verl\` reads any).`;
+  return null;
 }
 
 /** A phase of the export as the progress line shows it. */
 export function describeVerlExportPhase(p: VerlExportPhase): string {
+  if (p.phase === 'tasks' && p.source === 'ftrl')
+    return 'Reading the FTRL task file and splitting it into train and held-out lines…';
   if (p.phase === 'tasks')
     return `Generating ${p.nTrain} train tasks with their expert traces and ${p.nTest} held-out tasks…`;
   return `Writing ${p.nTrainRows} train rows, the held-out and SFT rows, and packing the .tar…`;
@@ -55,14 +64,19 @@ export interface VerlExportDone {
   nTestTasks: number;
 }
 
-/** Builds the export of `config` (loading it on first use) and hands the .tar to the browser as a download. */
+/**
+ * Builds the export of `config` (loading it on first use) and hands the .tar to the browser as
+ * a download; an FTRL run reads `taskFile`, the file loaded in the Task files panel.
+ */
 export async function downloadVerlExport(
   config: TrainConfig,
   onProgress: (text: string) => void,
+  taskFile: { name: string; text: string } | null = null,
 ): Promise<VerlExportDone> {
   onProgress('Loading the exporter…');
   const { buildVerlArchive } = await import('../export/verl/browserExport');
   const archive = await buildVerlArchive(config, {
+    taskFile,
     onProgress: async (p) => {
       onProgress(describeVerlExportPhase(p));
       await new Promise((resolve) => setTimeout(resolve, 0)); // the line is painted before the work

@@ -3,7 +3,8 @@
  * `pact export verl` (buildVerlExport.ts, with the sources Vite supplies: browserSources.ts),
  * packed into one .tar under one folder, launch.sh executable, for `tar -xf`. The run setup
  * imports this module on click, so none of it (parquet writer, Python files, tool server)
- * is in the page's first download.
+ * is in the page's first download. An FTRL run reads its lines and the tools' Python sources
+ * from the task file loaded in the page (createPageTaskFileReader).
  */
 import type { TrainConfig } from '../../recipes/config';
 import { writeTarChunks, type TarEntry } from '../../storage/tar';
@@ -11,6 +12,7 @@ import { InProcessExecutor } from '../../envs/sandbox/inProcessExecutor';
 import type { ToolExecutor } from '../../envs/sandbox/types';
 import { buildVerlExport, type VerlExportFile, type VerlExportPhase } from './buildVerlExport';
 import { readBrowserSources } from './browserSources';
+import type { ReadTaskFile } from './ftrlTasks';
 
 /** The experiment name the app's exports carry (in the YAML's first line and the README's title). */
 export const APP_EXPERIMENT_NAME = 'run-setup';
@@ -27,6 +29,30 @@ export interface VerlArchive {
   bytes: number;
   nTrainTasks: number;
   nTestTasks: number;
+}
+
+/** A task file the page holds: the one loaded in the Task files panel. */
+export interface PageTaskFile {
+  name: string;
+  text: string;
+}
+
+/**
+ * Reads the task file an FTRL run names, as the trainer worker does (workers/runPlatform.ts): the
+ * page holds one file, loaded in the Task files panel, and a config may name only that one.
+ */
+export function createPageTaskFileReader(taskFile: PageTaskFile | null | undefined): ReadTaskFile {
+  return async (path) => {
+    if (!taskFile)
+      throw new Error(
+        `config.tasks.source "ftrl": no task file is loaded${path ? ` (the run names ${path})` : ''}: a page cannot open a file by name, so load it in the Task files panel`,
+      );
+    if (path !== undefined && path !== taskFile.name)
+      throw new Error(
+        `config.tasks: the run names the task file ${path}, but the page holds ${taskFile.name} (the file loaded in the Task files panel); load ${path} there`,
+      );
+    return { name: taskFile.name, text: taskFile.text };
+  };
 }
 
 /** The run's id as an experiment file names it: `<run name>-s<seed>` (the config's name is the run's). */
@@ -70,6 +96,8 @@ export async function buildVerlArchive(
     onProgress?: (phase: VerlExportPhase) => void | Promise<void>;
     /** How often the task tracing pauses for the page to repaint (default 50 ms). */
     pauseEveryMs?: number;
+    /** FTRL runs: the task file loaded in the page (its lines and the tools' Python sources). */
+    taskFile?: PageTaskFile | null;
     now?: Date;
   } = {},
 ): Promise<VerlArchive> {
@@ -79,6 +107,7 @@ export async function buildVerlArchive(
     experimentName: APP_EXPERIMENT_NAME,
     sources: readBrowserSources(),
     executor: createPausingExecutor(new InProcessExecutor(), options.pauseEveryMs ?? 50),
+    readTaskFile: createPageTaskFileReader(options.taskFile),
     onProgress: options.onProgress,
   });
   const folder = `pact-verl-${config.recipe}-s${config.seed}`.replace(/[^A-Za-z0-9._-]/g, '_');

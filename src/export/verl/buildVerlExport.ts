@@ -53,7 +53,8 @@ export interface VerlExportSources {
 
 /** A step of the export, for a progress line: the tasks take seconds, the files a moment. */
 export type VerlExportPhase =
-  { phase: 'tasks'; nTrain: number; nTest: number } | { phase: 'files'; nTrainRows: number };
+  | { phase: 'tasks'; source: TrainConfig['tasks']['source']; nTrain: number; nTest: number }
+  | { phase: 'files'; nTrainRows: number };
 
 export interface VerlExportInput {
   config: TrainConfig;
@@ -66,7 +67,7 @@ export interface VerlExportInput {
   sources: VerlExportSources;
   /** Runs the expert's tool calls while the train tasks are traced (default: an InProcessExecutor). */
   executor?: ToolExecutor;
-  /** FTRL runs: reads the task file(s) the config names (Node: exportVerl.ts; the page has none). */
+  /** FTRL runs: reads the task file(s) the config names (Node: exportVerl.ts; the page: browserExport.ts). */
   readTaskFile?: ReadTaskFile;
   /** Called (and awaited) before each phase. */
   onProgress?: (phase: VerlExportPhase) => void | Promise<void>;
@@ -166,7 +167,12 @@ export async function buildVerlExport(input: VerlExportInput): Promise<VerlExpor
   const { config, runId, experimentName, sources } = input;
   const modelPath = input.modelPath ?? 'Qwen/Qwen3-0.6B';
   const { settings, notCarried } = mapTrainerSettings(config, { modelPath });
-  await input.onProgress?.({ phase: 'tasks', nTrain: config.tasks.nTrain, nTest: config.tasks.nTest });
+  await input.onProgress?.({
+    phase: 'tasks',
+    source: config.tasks.source,
+    nTrain: config.tasks.nTrain,
+    nTest: config.tasks.nTest,
+  });
   const { train, test, split } = await generateRunTasks(config, input.executor, input.readTaskFile);
   const files: VerlExportFile[] = [];
   const add = (path: string, data: string | ArrayBuffer | Uint8Array, mode?: number) =>
