@@ -80,6 +80,27 @@ describe('pact table', () => {
     // mean +0.05, sd 0.2121, se 0.150, 1 of 2 above.
     expect(md).toContain('| pact − frozen | – | +0.050 ± 0.150 (1/2) |');
     expect(md).toContain('Held out: 200 tasks of the test world of seed 3, one greedy rollout each.');
+    // A train-split held-out world is named as such, and a table mixing it with the test world warns.
+    await write('frozen-s3', { ...config('frozen', 3), tasks: { nTest: 200, testSeed: 12, testSplit: 'train' } }, []);
+    await getCommand('table').run(['--runs', runs, '--out', file], { out: () => {}, err: () => {} });
+    expect(await readFile(file, 'utf8')).toContain(
+      "Warning: the runs' held-out sets differ (200 tasks of the test world of seed 3; 200 tasks of the train-split world of seed 12).",
+    );
+  });
+
+  it('names a train-split held-out world', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'pact-table-'));
+    dirs.push(root);
+    const dir = path.join(root, 'pact-s1');
+    await mkdir(dir, { recursive: true });
+    const cfg = { ...config('pact', 1), tasks: { nTest: 200, testSeed: 12, testSplit: 'train' } };
+    await writeFile(path.join(dir, 'config.json'), JSON.stringify(cfg));
+    await writeFile(path.join(dir, 'metrics.jsonl'), lines([{ type: 'eval', step: 2, 'eval/solve_f1': 0.5 }]));
+    const file = path.join(root, 'table.md');
+    await getCommand('table').run(['--runs', root, '--out', file], { out: () => {}, err: () => {} });
+    expect(await readFile(file, 'utf8')).toContain(
+      "Held out: 200 tasks of the train-split world of seed 12 (testSplit 'train': names from the training pool), one greedy rollout each.",
+    );
   });
 
   it('pools several folders (links to run folders count) and refuses a run id found twice', async () => {

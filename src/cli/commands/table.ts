@@ -391,9 +391,13 @@ async function runTable(args: string[], io: CliIO): Promise<number> {
     rewardName: nameRunReward,
   });
   const config = runs[0].config;
-  const heldOut = [...new Set(runs.map((r) => `${r.config.tasks.nTest} tasks of seed ${r.config.tasks.testSeed}`))];
+  // Runs made before tasks.testSplit existed have none in config.json: the test split.
+  const world = (c: typeof config) =>
+    `${c.tasks.testSplit === 'train' ? 'train-split' : 'test'} world of seed ${c.tasks.testSeed}`;
+  const heldOut = [...new Set(runs.map((r) => `${r.config.tasks.nTest} tasks of the ${world(r.config)}`))];
   const notes = [
-    `Held out: ${config.tasks.nTest} tasks of the test world of seed ${config.tasks.testSeed}, ` +
+    `Held out: ${config.tasks.nTest} tasks of the ${world(config)}` +
+      (config.tasks.testSplit === 'train' ? " (testSplit 'train': names from the training pool), " : ', ') +
       (config.evalSamples > 0 ? `${config.evalSamples} sampled rollouts each.` : 'one greedy rollout each.'),
     ...(heldOut.length > 1 ? [`Warning: the runs' held-out sets differ (${heldOut.join('; ')}).`] : []),
     `Runs read from ${dirs.join(', ')} (pact train).`,
