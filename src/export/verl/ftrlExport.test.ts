@@ -20,11 +20,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ftrlReward } from '../../core/ftrlReward';
+import { answerF1 } from '../../core/rewards';
 import { createRng, permutation } from '../../core/rng';
 import { FTRL_INSTRUCTION } from '../../envs/ftrl/importFtrl';
 import { LanguageRoutingExecutor } from '../../envs/ftrl/languageExecutor';
 import { createNodePyodideExecutor } from '../../envs/ftrl/pyodideExecutorNode';
-import { RolloutEnv } from '../../envs/rollout';
+import { formatObservationBlock, RolloutEnv } from '../../envs/rollout';
 import type { Task, ToolCall } from '../../envs/types';
 import { resolveConfig } from '../../recipes/config';
 import { splitFtrlTasks } from '../../run/ftrlTaskSplit';
@@ -32,6 +34,7 @@ import { capitalCodeLine, capitalLine, riverLine } from '../../run/ftrlTestLines
 import { formatToolCallBlock } from '../../traces/render';
 import { exportVerl, type ExportResult } from './exportVerl';
 import { runPythonToolProcess } from './pythonToolProcess';
+import { answerToolCall, createToolServerExecutor } from './toolAnswer';
 import { findVerlTestPython, runPythonCheck } from './testPython';
 
 /** An FTRL line with several Python tools, each with one string parameter `x`. */
@@ -195,6 +198,62 @@ describe('pact export verl on an FTRL task file', () => {
     expect(readme).toContain('This is a process boundary, not the Pyodide sandbox the app runs these tools in');
     expect(readme).toContain(`timed out after ${TOOL_TIMEOUT_MS} ms`);
   });
+
+  it("the exported reward scores an FTRL row's rollouts as the app does (compute_solve_f1, answer F1)", async () => {
+    const torch = findVerlTestPython();
+    if (!PY.python || !torch.python) {
+      console.warn(`ftrlExport.test.ts: rewards not checked: ${PY.reason ?? torch.reason}`);
+      return;
+    }
+    const rows = await readParquet(path.join(dir, 'data/train.parquet'));
+    const row = rows.find((r) => JSON.parse(r.extra_info.implementations).country_capital)!;
+    const task = result.trainTasks.find((t) => t.id === row.extra_info.task_id)!;
+    const call = (code: unknown) => formatToolCallBlock({ name: 'country_capital', arguments: { code } });
+    const rollouts = [
+      [`<think>a</think>${call('FR')}<|im_end|>`, '<think>b</think><answer>Paris</answer><|im_end|>'],
+      [`${call('XX')}<|im_end|>`, `${call('FR')}\n${call('DE')}<|im_end|>`, '<answer>Berlin</answer><|im_end|>'],
+      ['<answer>Paris, France</answer><|im_end|>'],
+    ];
+    const executor = createToolServerExecutor(PY.python);
+    const cases: object[] = [];
+    const expected: number[][] = [];
+    for (const texts of rollouts) {
+      // Tool outputs as the exported server gives them (equal to the app's: the test above).
+      const outputs: { name: string; output: string }[][] = [];
+      for (const text of texts) {
+        const calls = [...text.matchAll(/"code": "(\w+)"/g)].map((m) => ({
+          name: 'country_capital',
+          arguments: { code: m[1] },
+        }));
+        const o: { name: string; output: string }[] = [];
+        for (const c of calls)
+          o.push({
+            name: c.name,
+            output: (await answerToolCall({ ...c, tools: task.tools, implementations: task.implementations }, executor))
+              .output,
+          });
+        outputs.push(o);
+      }
+      const observations = outputs.slice(0, -1).map((o) => formatObservationBlock(o.map((x) => x.output)));
+      const groundTruth = JSON.parse(row.reward_model.ground_truth) as Row;
+      cases.push({ kind: 'ftrl', turnTexts: texts, observations, groundTruth, options: {} });
+      expected.push(
+        ftrlReward(
+          texts.map((text, i) => ({ text, calls: outputs[i] })),
+          task.unsolvedSet,
+          task.answer,
+        ).turnRewards,
+      );
+      const answer = /<answer>([\s\S]*?)<\/answer>/.exec(texts.at(-1)!)?.[1] ?? '';
+      cases.push({ kind: 'outcome_f1', turnTexts: texts, observations, groundTruth, options: {} });
+      expected.push([...texts.slice(1).map(() => 0), answerF1(answer, task.answer)]);
+    }
+    expect(expected[0].at(-1)).toBeGreaterThan(0);
+    expect(new Set(expected.map((r) => r.join(','))).size).toBeGreaterThan(3);
+    const out = runPythonCheck(torch.python, { rewards: cases }) as { rewards: number[][] };
+    expect(out.rewards.length).toBe(expected.length);
+    out.rewards.forEach((r, i) => r.forEach((v, t) => expect(v, `case ${i} turn ${t}`).toBeCloseTo(expected[i][t], 9)));
+  }, 60_000);
 
   it('refuses what pact train refuses on FTRL files, with its reason', async () => {
     await expect(exportVerl({ configPath, outDir: path.join(root, 'pact'), run: 'pact' })).rejects.toThrow(
