@@ -41,7 +41,12 @@ function finishRun(a: string, results: string, fieldToDrop?: string): string {
   const src = path.join(results, 'exp-a', 'runs', 'full-s1');
   fs.mkdirSync(src, { recursive: true });
   const config = { ...(run.config as unknown as Record<string, unknown>) };
-  if (fieldToDrop) delete config[fieldToDrop];
+  if (fieldToDrop?.includes('.')) {
+    const [outer, inner] = fieldToDrop.split('.');
+    const nested = { ...(config[outer] as Record<string, unknown>) };
+    delete nested[inner];
+    config[outer] = nested;
+  } else if (fieldToDrop) delete config[fieldToDrop];
   fs.writeFileSync(path.join(src, 'config.json'), JSON.stringify(config));
   fs.writeFileSync(path.join(src, 'metrics.jsonl'), '{"step":1,"reward":0.5}\n{"step":2,"eval/solve_f1":0.61}\n');
   fs.writeFileSync(path.join(src, 'provenance.json'), JSON.stringify({ commit: 'b04d4d8', engine: 'cpu-engine' }));
@@ -89,5 +94,20 @@ describe('shareRun', () => {
     const config = JSON.parse(fs.readFileSync(path.join(src, 'config.json'), 'utf8'));
     fs.writeFileSync(path.join(src, 'config.json'), JSON.stringify({ ...config, lr: 1e-4 }));
     expect(() => shareRun(a, 'full-s1', b, 'Seg A + Scale A-s1', results)).toThrow(/config.json is not .* \(lr\)/);
+  });
+
+  it('ignores a nested field added after the run (tasks.testSplit), not a nested value it recorded', () => {
+    const { a, b, results } = setup();
+    const src = finishRun(a, results, 'tasks.testSplit');
+    expect(JSON.parse(fs.readFileSync(path.join(src, 'config.json'), 'utf8')).tasks.testSplit).toBeUndefined();
+    expect(() => shareRun(a, 'full-s1', b, 'Seg A + Scale A-s1', results)).not.toThrow();
+    const config = JSON.parse(fs.readFileSync(path.join(src, 'config.json'), 'utf8'));
+    fs.writeFileSync(
+      path.join(src, 'config.json'),
+      JSON.stringify({ ...config, tasks: { ...config.tasks, testSeed: 99 } }),
+    );
+    expect(() => shareRun(a, 'full-s1', b, 'Seg A + Scale A-s1', results)).toThrow(
+      /config.json is not .* \(tasks\.testSeed\)/,
+    );
   });
 });

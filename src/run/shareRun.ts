@@ -44,6 +44,14 @@ function listDifferences(a: unknown, b: unknown, where = ''): string[] {
   );
 }
 
+/** `value` with only the object keys `shape` has, at every depth (arrays and scalars as they are). */
+function projectOnto(value: unknown, shape: unknown): unknown {
+  const isObject = (x: unknown): x is Record<string, unknown> =>
+    typeof x === 'object' && x !== null && !Array.isArray(x);
+  if (!isObject(value) || !isObject(shape)) return value;
+  return Object.fromEntries(Object.keys(shape).map((k) => [k, projectOnto(value[k], shape[k])]));
+}
+
 export interface ShareRunResult {
   from: string;
   to: string;
@@ -68,9 +76,9 @@ export function shareRun(
     if (!fs.existsSync(path.join(src, f))) throw new Error(`shareRun: ${src} has no ${f}: the run has not finished`);
   const onDisk = JSON.parse(fs.readFileSync(path.join(src, 'config.json'), 'utf8')) as Record<string, unknown>;
   // A field this code resolves but the run's config.json lacks came after the run's commit
-  // (e.g. engineKernels): the run cannot have set it, so only the fields it recorded are compared.
-  const resolved = withoutName(from.run.config);
-  const recorded = Object.fromEntries(Object.keys(withoutName(onDisk)).map((k) => [k, resolved[k]]));
+  // (e.g. engineKernels, tasks.testSplit): the run cannot have set it, so only the fields it
+  // recorded are compared, at every depth.
+  const recorded = projectOnto(withoutName(from.run.config), withoutName(onDisk));
   const onDiskDiffer = listDifferences(withoutName(onDisk), recorded);
   if (onDiskDiffer.length > 0)
     throw new Error(
