@@ -12,7 +12,10 @@
  * - what the docs claim of the process boundary holds: an empty environment, an empty
  *   working folder removed afterwards, address-space / file-size / CPU limits enforced, no
  *   new process for an unprivileged user; and what they say it does not stop (reading
- *   /etc/passwd) is so.
+ *   /etc/passwd) is so;
+ * - where FTRL's own test file is here ($PACT_FTRL_TASKS or ../shared/data/ftrl/test.jsonl; read
+ *   in place, else the test says so and skips): its split is pact train's, and every tool of its
+ *   first 20 tasks answers through the exported server as in the app.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,7 +32,7 @@ import { createNodePyodideExecutor } from '../../envs/ftrl/pyodideExecutorNode';
 import { formatObservationBlock, RolloutEnv } from '../../envs/rollout';
 import type { Task, ToolCall } from '../../envs/types';
 import { resolveConfig } from '../../recipes/config';
-import { splitFtrlTasks } from '../../run/ftrlTaskSplit';
+import { readFtrlTaskFile, splitFtrlTasks } from '../../run/ftrlTaskSplit';
 import { capitalCodeLine, capitalLine, riverLine } from '../../run/ftrlTestLines';
 import { formatToolCallBlock } from '../../traces/render';
 import { exportVerl, type ExportResult } from './exportVerl';
@@ -292,8 +295,8 @@ function askServer(
   });
 }
 
-function startServer(python: string, options: { env?: NodeJS.ProcessEnv; asUser?: number } = {}) {
-  const script = path.join(dir, 'pact_verl/tool_server.mjs');
+function startServer(python: string, options: { env?: NodeJS.ProcessEnv; asUser?: number; dir?: string } = {}) {
+  const script = path.join(options.dir ?? dir, 'pact_verl/tool_server.mjs');
   const args = [script, '--python', python];
   const [cmd, argv] =
     options.asUser === undefined
@@ -456,4 +459,73 @@ describe('the exported Python tools answer as the app does', () => {
     ]);
     expect(whereAnswer[0]).toBe(true); // the tool itself ran
   }, 30_000);
+});
+
+/** FTRL's own test file, when this checkout has it: $PACT_FTRL_TASKS, else ../shared/data/ftrl/test.jsonl. */
+const FTRL_FILE = process.env.PACT_FTRL_TASKS ?? path.join('..', 'shared', 'data', 'ftrl', 'test.jsonl');
+
+describe("on FTRL's own test file (read in place, never copied)", () => {
+  it('every tool of its first 20 tasks answers as in the app, with each required argument given', async () => {
+    if (!existsSync(FTRL_FILE) || !PY.python) {
+      console.warn(
+        `ftrlExport.test.ts: FTRL's own tools not checked: ${PY.python ? `no ${FTRL_FILE} (set PACT_FTRL_TASKS)` : PY.reason}`,
+      );
+      return;
+    }
+    const config = resolveConfig({
+      recipe: 'ftrl',
+      seed: 1,
+      tasks: { source: 'ftrl', path: FTRL_FILE, trainFraction: 0.75, nTrain: 8, nTest: 4 },
+      steps: 2,
+      batchPrompts: 2,
+      miniBatchPrompts: 1,
+    });
+    const out = path.join(root, 'real');
+    const realConfig = path.join(root, 'real.json');
+    writeFileSync(realConfig, JSON.stringify({ name: 'real', base: config, runs: [{ name: 'ftrl' }], seeds: [1] }));
+    const real = await exportVerl({ configPath: realConfig, outDir: out });
+    const split = splitFtrlTasks({
+      train: { name: FTRL_FILE, text: readFileSync(FTRL_FILE, 'utf8') },
+      tasks: config.tasks,
+    });
+    expect(real.trainTasks).toEqual(split.train.map((t) => t.task));
+    expect(real.testTasks).toEqual(split.test.map((t) => t.task));
+    // Arguments from each schema: the first enum value, else a value of the declared type.
+    const pick = (p: { type?: unknown; enum?: unknown[] }): unknown =>
+      p.enum
+        ? p.enum[0]
+        : (({ integer: 3, number: 2.5, boolean: true, array: [], object: {} } as Record<string, unknown>)[
+            String(p.type)
+          ] ?? 'Paris');
+    const tasks = readFtrlTaskFile(readFileSync(FTRL_FILE, 'utf8'))
+      .items.slice(0, 20)
+      .map((t) => t.task);
+    const requests = tasks.flatMap((task) =>
+      task.tools.map((tool) => {
+        const props = tool.function.parameters.properties;
+        const args = Object.fromEntries(
+          (tool.function.parameters.required ?? []).map((k) => [k, pick(props[k] ?? {})]),
+        );
+        return { name: tool.function.name, arguments: args, tools: task.tools, implementations: task.implementations };
+      }),
+    );
+    const app = new LanguageRoutingExecutor({ python: createNodePyodideExecutor({ timeoutMs: 5000 }) });
+    const expected: [boolean, string][] = [];
+    try {
+      for (const r of requests) {
+        const a = await answerToolCall(r, app);
+        expected.push([a.ok, a.output]);
+      }
+    } finally {
+      app.dispose();
+    }
+    expect(expected.filter(([ok]) => ok).length).toBeGreaterThan(requests.length / 2);
+    const server = startServer(PY.python, { dir: out });
+    const answers = await askServer(
+      server,
+      requests.map((r) => ({ ...r, timeout_ms: 5000 })),
+    );
+    server.stdin.end();
+    expect(answers).toEqual(expected);
+  }, 300_000);
 });
