@@ -7,13 +7,13 @@
  * file is `tasks.path`, else $PACT_FTRL_TASKS, else ../shared/data/ftrl/test.jsonl when it
  * exists; its Python tools run in a Pyodide sandbox process (pyodideExecutorNode.ts).
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { InProcessExecutor } from '../envs/sandbox';
 import { loadQwen3TokenizerFromPackage } from '../model/tokenizer/nodeLoader';
 import { createNodeFolderReader } from '../model/weights/nodeFiles';
 import type { TrainConfig } from '../recipes/config';
+import { readNodeFtrlTaskFile } from './ftrlTaskFile';
 import { prepareRunAssetsWith, type PrepareRunOptions, type RunAssets, type RunPlatform } from './runAssets';
 import { WARM_START_DIR } from '../recipes/warmStart/index';
 
@@ -34,13 +34,7 @@ export function createNodePlatform(publicDir = 'public'): RunPlatform {
     warmStartLocation: dir,
     openFolder: (init) => createNodeFolderReader(init),
     createExecutor: () => new InProcessExecutor(),
-    readTaskFile: async (file) => {
-      const name = resolveFtrlTaskFile(file, process.env);
-      const text = await readFile(name, 'utf8').catch((e: NodeJS.ErrnoException) => {
-        throw new Error(`config.tasks: cannot read the FTRL task file ${name}: ${e.code ?? e.message}`);
-      });
-      return { name, text };
-    },
+    readTaskFile: (file) => readNodeFtrlTaskFile(file, process.env),
     createFtrlExecutor: async ({ timeoutMs }) => {
       const { createNodePyodideExecutor } = await import('../envs/ftrl/pyodideExecutorNode');
       const { LanguageRoutingExecutor } = await import('../envs/ftrl/languageExecutor');
@@ -50,18 +44,7 @@ export function createNodePlatform(publicDir = 'public'): RunPlatform {
   };
 }
 
-/** Where FTRL's test file is found when neither the config nor $PACT_FTRL_TASKS names one. */
-export const DEFAULT_FTRL_TASKS = path.join('..', 'shared', 'data', 'ftrl', 'test.jsonl');
-
-/** The FTRL task file of a run: the config's path, else $PACT_FTRL_TASKS, else DEFAULT_FTRL_TASKS when it exists. */
-export function resolveFtrlTaskFile(file: string | undefined, env: Record<string, string | undefined>): string {
-  if (file !== undefined) return file;
-  if (env.PACT_FTRL_TASKS) return env.PACT_FTRL_TASKS;
-  if (existsSync(DEFAULT_FTRL_TASKS)) return DEFAULT_FTRL_TASKS;
-  throw new Error(
-    `config.tasks.path: no FTRL task file: set tasks.path, or PACT_FTRL_TASKS=PATH, or put FTRL's test.jsonl at ${DEFAULT_FTRL_TASKS} (it is never part of the repository)`,
-  );
-}
+export { DEFAULT_FTRL_TASKS, resolveFtrlTaskFile } from './ftrlTaskFile';
 
 /**
  * Loads the policy and the prompts of one run, from the file system, on the engine kernels

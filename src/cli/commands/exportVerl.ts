@@ -2,7 +2,7 @@
  * `pact export verl --config experiments/NAME.json --out DIR [--run ID] [--model PATH]`
  *
  * Writes one run of an experiment file as a directory VeRL launches with `bash launch.sh`:
- * the run's train / held-out tasks and the warm start's SFT rows as parquet, the run's
+ * the run's train / held-out tasks (generated, or an FTRL file's split) and the warm start's SFT rows as parquet, the run's
  * hyperparameters as a VeRL trainer YAML, and the Python glue (rewards, advantage
  * estimators, PACT's loss, tools). What maps to what: docs/verl-export.md.
  */
@@ -17,6 +17,8 @@ Writes one run of an experiment file as a VeRL job (docs/verl-export.md):
   --run ID        the run id (pact-s1) or name (pact); default: the file's first run
   --model PATH    actor_rollout_ref.model.path (default Qwen/Qwen3-0.6B; a pact train
                   checkpoint folder is a Hugging Face Qwen3 folder)
+An FTRL run (tasks.source "ftrl") reads its task file as pact train does (tasks.path, else
+$PACT_FTRL_TASKS, else ../shared/data/ftrl/test.jsonl) and exports the lines of its split.
 Launch it with: bash DIR/launch.sh trainer.n_gpus_per_node=1`;
 
 registerCommand({

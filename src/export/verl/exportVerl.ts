@@ -4,13 +4,14 @@
  * buildVerlExport.ts (the app builds the same ones and downloads them as one .tar); this
  * is the Node side: it reads the experiment file, the Python package from
  * python/pact_verl/, bundles the tool server with esbuild, reads an FTRL run's task file as
- * `pact train` does (run/nodeRun.ts), and writes the directory.
+ * `pact train` does (run/ftrlTaskFile.ts), and writes the directory.
  */
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Task } from '../../envs/types';
 import { expandExperiment, type ExperimentRun } from '../../run/experimentFile';
+import { readNodeFtrlTaskFile } from '../../run/ftrlTaskFile';
 import type { FtrlTaskSplit } from '../../run/ftrlTaskSplit';
 import { buildVerlExport, type VerlExportSources } from './buildVerlExport';
 import type { ReadTaskFile } from './ftrlTasks';
@@ -42,10 +43,7 @@ export interface ExportResult {
 }
 
 /** Reads an FTRL task file as `pact train` does: tasks.path, else $PACT_FTRL_TASKS, else ../shared/data/ftrl/test.jsonl. */
-export const readNodeTaskFile: ReadTaskFile = async (file) => {
-  const { createNodePlatform } = await import('../../run/nodeRun');
-  return createNodePlatform().readTaskFile!(file);
-};
+export const readNodeTaskFile: ReadTaskFile = (file) => readNodeFtrlTaskFile(file, process.env);
 
 /** The run to export: the one whose id or name is `run`, else the first. */
 export function selectRun(runs: readonly ExperimentRun[], run?: string): ExperimentRun {

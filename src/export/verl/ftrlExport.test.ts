@@ -21,6 +21,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ftrlReward } from '../../core/ftrlReward';
@@ -200,6 +201,9 @@ describe('pact export verl on an FTRL task file', () => {
     expect(readme).toContain(split.split.statement);
     expect(readme).toContain('This is a process boundary, not the Pyodide sandbox the app runs these tools in');
     expect(readme).toContain(`timed out after ${TOOL_TIMEOUT_MS} ms`);
+    expect(readme).toContain(
+      `**tool-call time limit**: each row's extra_info.tool_timeout_ms (${TOOL_TIMEOUT_MS} ms, tasks.toolTimeoutMs)`,
+    );
   });
 
   it("the exported reward scores an FTRL row's rollouts as the app does (compute_solve_f1, answer F1)", async () => {
@@ -257,6 +261,18 @@ describe('pact export verl on an FTRL task file', () => {
     expect(out.rewards.length).toBe(expected.length);
     out.rewards.forEach((r, i) => r.forEach((v, t) => expect(v, `case ${i} turn ${t}`).toBeCloseTo(expected[i][t], 9)));
   }, 60_000);
+
+  it('the command line exports it (bin/pact.mjs, without loading the training code)', () => {
+    const out = path.join(root, 'cli');
+    const bin = fileURLToPath(new URL('../../../bin/pact.mjs', import.meta.url));
+    const r = spawnSync('node', [bin, 'export', 'verl', '--config', configPath, '--out', out, '--run', 'ftrl'], {
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(result.taskSplit!.statement);
+    expect(r.stdout).toContain('3 train tasks, 2 held-out tasks');
+    expect(readFileSync(path.join(out, 'data/train.json'))).toEqual(readFileSync(path.join(dir, 'data/train.json')));
+  }, 120_000);
 
   it('refuses what pact train refuses on FTRL files, with its reason', async () => {
     await expect(exportVerl({ configPath, outDir: path.join(root, 'pact'), run: 'pact' })).rejects.toThrow(

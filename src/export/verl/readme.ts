@@ -43,7 +43,8 @@ ${o.taskSplit ? ftrlSplitSection(o.taskSplit) : ''}
 - \`data/train.parquet\` (${o.nTrainRows} rows): one row per (step, batch position) in the app's data order,
   read unshuffled (\`data.shuffle: false\`), so VeRL's step s batch is the app's. \`extra_info\` holds the
   step, the position, PACT's gate \`pact_gate\` (1 = L^x, 0 = L^h + SFT), λa(s) \`lambda_a\`, the
-  prefix level, the task's tool schemas and stubs (JSON), and h* (\`expert_trace\`, JSON: tagged spans
+  prefix level, the task's tool schemas and implementations (JSON: JavaScript stubs, or FTRL's Python
+  sources), the tool-call time limit \`tool_timeout_ms\`, and h* (\`expert_trace\`, JSON: tagged spans
   with segments, prefixChunkCounts). \`reward_model.ground_truth\` is JSON: answer, gold calls, unsolved set.
 - \`data/test.parquet\` (${o.nTest} held-out tasks), \`data/sft.parquet\` (${o.nSft} expert episodes for the
   warm start, \`messages\` + \`tools_json\`${isFtrl ? '; none: an FTRL file carries no expert trace' : ''}). Each also as JSON lines (\`.json\`).

@@ -4,6 +4,7 @@
  */
 import type { TrainConfig } from '../../recipes/config';
 import { EXPORTABLE_RECIPES, isExportableRecipe, type ExportableRecipe } from './exportable';
+import { describeRowSettings } from './rows';
 
 /** The advantage estimator registered by pact_verl/algos.py for each tool-use recipe. */
 const ESTIMATOR_OF_RECIPE: Readonly<Record<ExportableRecipe, (c: TrainConfig) => string>> = {
@@ -142,7 +143,10 @@ export function mapTrainerSettings(c: TrainConfig, paths: { modelPath: string })
       'ratio and temperature',
       "VeRL recomputes π_old under x with the actor before the update (the app uses the rollouts' behaviour log-probs) and reads π_old, π_θ and π_ref at the rollout temperature (the app at 1); L_SFT is read at 1 as in the app",
     ],
-    ['tool-call time limit', 'the app gives each call 2000 ms; the tool server keeps that limit'],
+    [
+      'tool-call time limit',
+      `each row's extra_info.tool_timeout_ms (${describeRowSettings(c).toolTimeoutMs} ms${c.tasks.source === 'ftrl' ? ', tasks.toolTimeoutMs' : ", RolloutEnv's for the stubs"}); the tool server keeps it`,
+    ],
   ];
   if (c.model.lora)
     notCarried.push(['model.lora', 'set actor_rollout_ref.model.lora_rank / lora_alpha / target_modules yourself']);
