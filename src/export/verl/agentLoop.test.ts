@@ -8,6 +8,8 @@
  * AgentLoopOutput, compared with the app's RolloutEnv on the same turns: the prompt shows the task's
  * own tool schemas, every call is answered with the app's answer, tool responses have response_mask
  * 0 and the policy's tokens 1, max_assistant_turns caps the episode as maxTurns does in the app.
+ * An FTRL row likewise: its Python tools answer in the loop as the app's Pyodide executor does,
+ * within the row's tool_timeout_ms (a tool that loops gets the app's timeout text for tasks.toolTimeoutMs).
  * Skips only when no python has torch + omegaconf or the VeRL snapshot is absent.
  */
 import { spawnSync } from 'node:child_process';
@@ -17,10 +19,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatObservationBlock, IM_END, RolloutEnv, type StepResult } from '../../envs/rollout';
+import { LanguageRoutingExecutor } from '../../envs/ftrl/languageExecutor';
+import { createNodePyodideExecutor } from '../../envs/ftrl/pyodideExecutorNode';
 import { InProcessExecutor } from '../../envs/sandbox/inProcessExecutor';
+import type { ToolExecutor } from '../../envs/sandbox/types';
 import type { Task, ToolCall } from '../../envs/types';
 import { formatToolCallBlock } from '../../traces/render';
 import { exportVerl } from './exportVerl';
+import { FILE_LINES } from './ftrlTestFile';
 import { buildPromptMessages } from './rows';
 import { findVerlTestPython, VERL_ROOT } from './testPython';
 
@@ -71,8 +77,13 @@ interface CheckOutput {
 }
 
 /** The app's RolloutEnv on the same turns (each ending with <|im_end|>, as the server's do). */
-async function appEpisode(task: Task, turns: string[]): Promise<StepResult[]> {
-  const env = new RolloutEnv({ executor: new InProcessExecutor(), renderChat: () => '', maxTurns: MAX_TURNS });
+async function appEpisode(
+  task: Task,
+  turns: string[],
+  executor: ToolExecutor = new InProcessExecutor(),
+  timeoutMs?: number,
+): Promise<StepResult[]> {
+  const env = new RolloutEnv({ executor, renderChat: () => '', maxTurns: MAX_TURNS, timeoutMs });
   env.reset(task);
   const steps: StepResult[] = [];
   for (const t of turns) {
@@ -87,6 +98,18 @@ let task: Task;
 let exportDir: string;
 let out: CheckOutput;
 let episodes: string[][];
+
+/** Runs check_agent_loop.py on `episodes` of the train row of `taskId` in `exportDir`. */
+function runCheck(
+  root: string,
+  fx: { exportDir: string; taskId: string; episodes: string[][]; malformedCall: object },
+): CheckOutput {
+  const fixtures = path.join(root, 'fixtures.json');
+  writeFileSync(fixtures, JSON.stringify(fx));
+  const r = spawnSync(PY.python!, [CHECK, VERL_ROOT, fixtures], { encoding: 'utf8', maxBuffer: 256 << 20 });
+  if (r.status !== 0) throw new Error(`check_agent_loop.py failed (${r.status}):\n${r.stderr}`);
+  return JSON.parse(r.stdout) as CheckOutput;
+}
 
 beforeAll(async () => {
   if (skipReason) return;
@@ -114,19 +137,12 @@ beforeAll(async () => {
     // C: a turn whose only block is malformed.
     [`<think>oops</think>${malformed}`, `<answer>${task.answer}</answer>`],
   ];
-  const fixtures = path.join(root, 'fixtures.json');
-  writeFileSync(
-    fixtures,
-    JSON.stringify({
-      exportDir,
-      taskId: task.id,
-      episodes,
-      malformedCall: { name: gold[0].name, arguments: '{"q": ' },
-    }),
-  );
-  const r = spawnSync(PY.python!, [CHECK, VERL_ROOT, fixtures], { encoding: 'utf8', maxBuffer: 256 << 20 });
-  if (r.status !== 0) throw new Error(`check_agent_loop.py failed (${r.status}):\n${r.stderr}`);
-  out = JSON.parse(r.stdout) as CheckOutput;
+  out = runCheck(root, {
+    exportDir,
+    taskId: task.id,
+    episodes,
+    malformedCall: { name: gold[0].name, arguments: '{"q": ' },
+  });
 }, 180_000);
 
 describe.skipIf(!!skipReason)("pact_tool_agent in VeRL's ToolAgentLoop", () => {
@@ -207,4 +223,61 @@ describe.skipIf(!!skipReason)("pact_tool_agent in VeRL's ToolAgentLoop", () => {
     expect(out.malformed.text).toMatch(/^error: the <tool_call> block is not valid JSON \(.+\)$/);
     expect(out.malformed.reward).toBe(0);
   });
+});
+
+const FTRL_TIMEOUT_MS = 1500;
+
+describe.skipIf(!!skipReason)("pact_tool_agent on an FTRL row (the task's Python tools)", () => {
+  it("answers each call as the app's Pyodide executor does, within the row's tool_timeout_ms", async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'pact-agent-loop-ftrl-'));
+    const tasksFile = path.join(root, 'tasks.jsonl');
+    writeFileSync(tasksFile, FILE_LINES.join('\n') + '\n');
+    const configPath = path.join(root, 'ftrl.json');
+    const tasks = { source: 'ftrl', path: tasksFile, trainLines: '1-3', testLines: '4-5', nTrain: 3, nTest: 2 };
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        name: 'loop-ftrl',
+        base: {
+          ...EXPERIMENT.base,
+          recipe: 'ftrl',
+          tasks: { ...tasks, toolTimeoutMs: FTRL_TIMEOUT_MS },
+        },
+        runs: [{ name: 'ftrl' }],
+        seeds: [3],
+      }),
+    );
+    const dir = path.join(root, 'out');
+    const result = await exportVerl({ configPath, outDir: dir });
+    const probe = result.trainTasks.find((t) => t.implementations.loop)!;
+    const call = (name: string, x: string) => formatToolCallBlock({ name, arguments: { x } });
+    const turns = [
+      `<think>a</think>${call('loop', 'a')}`,
+      `<think>b</think>${call('shaped', 'ß')}\n${call('narrow', 'a')}`,
+      '<answer>nothing</answer>',
+    ];
+    const ftrlOut = runCheck(root, {
+      exportDir: dir,
+      taskId: probe.id,
+      episodes: [turns],
+      malformedCall: { name: 'loop', arguments: '{"x": ' },
+    });
+    const executor = new LanguageRoutingExecutor({ python: createNodePyodideExecutor({ timeoutMs: FTRL_TIMEOUT_MS }) });
+    let app: StepResult[];
+    try {
+      app = await appEpisode(probe, turns, executor, FTRL_TIMEOUT_MS);
+    } finally {
+      executor.dispose();
+    }
+    const [t1, t2] = app.map((s) => s.turn);
+    expect(t1.observations).toEqual([`an error occured when call loop: timed out after ${FTRL_TIMEOUT_MS} ms`]);
+    expect(t2.outputs.map((o) => o.ok)).toEqual([true, false]);
+    expect(ftrlOut.episodes[0].response).toEqual([
+      { mask: 1, text: turns[0] + IM_END },
+      { mask: 0, text: formatObservationBlock(t1.observations) },
+      { mask: 1, text: turns[1] + IM_END },
+      { mask: 0, text: formatObservationBlock(t2.observations) },
+      { mask: 1, text: turns[2] + IM_END },
+    ]);
+  }, 180_000);
 });
