@@ -42,6 +42,9 @@ export const DEFAULT_PYTHON_TOOL_LIMITS: Readonly<PythonToolLimits> = Object.fre
   fileSizeMb: 8,
 });
 
+/** How long an interpreter may take to start and set its limits, before the call's own clock starts. */
+const START_TIMEOUT_MS = 30_000;
+
 /** The most bytes a tool process may write to its stdout before it is killed (the answer is far smaller). */
 const MAX_STDOUT_BYTES = 1 << 20;
 
@@ -104,13 +107,23 @@ export function runPythonToolProcess(
 ): Promise<ToolResult> {
   const cpuSeconds = limits.cpuSeconds ?? Math.ceil(timeoutMs / 1000) + 1;
   const runner = formatRunnerSource({ ...limits, cpuSeconds });
-  const cwd = mkdtempSync(path.join(tmpdir(), 'pact-tool-'));
+  let cwd: string;
+  try {
+    cwd = mkdtempSync(path.join(tmpdir(), 'pact-tool-'));
+  } catch (e) {
+    const message = `no working folder for the Python tool process (${(e as Error).message})`;
+    return Promise.resolve({ ok: false, output: formatToolError(name, message) });
+  }
   return new Promise<ToolResult>((resolve) => {
     let settled = false;
     let stdout = '';
     let stdoutBytes = 0;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     const child = spawn(python, ['-I', '-c', runner], { cwd, env: {}, stdio: ['pipe', 'pipe', 'ignore'] });
+    // Until the runner is up, a generous start limit; then the call's own limit.
+    let timer: ReturnType<typeof setTimeout> | undefined = setTimeout(
+      () => fail(`the Python tool process did not start within ${START_TIMEOUT_MS} ms`),
+      START_TIMEOUT_MS,
+    );
     const finish = (result: ToolResult) => {
       if (settled) return;
       settled = true;
@@ -130,6 +143,7 @@ export function runPythonToolProcess(
       stdout += chunk;
       if (!wasReady && stdout.startsWith('ready\n')) {
         // The clock starts once the interpreter is up, as the app's starts once Pyodide is loaded.
+        clearTimeout(timer);
         timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms`), timeoutMs);
         child.stdin.end(JSON.stringify({ source, name, argumentsJson: JSON.stringify(args ?? {}) }));
       }
