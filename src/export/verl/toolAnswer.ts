@@ -21,7 +21,11 @@ export interface ToolRequest {
   timeout_ms?: number;
 }
 
-/** The app's per-call time limit for the generated tasks' stubs (RolloutEnv's default). */
+/**
+ * The app's per-call time limit for the generated tasks' stubs (RolloutEnv's default): the
+ * server's when a request names none. rows.ts writes the same (STUB_TOOL_TIMEOUT_MS) into the
+ * generated rows; not imported from there, which would bundle the row code into the server.
+ */
 export const TOOL_TIMEOUT_MS = 2000;
 
 /** The executor of the tool server: JavaScript stubs in process, Python tools each in its own `python` process. */
