@@ -17,6 +17,7 @@ import {
   type RenderChat,
 } from './rollout';
 import { createWorkerExecutor, InProcessExecutor } from './sandbox';
+import { DEFAULT_TIMEOUT_MS, type ToolExecutor } from './sandbox/types';
 import { parseAssistantTurn } from './toolCallParser';
 import type { Task } from './types';
 
@@ -195,6 +196,38 @@ describe('RolloutEnv', () => {
       expect(s0.turn.observations).toEqual(['an error occured when call spin: timed out after 200 ms']);
       const s1 = await env.step(CALL_OK);
       expect(s1.turn.observations).toEqual(['{"capital": "Tolton"}']);
+    } finally {
+      executor.dispose();
+    }
+  });
+
+  it("without timeoutMs leaves the time limit to the executor (FTRL's tasks.toolTimeoutMs), with it passes it on", async () => {
+    const seen: (number | undefined)[] = [];
+    const inner = new InProcessExecutor();
+    const recording: ToolExecutor = {
+      execute: (task, name, args, options) => {
+        seen.push(options?.timeoutMs);
+        return inner.execute(task, name, args, options);
+      },
+      dispose: () => inner.dispose(),
+    };
+    for (const timeoutMs of [undefined, 350]) {
+      const env = new RolloutEnv({ executor: recording, renderChat: plainRender, timeoutMs });
+      env.reset(makeTask());
+      await env.step(CALL_OK);
+    }
+    expect(seen).toEqual([undefined, 350]);
+  });
+
+  it("a looping tool times out at the executor's own limit when the env sets none", async () => {
+    const executor = await createWorkerExecutor();
+    try {
+      const env = new RolloutEnv({ executor, renderChat: plainRender });
+      env.reset(makeTask());
+      const s0 = await env.step('<tool_call>{"name": "spin", "arguments": {}}</tool_call>');
+      expect(s0.turn.observations).toEqual([
+        `an error occured when call spin: timed out after ${DEFAULT_TIMEOUT_MS} ms`,
+      ]);
     } finally {
       executor.dispose();
     }

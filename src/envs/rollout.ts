@@ -52,7 +52,10 @@ export interface RolloutOptions {
   executor: ToolExecutor;
   renderChat: RenderChat;
   maxTurns?: number;
-  /** Per-call time limit, passed to the executor. */
+  /**
+   * Per-call time limit, passed to the executor; absent, the executor's own limit applies
+   * (2,000 ms for the JavaScript sandboxes, the FTRL executor's tasks.toolTimeoutMs).
+   */
   timeoutMs?: number;
   /** System message; null for none. Default DEFAULT_SYSTEM_PROMPT. */
   systemPrompt?: string | null;
@@ -120,7 +123,10 @@ function parseErrorObservation(error: string): string {
 }
 
 export class RolloutEnv {
-  private readonly options: Required<Omit<RolloutOptions, 'systemPrompt'>> & { systemPrompt: string | null };
+  private readonly options: Required<Omit<RolloutOptions, 'systemPrompt' | 'timeoutMs'>> & {
+    systemPrompt: string | null;
+    timeoutMs: number | undefined;
+  };
   private state: Transcript | null = null;
 
   constructor(options: RolloutOptions) {
@@ -131,7 +137,7 @@ export class RolloutEnv {
       executor: options.executor,
       renderChat: options.renderChat,
       maxTurns,
-      timeoutMs: options.timeoutMs ?? 2000,
+      timeoutMs: options.timeoutMs,
       systemPrompt: options.systemPrompt === undefined ? DEFAULT_SYSTEM_PROMPT : options.systemPrompt,
       userPrompt: options.userPrompt ?? formatUserPrompt,
     };
@@ -159,7 +165,8 @@ export class RolloutEnv {
     const outputs: CallOutput[] = [];
     const observations: string[] = [];
     const errors: string[] = [...parsed.errors];
-    const execOptions: ExecuteOptions = { timeoutMs: this.options.timeoutMs };
+    const execOptions: ExecuteOptions =
+      this.options.timeoutMs === undefined ? {} : { timeoutMs: this.options.timeoutMs };
 
     for (const block of parsed.calls) {
       if (!block.call) {

@@ -108,7 +108,7 @@ describe('pact export verl', () => {
       });
       expect(JSON.parse(e.tools)).toEqual(task.tools);
       expect(JSON.parse(e.implementations)).toEqual(task.implementations);
-      expect(Number(e.tool_timeout_ms)).toBe(2000); // RolloutEnv's limit for the stubs
+      expect(Number(e.tool_timeout_ms)).toBe(2000); // the sandboxes' limit for the stubs
       const trace = JSON.parse(e.expert_trace);
       expect(trace.spans.map((x: { text: string }) => x.text).join('')).toBe(
         renderPrivilegedTrace(task.expertTrace!).text,

@@ -26,7 +26,7 @@ export const VERL_DATA_SOURCE = 'pact/generated';
 export const VERL_FTRL_DATA_SOURCE = 'pact/ftrl';
 export const VERL_ABILITY = 'tool-use';
 
-/** The app's per-call time limit for the generated tasks' JavaScript stubs (RolloutEnv's default; toolAnswer.ts TOOL_TIMEOUT_MS). */
+/** The app's per-call time limit for the generated tasks' JavaScript stubs (the JavaScript sandboxes' DEFAULT_TIMEOUT_MS; toolAnswer.ts TOOL_TIMEOUT_MS). */
 export const STUB_TOOL_TIMEOUT_MS = 2000;
 
 /** What every row of a run shares: where its tasks come from and its tools' time limit. */

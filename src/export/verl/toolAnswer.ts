@@ -22,7 +22,7 @@ export interface ToolRequest {
 }
 
 /**
- * The app's per-call time limit for the generated tasks' stubs (RolloutEnv's default): the
+ * The app's per-call time limit for the generated tasks' stubs (the sandboxes' DEFAULT_TIMEOUT_MS): the
  * server's when a request names none. rows.ts writes the same (STUB_TOOL_TIMEOUT_MS) into the
  * generated rows; not imported from there, which would bundle the row code into the server.
  */

@@ -145,7 +145,7 @@ export function mapTrainerSettings(c: TrainConfig, paths: { modelPath: string })
     ],
     [
       'tool-call time limit',
-      `each row's extra_info.tool_timeout_ms (${describeRowSettings(c).toolTimeoutMs} ms${c.tasks.source === 'ftrl' ? ', tasks.toolTimeoutMs' : ", RolloutEnv's for the stubs"}); the tool server keeps it`,
+      `each row's extra_info.tool_timeout_ms (${describeRowSettings(c).toolTimeoutMs} ms${c.tasks.source === 'ftrl' ? ', tasks.toolTimeoutMs' : ", the sandboxes' for the stubs"}); the tool server keeps it`,
     ],
   ];
   if (c.model.lora)
