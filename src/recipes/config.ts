@@ -247,13 +247,14 @@ export const trainConfigSchema = z
         trainSeed: z.number().int().default(1),
         testSeed: z.number().int().default(2),
         /**
-         * Generated tasks only: the name pool of the held-out world. 'test' (default): the
+         * Generated tasks only: the name pool of the held-out world (absent: 'test', so a config
+         * without it resolves to the JSON it always did). 'test': the
          * test split's names, which no generated training data (warm start included) uses;
          * 'train': a train-split world of testSeed (≠ trainSeed), whose entities are new but
          * whose names come from the pool the warm start was trained on — a diagnostic that
          * separates "new world" from "new names" (docs/results.md, Table 1).
          */
-        testSplit: z.enum(['test', 'train']).default('test'),
+        testSplit: z.enum(['test', 'train']).optional(),
         /** Train prompts (generated with expert traces; unverified traces are dropped). */
         nTrain: z.number().int().min(1).max(M.nTrain).default(256),
         nTest: z.number().int().min(1).max(M.nTest).default(32),
@@ -268,7 +269,7 @@ export const trainConfigSchema = z
           .max(16)
           .optional(),
       })
-      .default({ source: 'generated', trainSeed: 1, testSeed: 2, testSplit: 'test', nTrain: 256, nTest: 32 }),
+      .default({ source: 'generated', trainSeed: 1, testSeed: 2, nTrain: 256, nTest: 32 }),
     /** Optimiser steps; 0 = no training, only the held-out evaluation of the starting policy (a table's Vanilla row). */
     steps: z.number().int().min(0).max(M.steps).default(24),
     batchPrompts: z.number().int().min(1).max(M.batchPrompts).default(8),

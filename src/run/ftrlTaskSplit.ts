@@ -379,3 +379,27 @@ export function checkFtrlPromptWindow(input: FtrlWindowInput): string | null {
       : `; set maxPromptTokens to at least ${fmt(longest.tokens)} (${input.model}'s window of ${fmt(windowTokens)} holds it with maxResponseTokens ${fmt(maxResponseTokens)})`;
   return `${count}${window}. Choose lines that fit (trainLines / testLines) or a model with a longer window.`;
 }
+
+/**
+ * An FTRL run's train and held-out lines, as `pact train` (runAssets.ts) and `pact export verl`
+ * (export/verl/ftrlTasks.ts) both take them: the recipe refused before the file is read if it
+ * cannot train on FTRL tasks at all, the file(s) read and split (splitFtrlTasks), then refused if
+ * the train tasks lack what it needs (checkFtrlRecipe).
+ */
+export async function readFtrlRunSplit(
+  recipe: Recipe,
+  config: TrainConfig,
+  readTaskFile: (path: string | undefined) => Promise<{ name: string; text: string }>,
+): Promise<{ train: FtrlTaskLine[]; test: FtrlTaskLine[]; split: FtrlTaskSplit }> {
+  const early = checkFtrlRecipe(recipe);
+  if (early) throw new Error(`config.recipe: ${early}`);
+  const train = await readTaskFile(config.tasks.path);
+  const test = config.tasks.testPath !== undefined ? await readTaskFile(config.tasks.testPath) : undefined;
+  const result = splitFtrlTasks({ train, test, tasks: config.tasks });
+  const late = checkFtrlRecipe(
+    recipe,
+    result.train.map((t) => t.task),
+  );
+  if (late) throw new Error(`config.recipe: ${late}`);
+  return result;
+}

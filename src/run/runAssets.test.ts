@@ -131,6 +131,6 @@ describe('tasks.testSplit: the held-out world of generated tasks', () => {
     expect(() => resolveConfig({ tasks: { trainSeed: 4, testSeed: 4, testSplit: 'train' } })).toThrow(
       "tasks.testSeed: with testSplit 'train' the held-out world must differ from the training one: testSeed ≠ trainSeed (4)",
     );
-    expect(resolveConfig({ tasks: { trainSeed: 4, testSeed: 4 } }).tasks.testSplit).toBe('test');
+    expect(resolveConfig({ tasks: { trainSeed: 4, testSeed: 4 } }).tasks.testSplit).toBeUndefined();
   });
 });

@@ -39,9 +39,8 @@ import { checkTrainingMemory } from '../recipes/train/memoryEstimate';
 import { DEFAULT_FTRL_EVAL_SETTINGS } from './ftrlEvalSettings';
 import {
   checkFtrlPromptWindow,
-  checkFtrlRecipe,
   countPromptTokens,
-  splitFtrlTasks,
+  readFtrlRunSplit,
   type FtrlTaskLine,
   type FtrlTaskSplit,
 } from './ftrlTaskSplit';
@@ -238,22 +237,15 @@ async function loadFtrlTasks(
   platform: RunPlatform,
   config: TrainConfig,
 ): Promise<{ train: FtrlTaskLine[]; test: FtrlTaskLine[]; split: FtrlTaskSplit }> {
-  const recipe = getRecipe(config.recipe);
-  const early = checkFtrlRecipe(recipe);
-  if (early) throw new Error(`config.recipe: ${early}`);
-  if (!platform.readTaskFile)
+  // A recipe that cannot train on FTRL tasks is refused first (readFtrlRunSplit), then a platform that cannot read the file.
+  const unreadable = (): never => {
     throw new Error(
       'config.tasks.source "ftrl": this platform cannot read a task file (load it in the Task files panel)',
     );
-  const train = await platform.readTaskFile(config.tasks.path);
-  const test = config.tasks.testPath !== undefined ? await platform.readTaskFile(config.tasks.testPath) : undefined;
-  const result = splitFtrlTasks({ train, test, tasks: config.tasks });
-  const late = checkFtrlRecipe(
-    recipe,
-    result.train.map((t) => t.task),
+  };
+  return readFtrlRunSplit(getRecipe(config.recipe), config, (path) =>
+    platform.readTaskFile ? platform.readTaskFile(path) : unreadable(),
   );
-  if (late) throw new Error(`config.recipe: ${late}`);
-  return result;
 }
 
 const taskCache = new Map<string, Promise<{ train: PromptItem[]; test: PromptItem[] }>>();
@@ -341,7 +333,7 @@ async function loadRunAssets(
   } else if (recipe.env === 'tool-use') {
     const categories = config.tasks.categories;
     const t = config.tasks;
-    const key = `${t.trainSeed}/${t.nTrain}/${t.testSeed}/${t.testSplit}/${t.nTest}/${categories?.join(',') ?? 'all'}`;
+    const key = `${t.trainSeed}/${t.nTrain}/${t.testSeed}/${t.testSplit ?? 'test'}/${t.nTest}/${categories?.join(',') ?? 'all'}`;
     let tasks = taskCache.get(key);
     if (!tasks) {
       log(`generating ${config.tasks.nTrain} train tasks with expert traces…`);
@@ -354,7 +346,7 @@ async function loadRunAssets(
         const test = generateTasks({
           ...generator,
           seed: config.tasks.testSeed,
-          split: config.tasks.testSplit,
+          split: config.tasks.testSplit ?? 'test',
           n: config.tasks.nTest,
         });
         return { train: createToolUsePrompts(train), test: createToolUsePrompts(test) };
