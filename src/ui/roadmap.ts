@@ -37,7 +37,7 @@ export const PLANNED_PANELS: readonly PlannedPanel[] = [
 export const SHORT_RUN_NOTE =
   'What a short run shows: every part of the method at work, step by step. What it cannot show: whether PACT ' +
   'beats the warm start (its reward swings by about ±0.2 from step to step). Measured with 5 seeds of 32 steps ' +
-  'of 16 rollouts against a frozen copy (docs/results.md, Table 1): the train reward pulls ahead after about 16 ' +
+  'of 16 rollouts against a frozen copy (Table 1, linked below): the train reward pulls ahead after about 16 ' +
   'steps in every seed (+0.078 ± 0.017), but held out PACT is level with the warm start (−0.000 ± 0.015 Solve-F1) ' +
   'and with MatchTIR; the rows that add supervised steps on expert traces lead (SFT +0.083 ± 0.007), so the ' +
   "paper's ordering is not reproduced at this size.";
