@@ -21,7 +21,6 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ftrlReward } from '../../core/ftrlReward';
@@ -211,7 +210,7 @@ describe('pact export verl on an FTRL task file', () => {
 
   it('the command line exports it (bin/pact.mjs, without loading the training code)', () => {
     const out = path.join(root, 'cli');
-    const bin = fileURLToPath(new URL('../../../bin/pact.mjs', import.meta.url));
+    const bin = path.resolve('bin', 'pact.mjs'); // tests run from the repository root
     const r = spawnSync('node', [bin, 'export', 'verl', '--config', configPath, '--out', out, '--run', 'ftrl'], {
       encoding: 'utf8',
     });
