@@ -61,6 +61,13 @@ kept in the tree (it is overwritten). Its size for qwen3-nano: 4 bytes × 3 × p
 git history (about 3 pieces for the search warm start, ~90 MB), which we accept for a run that
 must survive a machine change; the folder is removed once the warm start is shipped.
 
+Warm restart. `--restart-from OUT/model-step{N}.safetensors --restart-step N [--restart-warmup W]`
+continues the same schedule from step N with weights only, for a run whose checkpoint.pt was not
+kept (the search warm start's first GPU piece, whose checkpoint exceeded what the lent machine
+returns): AdamW's moments start at zero, so the lr ramps linearly from 1/W of the schedule's over
+W steps; batches come from a generator seeded by (seed, N). Not bit-identical to an uninterrupted
+run; train_log.json and the assembled warm_start.json record it (trainer.restart).
+
   python3 scripts/reference/pretrain_torch.py --data DIR --out DIR --assemble N
 makes OUT/warm-start-step{N}/ a warm-start folder (config.json, model.safetensors,
 pruned_vocab.json and warm_start.json, its training record) from what training wrote;
@@ -266,6 +273,8 @@ def assemble(args):
                     "maxGradNorm": o["clip"], "weightDecay": o["weight_decay"]},
         "trainer": {"script": "scripts/reference/pretrain_torch.py", "torch": log["torch"], "device": log["device"],
                     "scheduledSteps": o["steps"], "bf16Autocast": log["device"] != "cpu",
+                    # a warm restart (--restart-from): the weights it started from and where
+                    **({"restart": log["restart"]} if log.get("restart") else {}),
                     # the --resume pieces that trained these weights (one for an uninterrupted run)
                     "pieces": [{k: p.get(k) for k in ("from_step", "to_step", "device", "threads")}
                                for p in log.get("pieces", []) if p["from_step"] < step]},
@@ -352,6 +361,12 @@ def main():
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--threads", type=int, default=None, help="torch's intra-op CPU threads; default: torch's")
     ap.add_argument("--blas-threads", type=int, default=None, help="OpenBLAS's own pool; default: --threads if given, else OpenBLAS's (all cores)")
+    ap.add_argument("--restart-from", default=None,
+                    help="warm restart: start from these weights (a model-step{N}.safetensors this script wrote) at "
+                         "--restart-step N of the same schedule, with a fresh AdamW and --restart-warmup steps of linear "
+                         "warm-up to the schedule's lr (for a run whose checkpoint.pt was not kept)")
+    ap.add_argument("--restart-step", type=int, default=None)
+    ap.add_argument("--restart-warmup", type=int, default=50)
     ap.add_argument("--micro-tokens", type=int, default=None,
                     help="padded tokens per micro-batch; default 2048 on CPU (measured best: cache-sized), 32768 on CUDA")
     args = ap.parse_args()
@@ -405,7 +420,24 @@ def main():
         log = {"options": options, "data": meta, "rows": len(rows), "rows_sha256": rows_sha, "torch": torch.__version__,
                "device": device_name, "threads": torch.get_num_threads(), "losses": [], "saved": [], "pieces": []}
         first_step, window, window_tokens, elapsed_before = 0, [], 0, 0.0
-        if args.resume:
+        if args.restart_from:
+            # Warm restart (not bit-identical to an uninterrupted run: AdamW's moments start at zero,
+            # hence the short re-warm-up; the batches are drawn from a generator seeded by (seed, N)).
+            if args.restart_step is None or not 0 < args.restart_step < until:
+                raise SystemExit("--restart-from needs --restart-step N with 0 < N < --until")
+            tensors = ref.read_safetensors(args.restart_from)
+            state = model.state_dict()
+            with torch.no_grad():
+                for name, t in tensors.items():
+                    state[name].copy_(torch.from_numpy(t.copy()))
+                if config["tie_word_embeddings"]:
+                    state["lm_head.weight"].copy_(state["model.embed_tokens.weight"])
+            first_step = args.restart_step
+            pick_rng = np.random.default_rng([args.seed, first_step])
+            log["restart"] = {"from": os.path.basename(args.restart_from), "step": first_step, "warmup": args.restart_warmup}
+            print(f"warm restart from {args.restart_from} at step {first_step} (fresh AdamW, {args.restart_warmup} "
+                  f"steps of re-warm-up)", flush=True)
+        elif args.resume:
             print(f"--resume: no {CHECKPOINT} in {args.out}, starting at step 0", flush=True)
     else:
         model.load_state_dict(ckpt["model"])
@@ -438,6 +470,9 @@ def main():
     for step in range(first_step, until):
         picks = pick_rng.integers(0, len(rows), size=args.batch)
         lr = learning_rate(step, args.lr, args.warmup, args.steps, args.min_lr_ratio)
+        restart = log.get("restart")
+        if restart and step - restart["step"] < restart["warmup"]:
+            lr *= (step - restart["step"] + 1) / restart["warmup"]
         for g in opt.param_groups:
             g["lr"] = lr
         opt.zero_grad(set_to_none=True)

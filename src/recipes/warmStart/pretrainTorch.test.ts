@@ -134,6 +134,63 @@ print(json.dumps({"ref": float(ref_loss), "lean": lean, "grad_err": grad_err, "g
       expect(out.grad_err).toBeLessThan(1e-4);
     }, 120_000);
 
+    it('a warm restart (--restart-from) starts from the file at step N with a fresh AdamW and a linear re-warm-up', () => {
+      // One row, so every batch is that row: the restart's first loss is the loss of the weights
+      // it loaded, which the straight run logged at the same step (the loss precedes the update).
+      const dir = mkdtempSync(path.join(tmpdir(), 'pact-pretrain-restart-'));
+      const row: SftTargetRow = { ids: [1, 4, 2, 9, 3, 12, 5, 7], targetMask: [0, 1, 1, 0, 1, 1, 1] };
+      writeFileSync(path.join(dir, 'config.json'), formatQwen3ConfigJson(TINY));
+      writeFileSync(path.join(dir, 'rows.bin.gz'), gzipSync(packSftRows([row])));
+      // What --assemble copies into the folder's record (npm run pretrain -- --export-rows writes these).
+      const meta = { trainTasks: 1, trainWorlds: 1, categories: [], vocabTasks: 0, keptTokens: 13, gitCommit: 'test' };
+      writeFileSync(path.join(dir, 'rows.json'), JSON.stringify({ preset: 'tiny', maxSeqLen: 64, ...meta }));
+      writeFileSync(path.join(dir, 'pruned_vocab.json'), '{}');
+      const schedule = ['--steps', '8', '--batch', '1', '--lr', '0.05', '--warmup', '1', '--log-every', '1'];
+      const train = (out: string, ...extra: string[]) => {
+        const args = [SCRIPT, '--data', dir, '--out', out, ...schedule, '--device', 'cpu', '--threads', '1', ...extra];
+        const r = spawnSync(torch.python!, args, {
+          encoding: 'utf8',
+          env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+        });
+        expect(r.status, r.stdout + r.stderr).toBe(0);
+      };
+      const straight = path.join(dir, 'straight');
+      const restarted = path.join(dir, 'restarted');
+      train(straight, '--until', '5', '--save', '3');
+      train(
+        restarted,
+        '--until',
+        '5',
+        '--restart-from',
+        path.join(straight, 'model-step3.safetensors'),
+        '--restart-step',
+        '3',
+        '--restart-warmup',
+        '4',
+      );
+      type Log = { losses: { step: number; loss: number; lr: number }[]; restart?: unknown };
+      const readLog = (out: string) => JSON.parse(readFileSync(path.join(out, 'train_log.json'), 'utf8')) as Log;
+      const a = readLog(straight);
+      const b = readLog(restarted);
+      expect(b.restart).toEqual({ from: 'model-step3.safetensors', step: 3, warmup: 4 });
+      expect(b.losses.map((l) => l.step)).toEqual([4, 5]);
+      const at = (log: Log, step: number) => log.losses.find((l) => l.step === step)!;
+      expect(at(b, 4).loss).toBe(at(a, 4).loss); // the same weights, bit for bit, on the same row
+      // Re-warm-up: the schedule's lr times 1/4, then 2/4.
+      expect(at(b, 4).lr).toBeCloseTo(at(a, 4).lr / 4, 15);
+      expect(at(b, 5).lr).toBeCloseTo(at(a, 5).lr / 2, 15);
+      // A fresh AdamW at a quarter of the lr: the update differs from the straight run's.
+      expect(at(b, 5).loss).not.toBe(at(a, 5).loss);
+      // The folder it assembles says where its weights came from.
+      const r = spawnSync(torch.python!, [SCRIPT, '--data', dir, '--out', restarted, '--assemble', '5'], {
+        encoding: 'utf8',
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const info = JSON.parse(readFileSync(path.join(restarted, 'warm-start-step5', 'warm_start.json'), 'utf8')) as {
+        trainer: { restart?: unknown };
+      };
+      expect(info.trainer.restart).toEqual({ from: 'model-step3.safetensors', step: 3, warmup: 4 });
+    }, 120_000);
     it('resumes bit for bit: 1 step (time limit) + resume to step 3 (--until) + resume to 6 equals 6 steps straight', () => {
       // Rows of unequal length, batches of 3 drawn with replacement: the sampler's state matters.
       // Logged every 2 steps, so the window of step 4 (steps 3 and 4) spans the second resume.
