@@ -10,7 +10,6 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parquetReadObjects } from 'hyparquet';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleStepGates } from '../../core/gates';
 import { createRng, permutation } from '../../core/rng';
@@ -21,7 +20,7 @@ import type { Task } from '../../envs/types';
 import { resolveConfig } from '../../recipes/config';
 import { formatToolCallBlock, renderPrivilegedTrace } from '../../traces/render';
 import { exportVerl, generateRunTasks, type ExportResult } from './exportVerl';
-import { findVerlTestPython, runPythonCheck, VERL_ROOT } from './testPython';
+import { askToolServer, findVerlTestPython, readParquet, runPythonCheck, VERL_ROOT } from './testPython';
 
 const EXPERIMENT = {
   name: 'tiny',
@@ -52,21 +51,15 @@ let trainRows: Row[];
 let testRows: Row[];
 let sftRows: Row[];
 
-async function readParquet(file: string): Promise<Row[]> {
-  const buf = readFileSync(file);
-  const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
-  return (await parquetReadObjects({ file: ab })) as Row[];
-}
-
 beforeAll(async () => {
   const root = mkdtempSync(path.join(tmpdir(), 'pact-export-'));
   const configPath = path.join(root, 'tiny.json');
   writeFileSync(configPath, JSON.stringify(EXPERIMENT));
   dir = path.join(root, 'out');
   result = await exportVerl({ configPath, outDir: dir, run: 'pact' });
-  trainRows = await readParquet(path.join(dir, 'data/train.parquet'));
-  testRows = await readParquet(path.join(dir, 'data/test.parquet'));
-  sftRows = await readParquet(path.join(dir, 'data/sft.parquet'));
+  trainRows = await readParquet<Row>(path.join(dir, 'data/train.parquet'));
+  testRows = await readParquet<Row>(path.join(dir, 'data/test.parquet'));
+  sftRows = await readParquet<Row>(path.join(dir, 'data/sft.parquet'));
 }, 120_000);
 
 describe('pact export verl', () => {
@@ -197,25 +190,10 @@ describe('pact export verl', () => {
     expect(new Set(expected.map((e) => e[0]))).toEqual(new Set([true, false]));
     // The server, spoken to directly.
     const server = spawn('node', [path.join(dir, 'pact_verl/tool_server.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const answers: [boolean, string][] = await new Promise((resolve) => {
-      let buf = '';
-      const got: [boolean, string][] = [];
-      server.stdout.on('data', (d: Buffer) => {
-        buf += d.toString('utf8');
-        let nl;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const a = JSON.parse(buf.slice(0, nl));
-          buf = buf.slice(nl + 1);
-          got.push([a.ok, a.output]);
-          if (got.length === calls.length) resolve(got);
-        }
-      });
-      calls.forEach((c, id) =>
-        server.stdin.write(
-          JSON.stringify({ id, ...c, tools: task.tools, implementations: task.implementations }) + '\n',
-        ),
-      );
-    });
+    const answers = await askToolServer(
+      server,
+      calls.map((c) => ({ ...c, tools: task.tools, implementations: task.implementations })),
+    );
     server.stdin.end();
     expect(answers).toEqual(expected);
 

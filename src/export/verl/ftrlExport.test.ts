@@ -11,8 +11,8 @@
  *   tasks.toolTimeoutMs, os.system, long and structured outputs;
  * - what the docs claim of the process boundary holds: an empty environment, an empty
  *   working folder removed afterwards, address-space / file-size / CPU limits enforced, no
- *   new process for an unprivileged user; and what they say it does not stop (reading
- *   /etc/passwd) is so;
+ *   new process for root or an unprivileged user, /etc/passwd unread (the audit hook of
+ *   pythonAuditHook.ts; pythonToolSandbox.test.ts tries the hook itself);
  * - where FTRL's own test file is here ($PACT_FTRL_TASKS or ../shared/data/ftrl/test.jsonl; read
  *   in place, else the test says so and skips): its split is pact train's, and every tool of its
  *   first 20 tasks answers through the exported server as in the app.
@@ -21,7 +21,6 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ftrlReward } from '../../core/ftrlReward';
 import { answerF1 } from '../../core/rewards';
@@ -37,7 +36,7 @@ import { exportVerl, type ExportResult } from './exportVerl';
 import { runPythonToolProcess } from './pythonToolProcess';
 import { answerToolCall, createToolServerExecutor } from './toolAnswer';
 import { FILE_LINES } from './ftrlTestFile';
-import { findVerlTestPython, runPythonCheck } from './testPython';
+import { askToolServer, findToolPython, findVerlTestPython, readParquet, runPythonCheck } from './testPython';
 
 const TOOL_TIMEOUT_MS = 1500;
 
@@ -75,22 +74,7 @@ let configPath: string;
 let dir: string;
 let result: ExportResult;
 
-async function readParquet(file: string): Promise<Row[]> {
-  const buf = readFileSync(file);
-  return (await parquetReadObjects({
-    file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
-  })) as Row[];
-}
-
-/** A python3 the exported server can start (any CPython 3 with `resource`), or why not. */
-function findPython(): { python?: string; reason?: string } {
-  for (const python of ['/usr/bin/python3', 'python3']) {
-    const r = spawnSync(python, ['-c', 'import resource, json'], { stdio: 'ignore' });
-    if (r.status === 0) return { python };
-  }
-  return { reason: 'no python3 with the resource module' };
-}
-const PY = findPython();
+const PY = findToolPython();
 
 beforeAll(async () => {
   root = mkdtempSync(path.join(tmpdir(), 'pact-ftrl-export-'));
@@ -115,7 +99,7 @@ describe('pact export verl on an FTRL task file', () => {
     expect(split.test.map((t) => t.line)).toEqual([4, 5]);
     expect(result.taskSplit?.statement).toBe(split.split.statement);
     const train: Task[] = split.train.map((t) => t.task);
-    const rows = await readParquet(path.join(dir, 'data/train.parquet'));
+    const rows = await readParquet<Row>(path.join(dir, 'data/train.parquet'));
     expect(rows.length).toBe(config.steps * config.batchPrompts);
     rows.forEach((row, r) => {
       const epoch = Math.floor(r / train.length);
@@ -137,7 +121,7 @@ describe('pact export verl on an FTRL task file', () => {
       expect(Number(e.tool_timeout_ms)).toBe(TOOL_TIMEOUT_MS);
       expect([Number(e.pact_gate), e.expert_trace]).toEqual([-1, '']);
     });
-    const test = await readParquet(path.join(dir, 'data/test.parquet'));
+    const test = await readParquet<Row>(path.join(dir, 'data/test.parquet'));
     expect(test.map((r) => r.extra_info.task_id)).toEqual(split.test.map((t) => t.task.id));
     expect(test.map((r) => JSON.parse(r.reward_model.ground_truth).unsolved_set)).toEqual(
       split.test.map((t) => t.task.unsolvedSet),
@@ -158,7 +142,7 @@ describe('pact export verl on an FTRL task file', () => {
       console.warn(`ftrlExport.test.ts: rewards not checked: ${PY.reason ?? torch.reason}`);
       return;
     }
-    const rows = await readParquet(path.join(dir, 'data/train.parquet'));
+    const rows = await readParquet<Row>(path.join(dir, 'data/train.parquet'));
     const row = rows.find((r) => JSON.parse(r.extra_info.implementations).country_capital)!;
     const task = result.trainTasks.find((t) => t.id === row.extra_info.task_id)!;
     const call = (code: unknown) => formatToolCallBlock({ name: 'country_capital', arguments: { code } });
@@ -235,28 +219,6 @@ describe('pact export verl on an FTRL task file', () => {
   }, 60_000);
 });
 
-/** Sends each request to a running tool server and collects the answers in order. */
-function askServer(
-  server: { stdin: NodeJS.WritableStream; stdout: NodeJS.ReadableStream },
-  requests: object[],
-): Promise<[boolean, string][]> {
-  return new Promise((resolve) => {
-    let buf = '';
-    const got: [boolean, string][] = [];
-    server.stdout.on('data', (d: Buffer) => {
-      buf += d.toString('utf8');
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const a = JSON.parse(buf.slice(0, nl)) as { ok: boolean; output: string };
-        buf = buf.slice(nl + 1);
-        got.push([a.ok, a.output]);
-        if (got.length === requests.length) resolve(got);
-      }
-    });
-    requests.forEach((r, id) => server.stdin.write(JSON.stringify({ id, ...r }) + '\n'));
-  });
-}
-
 function startServer(python: string, options: { env?: NodeJS.ProcessEnv; asUser?: number; dir?: string } = {}) {
   const script = path.join(options.dir ?? dir, 'pact_verl/tool_server.mjs');
   const args = [script, '--python', python];
@@ -321,7 +283,7 @@ describe('the exported Python tools answer as the app does', () => {
     expect(expected[9][1]).toMatch(/^(ab){2000} …\[output cut at 4000 characters\]$/);
 
     const server = startServer(PY.python);
-    const answers = await askServer(
+    const answers = await askToolServer(
       server,
       calls.map(([task, call]) => request(task, call)),
     );
@@ -351,19 +313,27 @@ describe('the exported Python tools answer as the app does', () => {
     const task = containTask();
     const names = ['environ', 'where', 'passwd', 'grab', 'scribble', 'limits', 'spawn'];
     const server = startServer(PY.python, { env: { ...process.env, PACT_SECRET: 'do-not-leak' } });
-    const answers = await askServer(
+    const answers = await askToolServer(
       server,
       names.map((name) => request(task, { name, arguments: { x: 'a' } })),
     );
     server.stdin.end();
-    const [environ, where, passwd, grab, scribble, limits] = answers;
+    const [environ, where, passwd, grab, scribble, limits, spawned] = answers;
     expect(environ).toEqual([true, '{}']);
     const [cwd, listing] = JSON.parse(where[1]) as [string, string[]];
     expect(path.basename(cwd)).toMatch(/^pact-tool-/);
     expect(listing).toEqual([]);
     expect(existsSync(cwd)).toBe(false);
-    // Not contained, as the docs say: a tool reads what the user running VeRL can read.
-    expect(passwd).toEqual([true, readFileSync('/etc/passwd', 'utf8').slice(0, 5)]);
+    // The audit hook: no file outside the working folder but the Python library, read-only.
+    expect(passwd).toEqual([
+      false,
+      "an error occured when call passwd: open '/etc/passwd' is refused in the tool sandbox (outside the call's folder)",
+    ]);
+    // Whoever runs the server (root included, where RLIMIT_NPROC does not apply), no process starts.
+    expect(spawned).toEqual([
+      false,
+      'an error occured when call spawn: subprocess.Popen is refused in the tool sandbox (no new processes)',
+    ]);
     // 3 GiB over the 2 GiB address space; 9 MiB over the 8 MiB file size.
     expect(grab).toEqual([false, 'an error occured when call grab: ']);
     expect(scribble).toEqual([false, 'an error occured when call scribble: [Errno 27] File too large']);
@@ -394,7 +364,7 @@ describe('the exported Python tools answer as the app does', () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
   }, 30_000);
 
-  it('an unprivileged user cannot start a process from a tool (RLIMIT_NPROC 0)', async () => {
+  it('run by an unprivileged user, a tool still cannot start a process (the audit hook; RLIMIT_NPROC 0 under it)', async () => {
     if (!PY.python) return;
     const isRoot = process.getuid?.() === 0;
     const hasSetpriv = spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -410,14 +380,14 @@ describe('the exported Python tools answer as the app does', () => {
     if (isRoot) for (const p of [root, dir, path.join(dir, 'pact_verl')]) chmodSync(p, 0o755);
     const task = containTask();
     const server = startServer(PY.python, isRoot ? { asUser: 65534 } : {});
-    const [spawnAnswer, whereAnswer] = await askServer(server, [
+    const [spawnAnswer, whereAnswer] = await askToolServer(server, [
       request(task, { name: 'spawn', arguments: { x: 'a' } }),
       request(task, { name: 'where', arguments: { x: 'a' } }),
     ]);
     server.stdin.end();
     expect(spawnAnswer).toEqual([
       false,
-      'an error occured when call spawn: [Errno 11] Resource temporarily unavailable',
+      'an error occured when call spawn: subprocess.Popen is refused in the tool sandbox (no new processes)',
     ]);
     expect(whereAnswer[0]).toBe(true); // the tool itself ran
   }, 30_000);
@@ -483,7 +453,7 @@ describe("on FTRL's own test file (read in place, never copied)", () => {
     }
     expect(expected.filter(([ok]) => ok).length).toBeGreaterThan(requests.length / 2);
     const server = startServer(PY.python, { dir: out });
-    const answers = await askServer(
+    const answers = await askToolServer(
       server,
       requests.map((r) => ({ ...r, timeout_ms: 5000 })),
     );

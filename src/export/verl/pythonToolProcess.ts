@@ -3,19 +3,24 @@
  * task's own Python source in a fresh `python3 -I` process, answering with the app's own
  * Python runtime (envs/ftrl/pythonRuntime.ts `pact_call_tool`, then the sandbox guard's cut
  * and `os.system` refusal, pyodideWorkerCore.ts), so the observation is the text the app's
- * Pyodide executor gives for the same call. The process boundary:
+ * Pyodide executor gives for the same call. Three layers keep a hostile tool from the machine:
  *
- *   - an empty environment (`os.environ` is empty when the tool runs), `-I` (no user site, no
- *     PYTHON* variables, no script folder on sys.path);
- *   - the working directory a fresh empty temporary folder, removed after the call;
+ *   - the process: an empty environment (`os.environ` is empty when the tool runs), `-I` (no user
+ *     site, no PYTHON* variables, no script folder on sys.path), a fresh empty temporary folder as
+ *     the working directory, removed after the call;
  *   - rlimits set by the runner before any tool code: CPU seconds (the wall limit + 1, rounded up;
- *     SIGXCPU there, SIGKILL a second later),
- *     address space, file size, core 0, and processes 0 (RLIMIT_NPROC; Linux does not apply it to root);
- *   - the wall-clock limit counted from the runner's "ready" line (as the app's clock starts once
- *     Pyodide is loaded): past it the process is killed and the answer is the app's timeout text.
+ *     SIGXCPU there, SIGKILL a second later), address space, file size, core 0, and processes 0
+ *     (RLIMIT_NPROC; Linux does not apply it to root); the wall-clock limit counted from the
+ *     runner's "ready" line (as the app's clock starts once Pyodide is loaded): past it the process
+ *     is killed and the answer is the app's timeout text;
+ *   - the audit hook of pythonAuditHook.ts, installed before the app's runtime and any tool code:
+ *     no network, no new process or signal to another, no file outside the working folder except
+ *     the Python library read-only, no ctypes, no second hook; what it refuses answers as any tool
+ *     exception does (`an error occured when call NAME: … is refused in the tool sandbox (…)`).
  *
- * This is not the app's Pyodide sandbox: a tool can read any file the user running VeRL can
- * read, open network connections, and (as root) start processes.
+ * Audit hooks are not a security boundary on their own: a C extension already loaded, a bug in
+ * CPython, or bytecode built by hand (code.replace, marshal) can get past one, and a tool can still
+ * stat any path; docs/security.md ("Limits") lists what remains. It is not the app's Pyodide sandbox.
  * Node only; bundled into DIR/pact_verl/tool_server.mjs with the rest of the tool server.
  */
 import { spawn } from 'node:child_process';
@@ -24,6 +29,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PYTHON_SANDBOX_GUARD_SOURCE } from '../../envs/ftrl/pyodideWorkerCore';
 import { PYTHON_RUNTIME_SOURCE } from '../../envs/ftrl/pythonRuntime';
+import { PYTHON_AUDIT_HOOK_SOURCE } from './pythonAuditHook';
 import { MAX_OUTPUT_CHARS } from '../../envs/sandbox/runtimeSource';
 import { formatToolError, type ExecuteOptions, type ToolExecutor, type ToolResult } from '../../envs/sandbox/types';
 import type { ToolImplementation } from '../../envs/types';
@@ -49,9 +55,10 @@ const START_TIMEOUT_MS = 30_000;
 const MAX_STDOUT_BYTES = 1 << 20;
 
 /**
- * The runner, run as `python3 -I -c RUNNER`: limits first, then the app's runtime and guard,
- * then one request from stdin ({source, name, argumentsJson}), one answer on the saved stdout.
- * print() inside a tool goes nowhere, as in the app (Pyodide's stdout is silent).
+ * The runner, run as `python3 -I -c RUNNER`: limits first, then the audit hook (pythonAuditHook.ts),
+ * then the app's runtime and guard, then one request from stdin ({source, name, argumentsJson}),
+ * one answer on the saved stdout. print() inside a tool goes nowhere, as in the app (Pyodide's
+ * stdout is silent).
  */
 export function formatRunnerSource(limits: { cpuSeconds: number; addressSpaceMb: number; fileSizeMb: number }): string {
   return String.raw`
@@ -78,6 +85,9 @@ os.environ.clear()  # PEP 538 set LC_CTYPE while the interpreter started; the to
 _pact_out = os.fdopen(os.dup(1), 'w', encoding='utf-8')
 _pact_null = open(os.devnull, 'w')
 sys.stdout = sys.stderr = _pact_null
+${PYTHON_AUDIT_HOOK_SOURCE}
+_pact_install_sandbox(os.getcwd())
+del _pact_install_sandbox
 ${PYTHON_RUNTIME_SOURCE}
 ${PYTHON_SANDBOX_GUARD_SOURCE}
 _pact_out.write('ready\n')
