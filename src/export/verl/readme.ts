@@ -98,14 +98,19 @@ formats it, \`an error occured when call NAME: …\` for an exception, \`timed o
 run's limit (\`tasks.toolTimeoutMs\`, in every row's \`extra_info.tool_timeout_ms\`). The process has an empty
 environment, an empty temporary working folder, and rlimits: CPU seconds, 2 GiB of address space, 8 MiB
 files, no core file, no new process (RLIMIT_NPROC 0, which Linux does not apply to root). \`os.system\` is
-refused as in the app. **This is a process boundary, not the Pyodide sandbox the app runs these tools in:**
-a tool can read any file the user running VeRL can read, open network connections, and, run as root, start
-processes. Run untrusted task files as an unprivileged user, or in a container.`;
+refused as in the app. Before any tool code a PEP 578 audit hook refuses the network (every socket event),
+new processes (subprocess, os.system, exec, spawn, fork, kill), opening or listing files outside the call's
+folder (the interpreter's library read-only), symlinks, ctypes, C extensions from outside the library and
+ways around the hook; a refusal answers as a tool exception.
+**This is a process boundary, not the Pyodide sandbox the app runs these tools in:** audit hooks are not a
+security boundary on their own (hand-built bytecode or a bug in CPython reaches process memory; file
+metadata such as \`os.stat\` still answers). Run untrusted task files as an unprivileged user, or in a container (docs/security.md, "Limits").`;
 }
 
 const FTRL_NOT_CARRIED = `- **FTRL's tools under CPython**: the app runs them in Pyodide (CPython compiled to WebAssembly, its own
   Python version); here the cluster's python3 runs them, so a tool whose text depends on the Python version
-  (an exception's wording) may answer differently. No file system or network is hidden from a tool (above).
+  (an exception's wording) may answer differently. The audit hook (above) refuses the network, processes and
+  files outside the call's folder; it is not the wasm boundary the app has.
 - **The prompt window check**: \`pact train\` refuses FTRL prompts longer than maxPromptTokens with the app's
   tokenizer; VeRL measures with its own (\`data.max_prompt_length\`).
 `;
