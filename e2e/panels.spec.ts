@@ -165,13 +165,19 @@ test('run setup: the URL carries the configuration and a reload restores it', as
     await expect(panel.getByRole('button', { name: new RegExp(`^${name}`) })).toBeDisabled();
   }
   await expect(page.getByTestId('train-progress')).toContainText('No run yet');
-  // The default (PACT) says nothing about its starting policy; a search recipe from the
-  // shipped warm start is told that it will select no tools.
+  // The default (PACT) says nothing about its starting policy; a search recipe from
+  // "warm-start" is told that it starts from the search warm start, and what that one does.
   await expect(panel.getByTestId('setup-policy-note')).toHaveCount(0);
   await page.goto('/?recipe=gdpo');
   await expect(panel.getByTestId('setup-policy-note')).toHaveText(
-    /never seen the search environment: a gdpo run from it selects no tools \(F1 0\)/,
+    /A gdpo run starts from the search warm start \(public\/warm-start-search\).*F1 0\.57 .* on 200 held-out queries/,
   );
+  // The page serves that folder from its own origin, where the trainer worker reads it.
+  const info = await page.evaluate(async () => {
+    const r = await fetch('/warm-start-search/warm_start.json');
+    return r.ok ? ((await r.json()) as { searchTasks?: number }) : null;
+  });
+  expect(info?.searchTasks).toBe(4000);
 });
 
 test('run setup: an out-of-range q from a link shows an error naming q and keeps the other fields', async ({

@@ -18,7 +18,7 @@ import { loadQwen3TokenizerFromUrls } from '../src/model/tokenizer/browserLoader
 import { createFileListReader } from '../src/model/weights/browserFiles';
 import type { Qwen3Tokenizer } from '../src/model/tokenizer/qwen3Tokenizer';
 import type { RunPlatform } from '../src/run/runAssets';
-import { createFetchReader, WARM_START_DIR } from '../src/recipes/warmStart/index';
+import { createFetchReader } from '../src/recipes/warmStart/index';
 
 let tokenizer: Promise<Qwen3Tokenizer> | null = null;
 
@@ -78,11 +78,12 @@ export function createBrowserPlatform({
   modelFiles,
   taskFile,
 }: BrowserPlatformOptions = {}): RunPlatform {
-  const warmStartUrl = new URL(`${baseUrl}${WARM_START_DIR}/`, self.location.href).href;
   return {
     loadSourceTokenizer: () => (tokenizer ??= loadQwen3TokenizerFromUrls({ tokenizerUrl, tokenizerConfigUrl })),
-    readWarmStartFile: createFetchReader(warmStartUrl),
-    warmStartLocation: warmStartUrl,
+    openWarmStart: (folder) => {
+      const url = new URL(`${baseUrl}${folder}/`, self.location.href).href;
+      return { read: createFetchReader(url), location: url };
+    },
     openFolder: (init) => {
       if (!modelFiles || modelFiles.length === 0) {
         throw new Error(

@@ -276,7 +276,8 @@ def assemble(args):
                     # a warm restart (--restart-from): the weights it started from and where
                     **({"restart": log["restart"]} if log.get("restart") else {}),
                     # the --resume pieces that trained these weights (one for an uninterrupted run)
-                    "pieces": [{k: p.get(k) for k in ("from_step", "to_step", "device", "threads")}
+                    "pieces": [{**{k: p.get(k) for k in ("from_step", "to_step", "device", "threads")},
+                                "to_step": min(p.get("to_step") or step, step)}
                                for p in log.get("pieces", []) if p["from_step"] < step]},
         "trainTasks": meta["trainTasks"],
         "trainWorlds": meta["trainWorlds"],

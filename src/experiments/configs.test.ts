@@ -184,7 +184,18 @@ describe('experiments/*.json', () => {
       ['toolsearcher', false, true, true],
       ['toolsearcher', true, false, true],
       ['toolsearcher', true, true, false],
+      ['toolsearcher', true, true, true],
     ]);
     expect(full.runs[0].config).toMatchObject({ recipe: 'search_r1', steps: 0 });
+    // The frozen control: ToolSearcher on the same prompts and streams, not moving, not evaluated.
+    const frozen = full.runs.find((r) => r.name === 'frozen' && r.seed === 1)!.config;
+    const toolsearcher = full.runs.find((r) => r.name === 'toolsearcher' && r.seed === 1)!.config;
+    expect({ ...frozen, lr: toolsearcher.lr, evalEvery: toolsearcher.evalEvery, name: toolsearcher.name }).toEqual(
+      toolsearcher,
+    );
+    expect([frozen.lr, frozen.evalEvery]).toEqual([1e-12, 0]);
+    // The sizes: at least 200 held-out queries and 3 seeds for every row.
+    expect(full.runs.every((r) => r.config.tasks.nTest >= 200)).toBe(true);
+    expect(new Set(full.runs.map((r) => r.seed))).toEqual(new Set([1, 2, 3]));
   });
 });

@@ -15,7 +15,6 @@ import { createNodeFolderReader } from '../model/weights/nodeFiles';
 import type { TrainConfig } from '../recipes/config';
 import { readNodeFtrlTaskFile } from './ftrlTaskFile';
 import { prepareRunAssetsWith, type PrepareRunOptions, type RunAssets, type RunPlatform } from './runAssets';
-import { WARM_START_DIR } from '../recipes/warmStart/index';
 
 export {
   createRunTrainer,
@@ -27,11 +26,12 @@ export {
 } from './runAssets';
 
 export function createNodePlatform(publicDir = 'public'): RunPlatform {
-  const dir = path.join(publicDir, WARM_START_DIR);
   return {
     loadSourceTokenizer: loadQwen3TokenizerFromPackage,
-    readWarmStartFile: (name) => readFile(path.join(dir, name)),
-    warmStartLocation: dir,
+    openWarmStart: (folder) => {
+      const dir = path.join(publicDir, folder);
+      return { read: (name) => readFile(path.join(dir, name)), location: dir };
+    },
     openFolder: (init) => createNodeFolderReader(init),
     createExecutor: () => new InProcessExecutor(),
     readTaskFile: (file) => readNodeFtrlTaskFile(file, process.env),

@@ -47,11 +47,13 @@ describe('prepareRunAssetsWith refuses what it cannot run, before loading anythi
     const read: string[] = [];
     const platform: RunPlatform = {
       loadSourceTokenizer: async () => ({}) as Qwen3Tokenizer,
-      readWarmStartFile: async (name) => {
-        read.push(name);
-        throw new Error(`no file ${name} in this test`);
-      },
-      warmStartLocation: 'test/warm-start',
+      openWarmStart: (folder) => ({
+        read: async (name) => {
+          read.push(`${folder}/${name}`);
+          throw new Error(`no file ${name} in this test`);
+        },
+        location: `test/${folder}`,
+      }),
       createExecutor: () => ({}) as ToolExecutor,
     };
     return { platform, read };
@@ -66,6 +68,23 @@ describe('prepareRunAssetsWith refuses what it cannot run, before loading anythi
         `config.model.preset "${preset}": the shipped warm start is a qwen3-nano; start a ${preset} from random weights (model.init "scratch") or from a Qwen3 folder`,
       );
       expect(read).toEqual([]);
+    }
+  });
+
+  it('"warm-start" means the search warm start for the search recipes, and the tool-use one for the rest', async () => {
+    for (const [recipe, folder] of [
+      ['toolsearcher', 'warm-start-search'],
+      ['search_r1', 'warm-start-search'],
+      ['gdpo', 'warm-start-search'],
+      ['pact', 'warm-start'],
+      ['matchtir', 'warm-start'],
+    ] as const) {
+      const { platform, read } = recordingPlatform();
+      await expect(
+        prepareRunAssetsWith(platform, resolveConfig({ recipe, model: { preset: 'qwen3-nano', init: 'warm-start' } })),
+      ).rejects.toThrow(`run \`npm run pretrain\` to build test/${folder}`);
+      expect(read.length).toBeGreaterThan(0);
+      expect(read.every((f) => f.startsWith(`${folder}/`))).toBe(true);
     }
   });
 
@@ -90,10 +109,12 @@ describe('prepareRunAssetsWith refuses what it cannot run, before loading anythi
     await selectBackend('wasm', { wasmPaths: getNodeWasmPaths() });
     const platform: RunPlatform = {
       loadSourceTokenizer: async () => ({}) as Qwen3Tokenizer,
-      readWarmStartFile: async (name) => {
-        throw new Error(`no file ${name} in this test`);
-      },
-      warmStartLocation: 'test/warm-start',
+      openWarmStart: (folder) => ({
+        read: async (name) => {
+          throw new Error(`no file ${name} in this test`);
+        },
+        location: `test/${folder}`,
+      }),
       createExecutor: () => ({}) as ToolExecutor,
     };
     // Building it would first allocate 2.4 GB of weights; the refusal comes before.

@@ -34,7 +34,7 @@ import { getRecipe } from '../recipes/registry';
 import { splitToolSearchPrompts } from '../recipes/rollouts/searchRollouts';
 import { createToolUsePrompts, Trainer } from '../recipes/train/trainer';
 import type { PolicySampler, PromptItem, StepProgress } from '../recipes/types';
-import { loadWarmStart, type ReadWarmStartFile } from '../recipes/warmStart/index';
+import { loadWarmStart, warmStartFolderFor, type ReadWarmStartFile } from '../recipes/warmStart/index';
 import { checkTrainingMemory } from '../recipes/train/memoryEstimate';
 import { DEFAULT_FTRL_EVAL_SETTINGS } from './ftrlEvalSettings';
 import {
@@ -50,10 +50,12 @@ import * as tf from '../model/qwen3/tf';
 export interface RunPlatform {
   /** Qwen3's full tokenizer (pruned vocabularies map onto it). */
   loadSourceTokenizer(): Promise<Qwen3Tokenizer>;
-  /** Reads a file of the shipped warm start (config.json, model.safetensors, …). */
-  readWarmStartFile: ReadWarmStartFile;
-  /** Where the warm start is read from, for error messages. */
-  warmStartLocation: string;
+  /**
+   * A shipped warm start, by its folder under public/ (WARM_START_DIR, or WARM_START_SEARCH_DIR for
+   * the search recipes): a reader of its files (config.json, model.safetensors, …) and where it is
+   * read from, for messages.
+   */
+  openWarmStart(folder: string): { read: ReadWarmStartFile; location: string };
   /** Opens a user's Qwen3 folder named by `model.init`; absent where the platform cannot. */
   openFolder?(init: string): FolderReader;
   /** The executor for the tool stubs. */
@@ -119,7 +121,8 @@ registerPolicySource('scratch', async (config, ctx) => {
 });
 
 registerPolicySource('warm-start', async (config, ctx) => {
-  const dir = ctx.platform.warmStartLocation;
+  // The search recipes start from the warm start that has seen search episodes (files.ts).
+  const { read, location: dir } = ctx.platform.openWarmStart(warmStartFolderFor(getRecipe(config.recipe).env));
   if (config.model.preset !== WARM_START_PRESET) {
     throw new Error(
       `config.model.preset "${config.model.preset}": the shipped warm start is a ${WARM_START_PRESET}; start a ${config.model.preset} from random weights (model.init "scratch") or from a Qwen3 folder`,
@@ -127,7 +130,7 @@ registerPolicySource('warm-start', async (config, ctx) => {
   }
   let warm;
   try {
-    warm = await loadWarmStart(ctx.platform.readWarmStartFile);
+    warm = await loadWarmStart(read);
   } catch (e) {
     throw new Error(
       `config.model.init "warm-start": ${(e as Error).message} — run \`npm run pretrain\` to build ${dir}, or set model.init to "scratch"`,

@@ -18,10 +18,24 @@ import {
 import { loadQwen3Folder, saveQwen3Folder, type FolderReader } from '../../model/weights/qwen3Folder';
 import type { EvaluateOptions, WarmStartEval } from './evaluate';
 import type { SearchWarmStartEval } from './search';
+import type { RolloutEnvKind } from '../types';
 import type { WarmStartOptions } from './sft';
 
 /** Folder of the shipped checkpoint under public/ (served at `/warm-start/`). */
 export const WARM_START_DIR = 'warm-start';
+/**
+ * The second shipped checkpoint, for the search recipes (served at `/warm-start-search/`): the same
+ * qwen3-nano trained on the tool-use rows plus search-teacher episodes (scripts/searchWarmStart.sh,
+ * docs/results.md "The search warm start"). `model.init: "warm-start"` loads it by itself for a
+ * recipe whose environment is the tool search (warmStartFolderFor); the tool-use recipes, the PACT
+ * study included, keep WARM_START_DIR.
+ */
+export const WARM_START_SEARCH_DIR = 'warm-start-search';
+
+/** Which shipped warm start `model.init: "warm-start"` means for a recipe of this environment. */
+export function warmStartFolderFor(env: RolloutEnvKind): string {
+  return env === 'tool-search' ? WARM_START_SEARCH_DIR : WARM_START_DIR;
+}
 export const WARM_START_INFO_FILE = 'warm_start.json';
 export const WARM_START_FILES = [
   'config.json',

@@ -47,6 +47,8 @@ export {
   extendWarmStartVocab,
   loadWarmStart,
   WARM_START_DIR,
+  WARM_START_SEARCH_DIR,
+  warmStartFolderFor,
   WARM_START_FILES,
   WARM_START_INFO_FILE,
   type ReadWarmStartFile,
