@@ -36,6 +36,10 @@
 #           registered for it. Nothing is set to it here: that, and whether it should replace
 #           public/warm-start after all, is decided on EVAL/summary.md.
 #
+# Measured (the shipped public/warm-start-search was trained this way on a lent H200, not here;
+# docs/runs.md): held-out tool-selection F1 by step 625: 0, 1,000: 0.02, 1,421: 0.25, 2,000: 0.57,
+# so UNTIL is 2,000, about 16 hours of these 2 cores at 2,140 tokens/s (2,000 x 64 rows of 976
+# tokens). The estimate below was made for step 625 and is kept for its method.
 # Time on these 2 cores, estimated (not yet run): 40,000 draws × ~975 tokens = 39M row tokens; at
 # the 2,140 tokens/s pretrain_torch.py trained on them (bench/2026-12-02-pretrain-torch-cpu.txt,
 # rows of 693 tokens; longer rows run somewhat slower) 5.1 h of training, 3 pieces. Plus ~15 min
@@ -60,8 +64,8 @@ WORLDS=${WORLDS:-1600}
 SEARCH_TASKS=${SEARCH_TASKS:-4000}
 MAX_SEQ_LEN=${MAX_SEQ_LEN:-2048}
 STEPS=${STEPS:-6000}                             # the schedule's length (the shipped run's)
-UNTIL=${UNTIL:-625}                              # where training stops
-SAVE=${SAVE:-500,625}                            # weights kept (and evaluated) at these steps
+UNTIL=${UNTIL:-2000}                             # where training stops (step 625 selects no tool held out)
+SAVE=${SAVE:-1000,1500,2000}                     # weights kept (and evaluated) at these steps
 BATCH=${BATCH:-64}
 LR=${LR:-2e-3}
 WARMUP=${WARMUP:-200}
