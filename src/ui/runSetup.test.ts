@@ -115,6 +115,12 @@ describe('the setup in the URL', () => {
     expect(parseSetupQuery(`?${qs}`)).toEqual({ values, overridesText: '', size: 'paper', unknownKeys: [] });
     expect(parseSetupQuery(`?${serializeSetup(values, '', 'quick')}`).size).toBe('quick');
     expect(parseSetupQuery('').size).toBe('quick'); // a bare visit: the app's default size
+    // A hand-written partial link: the default size with the fields it names, the rest the size's.
+    const partial = parseSetupQuery('?recipe=gdpo&K=6');
+    expect(partial.size).toBe('quick');
+    expect(partial.values).toEqual({ ...readDefaultValues(), recipe: 'gdpo', K: '6' });
+    // Overrides make it a whole setup (the experiment runner's): the config's own defaults.
+    expect(parseSetupQuery(`?recipe=gdpo&overrides=${encodeURIComponent('{"steps":3}')}`).size).toBe('paper');
   });
 
   it('keeps a bad value as text (so its error shows) and the other fields, and lists unknown keys', () => {

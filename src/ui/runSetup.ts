@@ -486,10 +486,11 @@ export function serializeSetup(values: SetupValues, overridesText = '', size?: R
 
 /**
  * A query string → form values, overrides text and run size: known keys taken as text
- * (errors come from validateSetup), the rest default. A link without a size (one made
- * before sizes existed, or by the experiment runner) means the config's own defaults for
- * the fields outside the form ('paper'), as it did when it was made; no query at all is
- * the app's default size.
+ * (errors come from validateSetup), the rest default. A link without a size that names
+ * every form field or carries overrides (one the app made before sizes existed, or the
+ * experiment runner's) means the config's own defaults for the fields outside the form
+ * ('paper'), as it did when it was made. No query at all, or a partial one written by hand
+ * (`?recipe=gdpo`), is the app's default size with the fields it names.
  */
 export function parseSetupQuery(search: string): {
   values: SetupValues;
@@ -501,7 +502,8 @@ export function parseSetupQuery(search: string): {
   const values = readDefaultValues();
   const unknownKeys: string[] = [];
   let overridesText = '';
-  let size: RunSizeId = [...params.keys()].length === 0 ? DEFAULT_RUN_SIZE : 'paper';
+  const isWholeSetup = params.has(OVERRIDES_KEY) || SETUP_FIELDS.every((f) => params.has(f.key));
+  let size: RunSizeId = isWholeSetup ? 'paper' : DEFAULT_RUN_SIZE;
   for (const [key, text] of params) {
     if (key in FIELD_BY_KEY) values[key as FieldKey] = text;
     else if (key === OVERRIDES_KEY) overridesText = text;
