@@ -27,7 +27,7 @@ export const FIELD_SPECS = [
     path: ['model', 'init'],
     label: 'Starting weights',
     group: 'run',
-    hint: 'the warm start is trained on tool use',
+    hint: 'the warm start is trained on tool use; the search recipes take the search warm start',
   },
   { key: 'tasks', path: ['tasks', 'source'], label: 'Task source', group: 'run' },
   { key: 'steps', path: ['steps'], label: 'Training steps', symbol: 'T', group: 'run', inputStep: '1' },
