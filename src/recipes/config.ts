@@ -141,7 +141,9 @@ export const pactOptionsSchema = z.strictObject({
  * full documents of 5 hits are ~670 tokens (Qwen3 tokenizer), a third of qwen3-nano's 2,048
  * positions per search. Here 3 hits, descriptions cut at 96 characters, inputs by name and
  * type only and no outputs line: ~230 tokens per search (203–263 over 60 queries), so the
- * search teacher's median episode (671 tokens) fits experiments/toolsearcher.json's 768.
+ * search teacher's median episode (671 tokens, 90th percentile 1,000) fits experiments/
+ * toolsearcher.json's 1,536 response tokens (at 768, 38% of the search warm start's held-out
+ * episodes were cut before their answer).
  * The search warm start (`npm run pretrain -- --search-tasks N`) is built with the same
  * presentation.
  */
