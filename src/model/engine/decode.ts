@@ -14,7 +14,7 @@ import { F, type EngineCore } from './core';
 import { layerForward, type LayerActs } from './layer';
 import { rmsnormForward, toPlanes } from './linear';
 import { EMBED, FINAL_NORM, headName, listPassTensors } from './names';
-import { attnFwdCall, type KernelArgs } from './kernelCalls';
+import { attnDecodeCall, attnFwdCall, type KernelArgs } from './kernelCalls';
 import { ensureSlotCapacity, type KvSlot } from './kvCache';
 import { allocAttnWork, mmPacked, TaskRecorder } from './threadSplit';
 import type { EngineParams } from './weights';
@@ -24,11 +24,13 @@ export interface ExtendItem {
   tokens: ArrayLike<number>;
 }
 
-/** One attention scratch and lse row block that every attention call of a task reuses in turn. */
+/** One attention scratch that every (one-token) attention call of a task reuses in turn. */
 interface TaskAttnScratch {
   work: number;
-  lse: number;
 }
+
+/** Floats of scratch an attnDecode call of the engine's KV-head group needs over Tk keys. */
+export const decodeScratchFloats = (e: EngineCore, Tk: number) => e.rt.k.attnDecodeScratchFloats(e.group, Tk, e.D);
 
 /**
  * Layer i's attention for the new tokens: writes their keys and values into each slot at
@@ -44,10 +46,12 @@ function attendSlots(
   shared?: TaskAttnScratch,
 ): void {
   const { rt, QD, KD, D, nH, nKv, group } = e;
-  // One call per (slot, head), or per (slot, KV head) for a single new token; each gets its
-  // own scratch and log-sum-exp rows (decode never reads the lse), allocated once all are known,
-  // unless the calls run one after another in one task (`shared`).
-  const calls: Omit<KernelArgs<'attnFwd'>, 'lse' | 'ldlse' | 'work'>[] = [];
+  // A single new token: one attnDecode call per (slot, KV head), its `group` query heads adjacent
+  // rows. Several: one attnFwd call per (slot, head). Each call gets its own scratch (and attnFwd
+  // its log-sum-exp rows, which extend never reads), allocated once all are known, unless the
+  // calls run one after another in one task (`shared`, sized for the longest slot).
+  const decodes: Omit<KernelArgs<'attnDecode'>, 'work'>[] = [];
+  const fwds: Omit<KernelArgs<'attnFwd'>, 'lse' | 'ldlse' | 'work'>[] = [];
   items.forEach((it, j) => {
     const s = it.slot;
     const start = s.tokens.length;
@@ -55,9 +59,8 @@ function attendSlots(
     toPlanes(e, a.k + offsets[j] * KD * F, c, s.kt[i], s.cap, start);
     rt.k.axpy(a.v + offsets[j] * KD * F, s.v[i] + start * KD * F, c * KD, 1, 0); // a copy: x·1 is x
     if (c === 1) {
-      // One token: the `group` query heads of a KV head are adjacent rows at one position.
       for (let gh = 0; gh < nKv; gh++) {
-        calls.push({
+        decodes.push({
           q: a.q + (offsets[j] * QD + gh * group * D) * F,
           ldq: D,
           kt: s.kt[i] + gh * D * s.cap * F,
@@ -66,9 +69,7 @@ function attendSlots(
           ldv: KD,
           o: a.o + (offsets[j] * QD + gh * group * D) * F,
           ldo: D,
-          Tq: group,
-          qPos0: start,
-          qStep: 0,
+          G: group,
           Tk: start + 1,
           D,
           scale: e.scale,
@@ -78,7 +79,7 @@ function attendSlots(
     }
     for (let h = 0; h < nH; h++) {
       const gh = Math.floor(h / group);
-      calls.push({
+      fwds.push({
         q: a.q + (offsets[j] * QD + h * D) * F,
         ldq: QD,
         kt: s.kt[i] + gh * D * s.cap * F,
@@ -97,19 +98,29 @@ function attendSlots(
     }
   });
   if (shared) {
-    if (counts.some((c) => c !== 1)) throw new Error('engine: shared attention scratch is for one token per slot');
-    rt.parallel([calls.map((args) => attnFwdCall({ ...args, lse: shared.lse, ldlse: 1, work: shared.work }))]);
+    if (fwds.length > 0) throw new Error('engine: shared attention scratch is for one token per slot');
+    rt.parallel([decodes.map((args) => attnDecodeCall({ ...args, work: shared.work }))]);
     return;
   }
-  const work = allocAttnWork(rt, D, calls.length);
+  const temps: number[] = [];
+  const scratch = (floats: number) => {
+    const p = rt.alloc(floats);
+    temps.push(p);
+    return p;
+  };
+  const fwdWork = allocAttnWork(rt, D, fwds.length);
+  temps.push(...fwdWork);
   const lseRows = Math.max(nH, ...counts);
-  const lseAll = rt.alloc(calls.length * lseRows);
-  const tasks = calls.map((args, t) => [
-    attnFwdCall({ ...args, lse: lseAll + t * lseRows * F, ldlse: 1, work: work[t] }),
-  ]);
-  rt.parallel(tasks);
-  for (const w of work) rt.release(w);
-  rt.release(lseAll);
+  const lseAll = scratch(Math.max(1, fwds.length * lseRows));
+  const tasks = [
+    ...decodes.map((args) => [attnDecodeCall({ ...args, work: scratch(decodeScratchFloats(e, args.Tk)) })]),
+    ...fwds.map((args, t) => [attnFwdCall({ ...args, lse: lseAll + t * lseRows * F, ldlse: 1, work: fwdWork[t] })]),
+  ];
+  try {
+    rt.parallel(tasks);
+  } finally {
+    for (const p of temps) rt.release(p);
+  }
 }
 
 /** An extend's scratch (pointers): per new token, or per item for `last` and `z`. */
@@ -229,21 +240,22 @@ export function decodeSlices(items: number, threads: number): [number, number][]
 
 /** A decode step as one dispatch: each slice's whole forward, recorded, is one task. */
 function forwardSlices(e: EngineCore, P: EngineParams, items: readonly ExtendItem[], b: ExtendBuffers): void {
-  const { rt, D, nH } = e;
+  const { rt } = e;
   const recorders: TaskRecorder[] = [];
   try {
     const tasks = decodeSlices(items.length, rt.threads).map(([r0, n]) => {
       const rec = new TaskRecorder(rt);
       recorders.push(rec);
       const sub = rec.runtime;
-      // The slice's attention calls run one after another: one scratch, and lse rows for a
-      // KV head's query heads (decode never reads them).
-      const shared = { work: sub.alloc(rt.k.attnScratchFloats(D)), lse: sub.alloc(nH) };
+      // The slice's attention calls run one after another: one scratch, for its longest slot.
+      const slice = items.slice(r0, r0 + n);
+      const shared = {
+        work: sub.alloc(decodeScratchFloats(e, Math.max(...slice.map((it) => it.slot.tokens.length + 1)))),
+      };
       const ones = new Array<number>(n).fill(1);
       const offsets = ones.map((_, j) => j);
-      forwardSlots({ ...e, rt: sub }, P, items.slice(r0, r0 + n), ones, offsets, rowsFrom(e, b, r0), shared);
+      forwardSlots({ ...e, rt: sub }, P, slice, ones, offsets, rowsFrom(e, b, r0), shared);
       sub.release(shared.work);
-      sub.release(shared.lse);
       return rec.calls;
     });
     rt.parallel(tasks);

@@ -68,6 +68,7 @@ export const KERNEL_PARAMS = {
   axpy: ['x', 'y', 'n', 'alpha', 'acc'],
   embedFwd: ['ids', 'n', 'table', 'H', 'out'],
   gemmPacked: ['a', 'lda', 'b', 'c', 'ldc', 'M', 'N', 'K', 'acc'],
+  attnDecode: ['q', 'ldq', 'kt', 'ldkt', 'v', 'ldv', 'o', 'ldo', 'G', 'Tk', 'D', 'scale', 'work'],
 } as const satisfies Record<TaskKernel, readonly string[]>;
 
 /** The named arguments of a task kernel. */
@@ -87,6 +88,8 @@ export const gemmPackedCall = (args: KernelArgs<'gemmPacked'>) => kernelCall('ge
 export const gemmTNCall = (args: KernelArgs<'gemmTN'>) => kernelCall('gemmTN', args);
 /** One head's causal attention (query i at position qPos0 + i·qStep reads keys ≤ its position). */
 export const attnFwdCall = (args: KernelArgs<'attnFwd'>) => kernelCall('attnFwd', args);
+/** One new token's attention for the G query heads of one KV head over keys j < Tk (decode). */
+export const attnDecodeCall = (args: KernelArgs<'attnDecode'>) => kernelCall('attnDecode', args);
 /** Backward of attnFwdCall for one head; dq, dk, dv accumulate. */
 export const attnBwdCall = (args: KernelArgs<'attnBwd'>) => kernelCall('attnBwd', args);
 /** Per row of logits: log p(target), entropy, lse into out [rows, 3]. */

@@ -194,6 +194,47 @@ describe('attention', () => {
     });
   });
 
+  // attnDecode: G query heads of one new token over Tk cached keys, read from a kᵀ plane of
+  // capacity 40 and value rows interleaved with another head's (ldv 2·D), as the KV cache holds
+  // them; the plane's columns and the value rows past Tk hold NaN, which must not reach o.
+  for (const [G, D, Tk] of [
+    [1, 16, 1],
+    [2, 16, 15],
+    [2, 48, 16],
+    [3, 24, 17],
+    [4, 128, 33],
+    [2, 20, 40],
+  ]) {
+    it(`attnDecode equals softmax(q kᵀ/√D) v for G=${G} query heads, D=${D}, Tk=${Tk} (keys past Tk unread)`, () => {
+      const cap = 40;
+      const ldv = 2 * D;
+      const kRows = values(cap * D, 11 + G);
+      const vRows = values(cap * D, 12 + D);
+      const qs = values(G * D, 13 + Tk);
+      const plane = new Float32Array(D * cap).fill(NaN);
+      const vInterleaved = new Float32Array(cap * ldv).fill(NaN);
+      for (let j = 0; j < Tk; j++)
+        for (let d = 0; d < D; d++) {
+          plane[d * cap + j] = kRows[j * D + d];
+          vInterleaved[j * ldv + D + d] = vRows[j * D + d]; // this head's values are the second half of each row
+        }
+      withBuffers((put, zeros) => {
+        const ldo = D + 4;
+        const o = zeros(G * ldo);
+        const work = put(new Float32Array(rt.k.attnDecodeScratchFloats(G, Tk, D)).fill(NaN));
+        const scale = 1 / Math.sqrt(D);
+        rt.k.attnDecode(put(qs), D, put(plane), cap, put(vInterleaved) + D * 4, ldv, o, ldo, G, Tk, D, scale, work);
+        const got = rt.read(o, G * ldo);
+        for (let r = 0; r < G; r++) {
+          // Query r at position Tk − 1 reads keys 0..Tk − 1 (referenceAttention's qPos0 = Tk − 1).
+          const want = referenceAttention(qs.slice(r * D, (r + 1) * D), kRows, vRows, 1, Tk - 1, D).o;
+          expect(maxAbsDiff(got.slice(r * ldo, r * ldo + D), want)).toBeLessThan(2e-6);
+          for (let d = D; d < ldo && r < G - 1; d++) expect(got[r * ldo + d]).toBe(0); // nothing written between rows
+        }
+      });
+    });
+  }
+
   it('attnBwd equals the analytic gradient of Σ g ⊙ o', () => {
     const g = values(Tq * D, 8);
     // dV_j = Σ_i p_ij g_i;  dP_ij = g_i·v_j;  dS = P ⊙ (dP − Σ_j P dP);  dq = scale·dS k;  dk = scale·dSᵀ q.

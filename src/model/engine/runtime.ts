@@ -67,6 +67,24 @@ export interface Kernels {
   ): void;
   transpose(src: number, lds: number, dst: number, ldd: number, rows: number, cols: number): void;
   attnScratchFloats(D: number): number;
+  /** Floats of scratch attnDecode needs for G query heads over Tk keys of dimension D. */
+  attnDecodeScratchFloats(G: number, Tk: number, D: number): number;
+  /** One new token's attention for the G query heads of one KV head over its Tk cached keys (assembly/attention.ts). */
+  attnDecode(
+    q: number,
+    ldq: number,
+    kt: number,
+    ldkt: number,
+    v: number,
+    ldv: number,
+    o: number,
+    ldo: number,
+    G: number,
+    Tk: number,
+    D: number,
+    scale: number,
+    work: number,
+  ): void;
   attnFwd(
     q: number,
     ldq: number,

@@ -168,6 +168,7 @@ export class TaskRecorder {
       };
     for (const name of TASK_KERNELS) k[name] = (...args: number[]) => void this.calls.push([name, ...args]);
     k.attnScratchFloats = (D: number) => rt.k.attnScratchFloats(D);
+    k.attnDecodeScratchFloats = (G: number, Tk: number, D: number) => rt.k.attnDecodeScratchFloats(G, Tk, D);
     const noMemory = (): never => {
       throw new Error('engine: a recorded task reaches memory through kernel calls only');
     };

@@ -27,6 +27,7 @@ export const TASK_KERNELS = [
   'axpy',
   'embedFwd',
   'gemmPacked',
+  'attnDecode',
 ] as const;
 export type TaskKernel = (typeof TASK_KERNELS)[number];
 /** One kernel call: the kernel and its (i32 or f32) arguments. */

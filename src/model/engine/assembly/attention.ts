@@ -1,6 +1,6 @@
 // Attention of one head in FlashAttention-2's manner: key blocks of BK with an online softmax
 // per query block of BQ (no T×T score matrix), and its backward by recomputation.
-import { addr, exp1, exp4, hsum, ld4, madd, splat, st4 } from './simd';
+import { addr, exp1, exp4, hmax, hsum, ld4, madd, splat, st4 } from './simd';
 import { gemm, gemmTN } from './gemm';
 
 const BQ: i32 = 32;
@@ -146,6 +146,177 @@ export function attnBwd(
       gemmTN(P, BK, addr(dO, i0, lddo, 0), lddo, addr(dv, j0, lddv, 0), lddv, bk, D, bq, 1);
       gemm(dS, BK, addr(k, j0, ldk, 0), ldk, addr(dq, i0, lddq, 0), lddq, bq, D, bk, 1);
       gemmTN(dS, BK, addr(q, i0, ldq, 0), ldq, addr(dk, j0, lddk, 0), lddk, bk, D, bq, 1);
+    }
+  }
+}
+
+/** Keys a decode score block covers (four vectors per query row). */
+const DK: i32 = 16;
+
+/** Floats of scratch attnDecode needs: G rows of scores over Tk keys rounded up to DK, and a DK-key block of kᵀ. */
+export function attnDecodeScratchFloats(G: i32, Tk: i32, D: i32): i32 {
+  return G * ((Tk + DK - 1) & ~(DK - 1)) + D * DK;
+}
+
+/** Scores of query rows r0, r0 + 1 (`two`) against the DK keys of kᵀ columns from `kt` (row step ldkt) into s rows (lds). */
+@inline function scoreBlock(q: usize, ldq: i32, r0: i32, two: bool, kt: usize, ldkt: i32, D: i32, s: usize, lds: i32): void {
+  const q0 = addr(q, r0, ldq, 0);
+  const q1 = two ? q0 + (<usize>ldq << 2) : q0;
+  let a0 = splat(0), a1 = splat(0), a2 = splat(0), a3 = splat(0);
+  let b0 = splat(0), b1 = splat(0), b2 = splat(0), b3 = splat(0);
+  let pk = kt;
+  const step = <usize>ldkt << 2;
+  for (let d = 0; d < D; d++) {
+    const k0 = ld4(pk);
+    const k1 = ld4(pk + 16);
+    const k2 = ld4(pk + 32);
+    const k3 = ld4(pk + 48);
+    const dd = <usize>d << 2;
+    const x0 = v128.load32_splat(q0 + dd);
+    a0 = madd(a0, x0, k0);
+    a1 = madd(a1, x0, k1);
+    a2 = madd(a2, x0, k2);
+    a3 = madd(a3, x0, k3);
+    if (two) {
+      const x1 = v128.load32_splat(q1 + dd);
+      b0 = madd(b0, x1, k0);
+      b1 = madd(b1, x1, k1);
+      b2 = madd(b2, x1, k2);
+      b3 = madd(b3, x1, k3);
+    }
+    pk += step;
+  }
+  const p0 = addr(s, r0, lds, 0);
+  st4(p0, a0);
+  st4(p0 + 16, a1);
+  st4(p0 + 32, a2);
+  st4(p0 + 48, a3);
+  if (two) {
+    const p1 = p0 + (<usize>lds << 2);
+    st4(p1, b0);
+    st4(p1 + 16, b1);
+    st4(p1 + 32, b2);
+    st4(p1 + 48, b3);
+  }
+}
+
+/** o rows r0 (, r0 + 1) columns [d0, d0 + 16) (+)= Σ_j p[r][j]·v[j] over keys j < Tk, scaled by inv0 (inv1). */
+@inline function weighBlock16(p: usize, ldp: i32, r0: i32, two: bool, v: usize, ldv: i32, d0: i32, Tk: i32, o: usize, ldo: i32, inv0: f32, inv1: f32): void {
+  const p0 = addr(p, r0, ldp, 0);
+  const p1 = two ? p0 + (<usize>ldp << 2) : p0;
+  let a0 = splat(0), a1 = splat(0), a2 = splat(0), a3 = splat(0);
+  let b0 = splat(0), b1 = splat(0), b2 = splat(0), b3 = splat(0);
+  let pv = addr(v, 0, ldv, d0);
+  const step = <usize>ldv << 2;
+  for (let j = 0; j < Tk; j++) {
+    const v0 = ld4(pv);
+    const v1 = ld4(pv + 16);
+    const v2 = ld4(pv + 32);
+    const v3 = ld4(pv + 48);
+    const jj = <usize>j << 2;
+    const x0 = v128.load32_splat(p0 + jj);
+    a0 = madd(a0, x0, v0);
+    a1 = madd(a1, x0, v1);
+    a2 = madd(a2, x0, v2);
+    a3 = madd(a3, x0, v3);
+    if (two) {
+      const x1 = v128.load32_splat(p1 + jj);
+      b0 = madd(b0, x1, v0);
+      b1 = madd(b1, x1, v1);
+      b2 = madd(b2, x1, v2);
+      b3 = madd(b3, x1, v3);
+    }
+    pv += step;
+  }
+  const o0 = addr(o, r0, ldo, d0);
+  const i0 = splat(inv0);
+  st4(o0, f32x4.mul(a0, i0));
+  st4(o0 + 16, f32x4.mul(a1, i0));
+  st4(o0 + 32, f32x4.mul(a2, i0));
+  st4(o0 + 48, f32x4.mul(a3, i0));
+  if (two) {
+    const o1 = o0 + (<usize>ldo << 2);
+    const i1 = splat(inv1);
+    st4(o1, f32x4.mul(b0, i1));
+    st4(o1 + 16, f32x4.mul(b1, i1));
+    st4(o1 + 32, f32x4.mul(b2, i1));
+    st4(o1 + 48, f32x4.mul(b3, i1));
+  }
+}
+
+/** As weighBlock16 for 4 columns from d0 (head dimensions that are not a multiple of 16). */
+@inline function weighBlock4(p: usize, ldp: i32, r0: i32, two: bool, v: usize, ldv: i32, d0: i32, Tk: i32, o: usize, ldo: i32, inv0: f32, inv1: f32): void {
+  const p0 = addr(p, r0, ldp, 0);
+  const p1 = two ? p0 + (<usize>ldp << 2) : p0;
+  let a0 = splat(0), b0 = splat(0);
+  let pv = addr(v, 0, ldv, d0);
+  const step = <usize>ldv << 2;
+  for (let j = 0; j < Tk; j++) {
+    const v0 = ld4(pv);
+    const jj = <usize>j << 2;
+    a0 = madd(a0, v128.load32_splat(p0 + jj), v0);
+    if (two) b0 = madd(b0, v128.load32_splat(p1 + jj), v0);
+    pv += step;
+  }
+  const o0 = addr(o, r0, ldo, d0);
+  st4(o0, f32x4.mul(a0, splat(inv0)));
+  if (two) st4(o0 + (<usize>ldo << 2), f32x4.mul(b0, splat(inv1)));
+}
+
+/**
+ * Attention of G query heads that share one KV head, for one new token that reads every cached
+ * key j < Tk (decode): the scores of all keys first (DK keys a block, the last block's kᵀ columns
+ * copied beside zeros), then each row's max, e^{(s − max)·scale} and their sum, then Σ_j p_j v_j
+ * over the keys in order, divided by the sum. No online rescaling and no per-block calls; each
+ * score sums over d in order like gemm (attnFwd's scores to the bit), the rest rounds in its own
+ * order. q rows [G] (ldq), kᵀ as a [D, ldkt] plane, v rows [Tk] (ldv) → o rows (ldo). D a
+ * multiple of 4; work: attnDecodeScratchFloats(G, Tk, D) floats.
+ */
+export function attnDecode(
+  q: usize, ldq: i32, kt: usize, ldkt: i32, v: usize, ldv: i32, o: usize, ldo: i32,
+  G: i32, Tk: i32, D: i32, scale: f32, work: usize,
+): void {
+  const lds = (Tk + DK - 1) & ~(DK - 1);
+  const S = work;
+  const pad = S + (<usize>(G * lds) << 2);
+  const full = Tk & ~(DK - 1);
+  const rest = Tk - full;
+  if (rest > 0) {
+    // The last keys' kᵀ columns beside zeros, so every block reads DK columns in bounds.
+    memory.fill(pad, 0, <usize>(D * DK) << 2);
+    for (let d = 0; d < D; d++)
+      memory.copy(pad + (<usize>(d * DK) << 2), addr(kt, d, ldkt, full), <usize>rest << 2);
+  }
+  for (let r = 0; r < G; r += 2) {
+    const two = r + 1 < G;
+    for (let j0 = 0; j0 < full; j0 += DK) scoreBlock(q, ldq, r, two, addr(kt, 0, ldkt, j0), ldkt, D, S + (<usize>j0 << 2), lds);
+    if (rest > 0) scoreBlock(q, ldq, r, two, pad, DK, D, S + (<usize>full << 2), lds);
+  }
+  const sc = splat(scale);
+  let inv0: f32 = 0;
+  for (let r = 0; r < G; r++) {
+    const srow = S + (<usize>(r * lds) << 2);
+    for (let c = Tk; c < lds; c++) store<f32>(srow + (<usize>c << 2), -Infinity);
+    let mv = splat(-Infinity);
+    for (let c = 0; c < lds; c += 4) mv = f32x4.max(mv, ld4(srow + (<usize>c << 2)));
+    const mn = splat(hmax(mv) * scale);
+    let sum = splat(0);
+    for (let c = 0; c < lds; c += 4) {
+      const e = exp4(f32x4.sub(f32x4.mul(ld4(srow + (<usize>c << 2)), sc), mn));
+      st4(srow + (<usize>c << 2), e);
+      sum = f32x4.add(sum, e);
+    }
+    const l = hsum(sum);
+    const inv: f32 = l > 0 ? <f32>1 / l : <f32>0;
+    // Rows are weighed in pairs once both have their weights: an even row keeps its 1/sum.
+    if (r % 2 == 0) inv0 = inv;
+    if (r % 2 == 1 || r + 1 == G) {
+      const r0 = r & ~1;
+      const two = r0 + 1 < G;
+      const i1: f32 = two ? inv : 0;
+      let d0 = 0;
+      for (; d0 + 16 <= D; d0 += 16) weighBlock16(S, lds, r0, two, v, ldv, d0, Tk, o, ldo, inv0, i1);
+      for (; d0 < D; d0 += 4) weighBlock4(S, lds, r0, two, v, ldv, d0, Tk, o, ldo, inv0, i1);
     }
   }
 }

@@ -8,11 +8,12 @@
 // One file per family (this file is the module's entry and only re-exports them):
 //   simd.ts       vector helpers and e^x on 4 lanes
 //   gemm.ts       gemm, gemmPacked (B packed in panels), packTranspose, gemmTN, transpose
-//   attention.ts  attnFwd, attnBwd (one head, flash attention), attnScratchFloats
+//   attention.ts  attnFwd, attnBwd (one head, flash attention), attnScratchFloats; attnDecode (one
+//                 token, a KV head's query heads, two passes), attnDecodeScratchFloats
 //   rowKernels.ts rmsnormFwd/Bwd, rope, swigluFwd/Bwd, axpy, embedFwd/Bwd, sumSquares
 //   lmHead.ts     lmHeadRows, lmHeadGradRows
 export { gemm, gemmPacked, packTranspose, gemmTN, transpose } from './gemm';
-export { attnScratchFloats, attnFwd, attnBwd } from './attention';
+export { attnScratchFloats, attnFwd, attnBwd, attnDecodeScratchFloats, attnDecode } from './attention';
 export { rmsnormFwd, rmsnormBwd, rope, swigluFwd, swigluBwd, axpy, embedFwd, embedBwd } from './rowKernels';
 export { lmHeadRows, lmHeadGradRows } from './lmHead';
 export { sumSquares } from './rowKernels';
