@@ -158,93 +158,57 @@ export function attnDecodeScratchFloats(G: i32, Tk: i32, D: i32): i32 {
   return G * ((Tk + DK - 1) & ~(DK - 1)) + D * DK;
 }
 
-/** Scores of query rows r0, r0 + 1 (`two`) against the DK keys of kᵀ columns from `kt` (row step ldkt) into s rows (lds). */
-@inline function scoreBlock(q: usize, ldq: i32, r0: i32, two: bool, kt: usize, ldkt: i32, D: i32, s: usize, lds: i32): void {
-  const q0 = addr(q, r0, ldq, 0);
-  const q1 = two ? q0 + (<usize>ldq << 2) : q0;
+/**
+ * Rows r0 (and r0 + 1 when `two`) of x [.., n] (ldx) times n rows of 16 columns from b (row step
+ * ldb floats): out row r = scale_r · Σ_t x[r][t]·b[t], each column summed over t in order (as
+ * gemm does), into out (ldo). The decode kernel's two products: the scores (x = q, b = a DK-key
+ * slice of kᵀ, scale 1, exact) and the weighted values (x = the weights, b = 16 columns of v,
+ * scale 1/Σ weights).
+ */
+@inline function rowsBy16(x: usize, ldx: i32, r0: i32, two: bool, b: usize, ldb: i32, n: i32, out: usize, ldo: i32, scale0: f32, scale1: f32): void {
+  const x0 = addr(x, r0, ldx, 0);
+  const x1 = two ? x0 + (<usize>ldx << 2) : x0;
   let a0 = splat(0), a1 = splat(0), a2 = splat(0), a3 = splat(0);
   let b0 = splat(0), b1 = splat(0), b2 = splat(0), b3 = splat(0);
-  let pk = kt;
-  const step = <usize>ldkt << 2;
-  for (let d = 0; d < D; d++) {
-    const k0 = ld4(pk);
-    const k1 = ld4(pk + 16);
-    const k2 = ld4(pk + 32);
-    const k3 = ld4(pk + 48);
-    const dd = <usize>d << 2;
-    const x0 = v128.load32_splat(q0 + dd);
-    a0 = madd(a0, x0, k0);
-    a1 = madd(a1, x0, k1);
-    a2 = madd(a2, x0, k2);
-    a3 = madd(a3, x0, k3);
+  let pb = b;
+  const step = <usize>ldb << 2;
+  for (let t = 0; t < n; t++) {
+    const v0 = ld4(pb);
+    const v1 = ld4(pb + 16);
+    const v2 = ld4(pb + 32);
+    const v3 = ld4(pb + 48);
+    const tt = <usize>t << 2;
+    const s0 = v128.load32_splat(x0 + tt);
+    a0 = madd(a0, s0, v0);
+    a1 = madd(a1, s0, v1);
+    a2 = madd(a2, s0, v2);
+    a3 = madd(a3, s0, v3);
     if (two) {
-      const x1 = v128.load32_splat(q1 + dd);
-      b0 = madd(b0, x1, k0);
-      b1 = madd(b1, x1, k1);
-      b2 = madd(b2, x1, k2);
-      b3 = madd(b3, x1, k3);
+      const s1 = v128.load32_splat(x1 + tt);
+      b0 = madd(b0, s1, v0);
+      b1 = madd(b1, s1, v1);
+      b2 = madd(b2, s1, v2);
+      b3 = madd(b3, s1, v3);
     }
-    pk += step;
+    pb += step;
   }
-  const p0 = addr(s, r0, lds, 0);
-  st4(p0, a0);
-  st4(p0 + 16, a1);
-  st4(p0 + 32, a2);
-  st4(p0 + 48, a3);
-  if (two) {
-    const p1 = p0 + (<usize>lds << 2);
-    st4(p1, b0);
-    st4(p1 + 16, b1);
-    st4(p1 + 32, b2);
-    st4(p1 + 48, b3);
-  }
-}
-
-/** o rows r0 (, r0 + 1) columns [d0, d0 + 16) (+)= Σ_j p[r][j]·v[j] over keys j < Tk, scaled by inv0 (inv1). */
-@inline function weighBlock16(p: usize, ldp: i32, r0: i32, two: bool, v: usize, ldv: i32, d0: i32, Tk: i32, o: usize, ldo: i32, inv0: f32, inv1: f32): void {
-  const p0 = addr(p, r0, ldp, 0);
-  const p1 = two ? p0 + (<usize>ldp << 2) : p0;
-  let a0 = splat(0), a1 = splat(0), a2 = splat(0), a3 = splat(0);
-  let b0 = splat(0), b1 = splat(0), b2 = splat(0), b3 = splat(0);
-  let pv = addr(v, 0, ldv, d0);
-  const step = <usize>ldv << 2;
-  for (let j = 0; j < Tk; j++) {
-    const v0 = ld4(pv);
-    const v1 = ld4(pv + 16);
-    const v2 = ld4(pv + 32);
-    const v3 = ld4(pv + 48);
-    const jj = <usize>j << 2;
-    const x0 = v128.load32_splat(p0 + jj);
-    a0 = madd(a0, x0, v0);
-    a1 = madd(a1, x0, v1);
-    a2 = madd(a2, x0, v2);
-    a3 = madd(a3, x0, v3);
-    if (two) {
-      const x1 = v128.load32_splat(p1 + jj);
-      b0 = madd(b0, x1, v0);
-      b1 = madd(b1, x1, v1);
-      b2 = madd(b2, x1, v2);
-      b3 = madd(b3, x1, v3);
-    }
-    pv += step;
-  }
-  const o0 = addr(o, r0, ldo, d0);
-  const i0 = splat(inv0);
-  st4(o0, f32x4.mul(a0, i0));
-  st4(o0 + 16, f32x4.mul(a1, i0));
-  st4(o0 + 32, f32x4.mul(a2, i0));
-  st4(o0 + 48, f32x4.mul(a3, i0));
+  const o0 = addr(out, r0, ldo, 0);
+  const c0 = splat(scale0);
+  st4(o0, f32x4.mul(a0, c0));
+  st4(o0 + 16, f32x4.mul(a1, c0));
+  st4(o0 + 32, f32x4.mul(a2, c0));
+  st4(o0 + 48, f32x4.mul(a3, c0));
   if (two) {
     const o1 = o0 + (<usize>ldo << 2);
-    const i1 = splat(inv1);
-    st4(o1, f32x4.mul(b0, i1));
-    st4(o1 + 16, f32x4.mul(b1, i1));
-    st4(o1 + 32, f32x4.mul(b2, i1));
-    st4(o1 + 48, f32x4.mul(b3, i1));
+    const c1 = splat(scale1);
+    st4(o1, f32x4.mul(b0, c1));
+    st4(o1 + 16, f32x4.mul(b1, c1));
+    st4(o1 + 32, f32x4.mul(b2, c1));
+    st4(o1 + 48, f32x4.mul(b3, c1));
   }
 }
 
-/** As weighBlock16 for 4 columns from d0 (head dimensions that are not a multiple of 16). */
+/** The weighted values of rowsBy16 for 4 columns from d0 (head dimensions that are not a multiple of 16). */
 @inline function weighBlock4(p: usize, ldp: i32, r0: i32, two: bool, v: usize, ldv: i32, d0: i32, Tk: i32, o: usize, ldo: i32, inv0: f32, inv1: f32): void {
   const p0 = addr(p, r0, ldp, 0);
   const p1 = two ? p0 + (<usize>ldp << 2) : p0;
@@ -289,8 +253,8 @@ export function attnDecode(
   }
   for (let r = 0; r < G; r += 2) {
     const two = r + 1 < G;
-    for (let j0 = 0; j0 < full; j0 += DK) scoreBlock(q, ldq, r, two, addr(kt, 0, ldkt, j0), ldkt, D, S + (<usize>j0 << 2), lds);
-    if (rest > 0) scoreBlock(q, ldq, r, two, pad, DK, D, S + (<usize>full << 2), lds);
+    for (let j0 = 0; j0 < full; j0 += DK) rowsBy16(q, ldq, r, two, addr(kt, 0, ldkt, j0), ldkt, D, S + (<usize>j0 << 2), lds, 1, 1);
+    if (rest > 0) rowsBy16(q, ldq, r, two, pad, DK, D, S + (<usize>full << 2), lds, 1, 1);
   }
   const sc = splat(scale);
   let inv0: f32 = 0;
@@ -315,7 +279,7 @@ export function attnDecode(
       const two = r0 + 1 < G;
       const i1: f32 = two ? inv : 0;
       let d0 = 0;
-      for (; d0 + 16 <= D; d0 += 16) weighBlock16(S, lds, r0, two, v, ldv, d0, Tk, o, ldo, inv0, i1);
+      for (; d0 + 16 <= D; d0 += 16) rowsBy16(S, lds, r0, two, addr(v, 0, ldv, d0), ldv, Tk, addr(o, 0, ldo, d0), ldo, inv0, i1);
       for (; d0 < D; d0 += 4) weighBlock4(S, lds, r0, two, v, ldv, d0, Tk, o, ldo, inv0, i1);
     }
   }
