@@ -172,6 +172,13 @@ test('run setup: the URL carries the configuration and a reload restores it', as
   await expect(panel.getByTestId('setup-policy-note')).toHaveText(
     /A gdpo run starts from the search warm start \(public\/warm-start-search\).*F1 0\.57 .* on 200 held-out queries/,
   );
+  // The quick size gives a search episode its budget, so the note has no warning that episodes
+  // will be cut, and the size and the home card speak of queries and of the search table.
+  await expect(panel.getByTestId('setup-policy-note')).not.toContainText('cut before their answer');
+  await expect(panel).toContainText(
+    '1,536 response tokens each (search results count as response tokens), 8 held-out queries',
+  );
+  await expect(page.getByTestId('home-short-run')).toContainText('whether ToolSearcher beats Search-R1, GSPO, GDPO');
   // The page serves that folder from its own origin, where the trainer worker reads it.
   const info = await page.evaluate(async () => {
     const r = await fetch('/warm-start-search/warm_start.json');

@@ -14,7 +14,7 @@ export interface PlannedPanel {
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
     name: 'The ToolSearcher table',
-    what: 'the search recipes now start from a warm start that searches (public/warm-start-search: held-out tool-selection F1 0.57 on 200 queries before any RL), but the table that compares ToolSearcher with Search-R1, GSPO and GDPO from it (experiments/toolsearcher.json, 27 runs, about 3.5 hours of 2 CPU cores) has not been run yet, so no ToolSearcher result is shown',
+    what: 'the search recipes now start from a warm start that searches (public/warm-start-search: held-out tool-selection F1 0.57 on 200 queries before any RL), but the table that compares ToolSearcher with Search-R1, GSPO and GDPO from it (experiments/toolsearcher.json, 27 runs, about 9 core-hours: 4.5 hours of 2 CPU cores) has not been run yet, so no ToolSearcher result is shown',
   },
   {
     name: 'Storage quota for large checkpoints in the page',
@@ -41,3 +41,13 @@ export const SHORT_RUN_NOTE =
   'steps in every seed (+0.078 ± 0.017), but held out PACT is level with the warm start (−0.000 ± 0.015 Solve-F1) ' +
   'and with MatchTIR; the rows that add supervised steps on expert traces lead (SFT +0.083 ± 0.007), so the ' +
   "paper's ordering is not reproduced at this size.";
+
+/**
+ * The same for the search recipes (toolsearcher, search_r1, gspo, gdpo): their table has not been
+ * run, so the card says what a short run shows and that nothing measured says more yet.
+ */
+export const SEARCH_SHORT_RUN_NOTE =
+  'What a short run shows: every part of the method at work, step by step: the queries, the search rounds, ' +
+  'the tools each rollout selects and the selection-F1 reward. What it cannot show: whether ToolSearcher beats ' +
+  'Search-R1, GSPO, GDPO or the search warm start it starts from: the table that would say ' +
+  '(experiments/toolsearcher.json: 3 seeds of 32 steps, 200 held-out queries) has not been run yet.';

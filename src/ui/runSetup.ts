@@ -16,7 +16,16 @@ import { ConfigError, resolveConfig, trainConfigSchema, type TrainConfig } from 
 import { mergeDeep } from '../run/experimentFile';
 import { RECIPE_NAMES, RECIPE_TITLES } from './recipeNames';
 import { getRecipe, hasRecipe } from '../recipes/allRecipes';
-import { DEFAULT_RUN_SIZE, RUN_SIZES, SIZE_KEY, isRunSizeId, type RunSizeId } from './runSizes';
+import {
+  DEFAULT_RUN_SIZE,
+  RUN_SIZES,
+  SEARCH_EPISODE_TOKENS,
+  SEARCH_PROMPT_TOKENS,
+  SIZE_KEY,
+  isRunSizeId,
+  sizeBaseFor,
+  type RunSizeId,
+} from './runSizes';
 import { FIELD_SPECS, type FieldGroup, type FieldKey } from './setupFields';
 import { buildFtrlTasksInput } from './ftrlSetup';
 import type { RecipeKnob } from '../recipes/types';
@@ -295,7 +304,8 @@ export function buildSetupConfigInput(
   size?: RunSizeId,
   ftrlFileName?: string | null,
 ): Record<string, unknown> {
-  const base = (size ? structuredClone(RUN_SIZES[size].base) : {}) as Record<string, unknown>;
+  const env = hasRecipe(values.recipe) ? getRecipe(values.recipe).env : 'tool-use';
+  const base = (size ? sizeBaseFor(RUN_SIZES[size], env) : {}) as Record<string, unknown>;
   if (values.tasks !== 'ftrl') return mergeDeep(mergeDeep(base, overrides), buildConfigInput(values, skip));
   // A loaded FTRL file (ftrlSetup.ts): a size's task kinds are for generated tasks; the file's
   // name is tasks.path, and the default split sits under the overrides.
@@ -552,8 +562,5 @@ export function describeStartingPolicyNote(
   const h = SEARCH_WARM_START_HELD_OUT;
   const note = `A ${config.recipe} run starts from the search warm start (public/warm-start-search), not the tool-use one: the same qwen3-nano trained on search episodes as well. Before any RL it selects tools at F1 ${h.f1.toFixed(2)} (recall ${h.recall.toFixed(2)}, all tools right in ${Math.round(h.match * 100)}%) on ${h.queries} held-out queries.`;
   if (config.maxResponseTokens >= SEARCH_EPISODE_TOKENS) return note;
-  return `${note} At ${config.maxResponseTokens} response tokens many of its episodes are cut before their answer (search results count as response tokens; at 768, 38% were, and held-out F1 fell from 0.65 to 0.43): give it ${SEARCH_EPISODE_TOKENS} (maxResponseTokens, with maxPromptTokens 512), as experiments/toolsearcher.json does.`;
+  return `${note} At ${config.maxResponseTokens} response tokens many of its episodes are cut before their answer (search results count as response tokens; at 768, 38% were, and held-out F1 fell from 0.65 to 0.43): give it ${SEARCH_EPISODE_TOKENS} (maxResponseTokens, with maxPromptTokens ${SEARCH_PROMPT_TOKENS}), as the run sizes and experiments/toolsearcher.json do.`;
 }
-
-/** The response budget a search episode of the search warm start needs (experiments/toolsearcher.json). */
-export const SEARCH_EPISODE_TOKENS = 1536;

@@ -11,6 +11,7 @@
  * the Run setup's text are computed from it.
  */
 import { trainConfigSchema } from '../recipes/config';
+import type { RolloutEnvKind } from '../recipes/types';
 import type { FieldKey } from './setupFields';
 
 export type RunSizeId = 'quick' | 'paper';
@@ -23,8 +24,30 @@ export interface RunSize {
   /** Form fields it sets (text, as typed). */
   fields: Partial<Record<FieldKey, string>>;
   /** Config fields the form does not carry, merged under the overrides. */
-  base: { maxTurns?: number; maxResponseTokens?: number; tasks?: { nTest?: number; categories?: string[] } };
+  base: SizeBase;
+  /**
+   * For the tool-search recipes, over `base`: a search episode's observations count as response
+   * tokens, so it needs the budget experiments/toolsearcher.json gives (512 prompt + 1,536
+   * response tokens: at 768, 38% of the search warm start's held-out episodes were cut before
+   * their answer); task kinds do not apply (the prompts are repository queries).
+   */
+  searchBase: SizeBase;
+  /** `needs` for the tool-search recipes, where it differs. */
+  searchNeeds?: string;
 }
+
+export interface SizeBase {
+  maxTurns?: number;
+  maxPromptTokens?: number;
+  maxResponseTokens?: number;
+  tasks?: { nTest?: number; categories?: string[] };
+}
+
+/** The response budget a search episode of the search warm start needs (experiments/toolsearcher.json). */
+export const SEARCH_EPISODE_TOKENS = 1536;
+/** The prompt budget beside it (a search prompt is about 300 tokens; the window is 2,048). */
+export const SEARCH_PROMPT_TOKENS = 512;
+const SEARCH_BUDGET = { maxPromptTokens: SEARCH_PROMPT_TOKENS, maxResponseTokens: SEARCH_EPISODE_TOKENS };
 
 const CONFIG_DEFAULTS = trainConfigSchema.parse({});
 
@@ -44,6 +67,7 @@ const QUICK: RunSize = {
     maxResponseTokens: 576,
     tasks: { nTest: 8, categories: ['single_hop', 'multi_hop', 'parallel_single_hop'] },
   },
+  searchBase: { ...SEARCH_BUDGET, tasks: { nTest: 8 } },
 };
 
 /** The config's defaults (PACT Table 6 scaled to qwen3-nano): the same fields, at their default values. */
@@ -57,6 +81,8 @@ const PAPER: RunSize = {
     K: String(CONFIG_DEFAULTS.rolloutsPerPrompt),
   },
   base: {},
+  searchBase: SEARCH_BUDGET,
+  searchNeeds: 'a hardware WebGPU adapter (a GPU)',
 };
 
 export const RUN_SIZES: Readonly<Record<RunSizeId, RunSize>> = { quick: QUICK, paper: PAPER };
@@ -69,8 +95,19 @@ export function isRunSizeId(text: string): text is RunSizeId {
   return text === 'quick' || text === 'paper';
 }
 
+/** The config fields a size sets for a recipe that runs on `env` (the form's fields aside). */
+export function sizeBaseFor(size: RunSize, env: RolloutEnvKind = 'tool-use'): SizeBase {
+  if (env !== 'tool-search') return structuredClone(size.base);
+  const base = { ...structuredClone(size.base), ...structuredClone(size.searchBase) };
+  if (base.tasks) delete base.tasks.categories;
+  return base;
+}
+
 /** The numbers of a size, with the config's defaults for what it leaves alone. */
-export function readRunSizeNumbers(size: RunSize): {
+export function readRunSizeNumbers(
+  size: RunSize,
+  env: RolloutEnvKind = 'tool-use',
+): {
   batchPrompts: number;
   rolloutsPerPrompt: number;
   maxTurns: number;
@@ -78,30 +115,31 @@ export function readRunSizeNumbers(size: RunSize): {
   nTest: number;
   categories: string[] | null;
 } {
+  const base = sizeBaseFor(size, env);
   return {
     batchPrompts: Number(size.fields.batch ?? CONFIG_DEFAULTS.batchPrompts),
     rolloutsPerPrompt: Number(size.fields.K ?? CONFIG_DEFAULTS.rolloutsPerPrompt),
-    maxTurns: size.base.maxTurns ?? CONFIG_DEFAULTS.maxTurns,
-    maxResponseTokens: size.base.maxResponseTokens ?? CONFIG_DEFAULTS.maxResponseTokens,
-    nTest: size.base.tasks?.nTest ?? CONFIG_DEFAULTS.tasks.nTest,
-    categories: size.base.tasks?.categories ?? null,
+    maxTurns: base.maxTurns ?? CONFIG_DEFAULTS.maxTurns,
+    maxResponseTokens: base.maxResponseTokens ?? CONFIG_DEFAULTS.maxResponseTokens,
+    nTest: base.tasks?.nTest ?? CONFIG_DEFAULTS.tasks.nTest,
+    categories: base.tasks?.categories ?? null,
   };
 }
 
 /** Rollout tokens a step may generate at most: prompts × K × response tokens. */
-export function countStepTokens(size: RunSize): number {
-  const n = readRunSizeNumbers(size);
+export function countStepTokens(size: RunSize, env: RolloutEnvKind = 'tool-use'): number {
+  const n = readRunSizeNumbers(size, env);
   return n.batchPrompts * n.rolloutsPerPrompt * n.maxResponseTokens;
 }
 
-/** One line per size: what a step does, and how much more than a quick step. */
-export function describeRunSize(size: RunSize): string {
-  const n = readRunSizeNumbers(size);
-  const ratio = countStepTokens(size) / countStepTokens(QUICK);
+/** One line per size and kind of recipe: what a step does, and how much more than a quick step of the same kind. */
+export function describeRunSize(size: RunSize, env: RolloutEnvKind = 'tool-use'): string {
+  const n = readRunSizeNumbers(size, env);
+  const ratio = countStepTokens(size, env) / countStepTokens(QUICK, env);
   const work = size.id === 'quick' ? '' : ` About ${Math.round(ratio)}× the rollout tokens of a quick step.`;
+  const rollouts = `${n.batchPrompts} prompts × K ${n.rolloutsPerPrompt} rollouts a step, up to ${n.maxTurns} turns and ${n.maxResponseTokens.toLocaleString('en-US')} response tokens each`;
+  if (env === 'tool-search')
+    return `${rollouts} (search results count as response tokens), ${n.nTest} held-out queries.${work} Needs ${size.searchNeeds ?? size.needs}.`;
   const tasks = n.categories ? `${n.categories.length} of the 4 task kinds` : 'all 4 task kinds';
-  return (
-    `${n.batchPrompts} prompts × K ${n.rolloutsPerPrompt} rollouts a step, up to ${n.maxTurns} turns and ` +
-    `${n.maxResponseTokens.toLocaleString('en-US')} response tokens each, ${tasks}, ${n.nTest} held-out tasks.${work} Needs ${size.needs}.`
-  );
+  return `${rollouts}, ${tasks}, ${n.nTest} held-out tasks.${work} Needs ${size.needs}.`;
 }

@@ -11,6 +11,7 @@ import {
 } from './runTime';
 
 const demoConfig = {
+  recipe: 'pact',
   model: { preset: 'qwen3-nano' },
   batchPrompts: 2,
   rolloutsPerPrompt: 4,
@@ -20,7 +21,16 @@ const demoConfig = {
 
 describe('timings measured from a run', () => {
   it('reads the shape of a config and the mean step time and rollout length of its rows', () => {
-    expect(shapeOfConfig(demoConfig)).toEqual({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792 });
+    expect(shapeOfConfig(demoConfig)).toEqual({
+      preset: 'qwen3-nano',
+      rolloutsPerStep: 8,
+      tokenCap: 1792,
+      env: 'tool-use',
+    });
+    // A search recipe's rollouts are search episodes; a config without a known recipe counts as tool use.
+    expect(shapeOfConfig({ ...demoConfig, recipe: 'toolsearcher' })?.env).toBe('tool-search');
+    expect(shapeOfConfig({ ...demoConfig, recipe: 'gdpo' })?.env).toBe('tool-search');
+    expect(shapeOfConfig({ ...demoConfig, recipe: undefined })?.env).toBe('tool-use');
     expect(shapeOfConfig({ batchPrompts: 2 })).toBeNull();
     const rows: { values: Record<string, number> }[] = [
       { values: { seconds: 170, 'completions/mean_length': 240 } },
@@ -31,6 +41,7 @@ describe('timings measured from a run', () => {
       preset: 'qwen3-nano',
       rolloutsPerStep: 8,
       tokenCap: 1792,
+      env: 'tool-use',
       backend: 'wasm',
       secondsPerStep: 175,
       tokensPerRollout: 250,
@@ -45,6 +56,7 @@ describe('estimateRunTime', () => {
     preset: 'qwen3-nano',
     rolloutsPerStep: 8,
     tokenCap: 1792,
+    env: 'tool-use',
     backend: 'wasm',
     secondsPerStep: 160,
     tokensPerRollout: 250,
@@ -53,7 +65,11 @@ describe('estimateRunTime', () => {
 
   it('scales seconds per step by the rollouts per step; a lower token cap makes it an upper bound', () => {
     // same shape: 24 steps × 160 s = 3840 s
-    expect(estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792 }, 24, 'wasm', [demo])).toEqual({
+    expect(
+      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792, env: 'tool-use' }, 24, 'wasm', [
+        demo,
+      ]),
+    ).toEqual({
       seconds: 3840,
       secondsPerStep: 160,
       timing: demo,
@@ -62,24 +78,45 @@ describe('estimateRunTime', () => {
     });
     // twice the rollouts: 320 s a step; capped at 25 tokens (< 250 measured): an upper bound
     expect(
-      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 16, tokenCap: 25 }, 3, 'wasm', [demo]),
+      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 16, tokenCap: 25, env: 'tool-use' }, 3, 'wasm', [demo]),
     ).toMatchObject({ seconds: 960, secondsPerStep: 320, isUpperBound: true });
     // half the rollouts
     expect(
-      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 4, tokenCap: 9999 }, 1, 'wasm', [demo])!.secondsPerStep,
+      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 4, tokenCap: 9999, env: 'tool-use' }, 1, 'wasm', [demo])!
+        .secondsPerStep,
     ).toBe(80);
   });
 
   it('needs the same preset, prefers the same backend, and says when it had to use another', () => {
+    // A search run is not timed by a tool-use run (its episodes run to 1,536 tokens), nor the reverse.
     expect(
-      estimateRunTime({ preset: 'qwen3-micro', rolloutsPerStep: 8, tokenCap: 1792 }, 24, 'wasm', [demo]),
+      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792, env: 'tool-search' }, 24, 'wasm', [
+        demo,
+      ]),
+    ).toBeNull();
+    expect(
+      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792, env: 'tool-search' }, 2, 'wasm', [
+        demo,
+        { ...demo, env: 'tool-search', secondsPerStep: 30 },
+      ])?.seconds,
+    ).toBe(60);
+    expect(
+      estimateRunTime({ preset: 'qwen3-micro', rolloutsPerStep: 8, tokenCap: 1792, env: 'tool-use' }, 24, 'wasm', [
+        demo,
+      ]),
     ).toBeNull();
     const gpu: StepTiming = { ...demo, backend: 'webgpu', secondsPerStep: 40, source: 'yours' };
     expect(
-      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792 }, 2, 'webgpu', [demo, gpu]),
+      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792, env: 'tool-use' }, 2, 'webgpu', [
+        demo,
+        gpu,
+      ]),
     ).toMatchObject({ seconds: 80, isOtherBackend: false });
     expect(
-      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792 }, 2, 'cpu', [demo, gpu]),
+      estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792, env: 'tool-use' }, 2, 'cpu', [
+        demo,
+        gpu,
+      ]),
     ).toMatchObject({ seconds: 320, isOtherBackend: true });
   });
 });
@@ -141,23 +178,34 @@ describe('describeRunEstimate', () => {
       preset: 'qwen3-nano',
       rolloutsPerStep: 8,
       tokenCap: 1792,
+      env: 'tool-use',
       backend: 'wasm',
       secondsPerStep: 175,
       tokensPerRollout: 250,
       source: 'the recorded demo run',
     };
-    const est = estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792 }, 24, 'webgpu', [timing]);
+    const est = estimateRunTime(
+      { preset: 'qwen3-nano', rolloutsPerStep: 8, tokenCap: 1792, env: 'tool-use' },
+      24,
+      'webgpu',
+      [timing],
+    );
     // 24 × 175 s = 4200 s = 70 min
     expect(describeRunEstimate(est, 24)).toBe(
       'about 1 h 10 min for 24 steps (about 3 min a step, scaled from the recorded demo run, measured with WebAssembly; held-out evaluations add to it)',
     );
-    const capped = estimateRunTime({ preset: 'qwen3-nano', rolloutsPerStep: 4, tokenCap: 24 }, 3, 'wasm', [timing]);
+    const capped = estimateRunTime(
+      { preset: 'qwen3-nano', rolloutsPerStep: 4, tokenCap: 24, env: 'tool-use' },
+      3,
+      'wasm',
+      [timing],
+    );
     // 3 × 175 / 2 = 262.5 s
     expect(describeRunEstimate(capped, 3)).toBe(
       'at most about 4 min for 3 steps (at most about 1 min a step, scaled from the recorded demo run; held-out evaluations add to it)',
     );
     expect(describeRunEstimate(null, 24)).toBe(
-      'not known yet: no run of this model was measured here; the first step of yours gives a measured figure',
+      'not known yet: no run of this model and kind of task was measured here; the first step of yours gives a measured figure',
     );
   });
 });

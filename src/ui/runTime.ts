@@ -4,7 +4,8 @@
  * own measured step times; and the in-step progress (StepProgress) in words.
  */
 import { computeMean } from '../core/stats';
-import type { StepProgress } from '../recipes/types';
+import { getRecipe, hasRecipe } from '../recipes/allRecipes';
+import type { RolloutEnvKind, StepProgress } from '../recipes/types';
 
 /** What a run's cost scales with. */
 export interface RunShape {
@@ -14,6 +15,12 @@ export interface RunShape {
   rolloutsPerStep: number;
   /** maxTurns × maxResponseTokens: the most a rollout can generate. */
   tokenCap: number;
+  /**
+   * What its rollouts do (the recipe's environment): a search episode (queries, a repository's
+   * results as observations) and a tool-use episode differ too much in length for one to time
+   * the other.
+   */
+  env: RolloutEnvKind;
 }
 
 /** A measured run: its shape, backend, seconds per step and generated tokens per rollout. */
@@ -40,10 +47,12 @@ export interface RunTimeEstimate {
 export function shapeOfConfig(config: Record<string, unknown>): RunShape | null {
   const model = config.model as { preset?: unknown } | undefined;
   const num = (k: string) => (typeof config[k] === 'number' ? (config[k] as number) : Number.NaN);
+  const recipe = typeof config.recipe === 'string' ? config.recipe : '';
   const shape = {
     preset: typeof model?.preset === 'string' ? model.preset : '',
     rolloutsPerStep: num('batchPrompts') * num('rolloutsPerPrompt'),
     tokenCap: num('maxTurns') * num('maxResponseTokens'),
+    env: hasRecipe(recipe) ? getRecipe(recipe).env : ('tool-use' as RolloutEnvKind),
   };
   return shape.preset !== '' && shape.rolloutsPerStep > 0 && shape.tokenCap > 0 ? shape : null;
 }
@@ -67,8 +76,8 @@ export function measureTiming(
 }
 
 /**
- * `steps` steps of `shape` on `backend`, from the best matching timing: same preset required,
- * same backend preferred, then the first given (callers list this browser's runs first).
+ * `steps` steps of `shape` on `backend`, from the best matching timing: same preset and kind of
+ * rollout (env) required, same backend preferred, then the first given (callers list this browser's runs first).
  * Seconds per step scale with the rollouts per step. Not with the tokens a rollout may write:
  * a step's time goes mostly to rows of prompt plus rollout (reading π_old and π_ref, the
  * update), so a lower token cap saves less than its share; the estimate is then called an
@@ -80,7 +89,9 @@ export function estimateRunTime(
   backend: string,
   timings: readonly StepTiming[],
 ): RunTimeEstimate | null {
-  const usable = timings.filter((t) => t.preset === shape.preset && t.secondsPerStep > 0 && t.tokensPerRollout > 0);
+  const usable = timings.filter(
+    (t) => t.preset === shape.preset && t.env === shape.env && t.secondsPerStep > 0 && t.tokensPerRollout > 0,
+  );
   const timing = usable.find((t) => t.backend === backend) ?? usable[0];
   if (!timing) return null;
   const secondsPerStep = timing.secondsPerStep * (shape.rolloutsPerStep / timing.rolloutsPerStep);
@@ -126,7 +137,7 @@ export const BACKEND_WORDS: Readonly<Record<string, string>> = {
  */
 export function describeRunEstimate(est: RunTimeEstimate | null, steps: number): string {
   if (!est)
-    return 'not known yet: no run of this model was measured here; the first step of yours gives a measured figure';
+    return 'not known yet: no run of this model and kind of task was measured here; the first step of yours gives a measured figure';
   const measured = est.isOtherBackend
     ? `, measured with ${BACKEND_WORDS[est.timing.backend] ?? est.timing.backend}`
     : '';

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { FIELD_BY_KEY, SETUP_FIELDS, isFieldShown, readDefaultValues, validateSetup } from './runSetup';
+import {
+  FIELD_BY_KEY,
+  SETUP_FIELDS,
+  describeStartingPolicyNote,
+  isFieldShown,
+  readDefaultValues,
+  validateSetup,
+} from './runSetup';
 import { describeRecipeObjective, RECIPE_TITLES } from './recipeNames';
 import { PANEL_LESSONS } from './lessons';
 import { RUN_SIZES, countStepTokens, describeRunSize } from './runSizes';
@@ -140,6 +147,46 @@ describe('run sizes', () => {
     expect(v.config?.tasks).toMatchObject({ nTest: 8, categories: ['single_hop', 'multi_hop', 'parallel_single_hop'] });
     // An override still wins over the size.
     expect(validateSetup(defaults, '{"maxTurns": 2}', { size: 'quick' }).config?.maxTurns).toBe(2);
+  });
+
+  it('for the search recipes both sizes give a search episode its budget (512 + 1,536 tokens), in queries, not task kinds', () => {
+    for (const recipe of ['toolsearcher', 'search_r1', 'gspo', 'gdpo']) {
+      const quick = validateSetup({ ...defaults, recipe }, '', { size: 'quick' }).config;
+      expect(quick).toMatchObject({
+        batchPrompts: 2,
+        rolloutsPerPrompt: 4,
+        maxTurns: 4,
+        maxPromptTokens: 512,
+        maxResponseTokens: 1536,
+      });
+      expect(quick?.tasks.nTest).toBe(8);
+      expect(quick?.tasks.categories).toBeUndefined();
+      // With that budget the setup has no "episodes will be cut" warning.
+      expect(describeStartingPolicyNote(quick!)).not.toContain('cut before their answer');
+      const paper = validateSetup({ ...defaults, recipe, ...RUN_SIZES.paper.fields }, '', { size: 'paper' }).config;
+      expect(paper).toMatchObject({
+        batchPrompts: 8,
+        rolloutsPerPrompt: 8,
+        maxTurns: 10,
+        maxPromptTokens: 512,
+        maxResponseTokens: 1536,
+      });
+      expect(paper?.tasks.nTest).toBe(32);
+    }
+    // A tool-use recipe keeps its own budget, and an override still wins over a search size.
+    expect(validateSetup(defaults, '', { size: 'quick' }).config?.maxResponseTokens).toBe(576);
+    expect(
+      validateSetup({ ...defaults, recipe: 'gdpo' }, '{"maxResponseTokens": 768}', { size: 'quick' }).config
+        ?.maxResponseTokens,
+    ).toBe(768);
+    // 2·4·1536 = 12,288 rollout tokens a quick search step; 8·8·1536 = 98,304 a paper one: 8×
+    expect(countStepTokens(RUN_SIZES.quick, 'tool-search')).toBe(12288);
+    expect(describeRunSize(RUN_SIZES.quick, 'tool-search')).toBe(
+      '2 prompts × K 4 rollouts a step, up to 4 turns and 1,536 response tokens each (search results count as response tokens), 8 held-out queries. Needs any machine (wasm on the CPU is enough).',
+    );
+    expect(describeRunSize(RUN_SIZES.paper, 'tool-search')).toBe(
+      '8 prompts × K 8 rollouts a step, up to 10 turns and 1,536 response tokens each (search results count as response tokens), 32 held-out queries. About 8× the rollout tokens of a quick step. Needs a hardware WebGPU adapter (a GPU).',
+    );
   });
 
   it('the paper-scaled size is the config defaults, and says it needs a GPU and how much more work it is', () => {
