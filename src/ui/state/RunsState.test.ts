@@ -447,6 +447,7 @@ describe('RunsState: live runs, names and timings', () => {
         preset: 'qwen3-nano',
         rolloutsPerStep: 4,
         tokenCap: 24,
+        env: 'tool-use',
         backend: 'wasm',
         secondsPerStep: 35,
         tokensPerRollout: 22,
