@@ -1,8 +1,10 @@
 /**
  * A lean decode timer (not a test): qwen3-nano with random weights, B rows of CTX random
  * tokens prefilled, then N sampled tokens; prints ms per decode step. Environment: T (engine
- * threads), B, CTX, N. Used for bench/2026-12-03-decode-slices.txt; `npm run bench` has the
- * decode case beside PyTorch.
+ * threads), B, CTX, N, V (vocabulary; default the preset's), DRAWS=js (draw the tokens in
+ * JavaScript from the logits read back, as before the kernel sampler; the same tokens). Used for
+ * bench/2026-12-03-decode-slices.txt and bench/2026-12-04-kernel-draws.txt; `npm run bench` has
+ * the decode case beside PyTorch.
  *   T=2 B=8 CTX=1024 N=300 node --import tsx scripts/decodeTimer.ts
  */
 import { prepareTfjs } from '../src/cli/commands/score';
@@ -10,7 +12,10 @@ async function main() {
   await prepareTfjs('wasm', { threads: Number(process.env.T ?? 1), isFma: false });
   const { getQwen3Preset } = await import('../src/model/qwen3/config');
   const { Qwen3Model } = await import('../src/model/qwen3/index');
-  const c = getQwen3Preset('qwen3-nano');
+  const { setKernelDrawsEnabled } = await import('../src/model/qwen3/engineBridge');
+  setKernelDrawsEnabled(process.env.DRAWS !== 'js');
+  const c = { ...getQwen3Preset('qwen3-nano') };
+  if (process.env.V) c.vocab_size = Number(process.env.V);
   const model = Qwen3Model.fromConfig(c, 0);
   const V = c.vocab_size;
   let s = 5;
@@ -34,7 +39,8 @@ async function main() {
   await model.generate(prompts, { maxNewTokens: N, temperature: 1, random: r2 });
   const ms = (performance.now() - tDec) / (N - 1);
   console.log(
-    `decode B=${B} ctx=${CTX} T=${process.env.T} ${ms.toFixed(2)} ms/step ${((B * 1000) / ms).toFixed(0)} tok/s`,
+    `decode B=${B} ctx=${CTX} V=${V} T=${process.env.T ?? 1} draws=${process.env.DRAWS === 'js' ? 'js' : 'kernel'} ` +
+      `${ms.toFixed(2)} ms/step ${((B * 1000) / ms).toFixed(0)} tok/s`,
   );
   process.exit(0);
 }

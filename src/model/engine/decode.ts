@@ -9,12 +9,17 @@
  * forward (embedding, layers, final norm, logits) as one task of kernel calls, recorded by a
  * TaskRecorder (threadSplit.ts), and the step is one dispatch. Same bits as one thread: every
  * kernel works row by row, and a gemm sums each element in one order whatever its tile.
+ * runExtendSampled also draws each slot's next token where its logits are (assembly/sampler.ts:
+ * the draws and log-probs of generate.ts's JavaScript sampler, bit for bit), inside the same task
+ * as the slot's forward, so a decode step's sampling runs on every thread and no [slots, V] logits
+ * are copied out.
  */
 import { F, type EngineCore } from './core';
 import { layerForward, type LayerActs } from './layer';
 import { rmsnormForward, toPlanes } from './linear';
 import { EMBED, FINAL_NORM, headName, listPassTensors } from './names';
 import { attnDecodeCall, attnFwdCall, type KernelArgs } from './kernelCalls';
+import { SAMPLE_OUT, type SampleRequest } from './sampling';
 import { ensureSlotCapacity, type KvSlot } from './kvCache';
 import { allocAttnWork, mmPacked, TaskRecorder } from './threadSplit';
 import type { EngineParams } from './weights';
@@ -123,11 +128,33 @@ function attendSlots(
   }
 }
 
-/** An extend's scratch (pointers): per new token, or per item for `last` and `z`. */
+/**
+ * An extend's scratch (pointers): per new token, or per item for `last`, `z` and the draws
+ * (`draw`: a uniform per item, float64; `drawn`: sampleRows' output per item; 0 unless sampling).
+ */
 type ExtendBuffers = Record<
-  'ids' | 'pos' | 'x' | 'rstd' | 'xn' | 'qraw' | 'kraw' | 'v' | 'q' | 'k' | 'o' | 'g' | 'u' | 'hmid' | 'last' | 'z',
+  | 'ids'
+  | 'pos'
+  | 'x'
+  | 'rstd'
+  | 'xn'
+  | 'qraw'
+  | 'kraw'
+  | 'v'
+  | 'q'
+  | 'k'
+  | 'o'
+  | 'g'
+  | 'u'
+  | 'hmid'
+  | 'last'
+  | 'z'
+  | 'draw'
+  | 'drawn',
   number
 >;
+/** The buffers with one row per item rather than per new token. */
+const PER_ITEM = new Set<keyof ExtendBuffers>(['last', 'z', 'draw', 'drawn']);
 
 /** Floats per row of each buffer. */
 function rowFloats(e: EngineCore): ExtendBuffers {
@@ -149,6 +176,8 @@ function rowFloats(e: EngineCore): ExtendBuffers {
     hmid: H,
     last: H,
     z: V,
+    draw: 2,
+    drawn: 2 * SAMPLE_OUT,
   };
 }
 
@@ -174,6 +203,7 @@ function forwardSlots(
   offsets: readonly number[],
   b: ExtendBuffers,
   shared?: TaskAttnScratch,
+  sample?: { limit: number; work: number },
 ): void {
   const { rt, H, V } = e;
   const N = counts.reduce((n, c) => n + c, 0);
@@ -212,6 +242,7 @@ function forwardSlots(
   }
   rmsnormForward(e, P, FINAL_NORM, last, items.length, H, b.xn, b.rstd);
   mmPacked(rt, b.xn, H, e.weights.ptrPacked(P.get(headName(e.config))), b.z, V, items.length, V, H, 0);
+  if (sample) rt.k.sampleRows(b.z, items.length, V, sample.limit, b.draw, sample.work, b.drawn);
 }
 
 /**
@@ -239,7 +270,13 @@ export function decodeSlices(items: number, threads: number): [number, number][]
 }
 
 /** A decode step as one dispatch: each slice's whole forward, recorded, is one task. */
-function forwardSlices(e: EngineCore, P: EngineParams, items: readonly ExtendItem[], b: ExtendBuffers): void {
+function forwardSlices(
+  e: EngineCore,
+  P: EngineParams,
+  items: readonly ExtendItem[],
+  b: ExtendBuffers,
+  limit: number | null,
+): void {
   const { rt } = e;
   const recorders: TaskRecorder[] = [];
   try {
@@ -254,8 +291,11 @@ function forwardSlices(e: EngineCore, P: EngineParams, items: readonly ExtendIte
       };
       const ones = new Array<number>(n).fill(1);
       const offsets = ones.map((_, j) => j);
-      forwardSlots({ ...e, rt: sub }, P, slice, ones, offsets, rowsFrom(e, b, r0), shared);
+      // Its own sampling scratch: the slice draws its slots' tokens in the same task.
+      const sample = limit === null ? undefined : { limit, work: sub.alloc(2 * limit) };
+      forwardSlots({ ...e, rt: sub }, P, slice, ones, offsets, rowsFrom(e, b, r0), shared, sample);
       sub.release(shared.work);
+      if (sample) sub.release(sample.work);
       return rec.calls;
     });
     rt.parallel(tasks);
@@ -269,6 +309,34 @@ function forwardSlices(e: EngineCore, P: EngineParams, items: readonly ExtendIte
  * next-token logits of each slot after its last new token: [items, V], a copy.
  */
 export function runExtend(e: EngineCore, P: EngineParams, items: readonly ExtendItem[]): Float32Array {
+  return extendWith(e, P, items, null) as Float32Array;
+}
+
+/**
+ * runExtend, then each slot's next token drawn from its logits as generate.ts's sampleFromLogits
+ * draws it (`request.draws[j]`: item j's uniform in [0, 1), or < 0 for greedy; the choice among
+ * the first `request.limit` ids): [items, SAMPLE_OUT] float64 (sampling.ts reads a row).
+ */
+export function runExtendSampled(
+  e: EngineCore,
+  P: EngineParams,
+  items: readonly ExtendItem[],
+  request: SampleRequest,
+): Float64Array {
+  const { limit, draws } = request;
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= e.V))
+    throw new Error(`engine.extendSampled: limit must be an integer in [1, ${e.V}], got ${limit}`);
+  if (draws.length !== items.length)
+    throw new Error(`engine.extendSampled: ${draws.length} draws for ${items.length} slots`);
+  return extendWith(e, P, items, request) as Float64Array;
+}
+
+function extendWith(
+  e: EngineCore,
+  P: EngineParams,
+  items: readonly ExtendItem[],
+  request: SampleRequest | null,
+): Float32Array | Float64Array {
   const { rt, V } = e;
   const counts = items.map((it) => it.tokens.length);
   if (counts.some((c) => c < 1)) throw new Error('engine.extend: every slot needs at least one new token');
@@ -291,10 +359,12 @@ export function runExtend(e: EngineCore, P: EngineParams, items: readonly Extend
     const widths = rowFloats(e);
     const b = {} as ExtendBuffers;
     for (const key of Object.keys(widths) as (keyof ExtendBuffers)[]) {
-      const rows = key === 'last' || key === 'z' ? items.length : N;
-      b[key] = key === 'last' && isDecode ? 0 : rt.alloc(rows * widths[key]);
+      const rows = PER_ITEM.has(key) ? items.length : N;
+      const isUnused = (key === 'last' && isDecode) || ((key === 'draw' || key === 'drawn') && !request);
+      b[key] = isUnused ? 0 : rt.alloc(rows * widths[key]);
       if (b[key] !== 0) temps.push(b[key]);
     }
+    if (request) new Float64Array(rt.memory.buffer, b.draw, items.length).set(request.draws);
     const i32 = rt.i32;
     items.forEach((it, j) => {
       const start = it.slot.tokens.length;
@@ -308,9 +378,15 @@ export function runExtend(e: EngineCore, P: EngineParams, items: readonly Extend
     });
     // A decode step on several threads: slots are independent through every layer, so each
     // thread runs a slice of them from embedding to logits (one dispatch instead of many).
-    if (isDecode && items.length > 1 && rt.threads > 1) forwardSlices(e, P, items, b);
-    else forwardSlots(e, P, items, counts, offsets, b);
+    const limit = request ? request.limit : null;
+    if (isDecode && items.length > 1 && rt.threads > 1) forwardSlices(e, P, items, b, limit);
+    else {
+      const work = limit === null ? 0 : rt.alloc(2 * limit);
+      if (work !== 0) temps.push(work);
+      forwardSlots(e, P, items, counts, offsets, b, undefined, limit === null ? undefined : { limit, work });
+    }
     for (const [j, it] of items.entries()) for (let t = 0; t < counts[j]; t++) it.slot.tokens.push(it.tokens[t]);
+    if (request) return new Float64Array(rt.memory.buffer, b.drawn, items.length * SAMPLE_OUT).slice();
     return rt.read(b.z, items.length * V);
   } finally {
     for (const p of temps) rt.release(p);

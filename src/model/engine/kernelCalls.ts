@@ -69,6 +69,7 @@ export const KERNEL_PARAMS = {
   embedFwd: ['ids', 'n', 'table', 'H', 'out'],
   gemmPacked: ['a', 'lda', 'b', 'c', 'ldc', 'M', 'N', 'K', 'acc'],
   attnDecode: ['q', 'ldq', 'kt', 'ldkt', 'v', 'ldv', 'o', 'ldo', 'G', 'Tk', 'D', 'scale', 'work'],
+  sampleRows: ['z', 'rows', 'V', 'limit', 'u', 'work', 'out'],
 } as const satisfies Record<TaskKernel, readonly string[]>;
 
 /** The named arguments of a task kernel. */
@@ -96,6 +97,8 @@ export const attnBwdCall = (args: KernelArgs<'attnBwd'>) => kernelCall('attnBwd'
 export const lmHeadRowsCall = (args: KernelArgs<'lmHeadRows'>) => kernelCall('lmHeadRows', args);
 /** Per row of logits, in place: z → ∂/∂z of gLogp·logp + gEnt·entropy. */
 export const lmHeadGradRowsCall = (args: KernelArgs<'lmHeadGradRows'>) => kernelCall('lmHeadGradRows', args);
+/** Per row of logits, the next token drawn as generate.ts's sampler draws it (assembly/sampler.ts). */
+export const sampleRowsCall = (args: KernelArgs<'sampleRows'>) => kernelCall('sampleRows', args);
 /** y (+)= alpha·x over n floats; with alpha 1 and acc 0 an exact copy (x·1 rounds to x). */
 export const axpyCall = (args: KernelArgs<'axpy'>) => kernelCall('axpy', args);
 /** out[t] = table[ids[t]], rows of H (ids int32). */

@@ -10,7 +10,8 @@
  *   forward(rows)  → log p(ids[t+1] | ids[≤t]) and the entropy per position, optionally
  *                    keeping the activations; backward(ctx, ∂logp, ∂entropy) → gradients.
  *   extend(slots)  → appends tokens to KV-cache slots (prefill and decode are the same
- *                    call) and returns the next-token logits of each slot.
+ *                    call) and returns the next-token logits of each slot;
+ *   extendSampled  → the same, then each slot's next token drawn in the kernels (sampling.ts).
  * LoRA (Hu et al. 2021, Eq. 3): y = x Wᵀ + s·(x Aᵀ) Bᵀ on the adapted linears.
  * Simplification: float32 only. This class is the façade; each job is a file beside it
  * (docs/engine.md has the map, the buffer layout and a step drawn through them).
@@ -18,7 +19,8 @@
 import type { Qwen3Config } from '../qwen3/config';
 import { runBackward } from './backward';
 import { createEngineCore, type EngineCore } from './core';
-import { runExtend, type ExtendItem } from './decode';
+import { runExtend, runExtendSampled, type ExtendItem } from './decode';
+import type { SampleRequest } from './sampling';
 import { releaseForward, runForward, type ForwardContext, type ForwardResult } from './forward';
 import { copySlot, createSlot, freeSlot, type KvSlot } from './kvCache';
 import { engineActivationBytes, engineSlotBytes } from './memoryBytes';
@@ -151,6 +153,22 @@ export class Qwen3Engine {
     const tokens = items.reduce((n, it) => n + it.tokens.length, 0);
     try {
       return runExtend(this.core, P, items);
+    } finally {
+      this.stats[isDecode ? 'decodeMs' : 'prefillMs'] += performance.now() - started;
+      this.stats[isDecode ? 'decodeTokens' : 'prefillTokens'] += tokens;
+    }
+  }
+
+  /**
+   * extend, then each slot's next token drawn where its logits are (decode.ts runExtendSampled):
+   * [items, SAMPLE_OUT] float64, read by sampling.ts readDrawn.
+   */
+  extendSampled(P: EngineParams, items: readonly ExtendItem[], request: SampleRequest): Float64Array {
+    const started = performance.now();
+    const isDecode = items.every((it) => it.tokens.length === 1);
+    const tokens = items.reduce((n, it) => n + it.tokens.length, 0);
+    try {
+      return runExtendSampled(this.core, P, items, request);
     } finally {
       this.stats[isDecode ? 'decodeMs' : 'prefillMs'] += performance.now() - started;
       this.stats[isDecode ? 'decodeTokens' : 'prefillTokens'] += tokens;

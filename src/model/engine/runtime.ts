@@ -176,6 +176,14 @@ export interface Kernels {
   lmHeadRows(z: number, rows: number, V: number, targets: number, out: number): void;
   lmHeadGradRows(z: number, rows: number, V: number, targets: number, lse: number, gLogp: number, gEnt: number): void;
   sumSquares(x: number, n: number): number;
+  /**
+   * Next-token draws per row of logits as generate.ts's sampleFromLogits makes them (temperature 1
+   * or greedy, top-p 1; assembly/sampler.ts): u [rows] float64 (< 0: greedy), work `limit`
+   * float64, out [rows, 6] float64: token, max, Σe over V, Σe over the first `limit`, e of the token, its logit.
+   */
+  sampleRows(z: number, rows: number, V: number, limit: number, u: number, work: number, out: number): void;
+  /** e^x as fdlibm computes it (V8's Math.exp). */
+  expFdlibm(x: number): number;
 }
 
 const PAGE = 65536;

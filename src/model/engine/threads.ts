@@ -28,6 +28,7 @@ export const TASK_KERNELS = [
   'embedFwd',
   'gemmPacked',
   'attnDecode',
+  'sampleRows',
 ] as const;
 export type TaskKernel = (typeof TASK_KERNELS)[number];
 /** One kernel call: the kernel and its (i32 or f32) arguments. */

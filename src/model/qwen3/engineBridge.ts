@@ -15,11 +15,27 @@ import { SHARD_MARK } from './vocabShards';
 import { countEngineParams, getQwen3Engine, loraGradName, type KvSlot } from '../engine/qwen3Engine';
 import type { EngineLoraAdapter, EngineParams, EngineTensor } from '../engine/weights';
 import { assertTapeAgrees, type EngineSession } from './engineSession';
+import { readDrawn, type DrawnToken } from '../engine/sampling';
 
 /** Largest model (parameters) the engine takes: weights, their transposes and three versions fit 4 GiB. */
 export const ENGINE_MAX_PARAMS = 120_000_000;
 
 let isEngineEnabled = typeof process === 'undefined' || process.env?.PACT_ENGINE !== 'tfjs';
+
+let isKernelDrawsEnabled = typeof process === 'undefined' || process.env?.PACT_KERNEL_DRAWS !== '0';
+
+/**
+ * Whether generate draws a decode step's tokens in the engine's kernels (on: the default) or
+ * reads the logits back and draws them in JavaScript (PACT_KERNEL_DRAWS=0 in Node); the same
+ * tokens and log-probs either way (sampler.test.ts, and `DRAWS=js scripts/decodeTimer.ts` times the two).
+ */
+export function setKernelDrawsEnabled(on: boolean): void {
+  isKernelDrawsEnabled = on;
+}
+
+export function getKernelDrawsEnabled(): boolean {
+  return isKernelDrawsEnabled;
+}
 
 /** Turns the engine on or off (off: the tfjs graph everywhere; tests compare the two). */
 export function setEngineEnabled(on: boolean): void {
@@ -244,6 +260,16 @@ export function releaseEngineCache(params: ParamMap, config: Qwen3Config): void 
 export interface EngineLogitSource {
   first(): Float32Array;
   next(tokens: Int32Array, isActive: readonly boolean[]): Float32Array;
+  /**
+   * `next`, with each active row's next token drawn in the engine's kernels (draws[b]: row b's
+   * uniform, or −1 for greedy; sampling.ts): the rows' DrawnTokens (null for inactive rows).
+   */
+  nextDrawn(
+    tokens: Int32Array,
+    isActive: readonly boolean[],
+    draws: Float64Array,
+    limit: number,
+  ): (DrawnToken | null)[];
 }
 
 /**
@@ -331,6 +357,18 @@ export function createEngineLogitSource(
         rows.map((b) => ({ slot: slotOf[b], tokens: [tokens[b]] })),
       );
       rows.forEach((b, j) => out.set(logits.subarray(j * V, (j + 1) * V), b * V));
+      return out;
+    },
+    nextDrawn(tokens, isActive, draws, limit) {
+      const rows = [...tokens.keys()].filter((b) => isActive[b]);
+      const out: (DrawnToken | null)[] = new Array(prompts.length).fill(null);
+      if (rows.length === 0) return out;
+      const drawn = engine.extendSampled(
+        P,
+        rows.map((b) => ({ slot: slotOf[b], tokens: [tokens[b]] })),
+        { draws: rows.map((b) => draws[b]), limit },
+      );
+      rows.forEach((b, j) => (out[b] = readDrawn(drawn, j, draws[b] < 0)));
       return out;
     },
   };

@@ -9,8 +9,12 @@
  * `logprobs` are log π(token | prefix) of the unmodified model at temperature 1 (the π_old of
  * the PPO ratio); `samplingLogprobs` are under the distribution actually sampled. More: docs/model.md.
  *
- * Simplifications: sampling runs in JS on the logits read back once per step; finished rows are
- * fed a pad token until the batch finishes; no top-k, no repetition penalty.
+ * Sampling runs in JS on the logits read back once per step, except on the CPU engine at
+ * temperature 1 (or greedy) and top-p 1, where each decode step's tokens are drawn in the kernels
+ * beside their logits (engine/sampling.ts) with the same uniforms in the same order and the same
+ * float64 arithmetic: the same tokens and log-probs bit for bit (generate.test.ts compares both).
+ * Simplifications: finished rows are fed a pad token until the batch finishes; no top-k, no
+ * repetition penalty.
  */
 import * as tf from './tf';
 import type { Qwen3Config } from './config';
@@ -20,7 +24,7 @@ import { getLmHeadShards } from './vocabShards';
 import { matMulTransposeB } from './matmul';
 import { runDecoderStack, runQwen3Decoder, type AttendFn, type LayerKv } from './model';
 import { computeRopeTablesForHostPositions } from './rope';
-import { createEngineLogitSource, isEngineActive } from './engineBridge';
+import { createEngineLogitSource, getKernelDrawsEnabled, isEngineActive } from './engineBridge';
 
 /** The project's stop strings: end of a tool call, of an assistant turn, of an answer. */
 export const DEFAULT_STOP_STRINGS: readonly string[] = ['</tool_call>', '<|im_end|>', '</answer>'];
@@ -231,6 +235,16 @@ interface LogitSource {
     step: number,
     isActive: readonly boolean[],
   ): Promise<ArrayLike<number> & { subarray(start: number, end: number): ArrayLike<number> }>;
+  /**
+   * `next`, with each active row's next token drawn by the source as sampleFromLogits draws it at
+   * temperature 1 (draws[b]: row b's uniform) or greedily (−1), among ids below `limit`.
+   */
+  nextDrawn?(
+    tokens: Int32Array,
+    isActive: readonly boolean[],
+    draws: Float64Array,
+    limit: number,
+  ): Promise<(SampledToken | null)[]>;
   dispose(): void;
 }
 
@@ -260,13 +274,20 @@ async function runGenerationLoop(
   const topP = opts.topP ?? 1;
   const vocabLimit = Math.min(V, opts.vocabLimit ?? V);
   const padId = opts.padTokenId ?? 0;
+  const isGreedy = !(temperature > 0);
+  // After the first step, the source draws the tokens where it can take sampleFromLogits' plain path.
+  const canSourceDraw =
+    source.nextDrawn !== undefined && (isGreedy || temperature === 1) && topP === 1 && (isGreedy || !!opts.random);
   try {
     let values = await source.first();
+    let drawn: (SampledToken | null)[] | null = null;
     for (let step = 0; step < maxSteps; step++) {
       const fed = new Int32Array(B).fill(padId);
       for (let b = 0; b < B; b++) {
         if (isDone[b]) continue;
-        const s = sampleFromLogits(values.subarray(b * V, (b + 1) * V), temperature, topP, opts.random, vocabLimit);
+        const s =
+          drawn?.[b] ??
+          sampleFromLogits(values.subarray(b * V, (b + 1) * V), temperature, topP, opts.random, vocabLimit);
         const row = rows[b];
         row.tokens.push(s.token);
         row.logprobs.push(s.logprob);
@@ -287,6 +308,18 @@ async function runGenerationLoop(
         );
       }
       if (step === maxSteps - 1 || isDone.every(Boolean)) break;
+      if (canSourceDraw) {
+        // The uniforms sampleFromLogits would take next step: one per running row, in row order.
+        const draws = new Float64Array(B).fill(-1);
+        if (!isGreedy) for (let b = 0; b < B; b++) if (!isDone[b]) draws[b] = opts.random!();
+        drawn = await source.nextDrawn!(
+          fed,
+          isDone.map((d) => !d),
+          draws,
+          vocabLimit,
+        );
+        continue;
+      }
       values = await source.next(
         fed,
         step,
@@ -387,6 +420,9 @@ export async function generateQwen3(
     const source: LogitSource = {
       first: async () => engine.first(),
       next: async (tokens, _step, isActive) => engine.next(tokens, isActive),
+      nextDrawn: getKernelDrawsEnabled()
+        ? async (tokens, isActive, draws, limit) => engine.nextDrawn(tokens, isActive, draws, limit)
+        : undefined,
       dispose() {},
     };
     return runGenerationLoop(source, B, config.vocab_size, Math.max(1, steps), opts);

@@ -1,0 +1,145 @@
+// Next-token sampling per row of logits, bit for bit as generate.ts's sampleFromLogits computes
+// it in JavaScript at temperature 1 (or greedy) and top-p 1: float64, one e^x per entry, the sum
+// and the inverse CDF in index order. So each slice of a decode step can sample its own rows on its
+// own thread, with the draws and log-probs the JavaScript sampler gives. e^x is fdlibm's, the one
+// V8 computes Math.exp with (v8/src/base/ieee754.cc, from FreeBSD's e_exp.c), ported line by
+// line; kernels.test.ts holds it to Math.exp bit for bit.
+
+const HALF_LN2_HI: u32 = 0x3fd62e42; // |x| > 0.5·ln2: reduce the argument
+const THREEHALF_LN2_HI: u32 = 0x3ff0a2b2; // |x| < 1.5·ln2: k = ±1
+const TINY_HI: u32 = 0x3e300000; // |x| < 2⁻²⁸
+const BIG_HI: u32 = 0x40862e42; // |x| ≥ 709.78…
+const O_THRESHOLD: f64 = 7.09782712893383973096e2;
+const U_THRESHOLD: f64 = -7.45133219101941108420e2;
+const LN2_HI: f64 = 6.9314718036912381649e-1;
+const LN2_LO: f64 = 1.90821492927058770002e-10;
+const INV_LN2: f64 = 1.442695040888963387;
+const P1: f64 = 1.66666666666666019037e-1;
+const P2: f64 = -2.77777777770155933842e-3;
+const P3: f64 = 6.61375632143793436117e-5;
+const P4: f64 = -1.6533902205465251539e-6;
+const P5: f64 = 4.13813679705723846039e-8;
+const E: f64 = 2.718281828459045;
+const HUGE: f64 = 1.0e300;
+const TWO_M1000: f64 = 9.3326361850321887899e-302; // 2⁻¹⁰⁰⁰
+const TWO_1023: f64 = 8.988465674311579539e307; // 2¹⁰²³
+
+/** e^x as fdlibm (and so V8's Math.exp) computes it. */
+export function expFdlibm(x: f64): f64 {
+  let hi: f64 = 0;
+  let lo: f64 = 0;
+  let k: i32 = 0;
+  const bits = reinterpret<u64>(x);
+  let hx = <u32>(bits >> 32);
+  const xsb = <i32>(hx >> 31);
+  hx &= 0x7fffffff;
+  if (hx >= BIG_HI) {
+    if (hx >= 0x7ff00000) {
+      if (((hx & 0xfffff) | <u32>bits) != 0) return x + x; // NaN
+      return xsb == 0 ? x : 0.0; // e^{+∞} = +∞, e^{−∞} = 0
+    }
+    if (x > O_THRESHOLD) return HUGE * HUGE; // overflow
+    if (x < U_THRESHOLD) return TWO_M1000 * TWO_M1000; // underflow
+  }
+  if (hx > HALF_LN2_HI) {
+    if (hx < THREEHALF_LN2_HI) {
+      if (x == 1.0) return E;
+      hi = x - (xsb != 0 ? -LN2_HI : LN2_HI);
+      lo = xsb != 0 ? -LN2_LO : LN2_LO;
+      k = 1 - xsb - xsb;
+    } else {
+      k = <i32>(INV_LN2 * x + (xsb != 0 ? -0.5 : 0.5));
+      const t = <f64>k;
+      hi = x - t * LN2_HI; // exact here
+      lo = t * LN2_LO;
+    }
+    x = hi - lo;
+  } else if (hx < TINY_HI) {
+    if (HUGE + x > 1.0) return 1.0 + x;
+  } else {
+    k = 0;
+  }
+  const t = x * x;
+  const twopk =
+    k >= -1021
+      ? reinterpret<f64>(<u64>(<u32>(0x3ff00000 + (k << 20))) << 32)
+      : reinterpret<f64>(<u64>(<u32>(0x3ff00000 + ((k + 1000) << 20))) << 32);
+  const c = x - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))));
+  if (k == 0) return 1.0 - ((x * c) / (c - 2.0) - x);
+  const y = 1.0 - (lo - (x * c) / (2.0 - c) - hi);
+  if (k >= -1021) {
+    if (k == 1024) return y * 2.0 * TWO_1023;
+    return y * twopk;
+  }
+  return y * twopk * TWO_M1000;
+}
+
+/** sampleRows' output per row: 6 float64. */
+const SAMPLE_OUT_F64 = 6;
+
+/**
+ * For each row r of logits z [rows, V] (float32): over all V ids, the maximum m (NaN never
+ * counts; −∞ when no entry is above it) and s = Σ e^{z − m} in index order (float64); over the
+ * first `limit` ids (the ids that may be sampled), the same mh, sh and the first id of their
+ * maximum; then, when u[r] ≥ 0 (a uniform draw in [0, 1), float64), the first id i < limit with
+ * u[r]·sh < Σ_{j ≤ i} e^{z_j − mh}, else (greedy, u[r] < 0, or no id reached) that argmax.
+ * out[r·6 …] (float64): token, m, s, sh, e^{z_token − mh}, z_token. work: `limit` float64.
+ */
+export function sampleRows(z: usize, rows: i32, V: i32, limit: i32, u: usize, work: usize, out: usize): void {
+  for (let r = 0; r < rows; r++) {
+    const zr = z + ((<usize>r * <usize>V) << 2);
+    // The head [0, limit): its maximum and the first id of it, as sampleFromLogits finds them.
+    let mh: f64 = -Infinity;
+    let argmax: i32 = 0;
+    for (let i = 0; i < limit; i++) {
+      const v = <f64>load<f32>(zr + (<usize>i << 2));
+      if (v > mh) {
+        mh = v;
+        argmax = i;
+      }
+    }
+    const ur = load<f64>(u + (<usize>r << 3));
+    const isSampling = ur >= 0;
+    let sh: f64 = 0;
+    for (let i = 0; i < limit; i++) {
+      const e = expFdlibm(<f64>load<f32>(zr + (<usize>i << 2)) - mh);
+      if (isSampling) store<f64>(work + (<usize>i << 3), e);
+      sh += e;
+    }
+    // All V ids (the log-prob's normaliser), when the head is not all of them.
+    let m = mh;
+    let s = sh;
+    if (limit < V) {
+      m = -Infinity;
+      for (let i = 0; i < V; i++) {
+        const v = <f64>load<f32>(zr + (<usize>i << 2));
+        if (v > m) m = v;
+      }
+      s = 0;
+      for (let i = 0; i < V; i++) s += expFdlibm(<f64>load<f32>(zr + (<usize>i << 2)) - m);
+    }
+    let token = argmax;
+    let p: f64 = 1;
+    if (isSampling) {
+      const target = ur * sh;
+      let cum: f64 = 0;
+      p = load<f64>(work + (<usize>argmax << 3));
+      for (let i = 0; i < limit; i++) {
+        const e = load<f64>(work + (<usize>i << 3));
+        cum += e;
+        if (target < cum) {
+          token = i;
+          p = e;
+          break;
+        }
+      }
+    }
+    const o = out + <usize>(r * SAMPLE_OUT_F64 * 8);
+    store<f64>(o, <f64>token);
+    store<f64>(o + 8, m);
+    store<f64>(o + 16, s);
+    store<f64>(o + 24, sh);
+    store<f64>(o + 32, p);
+    store<f64>(o + 40, <f64>load<f32>(zr + (<usize>token << 2)));
+  }
+}
