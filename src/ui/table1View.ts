@@ -1,5 +1,5 @@
 /**
- * What the home card's "See the measured Table 1" view shows (MeasuredTable1.svelte): the
+ * What the home card's "See the measured Table 1 and ablations" view shows (MeasuredTable1.svelte): the
  * committed results/table1/table.md read into its parts (`readMeasuredTable`), and a reading
  * of it for a newcomer (`describeTable1`) whose numbers are the table's own cells, never a
  * second copy. The reading's claims (which rows lead, PACT level with the warm start and with
@@ -213,8 +213,8 @@ export function describeTable1(t: MeasuredTable): Table1Reading {
   return { howToRead, whatItShows, failedClaims };
 }
 
-/** What the view says of the ablations, whose numbers are not in yet (docs/results.md, "The ablations: running"). */
+/** What the view says of the ablations, which follow Table 1 in it (ablationsView.ts). */
 export const ABLATIONS_NOTE =
   'Which parts of PACT matter (the objective, the anchoring rate q, the trace components, the SFT schedule) is ' +
-  'what the ablations measure: they are still running, and docs/results.md in the repository will give their ' +
-  'numbers once all their seeds are in. None is shown here before then.';
+  'what the four ablations measure, 3 seeds each: they follow Table 1 below, each with what it shows, its figure ' +
+  'and its tables.';
