@@ -35,9 +35,11 @@ export const METRIC_LABELS: Record<string, string> = {
   'eval/search_recall': 'SRecall',
   'eval/format': 'Format',
   'eval/turns': 'Turns',
+  'eval/search_rounds': 'Search rounds',
   reward: 'Train reward (last step)',
   'reward/mean_over_steps': 'Train reward (mean over steps)',
   'reward/answer_f1/mean_over_steps': 'Train answer F1 (mean over steps)',
+  'reward/f1/mean_over_steps': 'Train F1 (mean over steps)',
 };
 
 /** Column order: the papers' metrics first, then any other eval metric by name, then the train reward. */

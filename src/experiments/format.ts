@@ -8,7 +8,13 @@
  */
 import { labelMetric } from './aggregate';
 import { standardError } from './paired';
-import { formatSeedPairCell, MEAN_TRAIN_ANSWER_F1, MEAN_TRAIN_REWARD, type SeedPairRow } from './seedPairs';
+import {
+  formatSeedPairCell,
+  MEAN_TRAIN_ANSWER_F1,
+  MEAN_TRAIN_F1,
+  MEAN_TRAIN_REWARD,
+  type SeedPairRow,
+} from './seedPairs';
 import type { ExperimentTable, MeanStd } from './types';
 
 /** A number with `digits` decimals ('–' when not finite). */
@@ -54,7 +60,10 @@ export function formatTableMarkdown(table: ExperimentTable, options: TableTextOp
       'Values are fractions in [0, 1] (turns and rewards excepted), taken at the last step that logged them (the final held-out evaluation for eval metrics).',
   );
   if (options.pairs && options.pairs.length > 0) {
-    const stepMeans = [MEAN_TRAIN_REWARD, MEAN_TRAIN_ANSWER_F1].filter((k) => options.pairs!.some((p) => p.cells[k]));
+    // A step-mean column only where some pair has a value (search runs log no answer F1, tool-use runs no train F1).
+    const stepMeans = [MEAN_TRAIN_REWARD, MEAN_TRAIN_ANSWER_F1, MEAN_TRAIN_F1].filter((k) =>
+      options.pairs!.some((p) => (p.cells[k]?.diff.n ?? 0) > 0),
+    );
     const keys = [...table.metrics.filter((k) => k !== 'reward'), ...stepMeans];
     lines.push('', '## Paired by seed', '');
     lines.push(`| Row − control | ${keys.map(labelMetric).join(' | ')} |`);

@@ -22,10 +22,14 @@ export const MEAN_TRAIN_REWARD = 'reward/mean_over_steps';
 /** The derived metric: the answer F1 of a run's train rollouts (logged `reward/answer_f1`) averaged over its steps. */
 export const MEAN_TRAIN_ANSWER_F1 = 'reward/answer_f1/mean_over_steps';
 
+/** The derived metric: the tool-selection F1 of a search run's train rollouts (logged `reward/f1`) averaged over its steps. */
+export const MEAN_TRAIN_F1 = 'reward/f1/mean_over_steps';
+
 /** Derived metric → the logged metric it averages over the steps both runs logged. */
 const STEP_MEANS: Record<string, string> = {
   [MEAN_TRAIN_REWARD]: 'reward',
   [MEAN_TRAIN_ANSWER_F1]: 'reward/answer_f1',
+  [MEAN_TRAIN_F1]: 'reward/f1',
 };
 
 export interface SeedPairSpec {

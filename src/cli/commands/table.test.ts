@@ -88,6 +88,41 @@ describe('pact table', () => {
     );
   });
 
+  it('search runs: held-out queries of the training repository, search rounds, and the train F1 paired by seed', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'pact-table-'));
+    dirs.push(root);
+    const write = async (id: string, cfg: object, rows: object[]) => {
+      await mkdir(path.join(root, id), { recursive: true });
+      await writeFile(path.join(root, id, 'config.json'), JSON.stringify(cfg));
+      await writeFile(path.join(root, id, 'metrics.jsonl'), lines(rows));
+    };
+    const search = (name: string, seed: number) => ({
+      ...config(name, seed),
+      recipe: 'toolsearcher',
+      toolsearcher: { formatBonus: 0.1 },
+      tasks: { source: 'generated', nTest: 200, trainSeed: 4, testSeed: 11 },
+    });
+    const step = (s: number, reward: number, f1: number) => ({ type: 'step', step: s, reward, 'reward/f1': f1 });
+    const evalRow = (f1: number) => ({ type: 'eval', step: 2, 'eval/f1': f1, 'eval/search_rounds': 2 });
+    await write('frozen-s1', search('frozen', 1), [step(1, 0.5, 0.4), step(2, 0.5, 0.4)]);
+    await write('toolsearcher-s1', search('toolsearcher', 1), [step(1, 0.6, 0.5), step(2, 0.7, 0.6), evalRow(0.7)]);
+    await write('vanilla-s1', { ...search('vanilla', 1), steps: 0 }, [evalRow(0.65)]);
+    const file = path.join(root, 'table.md');
+    await getCommand('table').run(['--runs', root, '--out', file], { out: () => {}, err: () => {} });
+    const md = await readFile(file, 'utf8');
+    // The held-out queries come from the repository of trainSeed (testSeed is not read by search runs).
+    expect(md).toContain('Held out: 200 queries held out of the tool repository generated from seed 4, one greedy');
+    expect(md).toContain('| Method | n | F1 | Search rounds | Train reward (last step) |');
+    // Train F1 by step: (0.5 − 0.4, 0.6 − 0.4) → +0.150; held out: 0.7 − 0.65 = +0.050. No answer-F1 column.
+    expect(md).toContain(
+      '| Row − control | F1 | Search rounds | Train reward (mean over steps) | Train F1 (mean over steps) |',
+    );
+    expect(md).toContain(
+      '| toolsearcher − frozen (held out: − vanilla) | +0.050 (1/1) | 0.000 (0/1) | +0.150 (1/1) | +0.150 (1/1) |',
+    );
+    expect(md).not.toContain('Train answer F1');
+  });
+
   it('names a train-split held-out world', async () => {
     const root = await mkdtemp(path.join(tmpdir(), 'pact-table-'));
     dirs.push(root);
