@@ -12,7 +12,7 @@
  * Sampling runs in JS on the logits read back once per step, except on the CPU engine at
  * temperature 1 (or greedy) and top-p 1, where each decode step's tokens are drawn in the kernels
  * beside their logits (engine/sampling.ts) with the same uniforms in the same order and the same
- * float64 arithmetic: the same tokens and log-probs bit for bit (generate.test.ts compares both).
+ * float64 arithmetic: the same tokens and log-probs bit for bit (engine/sampler.test.ts compares both).
  * Simplifications: finished rows are fed a pad token until the batch finishes; no top-k, no
  * repetition penalty.
  */
@@ -285,9 +285,9 @@ async function runGenerationLoop(
       const fed = new Int32Array(B).fill(padId);
       for (let b = 0; b < B; b++) {
         if (isDone[b]) continue;
-        const s =
-          drawn?.[b] ??
-          sampleFromLogits(values.subarray(b * V, (b + 1) * V), temperature, topP, opts.random, vocabLimit);
+        const s = drawn
+          ? drawn[b]!
+          : sampleFromLogits(values.subarray(b * V, (b + 1) * V), temperature, topP, opts.random, vocabLimit);
         const row = rows[b];
         row.tokens.push(s.token);
         row.logprobs.push(s.logprob);
