@@ -148,15 +148,7 @@ export class Qwen3Engine {
    * after its last new token: [items, V], a copy.
    */
   extend(P: EngineParams, items: readonly ExtendItem[]): Float32Array {
-    const started = performance.now();
-    const isDecode = items.every((it) => it.tokens.length === 1);
-    const tokens = items.reduce((n, it) => n + it.tokens.length, 0);
-    try {
-      return runExtend(this.core, P, items);
-    } finally {
-      this.stats[isDecode ? 'decodeMs' : 'prefillMs'] += performance.now() - started;
-      this.stats[isDecode ? 'decodeTokens' : 'prefillTokens'] += tokens;
-    }
+    return this.timeExtend(items, () => runExtend(this.core, P, items));
   }
 
   /**
@@ -164,11 +156,16 @@ export class Qwen3Engine {
    * [items, SAMPLE_OUT] float64, read by sampling.ts readDrawn.
    */
   extendSampled(P: EngineParams, items: readonly ExtendItem[], request: SampleRequest): Float64Array {
+    return this.timeExtend(items, () => runExtendSampled(this.core, P, items, request));
+  }
+
+  /** Runs an extend call, adding its time and tokens to the decode or the prefill stats. */
+  private timeExtend<T>(items: readonly ExtendItem[], run: () => T): T {
     const started = performance.now();
     const isDecode = items.every((it) => it.tokens.length === 1);
     const tokens = items.reduce((n, it) => n + it.tokens.length, 0);
     try {
-      return runExtendSampled(this.core, P, items, request);
+      return run();
     } finally {
       this.stats[isDecode ? 'decodeMs' : 'prefillMs'] += performance.now() - started;
       this.stats[isDecode ? 'decodeTokens' : 'prefillTokens'] += tokens;
