@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ABLATIONS, describeAblation, pairedInWords } from './ablationsView';
-import { parseEstimate, readMeasuredTable } from './table1View';
+import { ABLATIONS, describeAblation } from './ablationsView';
+import { pairedInWords, parseEstimate, readMeasuredTable } from './table1View';
 
 /** A table.md in `pact table`'s shape with the paired cells given: [row, Solve-F1, train reward]. */
 function tableWith(rows: [string, string, string][]): string {

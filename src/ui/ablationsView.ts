@@ -8,7 +8,7 @@
  * is a second copy of a number; a row the reading needs and the table lacks is named instead.
  */
 import type { MarkdownTable } from './markdownTables';
-import { parseEstimate, type Estimate, type MeasuredTable } from './table1View';
+import { pairedInWords, parseEstimate, type Estimate, type MeasuredTable } from './table1View';
 
 export interface AblationSpec {
   /** The experiment file's name: results/NAME/table-with-frozen.md, docs/NAME-solve-f1.png. */
@@ -51,12 +51,6 @@ export const ABLATIONS: readonly AblationSpec[] = [
 
 const F1 = 'Solve-F1';
 const TRAIN = 'Train reward (mean over steps)';
-
-/** A paired cell in words: `+0.043 ± 0.011 (3/3)` → "+0.043 ± 0.011, 3 of 3 seeds above". */
-export function pairedInWords(cell: string): string {
-  const m = / \((\d+)\/(\d+)\)$/.exec(cell);
-  return m ? `${cell.slice(0, m.index)}, ${m[1]} of ${m[2]} seeds above` : cell;
-}
 
 interface PairedRow {
   name: string;

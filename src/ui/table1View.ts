@@ -122,7 +122,7 @@ const TRAIN_REWARD_PAIRED = 'Train reward (mean over steps)';
 const SUPERVISED_ROWS = ['sft_then_matchtir', 'sft'];
 
 /** A paired cell in words: `-0.000 ± 0.015 (3/5)` → "-0.000 ± 0.015, 3 of 5 seeds above". */
-function inWords(cell: string): string {
+export function pairedInWords(cell: string): string {
   const m = / \((\d+)\/(\d+)\)$/.exec(cell);
   return m ? `${cell.slice(0, m.index)}, ${m[1]} of ${m[2]} seeds above` : cell;
 }
@@ -206,10 +206,10 @@ export function describeTable1(t: MeasuredTable): Table1Reading {
     `The rows that lead are the two that add supervised steps on the expert traces: ${first} at ` +
     `${cell(t.main, first, F1)} ${F1} and ${second} at ${cell(t.main, second, F1)}, against ` +
     `${cell(t.main, 'vanilla', F1)} for the warm start (vanilla). PACT is level with the warm start (the ` +
-    `pact − frozen row, paired by seed: ${inWords(pactVsWarm!)}) and with MatchTIR (pact − matchtir: ` +
-    `${inWords(pactVsMatchtir!)}). The paper has PACT first; at this model's size and with runs this short, that ` +
+    `pact − frozen row, paired by seed: ${pairedInWords(pactVsWarm!)}) and with MatchTIR (pact − matchtir: ` +
+    `${pairedInWords(pactVsMatchtir!)}). The paper has PACT first; at this model's size and with runs this short, that ` +
     'ordering is not reproduced. What PACT does move is its train reward on the training prompts: above the ' +
-    `frozen copy's in every seed (${inWords(pactTrain!)}), a gain that does not reach the held-out tasks.`;
+    `frozen copy's in every seed (${pairedInWords(pactTrain!)}), a gain that does not reach the held-out tasks.`;
   return { howToRead, whatItShows, failedClaims };
 }
 
