@@ -15,21 +15,9 @@ import { Qwen3Engine } from './qwen3Engine';
 import { EngineRuntime } from './runtime';
 import { TASK_TABLE_SLOTS, taskSlots, type KernelCall } from './threads';
 import type { EngineParams } from './weights';
+import { SMALL_GQA_CONFIG } from './smallConfig';
 
-const CONFIG: Qwen3Config = {
-  vocab_size: 301,
-  hidden_size: 64,
-  intermediate_size: 96,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 16,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  max_position_embeddings: 1024,
-  initializer_range: 0.1,
-};
+const CONFIG = SMALL_GQA_CONFIG;
 
 const ids = (n: number, seed: number, V = CONFIG.vocab_size) =>
   Array.from({ length: n }, (_, i) => (i * 37 + seed * 101 + ((i * i) % 13)) % V);

@@ -6,12 +6,13 @@
 // generate with kernel draws equal to generate with JavaScript draws.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../backend';
-import { Qwen3Model, type Qwen3Config } from '../qwen3';
+import { Qwen3Model } from '../qwen3';
 import { releaseEngineCache, setKernelDrawsEnabled, toEngineParams } from '../qwen3/engineBridge';
 import { sampleFromLogits } from '../qwen3/generate';
 import { Qwen3Engine } from './qwen3Engine';
 import { EngineRuntime } from './runtime';
 import { readDrawn, SAMPLE_OUT } from './sampling';
+import { SMALL_GQA_CONFIG } from './smallConfig';
 
 const rt = new EngineRuntime(16 << 20);
 
@@ -134,20 +135,7 @@ describe('sampleRows', () => {
   });
 });
 
-const CONFIG: Qwen3Config = {
-  vocab_size: 301,
-  hidden_size: 64,
-  intermediate_size: 96,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 16,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  max_position_embeddings: 1024,
-  initializer_range: 0.1,
-};
+const CONFIG = SMALL_GQA_CONFIG;
 
 describe('a decode step’s draws in the kernels', () => {
   let model: Qwen3Model;

@@ -11,23 +11,11 @@ import { Qwen3Model, type Qwen3Config } from '../qwen3';
 import { toEngineParams } from '../qwen3/engineBridge';
 import { Qwen3Engine } from './qwen3Engine';
 import { EngineRuntime, type KernelVariant } from './runtime';
+import { SMALL_GQA_CONFIG } from './smallConfig';
 
 const KERNELS: KernelVariant = process.env.PACT_FMA === '1' ? 'fma' : 'simd';
 
-const CONFIG: Qwen3Config = {
-  vocab_size: 301,
-  hidden_size: 64,
-  intermediate_size: 96,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 16,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  max_position_embeddings: 1024,
-  initializer_range: 0.1,
-};
+const CONFIG = SMALL_GQA_CONFIG;
 
 const ids = (n: number, seed: number) => Array.from({ length: n }, (_, i) => (i * 37 + seed * 101) % CONFIG.vocab_size);
 
