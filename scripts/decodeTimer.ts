@@ -36,11 +36,15 @@ async function main() {
     if (draws++ === 0) tDec = performance.now();
     return random();
   };
-  await model.generate(prompts, { maxNewTokens: N, temperature: 1, random: r2 });
+  const rows = await model.generate(prompts, { maxNewTokens: N, temperature: 1, random: r2 });
   const ms = (performance.now() - tDec) / (N - 1);
+  // A digest of every drawn token and log-prob (float64 bits), to compare two builds' bits.
+  const { createHash } = await import('node:crypto');
+  const digest = createHash('sha256');
+  for (const r of rows) digest.update(new Int32Array(r.tokens)).update(new Float64Array(r.logprobs));
   console.log(
     `decode B=${B} ctx=${CTX} V=${V} T=${process.env.T ?? 1} draws=${process.env.DRAWS === 'js' ? 'js' : 'kernel'} ` +
-      `${ms.toFixed(2)} ms/step ${((B * 1000) / ms).toFixed(0)} tok/s`,
+      `${ms.toFixed(2)} ms/step ${((B * 1000) / ms).toFixed(0)} tok/s; tokens and log-probs ${digest.digest('hex').slice(0, 12)}`,
   );
   process.exit(0);
 }

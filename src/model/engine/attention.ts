@@ -8,6 +8,7 @@
 import { F, type EngineCore } from './core';
 import { attnBwdCall, attnFwdCall } from './kernelCalls';
 import type { LayerActs } from './layer';
+import { KT_PLANE } from './kvCache';
 import { toPlanes } from './linear';
 import type { BatchPlan, Segment } from './plan';
 import type { KernelCall } from './threads';
@@ -75,6 +76,7 @@ export function attendSegments(e: EngineCore, a: LayerActs, plan: BatchPlan): vo
           ldq: QD,
           kt: keys.kt + g * D * keys.ldkt * F,
           ldkt: keys.ldkt,
+          ktTile: KT_PLANE,
           v: keys.v + g * D * F,
           ldv: KD,
           o: a.o + (s.off * QD + h * D) * F,

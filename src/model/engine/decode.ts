@@ -16,11 +16,11 @@
  */
 import { F, type EngineCore } from './core';
 import { layerForward, type LayerActs } from './layer';
-import { rmsnormForward, toPlanes } from './linear';
+import { rmsnormForward } from './linear';
 import { EMBED, FINAL_NORM, headName, listPassTensors } from './names';
 import { attnDecodeCall, attnFwdCall, type KernelArgs } from './kernelCalls';
 import { SAMPLE_OUT, type SampleRequest } from './sampling';
-import { ensureSlotCapacity, type KvSlot } from './kvCache';
+import { ensureSlotCapacity, slotKeys, writeSlotKeys, type KvSlot } from './kvCache';
 import { allocAttnWork, mmPacked, TaskRecorder } from './threadSplit';
 import type { EngineParams } from './weights';
 
@@ -61,15 +61,14 @@ function attendSlots(
     const s = it.slot;
     const start = s.tokens.length;
     const c = counts[j];
-    toPlanes(e, a.k + offsets[j] * KD * F, c, s.kt[i], s.cap, start);
+    writeSlotKeys(e, s, i, a.k + offsets[j] * KD * F, c, start);
     rt.k.axpy(a.v + offsets[j] * KD * F, s.v[i] + start * KD * F, c * KD, 1, 0); // a copy: x·1 is x
     if (c === 1) {
       for (let gh = 0; gh < nKv; gh++) {
         decodes.push({
           q: a.q + (offsets[j] * QD + gh * group * D) * F,
           ldq: D,
-          kt: s.kt[i] + gh * D * s.cap * F,
-          ldkt: s.cap,
+          ...slotKeys(e, s, i, gh),
           v: s.v[i] + gh * D * F,
           ldv: KD,
           o: a.o + (offsets[j] * QD + gh * group * D) * F,
@@ -87,8 +86,7 @@ function attendSlots(
       fwds.push({
         q: a.q + (offsets[j] * QD + h * D) * F,
         ldq: QD,
-        kt: s.kt[i] + gh * D * s.cap * F,
-        ldkt: s.cap,
+        ...slotKeys(e, s, i, gh),
         v: s.v[i] + gh * D * F,
         ldv: KD,
         o: a.o + (offsets[j] * QD + h * D) * F,

@@ -10,7 +10,7 @@ import { getQwen3Preset } from '../qwen3/config';
 import { toEngineParams } from '../qwen3/engineBridge';
 import { createLora, disposeLora } from '../qwen3/train';
 import { decodeSlices } from './decode';
-import type { KvSlot } from './kvCache';
+import { KT_TILE, type KvSlot } from './kvCache';
 import { Qwen3Engine } from './qwen3Engine';
 import { EngineRuntime } from './runtime';
 import { TASK_TABLE_SLOTS, taskSlots, type KernelCall } from './threads';
@@ -36,14 +36,19 @@ async function engineOn(config: Qwen3Config, threads: number) {
   return { rt, engine: new Qwen3Engine(config, rt), dispatches };
 }
 
-/** The cached keys (planes, the first `length` columns) and values of a slot, every layer. */
+/** The cached keys (the first `length` positions of each head's kᵀ tiles) and values of a slot, every layer. */
 function readSlot(rt: EngineRuntime, config: Qwen3Config, slot: KvSlot): number[][] {
-  const KD = config.num_key_value_heads * config.head_dim;
+  const D = config.head_dim;
+  const KD = config.num_key_value_heads * D;
   const n = slot.tokens.length;
   const out: number[][] = [];
   for (let i = 0; i < config.num_hidden_layers; i++) {
     const kt: number[] = [];
-    for (let row = 0; row < KD; row++) kt.push(...rt.read(slot.kt[i] + row * slot.cap * 4, n));
+    const all = rt.read(slot.kt[i], KD * slot.cap);
+    for (let g = 0; g < config.num_key_value_heads; g++)
+      for (let d = 0; d < D; d++)
+        for (let j = 0; j < n; j++)
+          kt.push(all[g * D * slot.cap + Math.floor(j / KT_TILE) * KT_TILE * D + d * KT_TILE + (j % KT_TILE)]);
     out.push(kt, Array.from(rt.read(slot.v[i], n * KD)));
   }
   return out;

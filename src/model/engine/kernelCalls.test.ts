@@ -47,25 +47,26 @@ describe('kernel-call builders', () => {
     expect(call).toEqual(['attnBwd', ...KERNEL_PARAMS.attnBwd.map((_, i) => 100 + i)]);
     expect(call).toHaveLength(27);
     const fwd = attnFwdCall({
-      work: 17,
-      scale: 16,
-      D: 15,
-      Tk: 14,
-      qStep: 13,
-      qPos0: 12,
-      Tq: 11,
-      ldlse: 10,
-      lse: 9,
-      ldo: 8,
-      o: 7,
-      ldv: 6,
-      v: 5,
+      work: 18,
+      scale: 17,
+      D: 16,
+      Tk: 15,
+      qStep: 14,
+      qPos0: 13,
+      Tq: 12,
+      ldlse: 11,
+      lse: 10,
+      ldo: 9,
+      o: 8,
+      ldv: 7,
+      v: 6,
+      ktTile: 5,
       ldkt: 4,
       kt: 3,
       ldq: 2,
       q: 1,
     });
-    expect(fwd).toEqual(['attnFwd', ...Array.from({ length: 17 }, (_, i) => i + 1)]);
+    expect(fwd).toEqual(['attnFwd', ...Array.from({ length: 18 }, (_, i) => i + 1)]);
     expect(kernelCall('gemm', { a: 1, lda: 2, b: 3, ldb: 4, c: 5, ldc: 6, M: 7, N: 8, K: 9, acc: 0 })).toEqual([
       'gemm',
       1,

@@ -16,6 +16,7 @@ export const KERNEL_PARAMS = {
     'ldq',
     'kt',
     'ldkt',
+    'ktTile',
     'v',
     'ldv',
     'o',
@@ -68,7 +69,7 @@ export const KERNEL_PARAMS = {
   axpy: ['x', 'y', 'n', 'alpha', 'acc'],
   embedFwd: ['ids', 'n', 'table', 'H', 'out'],
   gemmPacked: ['a', 'lda', 'b', 'c', 'ldc', 'M', 'N', 'K', 'acc'],
-  attnDecode: ['q', 'ldq', 'kt', 'ldkt', 'v', 'ldv', 'o', 'ldo', 'G', 'Tk', 'D', 'scale', 'work'],
+  attnDecode: ['q', 'ldq', 'kt', 'ldkt', 'ktTile', 'v', 'ldv', 'o', 'ldo', 'G', 'Tk', 'D', 'scale', 'work'],
   sampleRows: ['z', 'rows', 'V', 'limit', 'u', 'work', 'out'],
 } as const satisfies Record<TaskKernel, readonly string[]>;
 

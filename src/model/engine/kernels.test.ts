@@ -4,6 +4,7 @@
 // gemm bit for bit (gemmPackedCheck.ts, which kernelsFma.test.ts runs on the fma build).
 import { describe, expect, it } from 'vitest';
 import { checkPackedGemm, PACKED_COLS, PACKED_DEPTHS, PACKED_ROWS } from './gemmPackedCheck';
+import { KT_PLANE, KT_TILE } from './kvCache';
 import { EngineRuntime } from './runtime';
 import { packedColumns } from './weights';
 
@@ -152,7 +153,7 @@ describe('attention', () => {
       const o = zeros(Tq * D);
       const lse = zeros(Tq);
       const work = zeros(rt.k.attnScratchFloats(D));
-      rt.k.attnFwd(put(q), D, put(kt), Tk, put(v), D, o, D, lse, 1, Tq, qPos0, 1, Tk, D, ref.scale, work);
+      rt.k.attnFwd(put(q), D, put(kt), Tk, KT_PLANE, put(v), D, o, D, lse, 1, Tq, qPos0, 1, Tk, D, ref.scale, work);
       expect(maxAbsDiff(rt.read(o, Tq * D), ref.o)).toBeLessThan(1e-5);
       expect(maxAbsDiff(rt.read(lse, Tq), ref.lse)).toBeLessThan(1e-5);
     });
@@ -170,6 +171,7 @@ describe('attention', () => {
         D,
         put(kt),
         Tk,
+        KT_PLANE,
         put(v),
         D,
         o,
@@ -194,6 +196,27 @@ describe('attention', () => {
     });
   });
 
+  it("attnFwd reads kᵀ from the KV cache's [D, 16] tiles with the bits it gets from a plane", () => {
+    // Tk = 107 keys: six full tiles and a ragged seventh; the tiles' unused columns hold NaN.
+    const tiles = new Float32Array(D * 112).fill(NaN);
+    for (let j = 0; j < Tk; j++)
+      for (let d = 0; d < D; d++)
+        tiles[Math.floor(j / KT_TILE) * KT_TILE * D + d * KT_TILE + (j % KT_TILE)] = k[j * D + d];
+    withBuffers((put, zeros) => {
+      const run = (keys: Float32Array, ldkt: number, ktTile: number) => {
+        const o = zeros(Tq * D);
+        const lse = zeros(Tq);
+        const work = zeros(rt.k.attnScratchFloats(D));
+        rt.k.attnFwd(put(q), D, put(keys), ldkt, ktTile, put(v), D, o, D, lse, 1, Tq, qPos0, 1, Tk, D, ref.scale, work);
+        return [...rt.read(o, Tq * D), ...rt.read(lse, Tq)];
+      };
+      const fromPlane = run(kt, Tk, KT_PLANE);
+      const fromTiles = run(tiles, KT_TILE, KT_TILE * D);
+      expect(fromTiles.every(Number.isFinite)).toBe(true);
+      expect(fromTiles).toEqual(fromPlane);
+    });
+  });
+
   // attnDecode: G query heads of one new token over Tk cached keys, read from a kᵀ plane of
   // capacity 40 and value rows interleaved with another head's (ldv 2·D), as the KV cache holds
   // them; the plane's columns and the value rows past Tk hold NaN, which must not reach o.
@@ -212,25 +235,47 @@ describe('attention', () => {
       const vRows = values(cap * D, 12 + D);
       const qs = values(G * D, 13 + Tk);
       const plane = new Float32Array(D * cap).fill(NaN);
+      const tiles = new Float32Array(D * 48).fill(NaN); // the KV cache's [D, 16] tiles (kvCache.ts), 3 of them
       const vInterleaved = new Float32Array(cap * ldv).fill(NaN);
       for (let j = 0; j < Tk; j++)
         for (let d = 0; d < D; d++) {
           plane[d * cap + j] = kRows[j * D + d];
+          tiles[Math.floor(j / KT_TILE) * KT_TILE * D + d * KT_TILE + (j % KT_TILE)] = kRows[j * D + d];
           vInterleaved[j * ldv + D + d] = vRows[j * D + d]; // this head's values are the second half of each row
         }
       withBuffers((put, zeros) => {
         const ldo = D + 4;
-        const o = zeros(G * ldo);
-        const work = put(new Float32Array(rt.k.attnDecodeScratchFloats(G, Tk, D)).fill(NaN));
         const scale = 1 / Math.sqrt(D);
-        rt.k.attnDecode(put(qs), D, put(plane), cap, put(vInterleaved) + D * 4, ldv, o, ldo, G, Tk, D, scale, work);
-        const got = rt.read(o, G * ldo);
+        const run = (kt: Float32Array, ldkt: number, ktTile: number) => {
+          const o = zeros(G * ldo);
+          const work = put(new Float32Array(rt.k.attnDecodeScratchFloats(G, Tk, D)).fill(NaN));
+          rt.k.attnDecode(
+            put(qs),
+            D,
+            put(kt),
+            ldkt,
+            ktTile,
+            put(vInterleaved) + D * 4,
+            ldv,
+            o,
+            ldo,
+            G,
+            Tk,
+            D,
+            scale,
+            work,
+          );
+          return rt.read(o, G * ldo);
+        };
+        const got = run(plane, cap, KT_PLANE);
         for (let r = 0; r < G; r++) {
           // Query r at position Tk − 1 reads keys 0..Tk − 1 (referenceAttention's qPos0 = Tk − 1).
           const want = referenceAttention(qs.slice(r * D, (r + 1) * D), kRows, vRows, 1, Tk - 1, D).o;
           expect(maxAbsDiff(got.slice(r * ldo, r * ldo + D), want)).toBeLessThan(2e-6);
           for (let d = D; d < ldo && r < G - 1; d++) expect(got[r * ldo + d]).toBe(0); // nothing written between rows
         }
+        // The same keys from tiles: only the addresses differ, so the same bits.
+        expect(Array.from(run(tiles, KT_TILE, KT_TILE * D))).toEqual(Array.from(got));
       });
     });
   }
@@ -263,7 +308,7 @@ describe('attention', () => {
       const lse = zeros(Tq);
       const work = zeros(rt.k.attnScratchFloats(D));
       const [pq, pkt, pv, pk, pvt] = [put(q), put(kt), put(v), put(k), put(vt)];
-      rt.k.attnFwd(pq, D, pkt, Tk, pv, D, o, D, lse, 1, Tq, qPos0, 1, Tk, D, ref.scale, work);
+      rt.k.attnFwd(pq, D, pkt, Tk, KT_PLANE, pv, D, o, D, lse, 1, Tq, qPos0, 1, Tk, D, ref.scale, work);
       const [gq, gk, gv] = [zeros(Tq * D), zeros(Tk * D), zeros(Tk * D)];
       rt.k.attnBwd(
         pq,

@@ -75,6 +75,7 @@ export interface Kernels {
     ldq: number,
     kt: number,
     ldkt: number,
+    ktTile: number,
     v: number,
     ldv: number,
     o: number,
@@ -85,11 +86,13 @@ export interface Kernels {
     scale: number,
     work: number,
   ): void;
+  /** kᵀ a [D, ldkt] plane (ktTile KT_PLANE) or the KV cache's [D, 16] tiles (kvCache.ts). */
   attnFwd(
     q: number,
     ldq: number,
     kt: number,
     ldkt: number,
+    ktTile: number,
     v: number,
     ldv: number,
     o: number,
