@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getCommand } from '../registry';
-import { metricPoints, parseMetricsJsonl } from './plot';
+import { meanOverRuns, metricPoints, parseMetricsJsonl } from './plot';
 
 // The PNG comes from Chromium (rasterize.ts); here a stand-in records the call and writes a marker file.
 const rasterized = vi.hoisted(() => [] as { svg: string; outPath: string }[]);
@@ -41,6 +41,8 @@ beforeAll(async () => {
   for (const [id, values] of [
     ['toolsearcher-s1', [2, 3, 3.5, 4]],
     ['toolsearcher without ESM-s1', [2, 2.5, null, 2]],
+    ['toolsearcher-s2', [4, 5, 1.5, 6]],
+    ['toolsearcher without ESM-s2', [4, 3.5, 9, 4]],
   ] as const) {
     await mkdir(path.dirname(metricsOf(id)), { recursive: true });
     await writeFile(metricsOf(id), jsonl(id, [...values]));
@@ -103,5 +105,42 @@ describe('pact plot', () => {
       '--labels needs one non-empty label per --metrics file (2), got "ToolSearcher"',
     );
     await expect(plot(...args, '--labels', 'ToolSearcher,')).rejects.toThrow('--labels needs one non-empty label');
+  });
+
+  it('files with one label are seeds of a row: one series, their mean at the steps all of them have', async () => {
+    // By hand: s1 [2, 3, 3.5, 4] and s2 [4, 5, 1.5, 6] → [3, 4, 2.5, 5]; without ESM, s1 lacks step 3,
+    // so steps 1, 2, 4 of [2, 2.5, –, 2] and [4, 3.5, 9, 4] → [3, 3, 3] and step 3 is left out.
+    const read = async (id: string) =>
+      metricPoints(parseMetricsJsonl(await readFile(metricsOf(id), 'utf8'), id), 'reward/search_rounds');
+    expect(meanOverRuns([await read('toolsearcher-s1'), await read('toolsearcher-s2')])).toEqual([
+      [1, 3],
+      [2, 4],
+      [3, 2.5],
+      [4, 5],
+    ]);
+    expect(
+      meanOverRuns([await read('toolsearcher without ESM-s1'), await read('toolsearcher without ESM-s2')]),
+    ).toEqual([
+      [1, 3],
+      [2, 3],
+      [4, 3],
+    ]);
+    const png = path.join(root, 'fig5-seeds.png');
+    const ids = ['toolsearcher-s1', 'toolsearcher without ESM-s1', 'toolsearcher-s2', 'toolsearcher without ESM-s2'];
+    const { code, out } = await plot(
+      '--metrics',
+      ids.map(metricsOf).join(','),
+      '--metric',
+      'reward/search_rounds',
+      '--labels',
+      'ToolSearcher,w/o ESM,ToolSearcher,w/o ESM',
+      '--out',
+      png,
+    );
+    expect(code).toBe(0);
+    expect(out[0]).toContain('(2 series)');
+    const svg = await readFile(path.join(root, 'fig5-seeds.svg'), 'utf8');
+    expect(svg).toContain('>ToolSearcher (mean of 2 runs)</text>');
+    expect(svg).toContain('>w/o ESM (mean of 2 runs)</text>');
   });
 });

@@ -4,7 +4,8 @@
  * Draws metric curves from the metrics.jsonl files `pact train` writes (one JSON object a
  * line, `{type: 'step' | 'eval', run, step, …}`; null = no value) as a line chart: one series
  * per (file, metric), named by the file's run (its `run` field, or `--labels`: one per file),
- * with `--smooth N` adding the trailing mean of the last N steps. Writes
+ * with `--smooth N` adding the trailing mean of the last N steps. Files given the same label
+ * are seeds of one row: their series is the mean over them at each step they all have. Writes
  * the SVG beside the PNG; the PNG is rasterised by Chromium (src/cli/rasterize.ts).
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -20,6 +21,8 @@ Line chart of metrics from pact train's metrics.jsonl files. A metric is a step 
 (reward, kl, loss/Lh, reward/search_rounds, …) or an eval metric (eval/solve_f1, …). With
 several files each series is named by its file's run (the "run" of its first line, else its
 folder's name), or by --labels, one label per --metrics file in the same order.
+Files given the same label (the seeds of one row) make one series, the mean over
+them at each step all of them have, named "LABEL (mean of N runs)".
 --smooth N adds the trailing mean of the last N points of each series. Writes FIG.svg and
 FIG.png (via Chromium).`;
 
@@ -64,6 +67,18 @@ export function trailingMean(points: readonly (readonly [number, number])[], n: 
     const window = points.slice(from, k + 1);
     return [x, window.reduce((s, p) => s + p[1], 0) / window.length];
   });
+}
+
+/**
+ * The mean of several runs' series of one metric at each step every run has (the seeds of one
+ * row); steps some run lacks are left out, not averaged over fewer runs.
+ */
+export function meanOverRuns(runs: readonly (readonly (readonly [number, number])[])[]): [number, number][] {
+  const maps = runs.map((points) => new Map(points.map(([x, y]) => [x, y])));
+  return [...maps[0].keys()]
+    .filter((x) => maps.every((m) => m.has(x)))
+    .sort((a, b) => a - b)
+    .map((x) => [x, maps.reduce((sum, m) => sum + (m.get(x) as number), 0) / maps.length]);
 }
 
 /** Writes an SVG as FIG.svg beside FIG.png (rasterised by Chromium at `size`); returns the SVG's path. */
@@ -111,7 +126,8 @@ async function runPlot(args: string[], io: CliIO): Promise<number> {
       `--labels needs one non-empty label per --metrics file (${files.length}), got ${JSON.stringify(flags.labels)}`,
     );
   }
-  const series: ChartSeries[] = [];
+  // Series by name, in first-seen order; files with one label add runs to one name.
+  const byName = new Map<string, [number, number][][]>();
   for (const [i, file] of files.entries()) {
     const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
       throw new Error(`cannot read --metrics ${file}: ${e.code ?? e.message}`);
@@ -123,9 +139,16 @@ async function runPlot(args: string[], io: CliIO): Promise<number> {
       if (points.length === 0) throw new Error(`${file}: no values of metric "${metric}"`);
       // Several runs (or a labelled one) of one metric: the run names the series (the metric is the chart's).
       const name = files.length === 1 && !labels ? metric : metrics.length === 1 ? run : `${run}: ${metric}`;
-      series.push({ name, points });
-      if (smooth > 1) series.push({ name: `${name} (mean of last ${smooth})`, points: trailingMean(points, smooth) });
+      byName.set(name, [...(byName.get(name) ?? []), points]);
     }
+  }
+  const series: ChartSeries[] = [];
+  for (const [runName, runs] of byName) {
+    const name = runs.length > 1 ? `${runName} (mean of ${runs.length} runs)` : runName;
+    const points = runs.length > 1 ? meanOverRuns(runs) : runs[0];
+    if (points.length === 0) throw new Error(`"${runName}": its ${runs.length} runs share no step`);
+    series.push({ name, points });
+    if (smooth > 1) series.push({ name: `${name} (mean of last ${smooth})`, points: trailingMean(points, smooth) });
   }
   const spec = {
     title: typeof flags.title === 'string' ? flags.title : metrics.join(', '),
