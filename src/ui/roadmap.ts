@@ -14,7 +14,7 @@ export interface PlannedPanel {
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
     name: 'The ToolSearcher table',
-    what: 'the search recipes now start from a warm start that searches (public/warm-start-search: held-out tool-selection F1 0.57 on 200 queries before any RL), but the table that compares ToolSearcher with Search-R1, GSPO and GDPO from it (experiments/toolsearcher.json, 27 runs, about 9 core-hours: 4.5 hours of 2 CPU cores) has not been run yet, so no ToolSearcher result is shown',
+    what: 'the search recipes now start from a warm start that searches (public/warm-start-search: held-out tool-selection F1 0.57 on 200 queries before any RL), but the table that compares ToolSearcher with Search-R1, GSPO and GDPO from it (experiments/toolsearcher.json, 27 runs, about 9 core-hours: 4.5 hours of 2 CPU cores) is still running (11 of its 27 runs in), so no ToolSearcher result is shown until every row has its 3 seeds',
   },
   {
     name: 'Storage quota for large checkpoints in the page',
@@ -50,4 +50,4 @@ export const SEARCH_SHORT_RUN_NOTE =
   'What a short run shows: every part of the method at work, step by step: the queries, the search rounds, ' +
   'the tools each rollout selects and the selection-F1 reward. What it cannot show: whether ToolSearcher beats ' +
   'Search-R1, GSPO, GDPO or the search warm start it starts from: the table that would say ' +
-  '(experiments/toolsearcher.json: 3 seeds of 32 steps, 200 held-out queries) has not been run yet.';
+  '(experiments/toolsearcher.json: 3 seeds of 32 steps, 200 held-out queries) is still running, and no result is shown until every row has its 3 seeds.';
