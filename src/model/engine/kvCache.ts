@@ -43,7 +43,7 @@ export function slotKeys(
 export function writeSlotKeys(e: EngineCore, slot: KvSlot, i: number, src: number, n: number, p0: number): void {
   const { D, KD } = e;
   for (let g = 0; g < e.nKv; g++) {
-    const head = slot.kt[i] + g * D * slot.cap * F;
+    const head = slotKeys(e, slot, i, g).kt;
     for (let r = 0; r < n;) {
       const p = p0 + r;
       const run = Math.min(n - r, KT_TILE - (p % KT_TILE));
