@@ -7,7 +7,16 @@ import path from 'node:path';
 import { selectBackend } from '../../model/backend';
 import { getNodeWasmPaths } from '../../model/qwen3/node';
 import { createTinyQwen3Config } from '../../model/weights/testFolders';
-import { countTrainFlops, findTorchPython, formatBenchReport, runTorchReal, type BenchReport } from './bench';
+import {
+  countTrainFlops,
+  findTorchPython,
+  formatBenchReport,
+  median,
+  runPairs,
+  runTorchReal,
+  type BenchReport,
+  type TorchReal,
+} from './bench';
 import { runKernelCases } from './benchKernels';
 import { runStepBench } from './benchStep';
 
@@ -166,6 +175,79 @@ describe('pact bench', () => {
     }).join('\n');
     expect(reference).toContain('no ratio: PyTorch ran on a reference BLAS');
     expect(reference).not.toMatch(/× PyTorch\)/);
+  });
+
+  it('takes the median of an odd and an even count', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([7])).toBe(7);
+  });
+
+  it('--pairs: alternates which side runs first and divides each pair by its own PyTorch run', async () => {
+    const order: string[] = [];
+    let call = 0;
+    // PyTorch's side, stubbed: decode 100, 200, 300 … tok/s and train 10, 20, 30 … in call order.
+    const runTorch = (): TorchReal => {
+      call++;
+      order.push('torch');
+      return {
+        torch: 'stub',
+        threads: 1,
+        blas: { kind: 'openblas', is_reference: false },
+        decode: [
+          { name: 'tiny', decode_tokens_per_s: 100 * call, ms_per_step_first: 1, ms_per_step_last: 1, prefill_s: 0 },
+        ],
+        train: [{ name: 'tiny', tokens_per_s: 10 * call, step_s: 1, gflops: 1, fraction_of_gemm: 0.1 }],
+      };
+    };
+    const spec = {
+      name: 'tiny',
+      config: TINY,
+      decode: { batch: 2, context: 6, newTokens: 8 },
+      train: { batch: 2, seq: 8, iters: 1 },
+    };
+    // The engine's side, stubbed too: decode 150 and train 5 tok/s every time.
+    const runEngine = async () => {
+      order.push('engine');
+      const [k] = await runKernelCases([spec]);
+      return { ...k, decode: { ...k.decode, decode_tokens_per_s: 150 }, train: { ...k.train, tokens_per_s: 5 } };
+    };
+    const log = () => order.push('|');
+    const pairs = await runPairs(3, spec, runTorch, log, runEngine);
+    expect(order).toEqual(['|', 'engine', 'torch', '|', 'torch', 'engine', '|', 'engine', 'torch']);
+    expect(pairs.map((p) => p.first)).toEqual(['engine', 'torch', 'engine']);
+    // decode 150/100, 150/200, 150/300; train 5/10, 5/20, 5/30
+    expect(pairs.map((p) => p.decode_ratio)).toEqual([1.5, 0.75, 0.5]);
+    expect(pairs.map((p) => p.train_ratio)).toEqual([0.5, 0.25, 5 / 30]);
+  }, 120_000);
+
+  it('prints each pair and the median and range of their ratios', () => {
+    const pair = (ed: number, td: number, et: number, tt: number, first: 'engine' | 'torch') => ({
+      first,
+      engine: { decode_tokens_per_s: ed, train_tokens_per_s: et },
+      torch: { decode_tokens_per_s: td, train_tokens_per_s: tt },
+      decode_ratio: ed / td,
+      train_ratio: et / tt,
+    });
+    const report: BenchReport = {
+      date: 'd',
+      node: 'v20',
+      cpu: 'cpu',
+      cores: 2,
+      matmul: {},
+      kernels: [],
+      steps: [],
+      torchSkipped: 'x',
+      // decode 600/400 = 1.5, 500/500 = 1.0, 700/350 = 2.0; train 1200/2400 = 0.5, 1000/1000 = 1.0, 900/1800 = 0.5
+      pairs: [
+        pair(600, 400, 1200, 2400, 'engine'),
+        pair(500, 500, 1000, 1000, 'torch'),
+        pair(700, 350, 900, 1800, 'engine'),
+      ],
+    };
+    const text = formatBenchReport(report).join('\n');
+    expect(text).toContain('pair 2 (torch first): decode 500.0 / 500.0 = 1.00×; train 1000.0 / 1000.0 = 1.00×');
+    expect(text).toContain('median: decode 1.50× (1.00–2.00), train 0.50× (0.50–1.00)');
   });
 
   const torchPython = findTorchPython().python;

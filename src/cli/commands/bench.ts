@@ -10,6 +10,9 @@
  * --real): the fair baseline (causal attention by query chunks or scaled_dot_product_attention,
  * GQA as views, decode from a preallocated cache under inference_mode), on the BLAS, kernel and
  * CPU it names; against a reference BLAS no ratio is printed. FLOP rates full and causal.
+ * `--pairs N` repeats the decode and training cases and PyTorch's N times, alternating which
+ * goes first, and reports each pair's ratios and their median: on a shared machine whose speed
+ * moves by a third within minutes, one pair is one draw.
  * Writes bench/results.json and prints tables. A benchmark, not a test: nothing asserts a
  * speed; compare numbers of one run on a quiet machine, not across runs.
  */
@@ -41,7 +44,7 @@ export { BENCH_LORA, countTrainFlops } from './benchKernels';
 const USAGE = `usage: pact bench [--step FILE[,FILE…]] [--run NAME] [--steps N] [--graph]
                   [--presets qwen3-nano[,qwen3-micro]] [--backends wasm[,cpu]] [--iters 1]
                   [--no-kernels] [--no-steps] [--threads 1] [--fma] [--torch-threads N] [--no-torch]
-                  [--out bench/results.json]
+                  [--pairs N] [--out bench/results.json]
 
 Whole training steps of experiment files at their own shape (default
 experiments/pact-nano-short.json and experiments/table1.json, run "pact", one step), split by
@@ -55,7 +58,10 @@ cache under inference_mode), with its BLAS kernel and the CPU model. Run on a qu
   --steps N      steps per file (the first includes uploading the weights)
   --threads N    CPU-engine threads (default 1: one core); PyTorch gets the same unless --torch-threads
   --fma          the CPU engine's fused multiply-add kernels (or $PACT_FMA=1; docs/engine.md); Node 20
-                 needs node --experimental-wasm-relaxed-simd bin/pact.mjs bench --fma`;
+                 needs node --experimental-wasm-relaxed-simd bin/pact.mjs bench --fma
+  --pairs N      the decode and training cases of the first preset and PyTorch's, N times in
+                 turn (engine first in odd pairs, PyTorch first in even ones): each pair's ratios
+                 and their median and range (about 100 s a pair for qwen3-nano on one thread)`;
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -113,6 +119,54 @@ export interface BenchReport {
   torch?: TorchReal;
   /** Why PyTorch did not run, when it did not. */
   torchSkipped?: string;
+  /** `--pairs N`: the engine's and PyTorch's decode and training rates, pair by pair, first preset. */
+  pairs?: BenchPair[];
+}
+
+/** One pair of `--pairs`: the engine's and PyTorch's rates measured one right after the other. */
+export interface BenchPair {
+  first: 'engine' | 'torch';
+  engine: { decode_tokens_per_s: number; train_tokens_per_s: number };
+  torch: { decode_tokens_per_s: number; train_tokens_per_s: number };
+  decode_ratio: number;
+  train_ratio: number;
+}
+
+/** The median of xs (the mean of the middle two for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** `--pairs`: the engine's cases and PyTorch's in turn, `n` times, alternating which runs first. */
+export async function runPairs(
+  n: number,
+  spec: KernelCaseSpec,
+  runTorch: () => TorchReal,
+  log: (line: string) => void,
+  runEngine: (spec: KernelCaseSpec) => Promise<KernelCaseResult> = async (s) => (await runKernelCases([s]))[0],
+): Promise<BenchPair[]> {
+  const pairs: BenchPair[] = [];
+  for (let i = 0; i < n; i++) {
+    const first = i % 2 === 0 ? 'engine' : 'torch';
+    log(`pair ${i + 1} of ${n} (${first} first) …`);
+    let torch: TorchReal | undefined;
+    if (first === 'torch') torch = runTorch();
+    const k = await runEngine(spec);
+    torch ??= runTorch();
+    const td = torch.decode?.find((d) => d.name === spec.name);
+    const tt = torch.train?.find((t) => t.name === spec.name);
+    if (!td || !tt) throw new Error(`PyTorch reported no decode or train case for ${spec.name}`);
+    pairs.push({
+      first,
+      engine: { decode_tokens_per_s: k.decode.decode_tokens_per_s, train_tokens_per_s: k.train.tokens_per_s },
+      torch: { decode_tokens_per_s: td.decode_tokens_per_s, train_tokens_per_s: tt.tokens_per_s },
+      decode_ratio: k.decode.decode_tokens_per_s / td.decode_tokens_per_s,
+      train_ratio: k.train.tokens_per_s / tt.tokens_per_s,
+    });
+  }
+  return pairs;
 }
 
 /** Runs scripts/reference/bench_torch.py --real on the presets' configs. */
@@ -216,6 +270,23 @@ export function formatBenchReport(report: BenchReport): string[] {
       `  LoRA (rank ${BENCH_LORA.rank}, α ${BENCH_LORA.alpha}, ${BENCH_LORA.targetModules.join(' and ')}): ${fmt(k.lora.tokens_per_s)} tok/s (${fmt(k.lora.tokens_per_s / tr.tokens_per_s, 2)}× the full step); training state ${mib(k.lora.state_bytes)} against ${mib(tr.state_bytes)}`,
     );
   }
+  if (report.pairs && report.pairs.length > 0) {
+    const ps = report.pairs;
+    const range = (xs: number[]) => `${fmt(Math.min(...xs), 2)}–${fmt(Math.max(...xs), 2)}`;
+    out.push(
+      '',
+      `${ps.length} pairs, one right after the other (${report.kernels[0]?.name ?? 'first preset'}, engine ÷ PyTorch, tok/s):`,
+    );
+    ps.forEach((p, i) =>
+      out.push(
+        `  pair ${i + 1} (${p.first} first): decode ${fmt(p.engine.decode_tokens_per_s)} / ${fmt(p.torch.decode_tokens_per_s)} = ${fmt(p.decode_ratio, 2)}×; ` +
+          `train ${fmt(p.engine.train_tokens_per_s)} / ${fmt(p.torch.train_tokens_per_s)} = ${fmt(p.train_ratio, 2)}×`,
+      ),
+    );
+    const dr = ps.map((p) => p.decode_ratio);
+    const tr = ps.map((p) => p.train_ratio);
+    out.push(`  median: decode ${fmt(median(dr), 2)}× (${range(dr)}), train ${fmt(median(tr), 2)}× (${range(tr)})`);
+  }
   if (report.steps.length > 0)
     out.push(
       '',
@@ -249,7 +320,7 @@ registerCommand({
   usage: USAGE,
   async run(args: string[], io: CliIO): Promise<number> {
     const { flags, positional } = parseFlags(args, {
-      values: ['step', 'run', 'steps', 'presets', 'backends', 'iters', 'out', 'torch-threads', 'threads'],
+      values: ['step', 'run', 'steps', 'presets', 'backends', 'iters', 'out', 'torch-threads', 'threads', 'pairs'],
       booleans: ['no-torch', 'graph', 'no-kernels', 'no-steps', 'fma'],
     });
     if (positional.length > 0) throw new Error(`unexpected argument "${positional[0]}"`);
@@ -260,6 +331,7 @@ registerCommand({
       return v;
     };
     const iters = int('iters', '1');
+    const nPairs = typeof flags.pairs === 'string' ? int('pairs', '1') : 0;
     const steps = int('steps', '1');
     const engineThreads = resolveThreads(str('threads', '') || undefined, 1);
     const threads = int('torch-threads', String(engineThreads));
@@ -342,6 +414,19 @@ registerCommand({
           report.torchSkipped = (e as Error).message;
         }
       }
+    }
+    if (nPairs > 0) {
+      const found = findTorchPython();
+      if (flags['no-torch'] === true || !found.python) throw new Error('--pairs needs PyTorch beside the engine');
+      if (specs.length === 0) throw new Error('--pairs needs a preset (not --no-kernels)');
+      if (backends.length > 1) io.err(`--pairs runs on the last backend, ${backends[backends.length - 1]}`);
+      const spec = specs[0];
+      report.pairs = await runPairs(
+        nPairs,
+        spec,
+        () => runTorchReal(found.python!, { [spec.name]: spec.config }, threads, 'decode,train'),
+        io.err,
+      );
     }
     const outPath = path.resolve(REPO_ROOT, str('out', 'bench/results.json'));
     mkdirSync(path.dirname(outPath), { recursive: true });

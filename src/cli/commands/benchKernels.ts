@@ -128,26 +128,20 @@ export async function runKernelCases(specs: readonly KernelCaseSpec[]): Promise<
     const V = c.vocab_size;
     const model = Qwen3Model.fromConfig(c, 0);
     try {
-      // Decode: random contexts, every row runs to newTokens (no stop); the sampler's uniform
-      // draws (one per row per step) time each step.
+      // Decode: random contexts, every row runs to newTokens (no stop).
       const { batch: Bd, context, newTokens } = spec.decode;
       const prompts = Array.from({ length: Bd }, (_, b) => seededIds(context, V, 100 + b));
-      let rng = 1;
+      // Greedy, as the PyTorch side (scripts/reference/bench_torch.py takes the argmax), so both do
+      // the same work a step (before 2026-12-04, night, temperature 1: the engine also drew from
+      // a softmax). A stamp after each step's tokens: the first one ends the prefill.
       const stamps: number[] = [];
-      let draws = 0;
-      const random = () => {
-        if (draws++ % Bd === 0) stamps.push(performance.now());
-        rng = (Math.imul(rng, 1664525) + 1013904223) >>> 0;
-        return rng / 2 ** 32;
-      };
+      const onToken = () => stamps.push(performance.now());
       await model.generate(
         prompts.map((p) => p.slice(0, 32)),
-        { maxNewTokens: 4, temperature: 1, random },
+        { maxNewTokens: 4, temperature: 0 },
       ); // warm-up
-      stamps.length = 0;
-      draws = 0;
       const t0 = performance.now();
-      await model.generate(prompts, { maxNewTokens: newTokens, temperature: 1, random });
+      await model.generate(prompts, { maxNewTokens: newTokens, temperature: 0, onToken });
       const total = (performance.now() - t0) / 1000;
       const prefill = (stamps[0] - t0) / 1000;
       const steps = stamps.slice(1).map((t, i) => t - stamps[i]); // ms per decode step
