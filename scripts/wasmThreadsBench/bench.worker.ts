@@ -1,20 +1,24 @@
 /// <reference lib="webworker" />
 /**
  * One measurement of scripts/wasmThreadsBench.ts in a module worker, on tfjs-wasm with the
- * thread count asked: a qwen3-nano (or other preset) training step (forward + backward of the
- * mean next-token loss + clip + AdamW, as `pact bench`) and greedy generation with the KV
- * cache (model.generate), timed as the mean of `iters` after one untimed warm-up.
+ * thread count and engine kernels asked (the CPU engine serves the model's products where it
+ * takes the shape, as in the app): a qwen3-nano (or other preset) training step (forward +
+ * backward of the mean next-token loss + clip + AdamW, as `pact bench`) and greedy generation
+ * with the KV cache (model.generate), timed as the mean of `iters` after one untimed warm-up.
  */
 import { activateBackend } from '../../workers/tfBrowser';
 import * as tf from '../../src/model/qwen3/tf';
 import type { Scalar } from '@tensorflow/tfjs-core';
 import { getQwen3Preset } from '../../src/model/qwen3/config';
-import { Qwen3Model } from '../../src/model/qwen3/index';
+import { isEngineActive, Qwen3Model } from '../../src/model/qwen3/index';
+import { configureEngineKernels, type KernelVariant } from '../../src/model/engine/runtime';
 import { AdamW, trainStep } from '../../src/model/qwen3/train/index';
 import { createRng } from '../../src/core/rng';
 
 export interface BenchSpec {
   threads: number;
+  /** The engine kernels asked for (`fma` falls back to `simd` where relaxed SIMD is missing: see `kernels` in the result). */
+  kernels: KernelVariant;
   preset: string;
   train: { batch: number; seq: number; iters: number };
   decode: { batch: number; prompt: number; new: number; iters: number };
@@ -25,6 +29,11 @@ export interface BenchResult {
   /** What tfjs-wasm reports it runs with (tf.wasm.getThreadsCount). */
   wasmThreads: number;
   backend: string;
+  /** Whether the CPU engine served the model (else tfjs-wasm's own kernels), on how many threads, with which kernels. */
+  engine: boolean;
+  engineThreads: number;
+  kernels: KernelVariant;
+  kernelsWarning?: string;
   /** The worker's own crossOriginIsolated, and tfjs's verdict on wasm threads there. */
   workerCrossOriginIsolated: boolean;
   wasmMultithreadSupport: boolean;
@@ -56,8 +65,10 @@ async function measureMean(iters: number, fn: () => Promise<void>): Promise<numb
 async function run(spec: BenchSpec): Promise<BenchResult> {
   const selection = await activateBackend('wasm', { wasmThreads: spec.threads });
   if (selection.backend !== 'wasm') throw new Error(`wasm unavailable: ${selection.reason}`);
+  const kernels = await configureEngineKernels(spec.kernels ?? 'simd');
   const config = getQwen3Preset(spec.preset);
   const model = Qwen3Model.fromConfig(config, 0);
+  const engine = isEngineActive(model.params, config);
   const V = config.vocab_size;
   const rng = createRng(`wasm-threads-bench/${spec.preset}`);
   const randomIds = (n: number) => Array.from({ length: n }, () => rng.int(V));
@@ -94,6 +105,10 @@ async function run(spec: BenchSpec): Promise<BenchResult> {
     threads: spec.threads,
     wasmThreads: selection.wasmThreads ?? 1,
     backend: selection.backend,
+    engine,
+    engineThreads: selection.engineThreads ?? 1,
+    kernels: kernels.kernels,
+    ...(kernels.warning ? { kernelsWarning: kernels.warning } : {}),
     workerCrossOriginIsolated: scope.crossOriginIsolated,
     wasmMultithreadSupport: Boolean(await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT')),
     train_tokens_per_s: (B * T) / trainSeconds,
