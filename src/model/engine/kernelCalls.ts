@@ -102,5 +102,11 @@ export const lmHeadGradRowsCall = (args: KernelArgs<'lmHeadGradRows'>) => kernel
 export const sampleRowsCall = (args: KernelArgs<'sampleRows'>) => kernelCall('sampleRows', args);
 /** y (+)= alpha·x over n floats; with alpha 1 and acc 0 an exact copy (x·1 rounds to x). */
 export const axpyCall = (args: KernelArgs<'axpy'>) => kernelCall('axpy', args);
+/** a = silu(g)·u over n floats (n a multiple of 4). */
+export const swigluFwdCall = (args: KernelArgs<'swigluFwd'>) => kernelCall('swigluFwd', args);
+/** dg, du of swigluFwdCall from da over n floats (n a multiple of 4). */
+export const swigluBwdCall = (args: KernelArgs<'swigluBwd'>) => kernelCall('swigluBwd', args);
+/** Per row: y = x·rstd ⊙ w, rstd = 1/√(mean x² + eps). */
+export const rmsnormFwdCall = (args: KernelArgs<'rmsnormFwd'>) => kernelCall('rmsnormFwd', args);
 /** out[t] = table[ids[t]], rows of H (ids int32). */
 export const embedFwdCall = (args: KernelArgs<'embedFwd'>) => kernelCall('embedFwd', args);

@@ -13,8 +13,10 @@
  * buffers for every layer, some shared (the norms' rstd, xn1 and xn2, g and a: nothing reads
  * them again), and `out` = x. Only attention differs between the two, so it is a callback.
  */
-import type { EngineCore } from './core';
+import { F, type EngineCore } from './core';
 import type { GradBuffers } from './gradBuffers';
+import { swigluBwdCall, swigluFwdCall } from './kernelCalls';
+import { sliceElements } from './threadSplit';
 import { linearBackward, linearForward, rmsnormForward } from './linear';
 import { layerNames } from './names';
 import type { EngineParams } from './weights';
@@ -155,7 +157,7 @@ export function layerForward(
   rmsnormForward(e, P, n.postNorm, a.hmid, N, H, a.xn2, a.rstd2);
   keepLora(n.gate, linearForward(e, P, n.gate, a.xn2, N, a.g, 0, keep));
   keepLora(n.up, linearForward(e, P, n.up, a.xn2, N, a.u, 0, keep));
-  k.swigluFwd(a.g, a.u, a.a, N * I);
+  sliceElements(rt, N * I, (i0, n) => swigluFwdCall({ g: a.g + i0 * F, u: a.u + i0 * F, a: a.a + i0 * F, n }));
   keepLora(n.down, linearForward(e, P, n.down, a.a, N, out, 0, keep));
   k.axpy(a.hmid, out, N * H, 1, 1);
 }
@@ -184,7 +186,9 @@ export function layerBackward(
   linearBackward(e, P, n.down, a.a, dx, N, da, 0, grads, a.lora.get(n.down));
   const dg = rt.alloc(N * I);
   const du = rt.alloc(N * I);
-  k.swigluBwd(a.g, a.u, da, dg, du, N * I);
+  sliceElements(rt, N * I, (i0, n) =>
+    swigluBwdCall({ g: a.g + i0 * F, u: a.u + i0 * F, da: da + i0 * F, dg: dg + i0 * F, du: du + i0 * F, n }),
+  );
   rt.release(da);
   const dxn2 = rt.alloc(N * H);
   linearBackward(e, P, n.gate, a.xn2, dg, N, dxn2, 0, grads, a.lora.get(n.gate));

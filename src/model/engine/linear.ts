@@ -8,7 +8,8 @@
 import { F, type EngineCore } from './core';
 import type { GradBuffers } from './gradBuffers';
 import { loraGradName } from './names';
-import { mm, mmPacked, mmTN } from './threadSplit';
+import { mm, mmPacked, mmTN, sliceRows } from './threadSplit';
+import { rmsnormFwdCall } from './kernelCalls';
 import type { EngineParams } from './weights';
 
 /** y (+)= x Wᵀ (+ s·(x Aᵀ) Bᵀ) for x [N, in]; returns the LoRA activation s·(x Aᵀ) [N, r] to keep, if any. */
@@ -83,8 +84,30 @@ export function rmsnormForward(
   y: number,
   rstd: number,
 ): void {
-  e.rt.k.rmsnormFwd(x, n, e.weights.ptr(P.get(name)), y, n, rstd, rows, n, e.config.rms_norm_eps);
+  const w = e.weights.ptr(P.get(name));
+  const eps = e.config.rms_norm_eps;
+  // Rows are independent: slices of rows give the same bits on any thread count.
+  if (e.rt.threads === 1 || rows * n < RMSNORM_PARALLEL_FLOATS) {
+    e.rt.k.rmsnormFwd(x, n, w, y, n, rstd, rows, n, eps);
+    return;
+  }
+  sliceRows(e.rt, rows, (r0, count) =>
+    rmsnormFwdCall({
+      x: x + r0 * n * F,
+      ldx: n,
+      w,
+      y: y + r0 * n * F,
+      ldy: n,
+      rstd: rstd + r0 * F,
+      rows: count,
+      n,
+      eps,
+    }),
+  );
 }
+
+/** RMSNorms over fewer floats than this run on the calling thread (a dispatch costs tens of µs). */
+const RMSNORM_PARALLEL_FLOATS = 1 << 16;
 
 /** Copies head columns of k [N, nKv·D] (or v) into [nKv][D][ld] planes, columns [col0, col0 + N). */
 export function toPlanes(e: EngineCore, src: number, N: number, planes: number, ld: number, col0: number): void {

@@ -1,9 +1,10 @@
 /**
  * How one product is split into tasks for the runtime's threads: a gemm by blocks of rows
  * (or of columns, in multiples of 8, when there are few rows; mmPacked for B packed in panels,
- * whose column blocks start at panel offsets), a gemmTN by rows of C, a rows-wise LM-head kernel
- * by slices of rows. Every task writes its own part of C, and each element is summed in the
- * same order whoever computes it, so the result has the same bits on any thread count.
+ * whose column blocks start at panel offsets), a gemmTN by rows of C, a rows-wise kernel (the
+ * LM head's, RMSNorm's) by slices of rows, an elementwise one (SwiGLU) by slices of a multiple
+ * of 4. Every task writes its own part of the output, and each element is computed in the same
+ * order whoever computes it, so the result has the same bits on any thread count.
  * Products under PARALLEL_FLOPS run on the calling thread.
  * A TaskRecorder turns engine code written against the runtime (layerForward, mm, …) into one
  * task: its kernel calls are listed instead of run, so a whole forward over a few rows can go to
@@ -138,6 +139,26 @@ export function sliceRows(rt: EngineRuntime, rows: number, slice: (r0: number, c
   const step = T === 1 ? rows : Math.max(1, Math.ceil(rows / (2 * T)));
   const tasks: KernelCall[][] = [];
   for (let r0 = 0; r0 < rows; r0 += step) tasks.push([slice(r0, Math.min(step, rows - r0))]);
+  rt.parallel(tasks);
+}
+
+/** Elementwise kernels over fewer floats than this run as one call (a dispatch costs tens of µs). */
+const PARALLEL_ELEMENTS = 1 << 16;
+
+/**
+ * Runs an elementwise kernel over `n` floats (n a multiple of 4) in slices whose starts are
+ * multiples of 4, one task each: every element goes through the same 4-wide arithmetic wherever
+ * its slice starts, so the bits do not depend on the thread count.
+ */
+export function sliceElements(rt: EngineRuntime, n: number, slice: (i0: number, count: number) => KernelCall): void {
+  const T = rt.threads;
+  if (T === 1 || n < PARALLEL_ELEMENTS) {
+    rt.parallel([[slice(0, n)]]);
+    return;
+  }
+  const step = Math.ceil(n / (2 * T) / 4) * 4;
+  const tasks: KernelCall[][] = [];
+  for (let i0 = 0; i0 < n; i0 += step) tasks.push([slice(i0, Math.min(step, n - i0))]);
   rt.parallel(tasks);
 }
 
