@@ -14,7 +14,7 @@ export interface PlannedPanel {
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
     name: 'The ToolSearcher table',
-    what: 'the search recipes now start from a warm start that searches (public/warm-start-search: held-out tool-selection F1 0.57 on 200 queries before any RL), but the table that compares ToolSearcher with Search-R1, GSPO and GDPO from it (experiments/toolsearcher.json, 27 runs, about 9 core-hours: 4.5 hours of 2 CPU cores) is still running (13 of its 27 runs in), so no ToolSearcher result is shown until every row has its 3 seeds',
+    what: 'the search recipes now start from a warm start that searches (public/warm-start-search: held-out tool-selection F1 0.57 on 200 queries before any RL), but the table that compares ToolSearcher with Search-R1, GSPO and GDPO from it (experiments/toolsearcher.json, 27 runs, about 12 core-hours: 6 hours of 2 CPU cores) is still running (18 of its 27 runs in), so no ToolSearcher result is shown until every row has its 3 seeds',
   },
   {
     name: 'Storage quota for large checkpoints in the page',
