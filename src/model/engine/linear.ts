@@ -8,7 +8,7 @@
 import { F, type EngineCore } from './core';
 import type { GradBuffers } from './gradBuffers';
 import { loraGradName } from './names';
-import { mm, mmPacked, mmTN, sliceRows } from './threadSplit';
+import { mm, mmPacked, mmTN, PARALLEL_ELEMENTS, sliceRows } from './threadSplit';
 import { rmsnormFwdCall } from './kernelCalls';
 import type { EngineParams } from './weights';
 
@@ -87,7 +87,7 @@ export function rmsnormForward(
   const w = e.weights.ptr(P.get(name));
   const eps = e.config.rms_norm_eps;
   // Rows are independent: slices of rows give the same bits on any thread count.
-  if (e.rt.threads === 1 || rows * n < RMSNORM_PARALLEL_FLOATS) {
+  if (e.rt.threads === 1 || rows * n < PARALLEL_ELEMENTS) {
     e.rt.k.rmsnormFwd(x, n, w, y, n, rstd, rows, n, eps);
     return;
   }
@@ -105,9 +105,6 @@ export function rmsnormForward(
     }),
   );
 }
-
-/** RMSNorms over fewer floats than this run on the calling thread (a dispatch costs tens of µs). */
-const RMSNORM_PARALLEL_FLOATS = 1 << 16;
 
 /** Copies head columns of k [N, nKv·D] (or v) into [nKv][D][ld] planes, columns [col0, col0 + N). */
 export function toPlanes(e: EngineCore, src: number, N: number, planes: number, ld: number, col0: number): void {

@@ -142,8 +142,8 @@ export function sliceRows(rt: EngineRuntime, rows: number, slice: (r0: number, c
   rt.parallel(tasks);
 }
 
-/** Elementwise kernels over fewer floats than this run as one call (a dispatch costs tens of µs). */
-const PARALLEL_ELEMENTS = 1 << 16;
+/** Elementwise and row kernels over fewer floats than this run as one call (a dispatch costs tens of µs). */
+export const PARALLEL_ELEMENTS = 1 << 16;
 
 /**
  * Runs an elementwise kernel over `n` floats (n a multiple of 4) in slices whose starts are
