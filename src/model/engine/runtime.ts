@@ -13,13 +13,8 @@
  * a run asks by its config's engineKernels; docs/engine.md). One runtime switches between them
  * on its memory between runs.
  */
-import {
-  KERNELS_DATA_END,
-  KERNELS_RELAXED_SHARED_WASM_BASE64,
-  KERNELS_RELAXED_WASM_BASE64,
-  KERNELS_SHARED_WASM_BASE64,
-  KERNELS_WASM_BASE64,
-} from './kernelsWasm';
+import { KERNELS_DATA_END, KERNELS_RELAXED_WASM_BASE64, KERNELS_WASM_BASE64 } from './kernelsWasm';
+import { withSharedMemoryImport } from './sharedMemoryImport';
 import { ThreadPool, type KernelCall } from './threads';
 import { chooseKernels, describeMissingRelaxedSimd, hasRelaxedSimd, type KernelVariant } from './kernelChoice';
 
@@ -190,6 +185,8 @@ export interface Kernels {
 }
 
 const PAGE = 65536;
+/** The memory's largest size in pages (4 GiB), and the shared kernels' declared maximum. */
+const MAX_PAGES = 65536;
 const ALIGN = 64;
 /** Never handed out: offset 0 (an invalid pointer) and the kernels' static data (math tables). */
 const RESERVED = Math.ceil(Math.max(1024, KERNELS_DATA_END) / ALIGN) * ALIGN;
@@ -202,10 +199,7 @@ function decodeBase64(text: string): Uint8Array {
   return out;
 }
 
-const KERNELS_BASE64: Record<KernelVariant, { private: string; shared: string }> = {
-  simd: { private: KERNELS_WASM_BASE64, shared: KERNELS_SHARED_WASM_BASE64 },
-  fma: { private: KERNELS_RELAXED_WASM_BASE64, shared: KERNELS_RELAXED_SHARED_WASM_BASE64 },
-};
+const KERNELS_BASE64: Record<KernelVariant, string> = { simd: KERNELS_WASM_BASE64, fma: KERNELS_RELAXED_WASM_BASE64 };
 
 const compiled = new Map<string, WebAssembly.Module>();
 
@@ -213,8 +207,8 @@ function compileKernels(isShared: boolean, kernels: KernelVariant): WebAssembly.
   const key = `${kernels}:${isShared ? 'shared' : 'private'}`;
   let module = compiled.get(key);
   if (!module) {
-    const base64 = KERNELS_BASE64[kernels][isShared ? 'shared' : 'private'];
-    module = new WebAssembly.Module(decodeBase64(base64) as BufferSource);
+    const bytes = decodeBase64(KERNELS_BASE64[kernels]);
+    module = new WebAssembly.Module((isShared ? withSharedMemoryImport(bytes, MAX_PAGES) : bytes) as BufferSource);
     compiled.set(key, module);
   }
   return module;
@@ -251,7 +245,11 @@ export class EngineRuntime {
     readonly isShared = false,
     kernels: KernelVariant = 'simd',
   ) {
-    this.memory = new WebAssembly.Memory({ initial: Math.ceil(initialBytes / PAGE), maximum: 65536, shared: isShared });
+    this.memory = new WebAssembly.Memory({
+      initial: Math.ceil(initialBytes / PAGE),
+      maximum: MAX_PAGES,
+      shared: isShared,
+    });
     const built = this.instantiate(kernels);
     this.module = built.module;
     this.k = built.k;
@@ -363,7 +361,7 @@ export class EngineRuntime {
       const need = Math.ceil((end - this.memory.buffer.byteLength) / PAGE);
       const grow = Math.max(need, Math.ceil(this.memory.buffer.byteLength / PAGE / 4));
       try {
-        this.memory.grow(Math.min(grow, 65536 - this.memory.buffer.byteLength / PAGE));
+        this.memory.grow(Math.min(grow, MAX_PAGES - this.memory.buffer.byteLength / PAGE));
       } catch {
         throw new Error(
           `engine: out of memory allocating ${(size / 2 ** 20).toFixed(1)} MiB (${(this.memory.buffer.byteLength / 2 ** 20).toFixed(0)} MiB in use of at most 4096)`,
