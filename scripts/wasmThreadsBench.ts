@@ -11,7 +11,8 @@
  * relaxed SIMD's fused multiply-add, which Chromium runs by default: docs/engine.md);
  * --pairs N (with --real): N pairs of one browser run (the first --threads count and --kernels
  * build) and PyTorch's at the same thread count, alternating which goes first, each pair's
- * ratios and their median (the machine's speed moves within minutes: one pair is one draw);
+ * ratios and their median (the machine's speed moves within minutes: one pair is one draw), by
+ * `pact bench --pairs`' own runPairs, the page run as its engine side;
  * --train BxT: the training batch; --decode BxP+N: batch, prompt tokens, new tokens;
  * --real: the real shapes of a step (train 8x1536, decode 8x1024+576), and beside them PyTorch
  * eager at the same shapes and thread counts (scripts/reference/bench_torch.py, as `pact bench`;
@@ -28,7 +29,7 @@ import { build, preview } from 'vite';
 import { chromiumPath, CHROMIUM_ARGS } from './chromium.mjs';
 import type { BenchResult, BenchSpec } from './wasmThreadsBench/bench.worker';
 import { KERNEL_VARIANTS } from '../src/model/engine/kernelChoice';
-import { median, runTorchReal, type TorchReal } from '../src/cli/commands/bench';
+import { pairMedians, runPairs, runTorchReal, type BenchPair, type TorchReal } from '../src/cli/commands/bench';
 import { getQwen3Preset } from '../src/model/qwen3/config';
 import { findTorchPython } from '../src/model/torchPython';
 
@@ -91,7 +92,7 @@ async function main(): Promise<void> {
     const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
     const chromiumVersion = browser.version();
     let results: BenchRun;
-    const pairs: Record<string, unknown>[] = [];
+    let pairs: BenchPair[] = [];
     try {
       const page = await browser.newPage();
       // The page's and its workers' console (tfjs-wasm's pthreads report their errors there).
@@ -120,25 +121,18 @@ async function main(): Promise<void> {
         const q = new URLSearchParams({ threads: t1, kernels: kernels[0], spec: JSON.stringify(spec) });
         const runTorch = () =>
           runTorchReal(found.python!, { [spec.preset]: getQwen3Preset(spec.preset) }, Number(t1), 'decode,train');
-        for (let i = 0; i < nPairs; i++) {
-          const first = i % 2 === 0 ? 'browser' : 'torch';
-          console.error(`pair ${i + 1} of ${nPairs} (${first} first) …`);
-          const torchFirst = first === 'torch' ? runTorch() : undefined;
-          const r = await runPage(q);
-          if (!r || 'error' in r) throw new Error(`browser run failed: ${r ? r.error : 'no result'}`);
-          const b = r.runs[0];
-          const t = torchFirst ?? runTorch();
-          const td = t.decode![0].decode_tokens_per_s;
-          const tt = t.train![0].tokens_per_s;
-          pairs.push({
-            first,
-            browser: { decode_tokens_per_s: b.decode_tokens_per_s, train_tokens_per_s: b.train_tokens_per_s },
-            torch: { decode_tokens_per_s: td, train_tokens_per_s: tt },
-            decode_ratio: b.decode_tokens_per_s / td,
-            train_ratio: b.train_tokens_per_s / tt,
-            run: b,
-          });
-        }
+        pairs = await runPairs(
+          nPairs,
+          spec.preset,
+          async () => {
+            const r = await runPage(q);
+            if (!r || 'error' in r) throw new Error(`browser run failed: ${r ? r.error : 'no result'}`);
+            const b = r.runs[0];
+            return { decode_tokens_per_s: b.decode_tokens_per_s, train_tokens_per_s: b.train_tokens_per_s, run: b };
+          },
+          runTorch,
+          (line) => console.error(line),
+        );
       } else results = await runPage(query);
     } finally {
       await browser.close();
@@ -147,16 +141,7 @@ async function main(): Promise<void> {
     // PyTorch after the browser has closed, so nothing of Chromium's runs beside it.
     const torch =
       isReal && !args.includes('--no-torch') && nPairs === 0 ? compareWithTorch(spec.preset, results) : undefined;
-    const summary =
-      nPairs > 0
-        ? {
-            pairs,
-            median: {
-              decode_ratio: median(pairs.map((p) => p.decode_ratio as number)),
-              train_ratio: median(pairs.map((p) => p.train_ratio as number)),
-            },
-          }
-        : {};
+    const summary = nPairs > 0 ? { pairs, median: pairMedians(pairs) } : {};
     const report = {
       date: new Date().toISOString(),
       chromium: chromiumVersion,

@@ -13,6 +13,8 @@ import {
   formatBenchReport,
   median,
   runPairs,
+  engineCaseRates,
+  pairMedians,
   runTorchReal,
   type BenchReport,
   type TorchReal,
@@ -206,19 +208,25 @@ describe('pact bench', () => {
       decode: { batch: 2, context: 6, newTokens: 8 },
       train: { batch: 2, seq: 8, iters: 1 },
     };
-    // The engine's side, stubbed too: decode 150 and train 5 tok/s every time.
+    // The engine's side, stubbed too: decode 150 and train 5 tok/s every time (the real cases run
+    // once, so that the stub's shape is what engineCaseRates gives).
+    const real = await engineCaseRates(spec);
+    expect(real.decode_tokens_per_s).toBeGreaterThan(0);
+    expect(real.train_tokens_per_s).toBeGreaterThan(0);
     const runEngine = async () => {
       order.push('engine');
-      const [k] = await runKernelCases([spec]);
-      return { ...k, decode: { ...k.decode, decode_tokens_per_s: 150 }, train: { ...k.train, tokens_per_s: 5 } };
+      return { ...real, decode_tokens_per_s: 150, train_tokens_per_s: 5, run: { call: order.length } };
     };
     const log = () => order.push('|');
-    const pairs = await runPairs(3, spec, runTorch, log, runEngine);
+    const pairs = await runPairs(3, 'tiny', runEngine, runTorch, log);
     expect(order).toEqual(['|', 'engine', 'torch', '|', 'torch', 'engine', '|', 'engine', 'torch']);
     expect(pairs.map((p) => p.first)).toEqual(['engine', 'torch', 'engine']);
     // decode 150/100, 150/200, 150/300; train 5/10, 5/20, 5/30
     expect(pairs.map((p) => p.decode_ratio)).toEqual([1.5, 0.75, 0.5]);
     expect(pairs.map((p) => p.train_ratio)).toEqual([0.5, 0.25, 5 / 30]);
+    // The engine side's own record travels with its pair; the medians are of the middle pair.
+    expect(pairs.map((p) => p.run)).toEqual([{ call: 2 }, { call: 6 }, { call: 8 }]);
+    expect(pairMedians(pairs)).toEqual({ decode_ratio: 0.75, train_ratio: 0.25 });
   }, 120_000);
 
   it('prints each pair and the median and range of their ratios', () => {

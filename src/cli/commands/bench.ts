@@ -123,13 +123,23 @@ export interface BenchReport {
   pairs?: BenchPair[];
 }
 
-/** One pair of `--pairs`: the engine's and PyTorch's rates measured one right after the other. */
+/** Decode and training rates of one side of a pair. */
+export interface PairRates {
+  decode_tokens_per_s: number;
+  train_tokens_per_s: number;
+}
+
+/**
+ * One pair of `--pairs`: the engine's and PyTorch's rates measured one right after the other;
+ * `run`, the engine side's whole record where its runner keeps one (the browser bench's page run).
+ */
 export interface BenchPair {
   first: 'engine' | 'torch';
-  engine: { decode_tokens_per_s: number; train_tokens_per_s: number };
-  torch: { decode_tokens_per_s: number; train_tokens_per_s: number };
+  engine: PairRates;
+  torch: PairRates;
   decode_ratio: number;
   train_ratio: number;
+  run?: unknown;
 }
 
 /** The median of xs (the mean of the middle two for an even count). */
@@ -139,13 +149,25 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/** `--pairs`: the engine's cases and PyTorch's in turn, `n` times, alternating which runs first. */
+/** The median engine ÷ PyTorch ratios of a set of pairs. */
+export function pairMedians(pairs: readonly BenchPair[]): { decode_ratio: number; train_ratio: number } {
+  return {
+    decode_ratio: median(pairs.map((p) => p.decode_ratio)),
+    train_ratio: median(pairs.map((p) => p.train_ratio)),
+  };
+}
+
+/**
+ * `--pairs`: the engine's cases and PyTorch's in turn, `n` times, alternating which runs first
+ * (the engine in odd pairs). `caseName` is the case PyTorch reports; `runEngine` runs the engine
+ * side (`pact bench`'s kernel cases in Node, or a page run in Chromium: scripts/wasmThreadsBench.ts).
+ */
 export async function runPairs(
   n: number,
-  spec: KernelCaseSpec,
+  caseName: string,
+  runEngine: () => Promise<PairRates & { run?: unknown }>,
   runTorch: () => TorchReal,
   log: (line: string) => void,
-  runEngine: (spec: KernelCaseSpec) => Promise<KernelCaseResult> = async (s) => (await runKernelCases([s]))[0],
 ): Promise<BenchPair[]> {
   const pairs: BenchPair[] = [];
   for (let i = 0; i < n; i++) {
@@ -153,20 +175,27 @@ export async function runPairs(
     log(`pair ${i + 1} of ${n} (${first} first) …`);
     let torch: TorchReal | undefined;
     if (first === 'torch') torch = runTorch();
-    const k = await runEngine(spec);
+    const { run, ...engine } = await runEngine();
     torch ??= runTorch();
-    const td = torch.decode?.find((d) => d.name === spec.name);
-    const tt = torch.train?.find((t) => t.name === spec.name);
-    if (!td || !tt) throw new Error(`PyTorch reported no decode or train case for ${spec.name}`);
+    const td = torch.decode?.find((d) => d.name === caseName);
+    const tt = torch.train?.find((t) => t.name === caseName);
+    if (!td || !tt) throw new Error(`PyTorch reported no decode or train case for ${caseName}`);
     pairs.push({
       first,
-      engine: { decode_tokens_per_s: k.decode.decode_tokens_per_s, train_tokens_per_s: k.train.tokens_per_s },
+      engine,
       torch: { decode_tokens_per_s: td.decode_tokens_per_s, train_tokens_per_s: tt.tokens_per_s },
-      decode_ratio: k.decode.decode_tokens_per_s / td.decode_tokens_per_s,
-      train_ratio: k.train.tokens_per_s / tt.tokens_per_s,
+      decode_ratio: engine.decode_tokens_per_s / td.decode_tokens_per_s,
+      train_ratio: engine.train_tokens_per_s / tt.tokens_per_s,
+      ...(run === undefined ? {} : { run }),
     });
   }
   return pairs;
+}
+
+/** `runPairs`' engine side in Node: the kernel cases of one preset. */
+export async function engineCaseRates(spec: KernelCaseSpec): Promise<PairRates> {
+  const [k] = await runKernelCases([spec]);
+  return { decode_tokens_per_s: k.decode.decode_tokens_per_s, train_tokens_per_s: k.train.tokens_per_s };
 }
 
 /** Runs scripts/reference/bench_torch.py --real on the presets' configs. */
@@ -283,9 +312,12 @@ export function formatBenchReport(report: BenchReport): string[] {
           `train ${fmt(p.engine.train_tokens_per_s)} / ${fmt(p.torch.train_tokens_per_s)} = ${fmt(p.train_ratio, 2)}×`,
       ),
     );
+    const m = pairMedians(ps);
     const dr = ps.map((p) => p.decode_ratio);
     const tr = ps.map((p) => p.train_ratio);
-    out.push(`  median: decode ${fmt(median(dr), 2)}× (${range(dr)}), train ${fmt(median(tr), 2)}× (${range(tr)})`);
+    out.push(
+      `  median: decode ${fmt(m.decode_ratio, 2)}× (${range(dr)}), train ${fmt(m.train_ratio, 2)}× (${range(tr)})`,
+    );
   }
   if (report.steps.length > 0)
     out.push(
@@ -423,7 +455,8 @@ registerCommand({
       const spec = specs[0];
       report.pairs = await runPairs(
         nPairs,
-        spec,
+        spec.name,
+        () => engineCaseRates(spec),
         () => runTorchReal(found.python!, { [spec.name]: spec.config }, threads, 'decode,train'),
         io.err,
       );
