@@ -113,7 +113,8 @@ export interface BenchReport {
   node: string;
   cpu: string;
   cores: number;
-  matmul: Record<string, { engine?: number; tfjs: number }>;
+  /** GFLOP/s: the 1024³ matmul, and the core's measured SIMD128 multiply-add peak (the engine's kernels). */
+  matmul: Record<string, { engine?: number; tfjs: number; simdPeak?: number }>;
   kernels: (KernelCaseResult & { backend: string; path: 'engine' | 'graph' })[];
   steps: StepBenchResult[];
   torch?: TorchReal;
@@ -268,14 +269,21 @@ export function formatBenchReport(report: BenchReport): string[] {
     if (t.attention_why) out.push(`  attention: ${t.attention_why}`);
   } else out.push(`PyTorch not run: ${report.torchSkipped}`);
   out.push('', 'Dense 1024³ float32 matmul, GFLOP/s (the engine on one thread; tfjs and PyTorch on their threads):');
-  for (const [backend, m] of Object.entries(report.matmul))
+  for (const [backend, m] of Object.entries(report.matmul)) {
     out.push(
       `  ${backend}: engine ${fmt(m.engine)}, tfjs ${fmt(m.tfjs)}${t?.gemm ? `; PyTorch ${fmt(t.gemm.gflops)} (native)` : ''}`,
     );
+    if (m.simdPeak !== undefined)
+      out.push(
+        `  this core's SIMD128 multiply-add peak, measured (12 chains in registers, the engine's ${report.engineKernels ?? 'simd'} kernels): ${fmt(m.simdPeak)} GFLOP/s; ` +
+          `the engine's matmul reaches ${fmt((m.engine ?? NaN) / m.simdPeak, 2)} of it${t?.gemm ? `, PyTorch's native matmul ${fmt(t.gemm.gflops / m.simdPeak, 2)}× it` : ''}`,
+      );
+  }
   for (const k of report.kernels) {
     const td = t?.decode?.find((d) => d.name === k.name);
     const tt = t?.train?.find((d) => d.name === k.name);
     const own = report.matmul[k.backend]?.[k.path === 'engine' ? 'engine' : 'tfjs'];
+    const peak = report.matmul[k.backend]?.simdPeak;
     const d = k.decode;
     out.push(
       '',
@@ -289,6 +297,7 @@ export function formatBenchReport(report: BenchReport): string[] {
     const tr = k.train;
     out.push(
       `  train step ${tr.batch} × ${tr.seq}: ${fmt(tr.tokens_per_s)} tok/s${ratio(tr.tokens_per_s, tt?.tokens_per_s, t)}, ${fmt(tr.gflops)} GFLOP/s = ${fmt(own ? tr.gflops / own : NaN, 2)} of this backend's matmul rate` +
+        `${peak && k.path === 'engine' ? `, ${fmt(tr.gflops / peak, 2)} of the SIMD128 peak` : ''}` +
         `${t?.gemm ? `, ${fmt(tr.gflops / t.gemm.gflops, 2)} of the native rate` : ''}; counting causal FLOPs ${fmt(tr.gflops_causal)} GFLOP/s` +
         `${tt ? ` (PyTorch ${fmt(tt.tokens_per_s)} tok/s, ${fmt(tt.gflops)} GFLOP/s, ${fmt(tt.gflops_causal)} causal)` : ''}`,
     );

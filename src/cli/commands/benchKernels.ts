@@ -83,8 +83,27 @@ async function measureMean(iters: number, fn: () => Promise<void>): Promise<numb
   return (performance.now() - t0) / 1000 / iters;
 }
 
-/** GFLOP/s of an n³ float32 product on the active backend's own path (best of 3 after a warm-up). */
-export async function measureMatmulRate(n = 1024): Promise<{ engine?: number; tfjs: number }> {
+/**
+ * The core's SIMD128 multiply-add rate in GFLOP/s, measured by the engine's kernels in use
+ * (assembly/peak.ts: 12 independent multiply-add chains in registers, no memory; best of 5): the
+ * ceiling of any kernel built from `madd`, against which the engine's achieved FLOP/s are read.
+ */
+export function measureSimdPeak(rt: { k: { maddPeak(iters: number, x: number): number } }, iters = 2e7): number {
+  rt.k.maddPeak(iters / 10, 0.001); // tier-up
+  let best = 0;
+  for (let r = 0; r < 5; r++) {
+    const t0 = performance.now();
+    rt.k.maddPeak(iters, 0.001);
+    best = Math.max(best, (96 * iters) / ((performance.now() - t0) / 1000) / 1e9);
+  }
+  return best;
+}
+
+/**
+ * GFLOP/s of an n³ float32 product on the active backend's own path (best of 3 after a warm-up),
+ * and with the engine, the core's SIMD128 multiply-add peak (measureSimdPeak).
+ */
+export async function measureMatmulRate(n = 1024): Promise<{ engine?: number; tfjs: number; simdPeak?: number }> {
   const tf = await import('../../model/qwen3/tf');
   const a = tf.randomNormal([n, n]);
   const best = async (f: () => Promise<void>) => {
@@ -104,6 +123,7 @@ export async function measureMatmulRate(n = 1024): Promise<{ engine?: number; tf
   });
   a.dispose();
   let engine: number | undefined;
+  let simdPeak: number | undefined;
   const backend = tf.getBackend();
   const { getEngineEnabled } = await import('../../model/qwen3/engineBridge');
   if ((backend === 'wasm' || backend === 'cpu') && getEngineEnabled()) {
@@ -112,8 +132,9 @@ export async function measureMatmulRate(n = 1024): Promise<{ engine?: number; tf
     const p = rt.allocZeroed(3 * n * n);
     engine = await best(async () => rt.k.gemm(p, n, p + n * n * 4, n, p + 2 * n * n * 4, n, n, n, n, 0));
     rt.release(p);
+    simdPeak = measureSimdPeak(rt);
   }
-  return { engine, tfjs };
+  return { engine, tfjs, ...(simdPeak === undefined ? {} : { simdPeak }) };
 }
 
 /** Runs each case on the active backend (select it first). */

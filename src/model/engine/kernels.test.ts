@@ -502,3 +502,9 @@ it('the allocator reuses freed memory and merges neighbours', () => {
   rt.release(d);
   expect(rt.allocatedBytes).toBe(before);
 });
+
+it("maddPeak runs 12 chains of `iters` multiply-adds on 4 lanes (pact bench's 96·iters FLOPs)", () => {
+  // x = 2 and b = 0.5: each multiply-add adds exactly 1, so chain k (starting at k) ends at k + iters,
+  // and the lanes' sum is 4 · Σₖ (k + iters) = 4 · (78 + 12 · iters), exact in float32.
+  for (const iters of [0, 1, 7, 1000]) expect(rt.k.maddPeak(iters, 2)).toBe(4 * (78 + 12 * iters));
+});

@@ -174,6 +174,8 @@ export interface Kernels {
   lmHeadRows(z: number, rows: number, V: number, targets: number, out: number): void;
   lmHeadGradRows(z: number, rows: number, V: number, targets: number, lse: number, gLogp: number, gEnt: number): void;
   sumSquares(x: number, n: number): number;
+  /** 96·iters float32 FLOPs of register-only multiply-adds (assembly/peak.ts); returns their sum. */
+  maddPeak(iters: number, x: number): number;
   /**
    * Next-token draws per row of logits as generate.ts's sampleFromLogits makes them (temperature 1
    * or greedy, top-p 1; assembly/sampler.ts): u [rows] float64 (< 0: greedy), work `limit`
