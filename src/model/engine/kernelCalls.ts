@@ -10,7 +10,7 @@ import type { KernelCall, TaskKernel } from './threads';
 /** Each task kernel's parameters, in signature order (pointers are byte offsets, `ld*` row strides in floats). */
 export const KERNEL_PARAMS = {
   gemm: ['a', 'lda', 'b', 'ldb', 'c', 'ldc', 'M', 'N', 'K', 'acc'],
-  gemmTN: ['a', 'lda', 'b', 'ldb', 'c', 'ldc', 'M', 'N', 'K', 'acc'],
+  gemmTN: ['a', 'lda', 'b', 'ldb', 'c', 'ldc', 'M', 'N', 'K', 'acc', 'work'],
   attnFwd: [
     'q',
     'ldq',

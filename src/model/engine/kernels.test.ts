@@ -61,7 +61,7 @@ describe('matrix products', () => {
       const ref = new Float64Array(M * N);
       for (let i = 0; i < M; i++)
         for (let j = 0; j < N; j++) for (let k = 0; k < K; k++) ref[i * N + j] += A[i * K + k] * B[k * N + j];
-      withBuffers((put) => {
+      withBuffers((put, zeros) => {
         const a = put(A);
         const b = put(B);
         const c = put(C0);
@@ -78,11 +78,41 @@ describe('matrix products', () => {
         const At = new Float32Array(K * M);
         for (let i = 0; i < M; i++) for (let k = 0; k < K; k++) At[k * M + i] = A[i * K + k];
         const at = put(At);
-        rt.k.gemmTN(at, M, b, N, c, N, M, N, K, 0);
+        rt.k.gemmTN(at, M, b, N, c, N, M, N, K, 0, zeros(rt.k.gemmTNScratchFloats(M, N, K)));
         expect(maxAbsDiff(rt.read(c, M * N), ref)).toBeLessThan(1e-5);
       });
     });
   }
+
+  it("gemmTN (A's columns packed in its scratch) has gemm's bits on Aᵀ, strided A, with and without accumulation", () => {
+    // Each element sums over k in order from 0 and then adds C's old value, in either kernel.
+    const mismatches: string[] = [];
+    for (const M of [1, 3, 4, 5, 8, 13, 64])
+      for (const N of [1, 4, 7, 8, 13, 24])
+        for (const K of [0, 1, 5, 300, 1100]) {
+          const lda = M + 3;
+          const A = values(M * K, M + 7 * N + K);
+          const At = new Float32Array(K * lda).fill(Number.NaN); // the padding must not be read
+          for (let i = 0; i < M; i++) for (let k = 0; k < K; k++) At[k * lda + i] = A[i * K + k];
+          const B = values(K * N, 2 * K + N);
+          const C0 = values(M * N, 5);
+          withBuffers((put, zeros) => {
+            const a = put(A);
+            const at = put(At);
+            const b = put(B);
+            for (const acc of [0, 1]) {
+              const c1 = put(C0);
+              const c2 = put(C0);
+              rt.k.gemm(a, K, b, N, c1, N, M, N, K, acc);
+              rt.k.gemmTN(at, lda, b, N, c2, N, M, N, K, acc, zeros(rt.k.gemmTNScratchFloats(M, N, K)));
+              const x = rt.read(c1, M * N);
+              const y = rt.read(c2, M * N);
+              if (!x.every((v, i) => Object.is(v, y[i]))) mismatches.push(`M ${M} N ${N} K ${K} acc ${acc}`);
+            }
+          });
+        }
+    expect(mismatches).toEqual([]);
+  });
 
   it('gemmPacked on packTranspose panels has gemm bits: rows 1-20 and 64, tails, 1,022 columns, column blocks', () => {
     const { products, mismatches } = checkPackedGemm(rt);

@@ -59,7 +59,10 @@ export interface Kernels {
     N: number,
     K: number,
     acc: number,
+    work: number,
   ): void;
+  /** Floats of scratch gemmTN needs for an M × N product over K. */
+  gemmTNScratchFloats(M: number, N: number, K: number): number;
   transpose(src: number, lds: number, dst: number, ldd: number, rows: number, cols: number): void;
   attnScratchFloats(D: number): number;
   /** Floats of scratch attnDecode needs for G query heads over Tk keys of dimension D. */

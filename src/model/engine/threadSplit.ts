@@ -105,7 +105,11 @@ export function mmPacked(
   );
 }
 
-/** C (+)= Aᵀ·B (kernels.gemmTN, A stored [K, M]), split over the threads by rows of C. */
+/**
+ * C (+)= Aᵀ·B (kernels.gemmTN, A stored [K, M]), split over the threads by rows of C; each task
+ * gets its own scratch (A's packed columns and, over long K, partial sums: gemmTNScratchFloats),
+ * freed after.
+ */
 export function mmTN(
   rt: EngineRuntime,
   a: number,
@@ -120,17 +124,40 @@ export function mmTN(
   acc: number,
 ): void {
   const T = rt.threads;
-  if (T === 1 || 2 * M * N * K < PARALLEL_FLOPS || M < 8) {
-    rt.k.gemmTN(a, lda, b, ldb, c, ldc, M, N, K, acc);
-    return;
+  const single = T === 1 || 2 * M * N * K < PARALLEL_FLOPS || M < 8;
+  const step = single ? M : Math.ceil(M / (2 * T) / 4) * 4;
+  const tasks = Math.ceil(M / step);
+  const work = Array.from({ length: tasks }, (_, t) =>
+    rt.alloc(rt.k.gemmTNScratchFloats(Math.min(step, M - t * step), N, K)),
+  );
+  try {
+    if (single) {
+      rt.k.gemmTN(a, lda, b, ldb, c, ldc, M, N, K, acc, work[0]);
+      return;
+    }
+    rt.parallel(
+      work.map((w, t) => {
+        const i0 = t * step;
+        return [
+          gemmTNCall({
+            a: a + i0 * F,
+            lda,
+            b,
+            ldb,
+            c: c + i0 * ldc * F,
+            ldc,
+            M: Math.min(step, M - i0),
+            N,
+            K,
+            acc,
+            work: w,
+          }),
+        ];
+      }),
+    );
+  } finally {
+    for (const w of work) rt.release(w);
   }
-  const step = Math.ceil(M / (2 * T) / 4) * 4;
-  const tasks: KernelCall[][] = [];
-  for (let i0 = 0; i0 < M; i0 += step)
-    tasks.push([
-      gemmTNCall({ a: a + i0 * F, lda, b, ldb, c: c + i0 * ldc * F, ldc, M: Math.min(step, M - i0), N, K, acc }),
-    ]);
-  rt.parallel(tasks);
 }
 
 /** Runs a rows-wise kernel (lmHeadRows, lmHeadGradRows) over `rows` rows in slices, one task each. */

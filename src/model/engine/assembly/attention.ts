@@ -1,7 +1,7 @@
 // Attention of one head in FlashAttention-2's manner: key blocks of BK with an online softmax
 // per query block of BQ (no T×T score matrix), and its backward by recomputation.
 import { addr, exp1, exp4, hmax, hsum, ld4, madd, splat, st4 } from './simd';
-import { gemm, gemmTN } from './gemm';
+import { gemm, gemmTNStrided } from './gemm';
 
 const BQ: i32 = 32;
 const BK: i32 = 64;
@@ -163,9 +163,9 @@ export function attnBwd(
           store<f32>(drow + (<usize>c << 2), 0);
         }
       }
-      gemmTN(P, BK, addr(dO, i0, lddo, 0), lddo, addr(dv, j0, lddv, 0), lddv, bk, D, bq, 1);
+      gemmTNStrided(P, BK, addr(dO, i0, lddo, 0), lddo, addr(dv, j0, lddv, 0), lddv, bk, D, bq, 1);
       gemm(dS, BK, addr(k, j0, ldk, 0), ldk, addr(dq, i0, lddq, 0), lddq, bq, D, bk, 1);
-      gemmTN(dS, BK, addr(q, i0, ldq, 0), ldq, addr(dk, j0, lddk, 0), lddk, bk, D, bq, 1);
+      gemmTNStrided(dS, BK, addr(q, i0, ldq, 0), ldq, addr(dk, j0, lddk, 0), lddk, bk, D, bq, 1);
     }
   }
 }

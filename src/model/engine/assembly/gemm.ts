@@ -180,98 +180,117 @@ export function gemmPacked(a: usize, lda: i32, b: usize, c: usize, ldc: i32, M: 
   gemmStrips(a, lda, b, <usize>K << 2, 32, N & 7, c, ldc, M, N, K, acc);
 }
 
-/** C[M,N] (+)= Aᵀ · B with A stored [K, M] (row stride lda) and B [K, N]. */
-export function gemmTN(a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i32, M: i32, N: i32, K: i32, acc: i32): void {
+/** Rows of A and B one pass of gemmTN reads: B's [TN_KB, N] block stays in the core's L2 for every 4 rows of C. */
+const TN_KB: i32 = 512;
+
+/** Floats of scratch gemmTN needs: four columns of A over a block of k, and C's partial sums when K spans several blocks. */
+export function gemmTNScratchFloats(M: i32, N: i32, K: i32): i32 {
+  return 4 * min(K, TN_KB) + (K > TN_KB ? M * N : 0);
+}
+
+/** 4 rows of sums at q (row step sq bytes), 4 floats each: from P, or zeros. */
+@inline function start4(from: bool, q: usize, sq: usize): v128 {
+  return from ? ld4(q) : splat(0);
+}
+
+/** Ends 4 rows' sums x0…x3 of columns [j, j + 4) at row i: into C (+ C with acc) when `to`, else into P at q (row step sq bytes). */
+@inline function end4(to: bool, acc: i32, c: usize, ldc: i32, i: i32, j: i32, q: usize, sq: usize, x0: v128, x1: v128, x2: v128, x3: v128): void {
+  if (to) {
+    const p0 = addr(c, i, ldc, j);
+    const p1 = addr(c, i + 1, ldc, j);
+    const p2 = addr(c, i + 2, ldc, j);
+    const p3 = addr(c, i + 3, ldc, j);
+    st4(p0, acc ? f32x4.add(x0, ld4(p0)) : x0);
+    st4(p1, acc ? f32x4.add(x1, ld4(p1)) : x1);
+    st4(p2, acc ? f32x4.add(x2, ld4(p2)) : x2);
+    st4(p3, acc ? f32x4.add(x3, ld4(p3)) : x3);
+  } else {
+    st4(q, x0);
+    st4(q + sq, x1);
+    st4(q + 2 * sq, x2);
+    st4(q + 3 * sq, x3);
+  }
+}
+
+/**
+ * Rows [i, i + 4) of C (+)= Aᵀ·B over K rows of A and B, where A's 4 columns of row k are the 4
+ * floats at pa0 + k·sa (sa bytes): 4×8 tiles, then 4×4, then one column at a time. `from`: each
+ * sum starts at its partial sum in P (rows of ldp floats at p, columns as C's) instead of 0; `to`:
+ * the sums go to C (added to C's own values with acc), else back to P for the next block of k.
+ * Each sum runs over k in order either way, so splitting K changes no bit.
+ */
+@inline function tn4Rows(
+  pa0: usize, sa: usize, b: usize, ldb: i32, c: usize, ldc: i32, i: i32, N: i32, K: i32, acc: i32,
+  p: usize, ldp: i32, from: bool, to: bool,
+): void {
   const N8 = N & ~7;
+  const N4 = N & ~3;
+  const sb = <usize>ldb << 2;
+  const sq = <usize>ldp << 2;
+  let j = 0;
+  for (; j < N8; j += 8) {
+    const q = addr(p, i, ldp, j);
+    let c00 = start4(from, q, sq), c01 = start4(from, q + 16, sq);
+    let c10 = start4(from, q + sq, sq), c11 = start4(from, q + sq + 16, sq);
+    let c20 = start4(from, q + 2 * sq, sq), c21 = start4(from, q + 2 * sq + 16, sq);
+    let c30 = start4(from, q + 3 * sq, sq), c31 = start4(from, q + 3 * sq + 16, sq);
+    let pa = pa0;
+    let pb = addr(b, 0, ldb, j);
+    for (let k = 0; k < K; k++) {
+      const b0 = ld4(pb);
+      const b1 = ld4(pb + 16);
+      const x0 = v128.load32_splat(pa);
+      const x1 = v128.load32_splat(pa + 4);
+      const x2 = v128.load32_splat(pa + 8);
+      const x3 = v128.load32_splat(pa + 12);
+      c00 = madd(c00, x0, b0);
+      c01 = madd(c01, x0, b1);
+      c10 = madd(c10, x1, b0);
+      c11 = madd(c11, x1, b1);
+      c20 = madd(c20, x2, b0);
+      c21 = madd(c21, x2, b1);
+      c30 = madd(c30, x3, b0);
+      c31 = madd(c31, x3, b1);
+      pa += sa;
+      pb += sb;
+    }
+    end4(to, acc, c, ldc, i, j, q, sq, c00, c10, c20, c30);
+    end4(to, acc, c, ldc, i, j + 4, q + 16, sq, c01, c11, c21, c31);
+  }
+  for (; j < N4; j += 4) {
+    const q = addr(p, i, ldp, j);
+    let c0 = start4(from, q, sq), c1 = start4(from, q + sq, sq);
+    let c2 = start4(from, q + 2 * sq, sq), c3 = start4(from, q + 3 * sq, sq);
+    let pa = pa0;
+    let pb = addr(b, 0, ldb, j);
+    for (let k = 0; k < K; k++) {
+      const b0 = ld4(pb);
+      c0 = madd(c0, v128.load32_splat(pa), b0);
+      c1 = madd(c1, v128.load32_splat(pa + 4), b0);
+      c2 = madd(c2, v128.load32_splat(pa + 8), b0);
+      c3 = madd(c3, v128.load32_splat(pa + 12), b0);
+      pa += sa;
+      pb += sb;
+    }
+    end4(to, acc, c, ldc, i, j, q, sq, c0, c1, c2, c3);
+  }
+  for (; j < N; j++) {
+    for (let r = 0; r < 4; r++) {
+      const q = addr(p, i + r, ldp, j);
+      let s: f32 = from ? load<f32>(q) : 0;
+      for (let k = 0; k < K; k++) s += load<f32>(pa0 + <usize>k * sa + (<usize>r << 2)) * load<f32>(addr(b, k, ldb, j));
+      const pc = addr(c, i + r, ldc, j);
+      if (to) store<f32>(pc, acc ? load<f32>(pc) + s : s);
+      else store<f32>(q, s);
+    }
+  }
+}
+
+/** The rows of C past the last block of 4, one at a time (A strided). */
+@inline function tnRowsLeft(a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i32, i: i32, M: i32, N: i32, K: i32, acc: i32): void {
   const N4 = N & ~3;
   const sa = <usize>lda << 2;
   const sb = <usize>ldb << 2;
-  let i = 0;
-  for (; i + 4 <= M; i += 4) {
-    let j = 0;
-    for (; j < N8; j += 8) {
-      let c00 = splat(0), c01 = splat(0), c10 = splat(0), c11 = splat(0);
-      let c20 = splat(0), c21 = splat(0), c30 = splat(0), c31 = splat(0);
-      let pa = addr(a, 0, lda, i);
-      let pb = addr(b, 0, ldb, j);
-      for (let k = 0; k < K; k++) {
-        const b0 = ld4(pb);
-        const b1 = ld4(pb + 16);
-        const x0 = v128.load32_splat(pa);
-        const x1 = v128.load32_splat(pa + 4);
-        const x2 = v128.load32_splat(pa + 8);
-        const x3 = v128.load32_splat(pa + 12);
-        c00 = madd(c00, x0, b0);
-        c01 = madd(c01, x0, b1);
-        c10 = madd(c10, x1, b0);
-        c11 = madd(c11, x1, b1);
-        c20 = madd(c20, x2, b0);
-        c21 = madd(c21, x2, b1);
-        c30 = madd(c30, x3, b0);
-        c31 = madd(c31, x3, b1);
-        pa += sa;
-        pb += sb;
-      }
-      const p0 = addr(c, i, ldc, j);
-      const p1 = addr(c, i + 1, ldc, j);
-      const p2 = addr(c, i + 2, ldc, j);
-      const p3 = addr(c, i + 3, ldc, j);
-      if (acc) {
-        c00 = f32x4.add(c00, ld4(p0));
-        c01 = f32x4.add(c01, ld4(p0 + 16));
-        c10 = f32x4.add(c10, ld4(p1));
-        c11 = f32x4.add(c11, ld4(p1 + 16));
-        c20 = f32x4.add(c20, ld4(p2));
-        c21 = f32x4.add(c21, ld4(p2 + 16));
-        c30 = f32x4.add(c30, ld4(p3));
-        c31 = f32x4.add(c31, ld4(p3 + 16));
-      }
-      st4(p0, c00);
-      st4(p0 + 16, c01);
-      st4(p1, c10);
-      st4(p1 + 16, c11);
-      st4(p2, c20);
-      st4(p2 + 16, c21);
-      st4(p3, c30);
-      st4(p3 + 16, c31);
-    }
-    for (; j < N4; j += 4) {
-      let c0 = splat(0), c1 = splat(0), c2 = splat(0), c3 = splat(0);
-      let pa = addr(a, 0, lda, i);
-      let pb = addr(b, 0, ldb, j);
-      for (let k = 0; k < K; k++) {
-        const b0 = ld4(pb);
-        c0 = madd(c0, v128.load32_splat(pa), b0);
-        c1 = madd(c1, v128.load32_splat(pa + 4), b0);
-        c2 = madd(c2, v128.load32_splat(pa + 8), b0);
-        c3 = madd(c3, v128.load32_splat(pa + 12), b0);
-        pa += sa;
-        pb += sb;
-      }
-      const p0 = addr(c, i, ldc, j);
-      const p1 = addr(c, i + 1, ldc, j);
-      const p2 = addr(c, i + 2, ldc, j);
-      const p3 = addr(c, i + 3, ldc, j);
-      if (acc) {
-        c0 = f32x4.add(c0, ld4(p0));
-        c1 = f32x4.add(c1, ld4(p1));
-        c2 = f32x4.add(c2, ld4(p2));
-        c3 = f32x4.add(c3, ld4(p3));
-      }
-      st4(p0, c0);
-      st4(p1, c1);
-      st4(p2, c2);
-      st4(p3, c3);
-    }
-    for (; j < N; j++) {
-      for (let r = 0; r < 4; r++) {
-        let s: f32 = 0;
-        for (let k = 0; k < K; k++) s += load<f32>(addr(a, k, lda, i + r)) * load<f32>(addr(b, k, ldb, j));
-        const pc = addr(c, i + r, ldc, j);
-        store<f32>(pc, acc ? load<f32>(pc) + s : s);
-      }
-    }
-  }
   for (; i < M; i++) {
     let j = 0;
     for (; j < N4; j += 4) {
@@ -293,6 +312,48 @@ export function gemmTN(a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i3
       store<f32>(pc, acc ? load<f32>(pc) + s : s);
     }
   }
+}
+
+/**
+ * C[M,N] (+)= Aᵀ · B with A stored [K, M] (row stride lda) and B [K, N]; work: gemmTNScratchFloats(M, N, K).
+ * K in blocks of TN_KB rows (each row of C keeps its partial sums in work between blocks), and in
+ * each block every 4 rows of C first copy A's 4 columns into work as one [kn, 4] run: the tiles
+ * then read A as one stream instead of 16 bytes a row lda·4 bytes apart (at the LM head's M of
+ * 4,096, a new page every k), and B's block from L2 instead of all of B from memory again for
+ * every 4 rows (a weight gradient over 12,288 rows: 25 MB of B, 48 times). Only values move:
+ * every element still sums over k in order from 0 and then adds C's old value (with acc), the
+ * same bits as gemmTNStrided and as gemm on Aᵀ (kernels.test.ts).
+ */
+export function gemmTN(a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i32, M: i32, N: i32, K: i32, acc: i32, work: usize): void {
+  const sa = <usize>lda << 2;
+  const M4 = M & ~3;
+  const P = work + (<usize>(4 * min(K, TN_KB)) << 2);
+  // One pass at least: K = 0 still writes C (zeros, or C itself with acc).
+  let k0 = 0;
+  do {
+    const kn = min(TN_KB, K - k0);
+    const from = k0 > 0;
+    const to = k0 + kn >= K;
+    const bk = addr(b, k0, ldb, 0);
+    for (let i = 0; i < M4; i += 4) {
+      let src = addr(a, k0, lda, i);
+      for (let k = 0; k < kn; k++) {
+        st4(work + (<usize>k << 4), ld4(src));
+        src += sa;
+      }
+      tn4Rows(work, 16, bk, ldb, c, ldc, i, N, kn, acc, P, N, from, to);
+    }
+    k0 += TN_KB;
+  } while (k0 < K);
+  tnRowsLeft(a, lda, b, ldb, c, ldc, M4, M, N, K, acc);
+}
+
+/** gemmTN reading A in place, without scratch, K in one pass: for the attention backward's small blocks. */
+export function gemmTNStrided(a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i32, M: i32, N: i32, K: i32, acc: i32): void {
+  const sa = <usize>lda << 2;
+  const M4 = M & ~3;
+  for (let i = 0; i < M4; i += 4) tn4Rows(addr(a, 0, lda, i), sa, b, ldb, c, ldc, i, N, K, acc, 0, 0, false, true);
+  tnRowsLeft(a, lda, b, ldb, c, ldc, M4, M, N, K, acc);
 }
 
 /**

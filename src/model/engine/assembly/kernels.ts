@@ -7,14 +7,15 @@
 //
 // One file per family (this file is the module's entry and only re-exports them):
 //   simd.ts       vector helpers and e^x on 4 lanes
-//   gemm.ts       gemm, gemmPacked (B packed in panels), packTranspose, gemmTN, transpose
+//   gemm.ts       gemm, gemmPacked (B packed in panels), packTranspose, gemmTN (A's columns packed
+//                 in a scratch), gemmTNScratchFloats, transpose
 //   attention.ts  attnFwd, attnBwd (one head, flash attention), attnScratchFloats; attnDecode (one
 //                 token, a KV head's query heads, two passes), attnDecodeScratchFloats
 //   rowKernels.ts rmsnormFwd/Bwd, rope, swigluFwd/Bwd, axpy, embedFwd/Bwd, sumSquares
 //   lmHead.ts     lmHeadRows, lmHeadGradRows
 //   sampler.ts    sampleRows (next-token draws as generate.ts's sampler makes them), expFdlibm
 //   peak.ts       maddPeak (the core's SIMD128 multiply-add rate, for pact bench)
-export { gemm, gemmPacked, packTranspose, gemmTN, transpose } from './gemm';
+export { gemm, gemmPacked, packTranspose, gemmTN, gemmTNScratchFloats, transpose } from './gemm';
 export { attnScratchFloats, attnFwd, attnBwd, attnDecodeScratchFloats, attnDecode } from './attention';
 export { rmsnormFwd, rmsnormBwd, rope, swigluFwd, swigluBwd, axpy, embedFwd, embedBwd } from './rowKernels';
 export { lmHeadRows, lmHeadGradRows } from './lmHead';
