@@ -21,7 +21,7 @@
  */
 import { chromium } from '@playwright/test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os, { tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, preview } from 'vite';
@@ -29,7 +29,14 @@ import { build, preview } from 'vite';
 import { chromiumPath, CHROMIUM_ARGS } from './chromium.mjs';
 import type { BenchResult, BenchSpec } from './wasmThreadsBench/bench.worker';
 import { KERNEL_VARIANTS } from '../src/model/engine/kernelChoice';
-import { pairMedians, runPairs, runTorchReal, type BenchPair, type TorchReal } from '../src/cli/commands/bench';
+import {
+  describeCpu,
+  pairMedians,
+  runPairs,
+  runTorchReal,
+  type BenchPair,
+  type TorchReal,
+} from '../src/cli/commands/bench';
 import { getQwen3Preset } from '../src/model/qwen3/config';
 import { findTorchPython } from '../src/model/torchPython';
 
@@ -145,7 +152,7 @@ async function main(): Promise<void> {
     const report = {
       date: new Date().toISOString(),
       chromium: chromiumVersion,
-      cpu: cpuModel(),
+      cpu: describeCpu(),
       spec,
       ...results,
       ...torch,
@@ -162,10 +169,6 @@ async function main(): Promise<void> {
 }
 
 type BenchRun = { runs?: BenchResult[] } | { error: string } | undefined;
-
-function cpuModel(): string {
-  return os.cpus()[0]?.model.trim() ?? 'unknown';
-}
 
 /**
  * PyTorch eager (the fair baseline of `pact bench`) at each thread count the browser ran, right

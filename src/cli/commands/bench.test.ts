@@ -13,13 +13,14 @@ import {
   formatBenchReport,
   median,
   runPairs,
+  describeCpu,
   engineCaseRates,
   pairMedians,
   runTorchReal,
   type BenchReport,
   type TorchReal,
 } from './bench';
-import { runKernelCases } from './benchKernels';
+import { decodeStepWork, runKernelCases } from './benchKernels';
 import { runStepBench } from './benchStep';
 
 const TINY = createTinyQwen3Config({ vocab_size: 32, tie_word_embeddings: false, max_position_embeddings: 128 });
@@ -104,7 +105,7 @@ describe('pact bench', () => {
       node: 'v20',
       cpu: 'cpu',
       cores: 2,
-      matmul: { wasm: { engine: 20, tfjs: 10 } },
+      matmul: { wasm: { engine: 20, tfjs: 10, simdPeak: 40, readGBs: 10 } },
       kernels: [
         {
           name: 'tiny',
@@ -120,6 +121,8 @@ describe('pact bench', () => {
             decode_tokens_per_s: 600,
             ms_per_step_first: 10,
             ms_per_step_last: 14,
+            bytes_per_step: 30e6,
+            flops_per_step: 80e6,
           },
           train: {
             batch: 8,
@@ -157,7 +160,14 @@ describe('pact bench', () => {
     // 600 / 400 = 1.50; 1200 / 2400 = 0.50; 10 GFLOP/s of the engine's 20 = 0.50, of PyTorch's 80 = 0.12 (0.125 rounded)
     expect(text).toContain('600.0 tok/s (1.50× PyTorch)');
     expect(text).toContain(
-      "1200.0 tok/s (0.50× PyTorch), 10.0 GFLOP/s = 0.50 of this backend's matmul rate, 0.13 of the native rate; counting causal FLOPs 6.0 GFLOP/s (PyTorch 2400.0 tok/s, 20.0 GFLOP/s, 12.0 causal)",
+      "1200.0 tok/s (0.50× PyTorch), 10.0 GFLOP/s = 0.50 of this backend's matmul rate, 0.25 of the SIMD128 peak, 0.13 of the native rate; counting causal FLOPs 6.0 GFLOP/s (PyTorch 2400.0 tok/s, 20.0 GFLOP/s, 12.0 causal)",
+    );
+    // The measured ceilings: 20 of a 40 GFLOP/s peak; PyTorch's 80 is 2×; a decode step of 30 MB at
+    // 10 GB/s is 3 ms, 80 MFLOP at 40 GFLOP/s 2 ms, and 8 rows at 600 tok/s took 13.33 ms.
+    expect(text).toContain(": 40.0 GFLOP/s; the engine's matmul reaches 0.50 of it, PyTorch's native matmul 2.00× it");
+    expect(text).toContain("this core's read rate, measured (a 128 MiB stream, the engine's kernels): 10.0 GB/s");
+    expect(text).toContain(
+      "a decode step moves 30.0 MB (every weight, the rows' cached keys and values): 3.00 ms at the read rate; it computes 80.0 MFLOP: 2.00 ms at the SIMD peak; it took 13.33 ms",
     );
     // Every comparison names what PyTorch ran and where: baseline, attention, BLAS kernel, CPU.
     const side =
@@ -269,4 +279,40 @@ describe('pact bench', () => {
     },
     120_000,
   );
+});
+
+describe('decodeStepWork', () => {
+  it('counts the bytes and FLOPs of a decode step by hand', () => {
+    // 2 layers, 1 KV head of dimension 4, 2 query heads, hidden 8, vocabulary 10, tied: 100 parameters
+    // read once. Mean length 10 + (5 − 1)/2 = 12: per row 2·2·1·4·12 = 192 cached floats; 2 rows.
+    const c = createTinyQwen3Config({
+      vocab_size: 10,
+      hidden_size: 8,
+      num_hidden_layers: 2,
+      num_attention_heads: 2,
+      num_key_value_heads: 1,
+      head_dim: 4,
+      tie_word_embeddings: true,
+    });
+    const w = decodeStepWork(c, 100, 2, 10, 5);
+    expect(w.bytes).toBe(4 * (100 + 2 * 192));
+    // FLOPs: 2 rows × (2·100 + attention 4·2 layers·2 heads·4·12 = 768)
+    expect(w.flops).toBe(2 * (200 + 768));
+    // Untied, the input table (10 × 8) is read a row at a time, not whole: not in the bytes.
+    expect(decodeStepWork({ ...c, tie_word_embeddings: false }, 180, 2, 10, 5).bytes).toBe(4 * (100 + 2 * 192));
+  });
+});
+
+describe('describeCpu', () => {
+  it('names the family, model and vector features from /proc/cpuinfo, and the bare name elsewhere', () => {
+    const info = [
+      'processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 fma avx2 avx512f avx512bw',
+      'processor\t: 1\ncpu family\t: 99\nmodel\t\t: 9\nmodel name\t: other',
+    ].join('\n\n');
+    expect(describeCpu(info)).toBe('AMD EPYC (family 26, model 2; fma, avx2, avx512f)');
+    expect(
+      describeCpu('processor\t: 0\ncpu family\t: 6\nmodel\t\t: 85\nmodel name\t: Intel Xeon\nflags\t\t: sse2'),
+    ).toBe('Intel Xeon (family 6, model 85)');
+    expect(describeCpu('processor\t: 0\nmodel name\t: Apple M2')).toBe('Apple M2');
+  });
 });

@@ -17,7 +17,7 @@
  * speed; compare numbers of one run on a quiet machine, not across runs.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,7 +114,7 @@ export interface BenchReport {
   cpu: string;
   cores: number;
   /** GFLOP/s: the 1024³ matmul, and the core's measured SIMD128 multiply-add peak (the engine's kernels). */
-  matmul: Record<string, { engine?: number; tfjs: number; simdPeak?: number }>;
+  matmul: Record<string, { engine?: number; tfjs: number; simdPeak?: number; readGBs?: number }>;
   kernels: (KernelCaseResult & { backend: string; path: 'engine' | 'graph' })[];
   steps: StepBenchResult[];
   torch?: TorchReal;
@@ -122,6 +122,32 @@ export interface BenchReport {
   torchSkipped?: string;
   /** `--pairs N`: the engine's and PyTorch's decode and training rates, pair by pair, first preset. */
   pairs?: BenchPair[];
+}
+
+/**
+ * The CPU a bench ran on: its model name and, on Linux, its family and model numbers and the
+ * vector features that set the engine's and OpenBLAS's ceilings (a VM's model name is often just
+ * "AMD EPYC", and ratios against PyTorch move with the CPU: docs/perf.md). `cpuinfo`: the text of
+ * /proc/cpuinfo (read when not given; absent elsewhere).
+ */
+export function describeCpu(cpuinfo?: string): string {
+  let text = cpuinfo;
+  if (text === undefined) {
+    try {
+      text = readFileSync('/proc/cpuinfo', 'utf8');
+    } catch {
+      text = '';
+    }
+  }
+  const first = text.split(/\n\s*\n/)[0] ?? '';
+  const field = (name: string) => new RegExp(`^${name}\\s*:\\s*(.*)$`, 'm').exec(first)?.[1]?.trim();
+  const name = field('model name') ?? os.cpus()[0]?.model.trim() ?? 'unknown';
+  const family = field('cpu family');
+  const model = field('model');
+  if (family === undefined || model === undefined) return name;
+  const flags = new Set((field('flags') ?? '').split(/\s+/));
+  const features = ['fma', 'avx2', 'avx512f'].filter((f) => flags.has(f));
+  return `${name} (family ${family}, model ${model}${features.length > 0 ? `; ${features.join(', ')}` : ''})`;
 }
 
 /** Decode and training rates of one side of a pair. */
@@ -278,6 +304,8 @@ export function formatBenchReport(report: BenchReport): string[] {
         `  this core's SIMD128 multiply-add peak, measured (12 chains in registers, the engine's ${report.engineKernels ?? 'simd'} kernels): ${fmt(m.simdPeak)} GFLOP/s; ` +
           `the engine's matmul reaches ${fmt((m.engine ?? NaN) / m.simdPeak, 2)} of it${t?.gemm ? `, PyTorch's native matmul ${fmt(t.gemm.gflops / m.simdPeak, 2)}× it` : ''}`,
       );
+    if (m.readGBs !== undefined)
+      out.push(`  this core's read rate, measured (a 128 MiB stream, the engine's kernels): ${fmt(m.readGBs)} GB/s`);
   }
   for (const k of report.kernels) {
     const td = t?.decode?.find((d) => d.name === k.name);
@@ -294,6 +322,12 @@ export function formatBenchReport(report: BenchReport): string[] {
       `  decode, batch ${d.batch}, ${d.new_tokens} new after ${d.context}: ${fmt(d.decode_tokens_per_s)} tok/s${ratio(d.decode_tokens_per_s, td?.decode_tokens_per_s, t)}; ` +
         `${fmt(d.ms_per_step_first, 2)} → ${fmt(d.ms_per_step_last, 2)} ms/step first → last 16${td ? ` (PyTorch ${fmt(td.decode_tokens_per_s)} tok/s, ${fmt(td.ms_per_step_first, 2)} → ${fmt(td.ms_per_step_last, 2)})` : ''}; prefill ${fmt(d.prefill_s, 2)} s`,
     );
+    const m = report.matmul[k.backend];
+    if (k.path === 'engine' && m?.readGBs && m.simdPeak && d.bytes_per_step)
+      out.push(
+        `  a decode step moves ${fmt(d.bytes_per_step / 1e6)} MB (every weight, the rows' cached keys and values): ${fmt(d.bytes_per_step / m.readGBs / 1e6, 2)} ms at the read rate; ` +
+          `it computes ${fmt(d.flops_per_step / 1e6)} MFLOP: ${fmt(d.flops_per_step / m.simdPeak / 1e6, 2)} ms at the SIMD peak; it took ${fmt((1000 * d.batch) / d.decode_tokens_per_s, 2)} ms`,
+      );
     const tr = k.train;
     out.push(
       `  train step ${tr.batch} × ${tr.seq}: ${fmt(tr.tokens_per_s)} tok/s${ratio(tr.tokens_per_s, tt?.tokens_per_s, t)}, ${fmt(tr.gflops)} GFLOP/s = ${fmt(own ? tr.gflops / own : NaN, 2)} of this backend's matmul rate` +
@@ -400,7 +434,7 @@ registerCommand({
       date: new Date().toISOString(),
       threads: engineThreads,
       node: process.version,
-      cpu: os.cpus()[0]?.model ?? 'unknown',
+      cpu: describeCpu(),
       cores: os.cpus().length,
       matmul: {},
       kernels: [],

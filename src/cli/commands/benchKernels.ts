@@ -29,6 +29,9 @@ export interface KernelCaseResult {
     decode_tokens_per_s: number;
     ms_per_step_first: number;
     ms_per_step_last: number;
+    /** What a step moves and computes on average (decodeStepWork). */
+    bytes_per_step: number;
+    flops_per_step: number;
   };
   train: {
     batch: number;
@@ -100,10 +103,59 @@ export function measureSimdPeak(rt: { k: { maddPeak(iters: number, x: number): n
 }
 
 /**
- * GFLOP/s of an n³ float32 product on the active backend's own path (best of 3 after a warm-up),
- * and with the engine, the core's SIMD128 multiply-add peak (measureSimdPeak).
+ * The rate, in GB/s, at which one thread reads a buffer of `bytes` (far above the caches) with the
+ * engine's streamSum (best of 5): the memory floor of work that streams its bytes once, as a decode
+ * step does.
  */
-export async function measureMatmulRate(n = 1024): Promise<{ engine?: number; tfjs: number; simdPeak?: number }> {
+export function measureReadRate(
+  rt: { k: { streamSum(x: number, n: number): number }; allocZeroed(n: number): number; release(p: number): void },
+  bytes = 128 << 20,
+): number {
+  const n = Math.floor(bytes / 128) * 32;
+  const p = rt.allocZeroed(n);
+  try {
+    rt.k.streamSum(p, n);
+    let best = 0;
+    for (let r = 0; r < 5; r++) {
+      const t0 = performance.now();
+      rt.k.streamSum(p, n);
+      best = Math.max(best, (4 * n) / ((performance.now() - t0) / 1000) / 1e9);
+    }
+    return best;
+  } finally {
+    rt.release(p);
+  }
+}
+
+/**
+ * What one decode step must move and compute, on average over a decode of `newTokens` after
+ * `context` at batch `batch`: every weight once (float32; the tied LM head once) and each row's
+ * cached keys and values at its mean length; the FLOPs of the weight products (2 per weight and
+ * row) and of attention (4 per cached key, query head, dimension and row).
+ */
+export function decodeStepWork(
+  c: Qwen3Config,
+  params: number,
+  batch: number,
+  context: number,
+  newTokens: number,
+): { bytes: number; flops: number } {
+  const meanLength = context + (newTokens - 1) / 2;
+  const kvFloats = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * meanLength;
+  const embedOnly = c.tie_word_embeddings ? 0 : c.vocab_size * c.hidden_size; // the input table: a few rows a step
+  const weights = params - embedOnly;
+  const attention = 4 * c.num_hidden_layers * c.num_attention_heads * c.head_dim * meanLength;
+  return { bytes: 4 * (weights + batch * kvFloats), flops: batch * (2 * weights + attention) };
+}
+
+/**
+ * GFLOP/s of an n³ float32 product on the active backend's own path (best of 3 after a warm-up),
+ * and with the engine, the core's SIMD128 multiply-add peak (measureSimdPeak) and read rate
+ * (measureReadRate, GB/s).
+ */
+export async function measureMatmulRate(
+  n = 1024,
+): Promise<{ engine?: number; tfjs: number; simdPeak?: number; readGBs?: number }> {
   const tf = await import('../../model/qwen3/tf');
   const a = tf.randomNormal([n, n]);
   const best = async (f: () => Promise<void>) => {
@@ -124,6 +176,7 @@ export async function measureMatmulRate(n = 1024): Promise<{ engine?: number; tf
   a.dispose();
   let engine: number | undefined;
   let simdPeak: number | undefined;
+  let readGBs: number | undefined;
   const backend = tf.getBackend();
   const { getEngineEnabled } = await import('../../model/qwen3/engineBridge');
   if ((backend === 'wasm' || backend === 'cpu') && getEngineEnabled()) {
@@ -133,8 +186,9 @@ export async function measureMatmulRate(n = 1024): Promise<{ engine?: number; tf
     engine = await best(async () => rt.k.gemm(p, n, p + n * n * 4, n, p + 2 * n * n * 4, n, n, n, n, 0));
     rt.release(p);
     simdPeak = measureSimdPeak(rt);
+    readGBs = measureReadRate(rt);
   }
-  return { engine, tfjs, ...(simdPeak === undefined ? {} : { simdPeak }) };
+  return { engine, tfjs, ...(simdPeak === undefined ? {} : { simdPeak, readGBs }) };
 }
 
 /** Runs each case on the active backend (select it first). */
@@ -217,6 +271,10 @@ export async function runKernelCases(specs: readonly KernelCaseSpec[]): Promise<
           decode_tokens_per_s: (Bd * (newTokens - 1)) / decodeS,
           ms_per_step_first: avg(steps.slice(0, 16)),
           ms_per_step_last: avg(steps.slice(-16)),
+          ...(() => {
+            const w = decodeStepWork(c, model.countParams(), Bd, context, newTokens);
+            return { bytes_per_step: w.bytes, flops_per_step: w.flops };
+          })(),
         },
         train: {
           batch: B,

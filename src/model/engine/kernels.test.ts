@@ -538,3 +538,13 @@ it("maddPeak runs 12 chains of `iters` multiply-adds on 4 lanes (pact bench's 96
   // and the lanes' sum is 4 · Σₖ (k + iters) = 4 · (78 + 12 · iters), exact in float32.
   for (const iters of [0, 1, 7, 1000]) expect(rt.k.maddPeak(iters, 2)).toBe(4 * (78 + 12 * iters));
 });
+
+it('streamSum adds every float of its buffer', () => {
+  // 1, 2, …, 256: each of the 8 vector sums gets 8 vectors, and every partial sum is an integer below 2²⁴.
+  withBuffers((put) => {
+    const x = put(Float32Array.from({ length: 256 }, (_, i) => i + 1));
+    expect(rt.k.streamSum(x, 256)).toBe((256 * 257) / 2);
+    expect(rt.k.streamSum(x, 32)).toBe((32 * 33) / 2);
+    expect(rt.k.streamSum(x, 0)).toBe(0);
+  });
+});

@@ -179,6 +179,8 @@ export interface Kernels {
   sumSquares(x: number, n: number): number;
   /** 96·iters float32 FLOPs of register-only multiply-adds (assembly/peak.ts); returns their sum. */
   maddPeak(iters: number, x: number): number;
+  /** The sum of n floats (n a multiple of 32) in 8 vector sums: a read stream (assembly/peak.ts). */
+  streamSum(x: number, n: number): number;
   /**
    * Next-token draws per row of logits as generate.ts's sampleFromLogits makes them (temperature 1
    * or greedy, top-p 1; assembly/sampler.ts): u [rows] float64 (< 0: greedy), work `limit`

@@ -14,11 +14,11 @@
 //   rowKernels.ts rmsnormFwd/Bwd, rope, swigluFwd/Bwd, axpy, embedFwd/Bwd, sumSquares
 //   lmHead.ts     lmHeadRows, lmHeadGradRows
 //   sampler.ts    sampleRows (next-token draws as generate.ts's sampler makes them), expFdlibm
-//   peak.ts       maddPeak (the core's SIMD128 multiply-add rate, for pact bench)
+//   peak.ts       maddPeak, streamSum (the core's SIMD128 multiply-add rate and read rate, for pact bench)
 export { gemm, gemmPacked, packTranspose, gemmTN, gemmTNScratchFloats, transpose } from './gemm';
 export { attnScratchFloats, attnFwd, attnBwd, attnDecodeScratchFloats, attnDecode } from './attention';
 export { rmsnormFwd, rmsnormBwd, rope, swigluFwd, swigluBwd, axpy, embedFwd, embedBwd } from './rowKernels';
 export { lmHeadRows, lmHeadGradRows } from './lmHead';
 export { sumSquares } from './rowKernels';
 export { sampleRows, expFdlibm } from './sampler';
-export { maddPeak } from './peak';
+export { maddPeak, streamSum } from './peak';

@@ -28,3 +28,27 @@ export function maddPeak(iters: i32, x: f32): f32 {
   const t = f32x4.add(f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)), f32x4.add(f32x4.add(s4, s5), f32x4.add(s6, s7)));
   return hsum(f32x4.add(t, f32x4.add(f32x4.add(s8, s9), f32x4.add(s10, s11))));
 }
+
+/**
+ * The sum of n floats at x (n a multiple of 32), read as 4-lane vectors into 8 independent sums:
+ * a read stream with little arithmetic, whose bytes per second over a buffer far larger than the
+ * caches is the rate at which the core reads memory (pact bench's floor for a decode step, which
+ * streams every weight and every cached key and value once).
+ */
+export function streamSum(x: usize, n: i32): f32 {
+  let s0 = splat(0), s1 = splat(0), s2 = splat(0), s3 = splat(0);
+  let s4 = splat(0), s5 = splat(0), s6 = splat(0), s7 = splat(0);
+  const end = x + (<usize>n << 2);
+  for (let p = x; p < end; p += 128) {
+    s0 = f32x4.add(s0, v128.load(p));
+    s1 = f32x4.add(s1, v128.load(p + 16));
+    s2 = f32x4.add(s2, v128.load(p + 32));
+    s3 = f32x4.add(s3, v128.load(p + 48));
+    s4 = f32x4.add(s4, v128.load(p + 64));
+    s5 = f32x4.add(s5, v128.load(p + 80));
+    s6 = f32x4.add(s6, v128.load(p + 96));
+    s7 = f32x4.add(s7, v128.load(p + 112));
+  }
+  const t = f32x4.add(f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)), f32x4.add(f32x4.add(s4, s5), f32x4.add(s6, s7)));
+  return hsum(t);
+}
