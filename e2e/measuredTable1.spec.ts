@@ -2,14 +2,14 @@
  * The home card's measured Table 1 (src/ui/MeasuredTable1.svelte), at 1280×800 and at 390 px: the
  * link under the short-run note opens the dialog; the PACT row's Solve-F1 is the cell that
  * results/table1/table.md has (read and parsed here, never written into the test); the figure
- * loaded; each of the four ablations opens from its disclosure with its reading, figure and tables,
- * the paper's row holding its committed cell; the wide tables scroll inside their own boxes while
+ * loaded; each of the four ablations, and the ToolSearcher table, opens from its disclosure with its
+ * reading, figure and tables, the paper's row holding its committed cell; the wide tables scroll inside their own boxes while
  * the page does not; Escape closes it and gives the focus back to the link.
  */
 import { readFileSync } from 'node:fs';
 import { test, expect, type Page } from '@playwright/test';
 import { readCell, readMeasuredTable } from '../src/ui/table1View';
-import { ABLATIONS } from '../src/ui/ablationsView';
+import { ABLATIONS, specTablePath, TOOLSEARCHER_TABLE } from '../src/ui/ablationsView';
 
 const TABLE1 = readMeasuredTable(readFileSync(new URL('../results/table1/table.md', import.meta.url), 'utf8'));
 
@@ -19,9 +19,11 @@ async function openTable1(page: Page, size: string) {
     if (m.type() === 'error') consoleErrors.push(m.text());
   });
   await page.goto('/');
-  const link = page.getByTestId('home').getByRole('button', { name: 'See the measured Table 1 and ablations' });
+  const link = page
+    .getByTestId('home')
+    .getByRole('button', { name: 'See the measured Table 1, ablations and ToolSearcher table' });
   await link.click();
-  const dialog = page.getByRole('dialog', { name: 'Table 1 and the ablations, as measured' });
+  const dialog = page.getByRole('dialog', { name: 'Table 1, the ablations and ToolSearcher, as measured' });
   await expect(dialog).toBeVisible();
 
   // The PACT row's Solve-F1, as the committed file has it.
@@ -41,9 +43,10 @@ async function openTable1(page: Page, size: string) {
     .poll(() => figure.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth))
     .toBeGreaterThan(0);
 
-  // The ablations, each from its committed table-with-frozen.md.
-  for (const spec of ABLATIONS) {
-    const file = new URL(`../results/${spec.name}/table-with-frozen.md`, import.meta.url);
+  // The ablations, each from its committed table-with-frozen.md, and the ToolSearcher table (ranked by F1).
+  for (const spec of [...ABLATIONS, TOOLSEARCHER_TABLE]) {
+    const metric = spec.metric ?? 'Solve-F1';
+    const file = new URL(`../${specTablePath(spec)}`, import.meta.url);
     const t = readMeasuredTable(readFileSync(file, 'utf8'));
     const section = dialog.getByTestId(`ablation-${spec.name}`);
     await section.locator('summary').click();
@@ -52,8 +55,8 @@ async function openTable1(page: Page, size: string) {
     await expect(section.getByTestId('ablation-main').locator('tbody tr')).toHaveCount(t.main.rows.length);
     const paperRow = `${spec.paperRow} − frozen (held out: − vanilla)`;
     await expect(
-      section.locator(`[data-testid="ablation-paired"] tr[data-row="${paperRow}"] [data-col="Solve-F1"]`),
-    ).toHaveText(readCell(t.paired!, paperRow, 'Solve-F1'));
+      section.locator(`[data-testid="ablation-paired"] tr[data-row="${paperRow}"] [data-col="${metric}"]`),
+    ).toHaveText(readCell(t.paired!, paperRow, metric));
     const chart = section.getByRole('img');
     await chart.scrollIntoViewIfNeeded();
     await expect
@@ -62,6 +65,11 @@ async function openTable1(page: Page, size: string) {
   }
   await dialog.getByTestId('ablation-sft-schedules').scrollIntoViewIfNeeded();
   await page.screenshot({ path: `e2e/screenshots/ablations-${size}.png` });
+  await expect(dialog.getByTestId('ablation-toolsearcher').getByTestId('ablation-reading')).toContainText(
+    'Held out, against the warm start (F1, paired by seed)',
+  );
+  await dialog.getByTestId('toolsearcher-intro').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `e2e/screenshots/toolsearcher-table-${size}.png` });
 
   // Wide tables scroll in their own box; the page never scrolls sideways.
   const pageOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

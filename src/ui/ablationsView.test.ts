@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ABLATIONS, describeAblation } from './ablationsView';
+import { ABLATIONS, describeAblation, specTablePath, TOOLSEARCHER_TABLE } from './ablationsView';
 import { pairedInWords, parseEstimate, readMeasuredTable } from './table1View';
 
 /** A table.md in `pact table`'s shape with the paired cells given: [row, Solve-F1, train reward]. */
@@ -104,4 +104,29 @@ describe('the committed ablation tables', () => {
       expect(reading.text).toContain(`is ${best.name}: ${pairedInWords(best.cell)}`);
     });
   }
+});
+
+describe('the committed ToolSearcher table', () => {
+  const path = new URL(`../../${specTablePath(TOOLSEARCHER_TABLE)}`, import.meta.url);
+  it('is read by F1 as the ablations are by Solve-F1: its highest row, its rows above in every seed, its paper row', () => {
+    expect(existsSync(path), `${path.pathname} is missing: run pact table on results/toolsearcher/runs`).toBe(true);
+    const t = readMeasuredTable(readFileSync(path, 'utf8'));
+    const n = t.main.header.indexOf('n');
+    for (const r of t.main.rows) expect(r[n], `row ${r[0]}`).toBe('3');
+    expect(t.heldOut).toMatch(/^Held out: 200 queries/);
+    const reading = describeAblation(t, TOOLSEARCHER_TABLE);
+    expect(reading.problems).toEqual([]);
+    // Found here from the F1 cells, independently of the reader: the largest mean, and the rows whose
+    // seeds are all above the warm start.
+    const col = t.paired!.header.indexOf('F1');
+    const rows = t
+      .paired!.rows.filter((r) => r[0].endsWith(' − frozen (held out: − vanilla)'))
+      .map((r) => ({ name: r[0].split(' − frozen')[0], cell: r[col], e: parseEstimate(r[col])! }));
+    const best = [...rows].sort((a, b) => b.e.mean - a.e.mean)[0];
+    expect(reading.text).toContain('against the warm start (F1, paired by seed)');
+    expect(reading.text).toContain(`is ${best.name}: ${pairedInWords(best.cell)}`);
+    const all = rows.filter((r) => r.e.paired !== null && r.e.above === r.e.paired).map((r) => r.name);
+    for (const name of all) expect(reading.text).toContain(name);
+    expect(reading.text).toContain('ToolSearcher itself');
+  });
 });

@@ -6,13 +6,18 @@
  * row is highest held out, which rows are above the warm start in every seed, where the paper's
  * own configuration stands, and the train reward against the frozen copy. Nothing in a reading
  * is a second copy of a number; a row the reading needs and the table lacks is named instead.
+ * The ToolSearcher table (TOOLSEARCHER_TABLE) is read and worded the same way, ranked by F1.
  */
 import type { MarkdownTable } from './markdownTables';
 import { pairedInWords, parseEstimate, type Estimate, type MeasuredTable } from './table1View';
 
 export interface AblationSpec {
-  /** The experiment file's name: results/NAME/table-with-frozen.md, docs/NAME-solve-f1.png. */
+  /** The experiment file's name: results/NAME/FILE (table-with-frozen.md unless `file`), its figure in docs/. */
   name: string;
+  /** The table's file in results/NAME/ (default table-with-frozen.md). */
+  file?: string;
+  /** The held-out column the reading ranks by (default Solve-F1). */
+  metric?: string;
   /** What it ablates, and where the paper has it. */
   title: string;
   /** The row that is the paper's own configuration (its first or chosen row). */
@@ -52,27 +57,45 @@ export const ABLATIONS: readonly AblationSpec[] = [
 const F1 = 'Solve-F1';
 const TRAIN = 'Train reward (mean over steps)';
 
+/** The table file of a spec, relative to the repository: results/NAME/FILE. */
+export const specTablePath = (spec: AblationSpec) => `results/${spec.name}/${spec.file ?? 'table-with-frozen.md'}`;
+
+/**
+ * ToolSearcher Table 1 and its ablation (ToolSearcher paper, Table 1 and Sec. 4.3), read and worded
+ * as the PACT ablations are: its committed results/toolsearcher/table.md pairs every row with a
+ * frozen copy (train) and the search warm start (held out), ranked by tool-selection F1.
+ */
+export const TOOLSEARCHER_TABLE: AblationSpec = {
+  name: 'toolsearcher',
+  file: 'table.md',
+  metric: 'F1',
+  title: 'ToolSearcher Table 1 and its ablation: which tools a policy selects from a repository',
+  paperRow: 'toolsearcher',
+  paperRowWords:
+    "ToolSearcher itself (event-level search modelling, trajectory-aligned credit, category-constrained search), first in the paper's Table 1",
+};
+
 interface PairedRow {
   name: string;
   f1: { text: string; e: Estimate };
   train: { text: string; e: Estimate } | null;
 }
 
-/** The rows "NAME − frozen (held out: − vanilla)" of the paired table, with their Solve-F1 and train cells. */
-function readPairedRows(paired: MarkdownTable): PairedRow[] {
+/** The rows "NAME − frozen (held out: − vanilla)" of the paired table, with their `metric` and train cells. */
+function readPairedRows(paired: MarkdownTable, metric: string): PairedRow[] {
   const col = (h: string) => paired.header.indexOf(h);
-  if (col(F1) < 0) throw new Error(`the paired table has no "${F1}" column`);
+  if (col(metric) < 0) throw new Error(`the paired table has no "${metric}" column`);
   const out: PairedRow[] = [];
   for (const r of paired.rows) {
     const m = /^(.+) − frozen \(held out: − vanilla\)$/.exec(r[0]);
     if (!m) continue;
-    const f1 = parseEstimate(r[col(F1)]);
+    const f1 = parseEstimate(r[col(metric)]);
     if (!f1) continue;
     const trainText = col(TRAIN) >= 0 ? r[col(TRAIN)] : null;
     const train = trainText ? parseEstimate(trainText) : null;
     out.push({
       name: m[1],
-      f1: { text: r[col(F1)], e: f1 },
+      f1: { text: r[col(metric)], e: f1 },
       train: trainText && train ? { text: trainText, e: train } : null,
     });
   }
@@ -91,9 +114,10 @@ export interface AblationReading {
 /** The reading of one ablation table, every number a cell of its paired table. */
 export function describeAblation(t: MeasuredTable, spec: AblationSpec): AblationReading {
   if (!t.paired) return { text: null, problems: ['the file has no "Paired by seed" table'] };
+  const metric = spec.metric ?? F1;
   let rows: PairedRow[];
   try {
-    rows = readPairedRows(t.paired);
+    rows = readPairedRows(t.paired, metric);
   } catch (e) {
     return { text: null, problems: [(e as Error).message] };
   }
@@ -106,7 +130,7 @@ export function describeAblation(t: MeasuredTable, spec: AblationSpec): Ablation
   const everySeed = rows.filter((r) => r.f1.e.paired !== null && r.f1.e.above === r.f1.e.paired && r.f1.e.mean > 0);
   const parts: string[] = [];
   parts.push(
-    `Held out, against the warm start (${F1}, paired by seed), the highest of the ${rows.length} rows is ` +
+    `Held out, against the warm start (${metric}, paired by seed), the highest of the ${rows.length} rows is ` +
       `${top.name}: ${pairedInWords(top.f1.text)}; the lowest is ${ranked[ranked.length - 1].name}: ` +
       `${pairedInWords(ranked[ranked.length - 1].f1.text)}.`,
   );

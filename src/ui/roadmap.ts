@@ -4,7 +4,7 @@
  * Device, Run setup (with the training buttons, and training on a loaded FTRL file), Live charts,
  * Rollout inspector, Runs (resume, delete, metrics and checkpoint export, checkpoint import), Task
  * files (with a policy's FTRL evaluation), Mask schedule, Anchoring gates, Prefix levels L0–L4,
- * Token masks.
+ * Token masks, the measured Table 1 with the ablations and the ToolSearcher table (Home).
  */
 export interface PlannedPanel {
   name: string;
@@ -12,14 +12,6 @@ export interface PlannedPanel {
 }
 
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
-  {
-    name: 'The ToolSearcher table in the app',
-    what:
-      'the table has run (experiments/toolsearcher.json: ToolSearcher, Search-R1, GSPO, GDPO, the three ablations, ' +
-      'the warm start and a frozen control, 3 seeds of 32 steps, 200 held-out queries): every RL row raises held-out ' +
-      'tool-selection F1 over the search warm start by 0.008 to 0.018 and none is resolved above another (docs/results.md); ' +
-      'the app does not show that table in a panel yet',
-  },
   {
     name: 'Storage quota for large checkpoints in the page',
     what:

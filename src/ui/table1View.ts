@@ -1,5 +1,5 @@
 /**
- * What the home card's "See the measured Table 1 and ablations" view shows (MeasuredTable1.svelte): the
+ * What the home card's "See the measured Table 1, ablations and ToolSearcher table" view shows (MeasuredTable1.svelte): the
  * committed results/table1/table.md read into its parts (`readMeasuredTable`), and a reading
  * of it for a newcomer (`describeTable1`) whose numbers are the table's own cells, never a
  * second copy. The reading's claims (which rows lead, PACT level with the warm start and with
