@@ -106,9 +106,17 @@ export function mmPacked(
 }
 
 /**
- * C (+)= Aᵀ·B (kernels.gemmTN, A stored [K, M]), split over the threads by rows of C; each task
- * gets its own scratch (A's packed columns and, over long K, partial sums: gemmTNScratchFloats),
- * freed after.
+ * Row slices of a gemmTN big enough to split, whatever the thread count: its scratch is then the
+ * same on 1, 2 or 3 threads, and so is the engine's peak memory, which a run records and which
+ * e2e/wasmThreads.spec.ts and threads.test.ts compare across thread counts.
+ */
+const TN_SLICES = 4;
+
+/**
+ * C (+)= Aᵀ·B (kernels.gemmTN, A stored [K, M]), split over the threads in TN_SLICES slices of rows
+ * of C. One scratch buffer holds every slice's part (A's packed columns and, over long K, partial
+ * sums: gemmTNScratchFloats); on one thread the whole product is one call on it (one call streams B
+ * once, four slices four times: 4–5 % slower for a weight gradient over 12,288 rows).
  */
 export function mmTN(
   rt: EngineRuntime,
@@ -123,40 +131,27 @@ export function mmTN(
   K: number,
   acc: number,
 ): void {
-  const T = rt.threads;
-  const single = T === 1 || 2 * M * N * K < PARALLEL_FLOPS || M < 8;
-  const step = single ? M : Math.ceil(M / (2 * T) / 4) * 4;
-  const tasks = Math.ceil(M / step);
-  const work = Array.from({ length: tasks }, (_, t) =>
-    rt.alloc(rt.k.gemmTNScratchFloats(Math.min(step, M - t * step), N, K)),
-  );
+  const split = 2 * M * N * K >= PARALLEL_FLOPS && M >= 8;
+  const step = split ? Math.ceil(M / TN_SLICES / 4) * 4 : M;
+  const rows = Array.from({ length: Math.ceil(M / step) }, (_, t) => Math.min(step, M - t * step));
+  const floats = rows.map((m) => rt.k.gemmTNScratchFloats(m, N, K));
+  const work = rt.alloc(floats.reduce((x, y) => x + y, 0));
   try {
-    if (single) {
-      rt.k.gemmTN(a, lda, b, ldb, c, ldc, M, N, K, acc, work[0]);
+    if (rt.threads === 1 || rows.length === 1) {
+      rt.k.gemmTN(a, lda, b, ldb, c, ldc, M, N, K, acc, work);
       return;
     }
+    let w = work;
     rt.parallel(
-      work.map((w, t) => {
+      rows.map((m, t) => {
         const i0 = t * step;
-        return [
-          gemmTNCall({
-            a: a + i0 * F,
-            lda,
-            b,
-            ldb,
-            c: c + i0 * ldc * F,
-            ldc,
-            M: Math.min(step, M - i0),
-            N,
-            K,
-            acc,
-            work: w,
-          }),
-        ];
+        const call = gemmTNCall({ a: a + i0 * F, lda, b, ldb, c: c + i0 * ldc * F, ldc, M: m, N, K, acc, work: w });
+        w += floats[t] * F;
+        return [call];
       }),
     );
   } finally {
-    for (const w of work) rt.release(w);
+    rt.release(work);
   }
 }
 

@@ -1,6 +1,6 @@
 // The engine on 1, 2 and 3 threads (worker_threads on a shared memory) gives the same bits:
 // log-probs, entropies and gradients of rows that share a prefix and rows that do not, and
-// the logits of a prefill and of decode steps. Tasks write disjoint memory, so the split
+// the logits of a prefill and of decode steps; and the same peak of engine memory. Tasks write disjoint memory, so the split
 // never changes an operation's order.
 // With PACT_FMA=1 under relaxed SIMD (kernelsFma.test.ts runs this file so) every runtime runs
 // the fused multiply-add kernels, and a last test measures them against the plain ones.
@@ -40,6 +40,8 @@ afterAll(() => model.dispose());
 
 function run(engine: Qwen3Engine, rows: number[][]) {
   const P = toEngineParams(model.params);
+  const live = engine.rt.allocatedBytes;
+  engine.rt.resetPeak();
   const f = engine.forward(P, rows, { withEntropy: true, keep: true });
   const g = f.logprobs.map((r) => r.map((_, i) => Math.sin(i)));
   const grads = engine.backward(
@@ -52,7 +54,8 @@ function run(engine: Qwen3Engine, rows: number[][]) {
   const prefill = engine.extend(P, [{ slot, tokens: rows[0].slice(0, 200) }]);
   const decode = [1, 2, 3].map((t) => engine.extend(P, [{ slot, tokens: [t] }]));
   engine.freeSlot(slot);
-  return { f, grads, prefill, decode };
+  // The engine's peak above what it held before: a run records it, and it must not depend on the threads.
+  return { f, grads, prefill, decode, peak: engine.rt.peakAllocatedBytes - live };
 }
 
 const prefix = ids(300, 1);
@@ -76,6 +79,7 @@ it(`gives the same bits on 1, 2 and 3 threads (${KERNELS} kernels)`, () => {
       for (const [name, g] of a.grads) expect(Array.from(b.grads.get(name)!), name).toEqual(Array.from(g));
       expect(Array.from(b.prefill)).toEqual(Array.from(a.prefill));
       a.decode.forEach((z, t) => expect(Array.from(b.decode[t])).toEqual(Array.from(z)));
+      expect(b.peak, 'engine peak bytes').toBe(a.peak);
     }
   }
 }, 120_000);
