@@ -310,8 +310,9 @@ export function formatBenchReport(report: BenchReport): string[] {
   for (const k of report.kernels) {
     const td = t?.decode?.find((d) => d.name === k.name);
     const tt = t?.train?.find((d) => d.name === k.name);
-    const own = report.matmul[k.backend]?.[k.path === 'engine' ? 'engine' : 'tfjs'];
-    const peak = report.matmul[k.backend]?.simdPeak;
+    const m = report.matmul[k.backend];
+    const own = m?.[k.path === 'engine' ? 'engine' : 'tfjs'];
+    const peak = m?.simdPeak;
     const d = k.decode;
     out.push(
       '',
@@ -322,11 +323,10 @@ export function formatBenchReport(report: BenchReport): string[] {
       `  decode, batch ${d.batch}, ${d.new_tokens} new after ${d.context}: ${fmt(d.decode_tokens_per_s)} tok/s${ratio(d.decode_tokens_per_s, td?.decode_tokens_per_s, t)}; ` +
         `${fmt(d.ms_per_step_first, 2)} → ${fmt(d.ms_per_step_last, 2)} ms/step first → last 16${td ? ` (PyTorch ${fmt(td.decode_tokens_per_s)} tok/s, ${fmt(td.ms_per_step_first, 2)} → ${fmt(td.ms_per_step_last, 2)})` : ''}; prefill ${fmt(d.prefill_s, 2)} s`,
     );
-    const m = report.matmul[k.backend];
-    if (k.path === 'engine' && m?.readGBs && m.simdPeak && d.bytes_per_step)
+    if (k.path === 'engine' && m?.readGBs && peak && d.bytes_per_step)
       out.push(
         `  a decode step moves ${fmt(d.bytes_per_step / 1e6)} MB (every weight, the rows' cached keys and values): ${fmt(d.bytes_per_step / m.readGBs / 1e6, 2)} ms at the read rate; ` +
-          `it computes ${fmt(d.flops_per_step / 1e6)} MFLOP: ${fmt(d.flops_per_step / m.simdPeak / 1e6, 2)} ms at the SIMD peak; it took ${fmt((1000 * d.batch) / d.decode_tokens_per_s, 2)} ms`,
+          `it computes ${fmt(d.flops_per_step / 1e6)} MFLOP: ${fmt(d.flops_per_step / peak / 1e6, 2)} ms at the SIMD peak; it took ${fmt((1000 * d.batch) / d.decode_tokens_per_s, 2)} ms`,
       );
     const tr = k.train;
     out.push(
