@@ -7,7 +7,8 @@
  * A decode step (one new token per slot, several slots) on several threads is split by slots
  * instead: slots are independent through every layer, so each slice of slots runs the same
  * forward (embedding, layers, final norm, logits) as one task of kernel calls, recorded by a
- * TaskRecorder (threadSplit.ts), and the step is one dispatch. Same bits as one thread: every
+ * TaskRecorder (threadSplit.ts) for the workers while the calling thread runs the first slice
+ * itself, and the step is one dispatch. Same bits as one thread: every
  * kernel works row by row, and a gemm sums each element in one order whatever its tile.
  * runExtendSampled also draws each slot's next token where its logits are (assembly/sampler.ts:
  * the draws and log-probs of generate.ts's JavaScript sampler, bit for bit), inside the same task
@@ -21,7 +22,9 @@ import { EMBED, FINAL_NORM, headName, listPassTensors } from './names';
 import { attnDecodeCall, attnFwdCall, type KernelArgs } from './kernelCalls';
 import { SAMPLE_OUT, type SampleRequest } from './sampling';
 import { ensureSlotCapacity, slotKeys, writeSlotKeys, type KvSlot } from './kvCache';
-import { allocAttnWork, mmPacked, TaskRecorder } from './threadSplit';
+import { allocAttnWork, callingThreadRuntime, mmPacked, TaskRecorder } from './threadSplit';
+import type { EngineRuntime } from './runtime';
+import type { KernelCall } from './threads';
 import type { EngineParams } from './weights';
 
 export interface ExtendItem {
@@ -53,74 +56,80 @@ function attendSlots(
   const { rt, QD, KD, D, nH, nKv, group } = e;
   // A single new token: one attnDecode call per (slot, KV head), its `group` query heads adjacent
   // rows. Several: one attnFwd call per (slot, head). Each call gets its own scratch (and attnFwd
-  // its log-sum-exp rows, which extend never reads), allocated once all are known, unless the
-  // calls run one after another in one task (`shared`, sized for the longest slot).
-  const decodes: Omit<KernelArgs<'attnDecode'>, 'work'>[] = [];
-  const fwds: Omit<KernelArgs<'attnFwd'>, 'lse' | 'ldlse' | 'work'>[] = [];
-  items.forEach((it, j) => {
-    const s = it.slot;
-    const start = s.tokens.length;
-    const c = counts[j];
-    writeSlotKeys(e, s, i, a.k + offsets[j] * KD * F, c, start);
-    rt.k.axpy(a.v + offsets[j] * KD * F, s.v[i] + start * KD * F, c * KD, 1, 0); // a copy: x·1 is x
-    if (c === 1) {
-      for (let gh = 0; gh < nKv; gh++) {
-        decodes.push({
-          q: a.q + (offsets[j] * QD + gh * group * D) * F,
-          ldq: D,
-          ...slotKeys(e, s, i, gh),
-          v: s.v[i] + gh * D * F,
-          ldv: KD,
-          o: a.o + (offsets[j] * QD + gh * group * D) * F,
-          ldo: D,
-          G: group,
-          Tk: start + 1,
-          D,
-          scale: e.scale,
-        });
-      }
-      return;
-    }
-    for (let h = 0; h < nH; h++) {
-      const gh = Math.floor(h / group);
-      fwds.push({
-        q: a.q + (offsets[j] * QD + h * D) * F,
-        ldq: QD,
-        ...slotKeys(e, s, i, gh),
-        v: s.v[i] + gh * D * F,
-        ldv: KD,
-        o: a.o + (offsets[j] * QD + h * D) * F,
-        ldo: QD,
-        Tq: c,
-        qPos0: start,
-        qStep: 1,
-        Tk: start + c,
-        D,
-        scale: e.scale,
-      });
-    }
-  });
-  if (shared) {
-    if (fwds.length > 0) throw new Error('engine: shared attention scratch is for one token per slot');
-    rt.parallel([decodes.map((args) => attnDecodeCall({ ...args, work: shared.work }))]);
-    return;
-  }
+  // its log-sum-exp rows, which extend never reads), unless the calls run one after another
+  // (`shared`, sized for the longest slot: a decode step on one thread, or in one task). The calls
+  // are built as they are found (a decode step makes 64 at qwen3-nano's batch 8, every step).
   const temps: number[] = [];
   const scratch = (floats: number) => {
     const p = rt.alloc(floats);
     temps.push(p);
     return p;
   };
-  const fwdWork = allocAttnWork(rt, D, fwds.length);
-  temps.push(...fwdWork);
-  const lseRows = Math.max(nH, ...counts);
-  const lseAll = scratch(Math.max(1, fwds.length * lseRows));
-  const tasks = [
-    ...decodes.map((args) => [attnDecodeCall({ ...args, work: scratch(decodeScratchFloats(e, args.Tk)) })]),
-    ...fwds.map((args, t) => [attnFwdCall({ ...args, lse: lseAll + t * lseRows * F, ldlse: 1, work: fwdWork[t] })]),
-  ];
   try {
-    rt.parallel(tasks);
+    const decodes: KernelCall[] = [];
+    const fwds: Omit<KernelArgs<'attnFwd'>, 'lse' | 'ldlse' | 'work'>[] = [];
+    items.forEach((it, j) => {
+      const s = it.slot;
+      const start = s.tokens.length;
+      const c = counts[j];
+      writeSlotKeys(e, s, i, a.k + offsets[j] * KD * F, c, start);
+      rt.k.axpy(a.v + offsets[j] * KD * F, s.v[i] + start * KD * F, c * KD, 1, 0); // a copy: x·1 is x
+      if (c === 1) {
+        for (let gh = 0; gh < nKv; gh++) {
+          const keys = slotKeys(e, s, i, gh);
+          decodes.push(
+            attnDecodeCall({
+              q: a.q + (offsets[j] * QD + gh * group * D) * F,
+              ldq: D,
+              kt: keys.kt,
+              ldkt: keys.ldkt,
+              ktTile: keys.ktTile,
+              v: s.v[i] + gh * D * F,
+              ldv: KD,
+              o: a.o + (offsets[j] * QD + gh * group * D) * F,
+              ldo: D,
+              G: group,
+              Tk: start + 1,
+              D,
+              scale: e.scale,
+              work: shared ? shared.work : scratch(decodeScratchFloats(e, start + 1)),
+            }),
+          );
+        }
+        return;
+      }
+      if (shared) throw new Error('engine: shared attention scratch is for one token per slot');
+      for (let h = 0; h < nH; h++) {
+        const gh = Math.floor(h / group);
+        fwds.push({
+          q: a.q + (offsets[j] * QD + h * D) * F,
+          ldq: QD,
+          ...slotKeys(e, s, i, gh),
+          v: s.v[i] + gh * D * F,
+          ldv: KD,
+          o: a.o + (offsets[j] * QD + h * D) * F,
+          ldo: QD,
+          Tq: c,
+          qPos0: start,
+          qStep: 1,
+          Tk: start + c,
+          D,
+          scale: e.scale,
+        });
+      }
+    });
+    if (shared) {
+      rt.parallel([decodes]);
+      return;
+    }
+    const fwdWork = allocAttnWork(rt, D, fwds.length);
+    temps.push(...fwdWork);
+    const lseRows = Math.max(nH, ...counts);
+    const lseAll = scratch(Math.max(1, fwds.length * lseRows));
+    rt.parallel([
+      ...decodes.map((call) => [call]),
+      ...fwds.map((args, t) => [attnFwdCall({ ...args, lse: lseAll + t * lseRows * F, ldlse: 1, work: fwdWork[t] })]),
+    ]);
   } finally {
     for (const p of temps) rt.release(p);
   }
@@ -267,7 +276,11 @@ export function decodeSlices(items: number, threads: number): [number, number][]
   return out;
 }
 
-/** A decode step as one dispatch: each slice's whole forward, recorded, is one task. */
+/**
+ * A decode step as one dispatch: each slice's whole forward is one task, recorded, except the
+ * first slice's, which the calling thread runs itself while the workers run the others (so
+ * neither its recording nor the workers' wake-up comes before the workers start).
+ */
 function forwardSlices(
   e: EngineCore,
   P: EngineParams,
@@ -276,29 +289,46 @@ function forwardSlices(
   limit: number | null,
 ): void {
   const { rt } = e;
+  const [first, ...rest] = decodeSlices(items.length, rt.threads);
   const recorders: TaskRecorder[] = [];
   try {
-    const tasks = decodeSlices(items.length, rt.threads).map(([r0, n]) => {
+    const tasks = rest.map(([r0, n]) => {
       const rec = new TaskRecorder(rt);
       recorders.push(rec);
-      const sub = rec.runtime;
-      // The slice's attention calls run one after another: one scratch, for its longest slot.
-      const slice = items.slice(r0, r0 + n);
-      const shared = {
-        work: sub.alloc(decodeScratchFloats(e, Math.max(...slice.map((it) => it.slot.tokens.length + 1)))),
-      };
-      const ones = new Array<number>(n).fill(1);
-      const offsets = ones.map((_, j) => j);
-      // Its own sampling scratch: the slice draws its slots' tokens in the same task.
-      const sample = limit === null ? undefined : { limit, work: sub.alloc(2 * limit) };
-      forwardSlots({ ...e, rt: sub }, P, slice, ones, offsets, rowsFrom(e, b, r0), shared, sample);
-      sub.release(shared.work);
-      if (sample) sub.release(sample.work);
+      forwardSlice(e, P, items, b, limit, rec.runtime, r0, n);
       return rec.calls;
     });
-    rt.parallel(tasks);
+    rt.parallelBeside(tasks, () => forwardSlice(e, P, items, b, limit, callingThreadRuntime(rt), first[0], first[1]));
   } finally {
     for (const rec of recorders) rec.releaseAll();
+  }
+}
+
+/**
+ * Slots [r0, r0 + n) of a decode step from embedding to drawn tokens, on `sub` (a TaskRecorder's
+ * runtime, or the calling thread's): its attention calls one after another on one scratch, for
+ * its longest slot, and its own sampling scratch.
+ */
+function forwardSlice(
+  e: EngineCore,
+  P: EngineParams,
+  items: readonly ExtendItem[],
+  b: ExtendBuffers,
+  limit: number | null,
+  sub: EngineRuntime,
+  r0: number,
+  n: number,
+): void {
+  const slice = items.slice(r0, r0 + n);
+  const shared = { work: sub.alloc(decodeScratchFloats(e, Math.max(...slice.map((it) => it.slot.tokens.length + 1)))) };
+  const sample = limit === null ? undefined : { limit, work: sub.alloc(2 * limit) };
+  try {
+    const ones = new Array<number>(n).fill(1);
+    const offsets = ones.map((_, j) => j);
+    forwardSlots({ ...e, rt: sub }, P, slice, ones, offsets, rowsFrom(e, b, r0), shared, sample);
+  } finally {
+    sub.release(shared.work);
+    if (sample) sub.release(sample.work);
   }
 }
 
@@ -378,6 +408,7 @@ function extendWith(
     // thread runs a slice of them from embedding to logits (one dispatch instead of many).
     const limit = request ? request.limit : null;
     if (isDecode && items.length > 1 && rt.threads > 1) forwardSlices(e, P, items, b, limit);
+    else if (isDecode && rt.threads === 1) forwardSlice(e, P, items, b, limit, rt, 0, items.length);
     else {
       const work = limit === null ? 0 : rt.alloc(2 * limit);
       if (work !== 0) temps.push(work);

@@ -13,7 +13,7 @@ import { decodeSlices } from './decode';
 import { KT_TILE, type KvSlot } from './kvCache';
 import { Qwen3Engine } from './qwen3Engine';
 import { EngineRuntime } from './runtime';
-import { TASK_TABLE_SLOTS, taskSlots, type KernelCall } from './threads';
+import { TASK_KERNELS, TASK_TABLE_SLOTS, taskSlots, type KernelCall, type TaskKernel } from './threads';
 import type { EngineParams } from './weights';
 import { SMALL_GQA_CONFIG } from './smallConfig';
 
@@ -22,18 +22,43 @@ const CONFIG = SMALL_GQA_CONFIG;
 const ids = (n: number, seed: number, V = CONFIG.vocab_size) =>
   Array.from({ length: n }, (_, i) => (i * 37 + seed * 101 + ((i * i) % 13)) % V);
 
-/** An engine on `threads` threads whose rt.parallel calls are counted (and their tasks kept). */
+/**
+ * An engine on `threads` threads whose dispatches (rt.parallel and rt.parallelBeside calls) are
+ * counted, their posted tasks kept, and the calls that ran on the calling thread beside them counted.
+ */
 async function engineOn(config: Qwen3Config, threads: number) {
   const rt = new EngineRuntime(16 << 20, threads > 1);
   if (threads > 1) await rt.startThreads(threads);
   expect(rt.threads).toBe(threads);
   const dispatches: (readonly (readonly KernelCall[])[])[] = [];
+  const beside: number[] = [];
   const parallel = rt.parallel.bind(rt);
   rt.parallel = (tasks) => {
     dispatches.push(tasks);
     parallel(tasks);
   };
-  return { rt, engine: new Qwen3Engine(config, rt), dispatches };
+  const parallelBeside = rt.parallelBeside.bind(rt);
+  rt.parallelBeside = (tasks, local) => {
+    dispatches.push(tasks);
+    // Count the kernel calls the calling thread runs meanwhile (its slice reads rt.k).
+    const saved = rt.k;
+    const exports = saved as unknown as Record<string, (...args: number[]) => number>;
+    let calls = 0;
+    const counted: Record<string, unknown> = {};
+    for (const name of Object.keys(exports))
+      counted[name] = (...args: number[]) => {
+        if (TASK_KERNELS.includes(name as TaskKernel)) calls++;
+        return exports[name](...args);
+      };
+    rt.k = counted as unknown as typeof saved;
+    try {
+      parallelBeside(tasks, local);
+    } finally {
+      rt.k = saved;
+      beside.push(calls);
+    }
+  };
+  return { rt, engine: new Qwen3Engine(config, rt), dispatches, beside };
 }
 
 /** The cached keys (the first `length` positions of each head's kᵀ tiles) and values of a slot, every layer. */
@@ -200,8 +225,9 @@ describe('decode split by slots over threads', () => {
       const P = toEngineParams(nano.params);
       const logits: number[][] = [];
       let tasks: readonly (readonly KernelCall[])[] = [];
+      let besideCalls = 0;
       for (const threads of [1, 2]) {
-        const { rt, engine, dispatches } = await engineOn(config, threads);
+        const { rt, engine, dispatches, beside } = await engineOn(config, threads);
         const slots = Array.from({ length: 8 }, () => engine.createSlot(128));
         engine.extend(
           P,
@@ -221,15 +247,19 @@ describe('decode split by slots over threads', () => {
         if (threads === 2) {
           expect(dispatches.length - before).toBe(1);
           tasks = dispatches[dispatches.length - 1];
+          besideCalls = beside[beside.length - 1];
         }
         for (const s of slots) engine.freeSlot(s);
       }
       expect(logits[1]).toEqual(logits[0]);
-      expect(tasks.length).toBe(2);
+      // Slots 4–7 go to the worker as one recorded task; slots 0–3 run on the calling thread
+      // meanwhile: the same kernel calls, unrecorded.
+      expect(tasks.length).toBe(1);
+      expect(besideCalls).toBe(tasks[0].length);
       const sizes = tasks.map((t) => taskSlots(t));
       console.log(
-        `qwen3-nano decode step of 8 slots on 2 threads: 2 tasks of ${tasks.map((t) => t.length).join(' and ')} ` +
-          `kernel calls, ${sizes.join(' and ')} task-table slots (the table holds ${TASK_TABLE_SLOTS})`,
+        `qwen3-nano decode step of 8 slots on 2 threads: 1 posted task of ${tasks[0].length} kernel calls ` +
+          `(${sizes[0]} task-table slots; the table holds ${TASK_TABLE_SLOTS}), ${besideCalls} calls on the calling thread`,
       );
       // Both run at once only if one batch holds them: a task too long for the table would run alone.
       expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(TASK_TABLE_SLOTS);

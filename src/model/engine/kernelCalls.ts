@@ -79,7 +79,9 @@ export type KernelArgs<K extends TaskKernel> = { readonly [P in (typeof KERNEL_P
 /** A call of `kernel` with its arguments laid out in signature order. */
 export function kernelCall<K extends TaskKernel>(kernel: K, args: KernelArgs<K>): KernelCall {
   const names: readonly string[] = KERNEL_PARAMS[kernel];
-  return [kernel, ...names.map((name) => (args as Record<string, number>)[name])];
+  const call: KernelCall = [kernel];
+  for (const name of names) call.push((args as Record<string, number>)[name]);
+  return call;
 }
 
 /** C[M,N] (+)= A[M,K]·B[K,N]. */

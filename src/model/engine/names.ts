@@ -12,6 +12,13 @@ export const LM_HEAD = 'lm_head.weight';
 
 /** Names of one layer's tensors. */
 export function layerNames(i: number) {
+  return (LAYER_NAMES[i] ??= Object.freeze(buildLayerNames(i)));
+}
+
+/** Built once per layer index: every layer of every decode step asks for them. */
+const LAYER_NAMES: Readonly<ReturnType<typeof buildLayerNames>>[] = [];
+
+function buildLayerNames(i: number) {
   const p = `model.layers.${i}`;
   return {
     inNorm: `${p}.input_layernorm.weight`,

@@ -15,7 +15,7 @@
  */
 import { KERNELS_DATA_END, KERNELS_RELAXED_WASM_BASE64, KERNELS_WASM_BASE64 } from './kernelsWasm';
 import { withSharedMemoryImport } from './sharedMemoryImport';
-import { ThreadPool, type KernelCall } from './threads';
+import { invoke, ThreadPool, type KernelCall } from './threads';
 import { chooseKernels, describeMissingRelaxedSimd, hasRelaxedSimd, type KernelVariant } from './kernelChoice';
 
 export { chooseKernels, hasRelaxedSimd, KERNEL_VARIANTS, type KernelVariant } from './kernelChoice';
@@ -315,7 +315,21 @@ export class EngineRuntime {
       return;
     }
     const k = this.k as unknown as Record<string, (...args: number[]) => void>;
-    for (const task of tasks) for (const [name, ...args] of task) k[name](...args);
+    for (const task of tasks) for (const call of task) invoke(k[call[0]], call, 1, call.length - 1);
+  }
+
+  /**
+   * Runs `tasks` on the worker threads while the calling thread runs `local` (kernel calls of its
+   * own, on memory no task touches, dispatching nothing), then returns when both are done. With
+   * no workers, `local` and then the tasks run here.
+   */
+  parallelBeside(tasks: readonly (readonly KernelCall[])[], local: () => void): void {
+    if (this.pool) {
+      this.pool.runBeside(tasks, local);
+      return;
+    }
+    local();
+    this.parallel(tasks);
   }
 
   /** Bytes currently allocated (live buffers). */

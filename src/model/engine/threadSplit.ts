@@ -14,7 +14,7 @@ import { F } from './core';
 import type { EngineRuntime, Kernels } from './runtime';
 import { gemmCall, gemmPackedCall, gemmTNCall } from './kernelCalls';
 import { packedColumns } from './weights';
-import { TASK_KERNELS, type KernelCall } from './threads';
+import { invoke, TASK_KERNELS, type KernelCall, type TaskKernel } from './threads';
 
 /** Products smaller than this run on the calling thread (a dispatch costs tens of µs). */
 const PARALLEL_FLOPS = 4e6;
@@ -190,6 +190,37 @@ export function allocAttnWork(rt: EngineRuntime, D: number, n: number): number[]
   return Array.from({ length: n }, () => rt.alloc(floats));
 }
 
+/** Runtime members other than kernels, threads and the allocator: memory views and copies. */
+const MEMORY_MEMBERS = ['f32', 'i32', 'allocZeroed', 'allocFrom', 'read', 'view', 'write'] as const;
+
+/**
+ * The runtime as the calling thread alone sees it: `threads` is 1 (so no product splits) and
+ * `parallel` runs each task's calls at once, here; kernels, allocator and memory are the real
+ * runtime's. For the calling thread's share of work while the workers run theirs
+ * (EngineRuntime.parallelBeside: decode.ts runs a decode step's first slice so).
+ */
+export function callingThreadRuntime(rt: EngineRuntime): EngineRuntime {
+  const stand = {
+    k: rt.k,
+    threads: 1,
+    alloc: (floats: number) => rt.alloc(floats),
+    release: (ptr: number) => rt.release(ptr),
+    parallel: (tasks: readonly (readonly KernelCall[])[]) => {
+      const k = rt.k as unknown as Record<string, (...args: number[]) => void>;
+      for (const task of tasks) for (const call of task) invoke(k[call[0]], call, 1, call.length - 1);
+    },
+  };
+  for (const key of MEMORY_MEMBERS) {
+    Object.defineProperty(stand, key, {
+      get: () => {
+        const v = (rt as unknown as Record<string, unknown>)[key];
+        return typeof v === 'function' ? v.bind(rt) : v;
+      },
+    });
+  }
+  return stand as unknown as EngineRuntime;
+}
+
 /**
  * A stand-in for the runtime that records instead of running: `runtime.k.<kernel>(…)` appends a
  * call to `calls`, `parallel(tasks)` appends every task's calls in order, `threads` is 1 (so mm
@@ -209,7 +240,11 @@ export class TaskRecorder {
       k[name] = () => {
         throw new Error(`engine: kernel ${name} cannot run inside a task (threads.ts TASK_KERNELS)`);
       };
-    for (const name of TASK_KERNELS) k[name] = (...args: number[]) => void this.calls.push([name, ...args]);
+    for (const name of TASK_KERNELS)
+      k[name] = (...args: (number | TaskKernel)[]) => {
+        args.unshift(name); // the call is the arguments' own array
+        this.calls.push(args as KernelCall);
+      };
     k.attnScratchFloats = (D: number) => rt.k.attnScratchFloats(D);
     k.attnDecodeScratchFloats = (G: number, Tk: number, D: number) => rt.k.attnDecodeScratchFloats(G, Tk, D);
     const noMemory = (): never => {
@@ -224,8 +259,7 @@ export class TaskRecorder {
         for (const task of tasks) this.calls.push(...task);
       },
     };
-    for (const key of ['f32', 'i32', 'allocZeroed', 'allocFrom', 'read', 'view', 'write'])
-      Object.defineProperty(stand, key, { get: noMemory });
+    for (const key of MEMORY_MEMBERS) Object.defineProperty(stand, key, { get: noMemory });
     this.runtime = stand as unknown as EngineRuntime;
   }
 

@@ -34,6 +34,112 @@ export type TaskKernel = (typeof TASK_KERNELS)[number];
 /** One kernel call: the kernel and its (i32 or f32) arguments. */
 export type KernelCall = [TaskKernel, ...number[]];
 
+/**
+ * f(a[p], …, a[p + n − 1]) without building an argument array, for the arities of the task
+ * kernels (any other n takes the slow path). Self-contained: the worker's source embeds its text.
+ */
+export function invoke(f: (...args: number[]) => void, a: ArrayLike<unknown>, p: number, n: number): void {
+  const x = a as ArrayLike<number>;
+  switch (n) {
+    case 4:
+      f(x[p], x[p + 1], x[p + 2], x[p + 3]);
+      return;
+    case 5:
+      f(x[p], x[p + 1], x[p + 2], x[p + 3], x[p + 4]);
+      return;
+    case 6:
+      f(x[p], x[p + 1], x[p + 2], x[p + 3], x[p + 4], x[p + 5]);
+      return;
+    case 7:
+      f(x[p], x[p + 1], x[p + 2], x[p + 3], x[p + 4], x[p + 5], x[p + 6]);
+      return;
+    case 9:
+      f(x[p], x[p + 1], x[p + 2], x[p + 3], x[p + 4], x[p + 5], x[p + 6], x[p + 7], x[p + 8]);
+      return;
+    case 10:
+      f(x[p], x[p + 1], x[p + 2], x[p + 3], x[p + 4], x[p + 5], x[p + 6], x[p + 7], x[p + 8], x[p + 9]);
+      return;
+    case 11:
+      f(x[p], x[p + 1], x[p + 2], x[p + 3], x[p + 4], x[p + 5], x[p + 6], x[p + 7], x[p + 8], x[p + 9], x[p + 10]);
+      return;
+    case 14:
+      f(
+        x[p],
+        x[p + 1],
+        x[p + 2],
+        x[p + 3],
+        x[p + 4],
+        x[p + 5],
+        x[p + 6],
+        x[p + 7],
+        x[p + 8],
+        x[p + 9],
+        x[p + 10],
+        x[p + 11],
+        x[p + 12],
+        x[p + 13],
+      );
+      return;
+    case 18:
+      f(
+        x[p],
+        x[p + 1],
+        x[p + 2],
+        x[p + 3],
+        x[p + 4],
+        x[p + 5],
+        x[p + 6],
+        x[p + 7],
+        x[p + 8],
+        x[p + 9],
+        x[p + 10],
+        x[p + 11],
+        x[p + 12],
+        x[p + 13],
+        x[p + 14],
+        x[p + 15],
+        x[p + 16],
+        x[p + 17],
+      );
+      return;
+    case 26:
+      f(
+        x[p],
+        x[p + 1],
+        x[p + 2],
+        x[p + 3],
+        x[p + 4],
+        x[p + 5],
+        x[p + 6],
+        x[p + 7],
+        x[p + 8],
+        x[p + 9],
+        x[p + 10],
+        x[p + 11],
+        x[p + 12],
+        x[p + 13],
+        x[p + 14],
+        x[p + 15],
+        x[p + 16],
+        x[p + 17],
+        x[p + 18],
+        x[p + 19],
+        x[p + 20],
+        x[p + 21],
+        x[p + 22],
+        x[p + 23],
+        x[p + 24],
+        x[p + 25],
+      );
+      return;
+    default:
+      f(...Array.prototype.slice.call(x, p, p + n));
+  }
+}
+
+/** Each task kernel's index in TASK_KERNELS (its number in the task table). */
+const KERNEL_INDEX = Object.fromEntries(TASK_KERNELS.map((name, i) => [name, i])) as Record<TaskKernel, number>;
+
 // The shared table (float64): MAX_TASKS start offsets, then the tasks one after another, each
 // [calls, (kernel, nArgs, args…)…]. A batch holds as many tasks as fit; a task too long for the
 // whole table (none the engine builds: decodeSlices.test.ts holds a qwen3-nano decode step to
@@ -58,6 +164,7 @@ const STOP = 4;
 
 /** The worker's whole program, as text (it runs without a module loader). */
 const WORKER_SOURCE = `
+const invoke = (${invoke.toString()});
 const start = (data, post) => {
   const { module, memory, ctl: ctlBuffer, tasks: taskBuffer, names } = data;
   const instance = new WebAssembly.Instance(module, { env: { memory, abort() { throw new Error('engine kernel abort'); } } });
@@ -79,9 +186,10 @@ const start = (data, post) => {
       for (let c = 0; c < calls; c++) {
         const f = fns[tasks[p++]];
         const n = tasks[p++];
-        const args = [];
-        for (let i = 0; i < n; i++) args.push(tasks[p++]);
-        f(...args);
+        // One call per arity, its arguments read in place (no array a call: a decode step
+        // makes hundreds, and their garbage cost both threads collections).
+        invoke(f, tasks, p, n);
+        p += n;
       }
     }
     Atomics.add(ctl, ${FINISHED}, 1);
@@ -189,27 +297,61 @@ export class ThreadPool {
 
   /** Runs one task's calls on the calling thread. */
   private runHere(task: readonly KernelCall[]): void {
-    for (const [name, ...args] of task) this.fns[TASK_KERNELS.indexOf(name)](...args);
+    for (const call of task) invoke(this.fns[KERNEL_INDEX[call[0]]], call, 1, call.length - 1);
+  }
+
+  /**
+   * Posts `tasks` to the worker threads, runs `local` on the calling thread meanwhile, then any
+   * posted task no worker has taken yet, and returns when all are done (also when `local`
+   * throws: the tasks write memory). `local` runs kernels itself and must not dispatch; it
+   * writes memory no task touches. What does not fit one batch runs after `local`, as `run`.
+   */
+  runBeside(tasks: readonly (readonly KernelCall[])[], local: () => void): void {
+    let size = 0;
+    for (const task of tasks) size += taskSlots(task);
+    if (tasks.length === 0 || this.readyCount === 0 || tasks.length > MAX_TASKS || size > BODY_SLOTS) {
+      local();
+      this.run(tasks);
+      return;
+    }
+    this.post(tasks);
+    try {
+      local();
+    } finally {
+      this.finish(tasks);
+    }
   }
 
   private runBatch(tasks: readonly (readonly KernelCall[])[]): void {
+    this.post(tasks);
+    this.finish(tasks);
+  }
+
+  /** Writes a batch into the table and wakes the workers. */
+  private post(tasks: readonly (readonly KernelCall[])[]): void {
     const table = this.tasks;
     let p = MAX_TASKS;
-    tasks.forEach((task, t) => {
+    for (let t = 0; t < tasks.length; t++) {
+      const task = tasks[t];
       table[t] = p;
       table[p++] = task.length;
-      for (const [name, ...args] of task) {
-        table[p++] = TASK_KERNELS.indexOf(name);
-        table[p++] = args.length;
-        for (const a of args) table[p++] = a;
+      for (const call of task) {
+        table[p++] = KERNEL_INDEX[call[0]];
+        table[p++] = call.length - 1;
+        for (let i = 1; i < call.length; i++) table[p++] = call[i] as number;
       }
-    });
+    }
     const ctl = this.ctl;
     Atomics.store(ctl, COUNT, tasks.length);
     Atomics.store(ctl, NEXT, 0);
     Atomics.store(ctl, FINISHED, 0);
     Atomics.add(ctl, GEN, 1);
     Atomics.notify(ctl, GEN);
+  }
+
+  /** Runs the posted tasks no worker has taken, then waits until every worker is done. */
+  private finish(tasks: readonly (readonly KernelCall[])[]): void {
+    const ctl = this.ctl;
     for (let t = Atomics.add(ctl, NEXT, 1); t < tasks.length; t = Atomics.add(ctl, NEXT, 1)) {
       this.runHere(tasks[t]);
     }

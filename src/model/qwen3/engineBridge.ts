@@ -65,6 +65,9 @@ function toEngineTensor(t: tf.Tensor): EngineTensor {
   return { key: t.dataId, shape: t.shape, read: () => t.dataSync() as Float32Array };
 }
 
+const sameShape = (a: readonly number[], b: readonly number[]) =>
+  a.length === b.length && a.every((d, i) => d === b[i]);
+
 /** The engine's view of a parameter map (+ LoRA). */
 export function toEngineParams(params: ParamMap, lora?: LoraMap): EngineParams {
   const adapters =
@@ -73,11 +76,18 @@ export function toEngineParams(params: ParamMap, lora?: LoraMap): EngineParams {
           [...lora].map(([name, a]) => [name, { A: toEngineTensor(a.A), B: toEngineTensor(a.B), scale: a.scale }]),
         )
       : undefined;
+  // One view per tensor while its data and shape stay (an assign gives a variable a new dataId):
+  // a decode step reads every parameter's view several times and should build none.
+  const views = new Map<string, EngineTensor>();
   return {
     get(name) {
       const v = params.get(name);
       if (!v) throw new Error(`missing parameter '${name}'`);
-      return toEngineTensor(v);
+      const seen = views.get(name);
+      if (seen && seen.key === v.dataId && sameShape(seen.shape, v.shape)) return seen;
+      const view = toEngineTensor(v);
+      views.set(name, view);
+      return view;
     },
     lora: adapters,
   };
