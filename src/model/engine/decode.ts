@@ -7,7 +7,7 @@
  * A decode step (one new token per slot, several slots) on several threads is split by slots
  * instead: slots are independent through every layer, so each slice of slots runs the same
  * forward (embedding, layers, final norm, logits) as one task of kernel calls, recorded by a
- * TaskRecorder (threadSplit.ts) for the workers while the calling thread runs the first slice
+ * TaskRecorder (threadSplit.ts) for the workers while the calling thread runs the last slice
  * itself, and the step is one dispatch. Same bits as one thread: every
  * kernel works row by row, and a gemm sums each element in one order whatever its tile.
  * runExtendSampled also draws each slot's next token where its logits are (assembly/sampler.ts:
@@ -278,8 +278,9 @@ export function decodeSlices(items: number, threads: number): [number, number][]
 
 /**
  * A decode step as one dispatch: each slice's whole forward is one task, recorded, except the
- * first slice's, which the calling thread runs itself while the workers run the others (so
- * neither its recording nor the workers' wake-up comes before the workers start).
+ * last slice's (never larger than the others), which the calling thread runs itself while the
+ * workers run the others: its recording does not come before the workers start, and the thread
+ * that starts last takes the least.
  */
 function forwardSlices(
   e: EngineCore,
@@ -289,7 +290,9 @@ function forwardSlices(
   limit: number | null,
 ): void {
   const { rt } = e;
-  const [first, ...rest] = decodeSlices(items.length, rt.threads);
+  const slices = decodeSlices(items.length, rt.threads);
+  const own = slices[slices.length - 1];
+  const rest = slices.slice(0, -1);
   const recorders: TaskRecorder[] = [];
   try {
     const tasks = rest.map(([r0, n]) => {
@@ -298,7 +301,7 @@ function forwardSlices(
       forwardSlice(e, P, items, b, limit, rec.runtime, r0, n);
       return rec.calls;
     });
-    rt.parallelBeside(tasks, () => forwardSlice(e, P, items, b, limit, callingThreadRuntime(rt), first[0], first[1]));
+    rt.parallelBeside(tasks, () => forwardSlice(e, P, items, b, limit, callingThreadRuntime(rt), own[0], own[1]));
   } finally {
     for (const rec of recorders) rec.releaseAll();
   }

@@ -252,7 +252,7 @@ describe('decode split by slots over threads', () => {
         for (const s of slots) engine.freeSlot(s);
       }
       expect(logits[1]).toEqual(logits[0]);
-      // Slots 4–7 go to the worker as one recorded task; slots 0–3 run on the calling thread
+      // Slots 0–3 go to the worker as one recorded task; slots 4–7 run on the calling thread
       // meanwhile: the same kernel calls, unrecorded.
       expect(tasks.length).toBe(1);
       expect(besideCalls).toBe(tasks[0].length);

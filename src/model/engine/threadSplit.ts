@@ -197,7 +197,7 @@ const MEMORY_MEMBERS = ['f32', 'i32', 'allocZeroed', 'allocFrom', 'read', 'view'
  * The runtime as the calling thread alone sees it: `threads` is 1 (so no product splits) and
  * `parallel` runs each task's calls at once, here; kernels, allocator and memory are the real
  * runtime's. For the calling thread's share of work while the workers run theirs
- * (EngineRuntime.parallelBeside: decode.ts runs a decode step's first slice so).
+ * (EngineRuntime.parallelBeside: decode.ts runs a decode step's last slice so).
  */
 export function callingThreadRuntime(rt: EngineRuntime): EngineRuntime {
   const stand = {
