@@ -15,7 +15,7 @@
  */
 import { KERNELS_DATA_END, KERNELS_RELAXED_WASM_BASE64, KERNELS_WASM_BASE64 } from './kernelsWasm';
 import { withSharedMemoryImport } from './sharedMemoryImport';
-import { invoke, ThreadPool, type KernelCall } from './threads';
+import { runCalls, ThreadPool, type KernelCall } from './threads';
 import { chooseKernels, describeMissingRelaxedSimd, hasRelaxedSimd, type KernelVariant } from './kernelChoice';
 
 export { chooseKernels, hasRelaxedSimd, KERNEL_VARIANTS, type KernelVariant } from './kernelChoice';
@@ -314,8 +314,7 @@ export class EngineRuntime {
       this.pool.run(tasks);
       return;
     }
-    const k = this.k as unknown as Record<string, (...args: number[]) => void>;
-    for (const task of tasks) for (const call of task) invoke(k[call[0]], call, 1, call.length - 1);
+    for (const task of tasks) runCalls(this.k as unknown as Record<string, (...args: number[]) => void>, task);
   }
 
   /**

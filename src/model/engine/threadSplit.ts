@@ -14,7 +14,7 @@ import { F } from './core';
 import type { EngineRuntime, Kernels } from './runtime';
 import { gemmCall, gemmPackedCall, gemmTNCall } from './kernelCalls';
 import { packedColumns } from './weights';
-import { invoke, TASK_KERNELS, type KernelCall, type TaskKernel } from './threads';
+import { runCalls, TASK_KERNELS, type KernelCall, type TaskKernel } from './threads';
 
 /** Products smaller than this run on the calling thread (a dispatch costs tens of µs). */
 const PARALLEL_FLOPS = 4e6;
@@ -206,8 +206,7 @@ export function callingThreadRuntime(rt: EngineRuntime): EngineRuntime {
     alloc: (floats: number) => rt.alloc(floats),
     release: (ptr: number) => rt.release(ptr),
     parallel: (tasks: readonly (readonly KernelCall[])[]) => {
-      const k = rt.k as unknown as Record<string, (...args: number[]) => void>;
-      for (const task of tasks) for (const call of task) invoke(k[call[0]], call, 1, call.length - 1);
+      for (const task of tasks) runCalls(rt.k as unknown as Record<string, (...args: number[]) => void>, task);
     },
   };
   for (const key of MEMORY_MEMBERS) {

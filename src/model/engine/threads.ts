@@ -137,6 +137,11 @@ export function invoke(f: (...args: number[]) => void, a: ArrayLike<unknown>, p:
   }
 }
 
+/** Runs one task's calls here, on kernels `k` (the exports by name). */
+export function runCalls(k: Readonly<Record<string, (...args: number[]) => void>>, calls: readonly KernelCall[]): void {
+  for (const call of calls) invoke(k[call[0]], call, 1, call.length - 1);
+}
+
 /** Each task kernel's index in TASK_KERNELS (its number in the task table). */
 const KERNEL_INDEX = Object.fromEntries(TASK_KERNELS.map((name, i) => [name, i])) as Record<TaskKernel, number>;
 
@@ -213,7 +218,7 @@ export class ThreadPool {
   private readonly tasks: Float64Array;
   private readonly workers: WorkerLike[] = [];
   private readyCount = 0;
-  private readonly fns: ((...args: number[]) => void)[];
+  private readonly kernels: Readonly<Record<string, (...args: number[]) => void>>;
 
   private constructor(
     readonly size: number,
@@ -221,7 +226,7 @@ export class ThreadPool {
   ) {
     this.ctl = new Int32Array(new SharedArrayBuffer(64));
     this.tasks = new Float64Array(new SharedArrayBuffer((MAX_TASKS + BODY_SLOTS) * 8));
-    this.fns = TASK_KERNELS.map((n) => exports[n] as (...args: number[]) => void);
+    this.kernels = exports as Record<string, (...args: number[]) => void>;
   }
 
   /** Starts `threads − 1` workers beside the calling thread; they take tasks once they are up. */
@@ -297,7 +302,7 @@ export class ThreadPool {
 
   /** Runs one task's calls on the calling thread. */
   private runHere(task: readonly KernelCall[]): void {
-    for (const call of task) invoke(this.fns[KERNEL_INDEX[call[0]]], call, 1, call.length - 1);
+    runCalls(this.kernels, task);
   }
 
   /**
