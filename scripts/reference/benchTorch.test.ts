@@ -167,6 +167,42 @@ print(json.dumps(out))
       });
     }, 60_000);
 
+    it("sets OpenBLAS's kernel only where it fell back to one without AVX2 on a CPU that has it", () => {
+      const cases = JSON.parse(
+        runPython([
+          '-c',
+          `
+import json, openblas_core as o
+intel = frozenset("fma avx2 avx512f avx512cd avx512bw avx512dq avx512vl avx512_bf16".split())
+skx = intel - {"avx512_bf16"}
+avx2 = frozenset({"fma", "avx2"})
+print(json.dumps([
+    o.choose_kernel("Prescott", intel)[0],       # Emerald Rapids on OpenBLAS 0.3.21 (seen 2026-12-05)
+    o.choose_kernel("Prescott", skx)[0],
+    o.choose_kernel("Sandybridge", avx2)[0],
+    o.choose_kernel("Haswell", intel)[0],        # a kernel OpenBLAS chose with AVX2: kept
+    o.choose_kernel("Prescott", frozenset({"sse3"}))[0],  # nothing better to pick
+    o.choose_kernel("Prescott", intel, "Haswell")[0],     # the user's OPENBLAS_CORETYPE wins
+    o.choose_kernel(None, intel)[0],             # not OpenBLAS
+]))
+`,
+        ]),
+      );
+      expect(cases).toEqual(['Cooperlake', 'SkylakeX', 'Haswell', null, null, null, null]);
+      // On this machine: the kernel the baseline runs on has AVX2 wherever the CPU does, and the
+      // report says whether it was OpenBLAS's own choice.
+      const out = JSON.parse(
+        runPython([SCRIPT, '--real', '--config', `tiny=${JSON.stringify(TINY)}`, '--cases', 'gemm', '--gemm-n', '64'], {
+          OPENBLAS_CORETYPE: '',
+        }),
+      );
+      if (out.blas.kind === 'openblas') {
+        const flags = runPython(['-c', 'import openblas_core as o; print(o.kernel_for_flags(o.cpu_flags()))']).trim();
+        expect(out.blas.kernel_choice.why).toMatch(/\S/);
+        if (flags !== 'None') expect(out.blas.kernel).not.toMatch(/^(Prescott|Core2|Penryn|Nehalem|Sandybridge|Atom)$/);
+      }
+    }, 60_000);
+
     it('decodes with the preallocated cache to the logits of full recomputation', () => {
       const maxErr = Number(
         runPython([

@@ -85,9 +85,13 @@ import re
 import sys
 import time
 
-import torch
-from torch import nn
-import torch.nn.functional as F
+import openblas_core
+
+openblas_core.ensure_openblas_kernel()  # before torch loads OpenBLAS (openblas_core.py's header)
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 from blas_info import (  # noqa: E402,F401 (set_threads: pretrain_torch.py calls bench_torch.set_threads)
     REFERENCE_BLAS_DIR, REFERENCE_GEMM_GFLOPS, cpu_model, describe_blas, loaded_blas_libraries,

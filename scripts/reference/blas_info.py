@@ -11,6 +11,8 @@ import re
 
 import torch
 
+import openblas_core
+
 REFERENCE_BLAS_DIR = "/usr/lib/x86_64-linux-gnu/blas/"
 REFERENCE_GEMM_GFLOPS = 20.0
 
@@ -87,6 +89,11 @@ def describe_blas(device, gemm_gflops):
         if hasattr(lib, "openblas_get_corename"):
             lib.openblas_get_corename.restype = ctypes.c_char_p
             out["kernel"] = lib.openblas_get_corename().decode()
+        # Whether the kernel was OpenBLAS's own choice or set because it fell back (openblas_core.py).
+        out["kernel_choice"] = openblas_core.decision or {
+            "detected": None, "forced": None,
+            "why": f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} was set by the user"
+            if os.environ.get("OPENBLAS_CORETYPE") else "OpenBLAS's own choice (not checked)"}
         out.update(kind="openblas", is_reference=False, why=f"OpenBLAS is loaded ({openblas[0][0]})")
     elif "MKL" in config and "MKL not found" not in torch.__config__.parallel_info() or any("mkl" in p for p in loaded):
         out.update(kind="mkl", is_reference=False, why="torch runs on Intel MKL")

@@ -83,11 +83,15 @@ import os
 import sys
 import time
 
-import numpy as np
-import torch
-import torch.nn.functional as F
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import openblas_core  # noqa: E402
+
+openblas_core.ensure_openblas_kernel()  # before numpy or torch loads OpenBLAS (openblas_core.py's header)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
 import bench_torch  # noqa: E402
 import qwen3_reference as ref  # noqa: E402
 

@@ -85,6 +85,8 @@ export interface TorchReal {
     library?: string | null;
     /** OpenBLAS's core kernel (openblas_get_corename), e.g. Haswell. */
     kernel?: string | null;
+    /** Whether the kernel is OpenBLAS's own choice or was set because it fell back (openblas_core.py). */
+    kernel_choice?: { detected: string | null; forced: string | null; why: string };
   };
   gemm?: { n: number; gflops: number };
   decode?: {
@@ -277,7 +279,8 @@ export function describeTorchSide(t: TorchReal): string {
     baselineOf(t) === 'textbook'
       ? 'textbook baseline (repeat_kv copies, T × T scores under a mask: not a fair yardstick)'
       : `fair baseline (${t.attention ?? '?'} attention${t.attention === 'chunked' && t.attention_chunk ? `, query chunks of ${t.attention_chunk}` : ''})`;
-  const blas = `BLAS ${t.blas.kind}${t.blas.library ? ` (${t.blas.library})` : ''}, kernel ${t.blas.kernel ?? 'unknown'}`;
+  const forced = t.blas.kernel_choice?.forced ? ` (${t.blas.kernel_choice.why})` : '';
+  const blas = `BLAS ${t.blas.kind}${t.blas.library ? ` (${t.blas.library})` : ''}, kernel ${t.blas.kernel ?? 'unknown'}${forced}`;
   return `PyTorch ${t.torch}, ${t.threads} thread(s), ${baseline}; ${blas}; CPU ${t.cpu ?? 'unknown'}`;
 }
 
