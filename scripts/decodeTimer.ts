@@ -1,7 +1,8 @@
 /**
  * A lean decode timer (not a test): qwen3-nano with random weights, B rows of CTX random
  * tokens prefilled, then N sampled tokens; prints ms per decode step. Environment: T (engine
- * threads), B, CTX, N, V (vocabulary; default the preset's), DRAWS=js (draw the tokens in
+ * threads), B, CTX, N, V (vocabulary; default the preset's), FMA=1 (the fma kernels; Node 20 needs
+ * --experimental-wasm-relaxed-simd), DRAWS=js (draw the tokens in
  * JavaScript from the logits read back, as before the kernel sampler; the same tokens). Used for
  * bench/2026-12-03-decode-slices.txt and bench/2026-12-04-kernel-draws.txt; `npm run bench` has
  * the decode case beside PyTorch.
@@ -9,7 +10,7 @@
  */
 import { prepareTfjs } from '../src/cli/commands/score';
 async function main() {
-  await prepareTfjs('wasm', { threads: Number(process.env.T ?? 1), isFma: false });
+  await prepareTfjs('wasm', { threads: Number(process.env.T ?? 1), isFma: process.env.FMA === '1' });
   const { getQwen3Preset } = await import('../src/model/qwen3/config');
   const { Qwen3Model } = await import('../src/model/qwen3/index');
   const { setKernelDrawsEnabled } = await import('../src/model/qwen3/engineBridge');
@@ -43,7 +44,7 @@ async function main() {
   const digest = createHash('sha256');
   for (const r of rows) digest.update(new Int32Array(r.tokens)).update(new Float64Array(r.logprobs));
   console.log(
-    `decode B=${B} ctx=${CTX} V=${V} T=${process.env.T ?? 1} draws=${process.env.DRAWS === 'js' ? 'js' : 'kernel'} ` +
+    `decode B=${B} ctx=${CTX} V=${V} T=${process.env.T ?? 1} draws=${process.env.DRAWS === 'js' ? 'js' : 'kernel'} kernels=${process.env.FMA === '1' ? 'fma' : 'simd'} ` +
       `${ms.toFixed(2)} ms/step ${((B * 1000) / ms).toFixed(0)} tok/s; tokens and log-probs ${digest.digest('hex').slice(0, 12)}`,
   );
   process.exit(0);

@@ -57,8 +57,8 @@ cache under inference_mode), with its BLAS kernel and the CPU model. Run on a qu
                  (steps only: the graph's 8 × 1,536 training case does not fit the wasm heap)
   --steps N      steps per file (the first includes uploading the weights)
   --threads N    CPU-engine threads (default 1: one core); PyTorch gets the same unless --torch-threads
-  --fma          the CPU engine's fused multiply-add kernels (or $PACT_FMA=1; docs/engine.md); Node 20
-                 needs node --experimental-wasm-relaxed-simd bin/pact.mjs bench --fma
+  --fma          the CPU engine's fused multiply-add kernels (or $PACT_FMA=1; docs/engine.md; pact
+                 turns on Node 20's relaxed SIMD itself)
   --pairs N      the decode and training cases of the first preset and PyTorch's, N times in
                  turn (engine first in odd pairs, PyTorch first in even ones): each pair's ratios
                  and their median and range (about 100 s a pair for qwen3-nano on one thread)`;

@@ -4,9 +4,11 @@
  * files it must write: metrics.jsonl (finite step metrics, an eval line) and a checkpoint
  * folder that reads back into a TrainerState at the same step.
  */
+import { spawnSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '../../model/qwen3/tf';
 import { useCpuBackend } from '../../model/qwen3/train/testBackend';
@@ -19,6 +21,7 @@ import type { StepMetrics } from '../../recipes/types';
 import { main } from '../main';
 import { formatMetricsLine, formatProgress, keepMetricsUpTo, pickResumeKernels } from './train';
 
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/pact.mjs');
 let dir: string;
 const out: string[] = [];
 const err: string[] = [];
@@ -149,7 +152,7 @@ describe('pact train', () => {
       const args = ['train', '--config', path.join(dir, 'tiny.json'), '--steps', '1', '--backend', 'wasm'];
       expect(await main([...args, '--out', outDir, '--fma'], sink)).toBe(0);
       expect(errors).toEqual([
-        'warning: fma: relaxed SIMD is unavailable in this runtime (Node 20: start node with --experimental-wasm-relaxed-simd); the engine runs the plain SIMD kernels',
+        'warning: fma: relaxed SIMD is unavailable in this runtime (Node 20: bin/pact.mjs turns it on; elsewhere start node with --experimental-wasm-relaxed-simd); the engine runs the plain SIMD kernels',
       ]);
       expect(lines).toContain('engine kernels: simd'); // the line scripts/studyQueue.sh's provenance reads
       const runDir = path.join(outDir, 'tiny', 'matchtir-s1');
@@ -189,6 +192,36 @@ describe('pact train', () => {
     },
     120_000,
   );
+
+  // bin/pact.mjs sets Node 20's relaxed-SIMD flag itself (kernelChoice.ts, enableRelaxedSimd): the
+  // real command, started without the flag (in a plain environment, as from a shell: under vitest's
+  // own variables tsx does not resolve tfjs), runs --fma on the fma kernels and says nothing about it.
+  it('bin/pact.mjs train --fma runs the fma kernels in a node started without any flag', () => {
+    const outDir = path.join(dir, 'runs-bin-fma');
+    const r = spawnSync(
+      process.execPath,
+      [
+        BIN,
+        'train',
+        '--config',
+        path.join(dir, 'tiny.json'),
+        '--steps',
+        '1',
+        '--backend',
+        'wasm',
+        '--out',
+        outDir,
+        '--fma',
+      ],
+      { encoding: 'utf8', timeout: 110_000, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' } },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/relaxed SIMD is unavailable/);
+    expect(r.stdout).toContain('engine kernels: fma');
+    return readFile(path.join(outDir, 'tiny', 'matchtir-s1', 'config.json'), 'utf8').then((text) =>
+      expect(JSON.parse(text).engineKernels).toBe('fma'),
+    );
+  }, 120_000);
 
   it('--resume takes the kernels its checkpoint saved; --fma decides only for a checkpoint from before engineKernels', () => {
     expect(pickResumeKernels('simd', false)).toEqual({ engineKernels: 'simd' });

@@ -46,7 +46,7 @@ to every registered recipe).
                    numbers do not depend on it
   --fma            engineKernels "fma" in every run's config (or $PACT_FMA=1): the CPU engine's
                    fused multiply-add kernels, other bits than the default's (docs/engine.md);
-                   Node 20 needs node --experimental-wasm-relaxed-simd bin/pact.mjs …, else the
+                   pact turns on Node 20's relaxed SIMD itself; where a runtime has none, the
                    plain ones run and config.json says so; --resume keeps a run's own kernels
   --out DIR        output folder (default runs/); runs go to DIR/<experiment>/<run id>/
   --run ID         only the runs whose id or name equals ID (repeat with commas)

@@ -34,11 +34,24 @@ export function hasRelaxedSimd(): boolean {
   return relaxedSimd;
 }
 
+/**
+ * Relaxed SIMD where the runtime keeps it behind a V8 flag (Node 20) that a running process can
+ * still set before it compiles a module: `pact` does so at start (bin/pact.mjs, with Node's
+ * v8.setFlagsFromString), so `--fma` runs without starting node with the flag. Whether relaxed
+ * SIMD runs now; nothing is set where it already did.
+ */
+export function enableRelaxedSimd(setFlags: (flags: string) => void): boolean {
+  if (hasRelaxedSimd()) return true;
+  setFlags('--experimental-wasm-relaxed-simd');
+  relaxedSimd = undefined;
+  return hasRelaxedSimd();
+}
+
 /** Why `fma` cannot run here, in the words of the runtime at hand (Node, or a browser). */
 export function describeMissingRelaxedSimd(): string {
   const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined;
   return isNode
-    ? 'relaxed SIMD is unavailable in this runtime (Node 20: start node with --experimental-wasm-relaxed-simd)'
+    ? 'relaxed SIMD is unavailable in this runtime (Node 20: bin/pact.mjs turns it on; elsewhere start node with --experimental-wasm-relaxed-simd)'
     : "relaxed SIMD is unavailable in this browser's WebAssembly (Chromium-based browsers have it from version 114)";
 }
 
