@@ -13,7 +13,7 @@ export const KERNEL_LABELS: Record<KernelVariant, string> = {
 
 /** The setup field's one line: what fma buys and what it costs (docs/perf.md's measurement). */
 export const KERNELS_HINT =
-  "fma: faster training on CPUs with FMA (1.4–1.6× measured here), other float bits: results differ in the last digits, so a table's rows should all use one setting (wasm, cpu)";
+  "fma: faster on CPUs where a fused multiply-add beats a multiply and an add (Intel Xeons measured 1.2–1.7× training, about 1.3× decode; an AMD Zen 5 gained nothing), other float bits: results differ in the last digits, so a table's rows should all use one setting (wasm, cpu)";
 
 /** Why the fma option is off where the page's WebAssembly does not validate relaxed SIMD. */
 export const NO_RELAXED_SIMD_REASON =
