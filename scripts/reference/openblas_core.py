@@ -87,12 +87,15 @@ decision = None  # what ensure_openblas_kernel decided in this process (describe
 def ensure_openblas_kernel():
     """Sets OPENBLAS_CORETYPE where OpenBLAS would fall back to a kernel without AVX2 on a CPU
     that has it (see the header). Call before importing torch. Returns what was decided:
-    {"detected", "forced", "why"} (forced: the kernel set, or None)."""
+    {"detected", "forced", "why"} (forced: the kernel set, or None). A second call in the same
+    process (pretrain_torch.py, then bench_torch.py's import) returns the first decision."""
+    global decision
+    if decision is not None:
+        return decision
     user = os.environ.get("OPENBLAS_CORETYPE")
     detected = None if user else detected_kernel()
     forced, why = choose_kernel(detected, cpu_flags(), user)
     if forced:
         os.environ["OPENBLAS_CORETYPE"] = forced
-    global decision
     decision = {"detected": detected, "forced": forced, "why": why}
     return decision
