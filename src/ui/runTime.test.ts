@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   describeRunEstimate,
+  describeRunPhase,
   describeStepProgress,
   estimateRunTime,
   estimateSecondsLeft,
@@ -169,6 +170,17 @@ describe('time left and progress in words', () => {
     expect(describeStepProgress({ phase: 'eval', done: 0, total: 2 })).toBe(
       'held-out evaluation: 2 of 2 running, 0 finished',
     );
+  });
+});
+
+describe('describeRunPhase', () => {
+  it('names the step a phase belongs to: the next one for rollouts, the one just done for its checkpoint and evaluation', () => {
+    // After step 1 is done (completedSteps 1) the worker saves step 1's checkpoint: not step 2's.
+    expect(describeRunPhase(1, 'checkpoint')).toBe('Step 1: saving its checkpoint');
+    expect(describeRunPhase(4, 'eval')).toBe('Step 4: held-out evaluation');
+    expect(describeRunPhase(0, 'eval')).toBe('Step 0: held-out evaluation of the starting policy');
+    expect(describeRunPhase(1, 'rollouts')).toBe('Step 2: rollouts');
+    expect(describeRunPhase(0, 'update')).toBe('Step 1: update');
   });
 });
 

@@ -6,6 +6,7 @@
 import { computeMean } from '../core/stats';
 import { getRecipe, hasRecipe } from '../recipes/allRecipes';
 import type { RolloutEnvKind, StepProgress } from '../recipes/types';
+import type { RunPhase } from '../../workers/protocol';
 
 /** What a run's cost scales with. */
 export interface RunShape {
@@ -180,4 +181,16 @@ export function describeStepProgress(p: StepProgress): string {
   if (p.turn !== undefined) parts.push(`turn ${p.turn}`);
   if (p.tokens !== undefined) parts.push(`${p.tokens.toLocaleString('en-US')} tokens generated`);
   return parts.join(' · ');
+}
+
+/**
+ * The line for the worker's last run phase where no in-step progress is shown, `done` steps
+ * finished: rollouts and the update belong to the step under way (done + 1); a held-out
+ * evaluation and a checkpoint come after step `done` (an evaluation at 0: of the starting policy).
+ */
+export function describeRunPhase(done: number, phase: RunPhase): string {
+  if (phase === 'checkpoint') return `Step ${done}: saving its checkpoint`;
+  if (phase === 'eval')
+    return done === 0 ? 'Step 0: held-out evaluation of the starting policy' : `Step ${done}: held-out evaluation`;
+  return `Step ${done + 1}: ${phase}`;
 }
