@@ -21,6 +21,18 @@ import type { StepMetrics } from '../../recipes/types';
 import { main } from '../main';
 import { formatMetricsLine, formatProgress, keepMetricsUpTo, pickResumeKernels } from './train';
 
+/** `pact train` of one step of tiny.json on wasm into `out`. */
+const tinyStepArgs = (out: string) => [
+  'train',
+  '--config',
+  path.join(dir, 'tiny.json'),
+  '--steps',
+  '1',
+  '--backend',
+  'wasm',
+  '--out',
+  out,
+];
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/pact.mjs');
 let dir: string;
 const out: string[] = [];
@@ -83,20 +95,7 @@ afterAll(async () => {
 
 describe('pact train', () => {
   it('trains the runs of an experiment file and writes metrics.jsonl and a checkpoint', async () => {
-    const code = await main(
-      [
-        'train',
-        '--config',
-        path.join(dir, 'tiny.json'),
-        '--steps',
-        '1',
-        '--backend',
-        'wasm',
-        '--out',
-        path.join(dir, 'runs'),
-      ],
-      io,
-    );
+    const code = await main(tinyStepArgs(path.join(dir, 'runs')), io);
     expect(err).toEqual([]);
     expect(code).toBe(0);
     const runDir = path.join(dir, 'runs', 'tiny', 'matchtir-s1');
@@ -149,8 +148,7 @@ describe('pact train', () => {
       const errors: string[] = [];
       const lines: string[] = [];
       const sink = { out: (l: string) => lines.push(l), err: (l: string) => errors.push(l) };
-      const args = ['train', '--config', path.join(dir, 'tiny.json'), '--steps', '1', '--backend', 'wasm'];
-      expect(await main([...args, '--out', outDir, '--fma'], sink)).toBe(0);
+      expect(await main([...tinyStepArgs(outDir), '--fma'], sink)).toBe(0);
       expect(errors).toEqual([
         'warning: fma: relaxed SIMD is unavailable in this runtime (Node 20: bin/pact.mjs turns it on; elsewhere start node with --experimental-wasm-relaxed-simd); the engine runs the plain SIMD kernels',
       ]);
@@ -198,23 +196,11 @@ describe('pact train', () => {
   // own variables tsx does not resolve tfjs), runs --fma on the fma kernels and says nothing about it.
   it('bin/pact.mjs train --fma runs the fma kernels in a node started without any flag', () => {
     const outDir = path.join(dir, 'runs-bin-fma');
-    const r = spawnSync(
-      process.execPath,
-      [
-        BIN,
-        'train',
-        '--config',
-        path.join(dir, 'tiny.json'),
-        '--steps',
-        '1',
-        '--backend',
-        'wasm',
-        '--out',
-        outDir,
-        '--fma',
-      ],
-      { encoding: 'utf8', timeout: 110_000, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' } },
-    );
+    const r = spawnSync(process.execPath, [BIN, ...tinyStepArgs(outDir), '--fma'], {
+      encoding: 'utf8',
+      timeout: 110_000,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(/relaxed SIMD is unavailable/);
     expect(r.stdout).toContain('engine kernels: fma');
