@@ -7,18 +7,11 @@
  */
 import type { EngineRuntime } from './runtime';
 import { packedColumns } from './weights';
+import { values } from './kernelTestData';
 
 export const PACKED_ROWS = [...Array.from({ length: 20 }, (_, i) => i + 1), 64];
 export const PACKED_COLS = [6, 13, 8, 16, 24, 44, 100, 1022];
 export const PACKED_DEPTHS = [1, 2, 3, 7, 64, 191, 600];
-
-function values(n: number, seed: number): Float32Array {
-  let s = seed >>> 0;
-  return Float32Array.from({ length: n }, () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s / 2 ** 32) * 2 - 1;
-  });
-}
 
 /** W [rows, cols] → Wᵀ [cols, rows] in panels of 8 columns, then the tail block, written out from the layout's definition. */
 export function packReference(w: Float32Array, rows: number, cols: number): Float32Array {

@@ -7,16 +7,9 @@ import { checkPackedGemm, PACKED_COLS, PACKED_DEPTHS, PACKED_ROWS } from './gemm
 import { KT_PLANE, KT_TILE } from './kvCache';
 import { EngineRuntime } from './runtime';
 import { packedColumns } from './weights';
+import { values, withBuffers as withRuntimeBuffers } from './kernelTestData';
 
 const rt = new EngineRuntime(16 << 20);
-
-function values(n: number, seed: number): Float32Array {
-  let s = seed >>> 0;
-  return Float32Array.from({ length: n }, () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s / 2 ** 32) * 2 - 1;
-  });
-}
 
 function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   expect(a.length).toBe(b.length);
@@ -25,24 +18,8 @@ function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return m;
 }
 
-function withBuffers<T>(f: (put: (x: Float32Array | Int32Array) => number, zeros: (n: number) => number) => T): T {
-  const ptrs: number[] = [];
-  try {
-    return f(
-      (x) => {
-        const p = rt.allocFrom(x);
-        ptrs.push(p);
-        return p;
-      },
-      (n) => {
-        const p = rt.allocZeroed(n);
-        ptrs.push(p);
-        return p;
-      },
-    );
-  } finally {
-    for (const p of ptrs) rt.release(p);
-  }
+function withBuffers<T>(f: Parameters<typeof withRuntimeBuffers<T>>[1]): T {
+  return withRuntimeBuffers(rt, f);
 }
 
 describe('matrix products', () => {

@@ -177,6 +177,8 @@ export interface Kernels {
   lmHeadRows(z: number, rows: number, V: number, targets: number, out: number): void;
   lmHeadGradRows(z: number, rows: number, V: number, targets: number, lse: number, gLogp: number, gEnt: number): void;
   sumSquares(x: number, n: number): number;
+  /** y = e^x over n floats (n a multiple of 4), as every kernel computes e^x (assembly/simd.ts exp4). */
+  expRows(x: number, y: number, n: number): void;
   /** 96·iters float32 FLOPs of register-only multiply-adds (assembly/peak.ts); returns their sum. */
   maddPeak(iters: number, x: number): number;
   /** The sum of n floats (n a multiple of 32) in 8 vector sums: a read stream (assembly/peak.ts). */

@@ -11,7 +11,7 @@
 //                 in a scratch), gemmTNScratchFloats, transpose
 //   attention.ts  attnFwd, attnBwd (one head, flash attention), attnScratchFloats; attnDecode (one
 //                 token, a KV head's query heads, two passes), attnDecodeScratchFloats
-//   rowKernels.ts rmsnormFwd/Bwd, rope, swigluFwd/Bwd, axpy, embedFwd/Bwd, sumSquares
+//   rowKernels.ts rmsnormFwd/Bwd, rope, swigluFwd/Bwd, axpy, embedFwd/Bwd, sumSquares, expRows
 //   lmHead.ts     lmHeadRows, lmHeadGradRows
 //   sampler.ts    sampleRows (next-token draws as generate.ts's sampler makes them), expFdlibm
 //   peak.ts       maddPeak, streamSum (the core's SIMD128 multiply-add rate and read rate, for pact bench)
@@ -19,6 +19,6 @@ export { gemm, gemmPacked, packTranspose, gemmTN, gemmTNScratchFloats, transpose
 export { attnScratchFloats, attnFwd, attnBwd, attnDecodeScratchFloats, attnDecode } from './attention';
 export { rmsnormFwd, rmsnormBwd, rope, swigluFwd, swigluBwd, axpy, embedFwd, embedBwd } from './rowKernels';
 export { lmHeadRows, lmHeadGradRows } from './lmHead';
-export { sumSquares } from './rowKernels';
+export { sumSquares, expRows } from './rowKernels';
 export { sampleRows, expFdlibm } from './sampler';
 export { maddPeak, streamSum } from './peak';

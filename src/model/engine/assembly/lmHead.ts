@@ -1,6 +1,6 @@
 // The LM head per row of logits: log p(target), entropy and log-sum-exp, and the in-place
 // gradient of the logits (the logits are recomputed in the backward, never kept).
-import { exp1, exp4, hmax, hsum, ld4, madd, splat, st4 } from './simd';
+import { exp1, exp4, hmax, hsum, ld4, madd, maxLanes, splat, st4 } from './simd';
 
 /**
  * Per row of logits z [rows, V]: lse, log p(target) and entropy lse − Σ p z.
@@ -10,10 +10,8 @@ export function lmHeadRows(z: usize, rows: i32, V: i32, targets: usize, out: usi
   const V4 = V & ~3;
   for (let r = 0; r < rows; r++) {
     const zr = z + ((<usize>r * <usize>V) << 2);
-    let mv = splat(-Infinity);
-    let i = 0;
-    for (; i < V4; i += 4) mv = f32x4.max(mv, ld4(zr + (<usize>i << 2)));
-    let mx = hmax(mv);
+    let mx = hmax(maxLanes(zr, V4));
+    let i = V4;
     for (; i < V; i++) mx = max(mx, load<f32>(zr + (<usize>i << 2)));
     const mm = splat(mx);
     let s = splat(0);

@@ -1,6 +1,7 @@
 // Row and element kernels: RMSNorm forward and backward, rotate-half RoPE, SwiGLU forward and
-// backward, axpy, the embedding gather and its scatter-add, and the sum of squares.
-import { addr, exp4, hsum, ld4, madd, splat, st4 } from './simd';
+// backward, axpy, the embedding gather and its scatter-add, the sum of squares, and e^x over a
+// row (exp4 as every kernel inlines it, exported for its bit-for-bit test).
+import { addr, exp4, hsum, ld4, madd, ones, splat, st4 } from './simd';
 
 /** y = x · rsqrt(mean(x²) + eps) · w over rows of n; rstd[r] kept for the backward. */
 export function rmsnormFwd(x: usize, ldx: i32, w: usize, y: usize, ldy: i32, rstd: usize, rows: i32, n: i32, eps: f32): void {
@@ -82,7 +83,7 @@ export function swigluFwd(g: usize, u: usize, a: usize, n: i32): void {
   for (let i = 0; i < n; i += 4) {
     const o = <usize>i << 2;
     const gv = ld4(g + o);
-    const sig = f32x4.div(splat(1), f32x4.add(splat(1), exp4(f32x4.neg(gv))));
+    const sig = f32x4.div(ones(), f32x4.add(ones(), exp4(f32x4.neg(gv))));
     st4(a + o, f32x4.mul(f32x4.mul(gv, sig), ld4(u + o)));
   }
 }
@@ -92,10 +93,10 @@ export function swigluBwd(g: usize, u: usize, da: usize, dg: usize, du: usize, n
   for (let i = 0; i < n; i += 4) {
     const o = <usize>i << 2;
     const gv = ld4(g + o);
-    const sig = f32x4.div(splat(1), f32x4.add(splat(1), exp4(f32x4.neg(gv))));
+    const sig = f32x4.div(ones(), f32x4.add(ones(), exp4(f32x4.neg(gv))));
     const d = ld4(da + o);
     st4(du + o, f32x4.mul(d, f32x4.mul(gv, sig)));
-    const dsilu = f32x4.mul(sig, f32x4.add(splat(1), f32x4.mul(gv, f32x4.sub(splat(1), sig))));
+    const dsilu = f32x4.mul(sig, f32x4.add(ones(), f32x4.mul(gv, f32x4.sub(ones(), sig))));
     st4(dg + o, f32x4.mul(f32x4.mul(d, ld4(u + o)), dsilu));
   }
 }
@@ -140,4 +141,9 @@ export function sumSquares(x: usize, n: i32): f64 {
     s += <f64>hsum(f32x4.mul(v, v));
   }
   return s;
+}
+
+/** y = e^x over n floats (n a multiple of 4): exp4, which the softmaxes, the LM head and SwiGLU inline. */
+export function expRows(x: usize, y: usize, n: i32): void {
+  for (let i = 0; i < n; i += 4) st4(y + (<usize>i << 2), exp4(ld4(x + (<usize>i << 2))));
 }
