@@ -17,7 +17,7 @@ type Put = (x: Float32Array | Int32Array) => number;
 type Zeros = (n: number) => number;
 
 /** Runs f with `put` (copies an array in) and `zeros` (n zeroed floats) on rt, and frees what they allocated. */
-export function withBuffers<T>(rt: EngineRuntime, f: (put: Put, zeros: Zeros) => T): T {
+function withBuffers<T>(rt: EngineRuntime, f: (put: Put, zeros: Zeros) => T): T {
   const ptrs: number[] = [];
   try {
     return f(
@@ -35,4 +35,9 @@ export function withBuffers<T>(rt: EngineRuntime, f: (put: Put, zeros: Zeros) =>
   } finally {
     for (const p of ptrs) rt.release(p);
   }
+}
+
+/** withBuffers bound to one runtime (each test file's). */
+export function buffersOn(rt: EngineRuntime): <T>(f: (put: Put, zeros: Zeros) => T) => T {
+  return (f) => withBuffers(rt, f);
 }

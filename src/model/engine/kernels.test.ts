@@ -7,19 +7,16 @@ import { checkPackedGemm, PACKED_COLS, PACKED_DEPTHS, PACKED_ROWS } from './gemm
 import { KT_PLANE, KT_TILE } from './kvCache';
 import { EngineRuntime } from './runtime';
 import { packedColumns } from './weights';
-import { values, withBuffers as withRuntimeBuffers } from './kernelTestData';
+import { buffersOn, values } from './kernelTestData';
 
 const rt = new EngineRuntime(16 << 20);
+const withBuffers = buffersOn(rt);
 
 function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   expect(a.length).toBe(b.length);
   let m = 0;
   for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
   return m;
-}
-
-function withBuffers<T>(f: Parameters<typeof withRuntimeBuffers<T>>[1]): T {
-  return withRuntimeBuffers(rt, f);
 }
 
 describe('matrix products', () => {

@@ -4,10 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { KT_PLANE } from './kvCache';
 import { EngineRuntime } from './runtime';
-import { values, withBuffers as withRuntimeBuffers } from './kernelTestData';
+import { buffersOn, values } from './kernelTestData';
 
 const rt = new EngineRuntime(16 << 20);
-const withBuffers = <T>(f: Parameters<typeof withRuntimeBuffers<T>>[1]) => withRuntimeBuffers(rt, f);
+const withBuffers = buffersOn(rt);
 
 describe('e^x and the row maxima the softmaxes take', () => {
   const f = Math.fround;

@@ -1,6 +1,6 @@
 // Attention of one head in FlashAttention-2's manner: key blocks of BK with an online softmax
 // per query block of BQ (no T×T score matrix), and its backward by recomputation.
-import { addr, exp1, exp4, hmax, hsum, ld4, madd, maxLanes, splat, st4 } from './simd';
+import { addr, exp1, exp4, hsum, ld4, madd, rowMax, splat, st4 } from './simd';
 import { gemm, gemmTNStrided } from './gemm';
 
 const BQ: i32 = 32;
@@ -64,16 +64,14 @@ export function attnFwd(
           memory.fill(srow, 0, <usize>bk << 2);
           continue;
         }
-        const lim4 = limit & ~3;
-        let mx = hmax(maxLanes(srow, lim4));
-        for (let c = lim4; c < limit; c++) mx = max(mx, load<f32>(srow + (<usize>c << 2)));
-        mx *= scale;
+        const mx = rowMax(srow, limit) * scale;
         const mOld = load<f32>(m + (<usize>r << 2));
         const mNew = max(mOld, mx);
         const corr = mOld == -Infinity ? <f32>0 : exp1(mOld - mNew);
         let sum = splat(0);
         const sc = splat(scale);
         const mn = splat(mNew);
+        const lim4 = limit & ~3;
         let c = 0;
         for (; c < lim4; c += 4) {
           const p = exp4(f32x4.sub(f32x4.mul(ld4(srow + (<usize>c << 2)), sc), mn));
@@ -281,7 +279,7 @@ export function attnDecode(
   for (let r = 0; r < G; r++) {
     const srow = S + (<usize>(r * lds) << 2);
     for (let c = Tk; c < lds; c++) store<f32>(srow + (<usize>c << 2), -Infinity);
-    const mn = splat(hmax(maxLanes(srow, lds)) * scale);
+    const mn = splat(rowMax(srow, lds) * scale);
     let sum = splat(0);
     for (let c = 0; c < lds; c += 4) {
       const e = exp4(f32x4.sub(f32x4.mul(ld4(srow + (<usize>c << 2)), sc), mn));

@@ -9,7 +9,7 @@ import { addr, ld4, madd, splat, st4 } from './simd';
  * The loop steps one pointer along row i of A (the other rows at fixed offsets from it) up to its
  * end: written with a counter k and a0…a3 + 4k, V8 (x64) rebuilt the four addresses from i and lda
  * every iteration and reloaded spilled values from the stack, and the tile ran at 0.67 of the SIMD
- * peak instead of 0.95 (docs/perf.md, "V8's code for the softmaxes"). The same products in the same order.
+ * peak instead of 0.95 (docs/perf.md, "V8's code for the softmaxes and the tiles"). The same products in the same order.
  */
 @inline function tile4x8(a: usize, sa: usize, pb: usize, sb: usize, c: usize, ldc: i32, i: i32, j: i32, K: i32, lda: i32, acc: i32): void {
   let pa = addr(a, i, lda, 0);

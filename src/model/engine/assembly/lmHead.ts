@@ -1,6 +1,6 @@
 // The LM head per row of logits: log p(target), entropy and log-sum-exp, and the in-place
 // gradient of the logits (the logits are recomputed in the backward, never kept).
-import { exp1, exp4, hmax, hsum, ld4, madd, maxLanes, splat, st4 } from './simd';
+import { exp1, exp4, hsum, ld4, madd, rowMax, splat, st4 } from './simd';
 
 /**
  * Per row of logits z [rows, V]: lse, log p(target) and entropy lse − Σ p z.
@@ -10,13 +10,12 @@ export function lmHeadRows(z: usize, rows: i32, V: i32, targets: usize, out: usi
   const V4 = V & ~3;
   for (let r = 0; r < rows; r++) {
     const zr = z + ((<usize>r * <usize>V) << 2);
-    let mx = hmax(maxLanes(zr, V4));
-    let i = V4;
-    for (; i < V; i++) mx = max(mx, load<f32>(zr + (<usize>i << 2)));
+    const mx = rowMax(zr, V);
     const mm = splat(mx);
     let s = splat(0);
     let sz = splat(0);
-    for (i = 0; i < V4; i += 4) {
+    let i = 0;
+    for (; i < V4; i += 4) {
       const zi = ld4(zr + (<usize>i << 2));
       const e = exp4(f32x4.sub(zi, mm));
       s = f32x4.add(s, e);
