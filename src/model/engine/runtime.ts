@@ -191,6 +191,8 @@ export interface Kernels {
   sampleRows(z: number, rows: number, V: number, limit: number, u: number, work: number, out: number): void;
   /** e^x as fdlibm computes it (V8's Math.exp). */
   expFdlibm(x: number): number;
+  /** out[i] = e^{x[i]}, n float64 each, two lanes at a time as sampleRows computes them (expFdlibm's bits). */
+  expFdlibmRows(x: number, n: number, out: number): void;
 }
 
 const PAGE = 65536;

@@ -21,29 +21,91 @@ function lcg(seed: number) {
   return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0), s / 2 ** 32);
 }
 
+/** e^x's test arguments: the sampler's (a logit minus a row maximum), the whole range, tiny values and the edges. */
+function expArguments(): number[] {
+  const random = lcg(7);
+  const f = new Float32Array(2);
+  const xs: number[] = [];
+  for (let i = 0; i < 200_000; i++) {
+    f[0] = (random() - 0.8) * 60; // a logit
+    f[1] = random() * 12; // a row maximum
+    xs.push(f[0] - f[1]);
+  }
+  for (let i = 0; i < 100_000; i++) xs.push((random() * 2 - 1) * 760);
+  for (let i = 0; i < 20_000; i++) xs.push((random() * 2 - 1) * 2 ** -(random() * 40));
+  xs.push(0, -0, 1, -1, 0.5 * Math.LN2, -0.5 * Math.LN2, 1.5 * Math.LN2, -1.5 * Math.LN2, 2 ** -28, -(2 ** -29));
+  xs.push(709.78, 709.79, 710, -745.1, -745.2, -746, -708.5, -1e-300, Infinity, -Infinity, NaN, Number.MIN_VALUE);
+  return xs;
+}
+
+/** x and its neighbours up to `ulps` float64 steps either way, at both signs. */
+function around(x: number, ulps: number): number[] {
+  const f = new Float64Array(1);
+  const b = new BigInt64Array(f.buffer);
+  const out: number[] = [];
+  for (const sign of [1, -1]) {
+    f[0] = sign * x;
+    const at = b[0];
+    for (let d = -ulps; d <= ulps; d++) {
+      b[0] = at + BigInt(d);
+      out.push(f[0]);
+    }
+  }
+  return out;
+}
+
+/** Where an e^x differs from Math.exp: how many, and the first. */
+function expMismatches(xs: readonly number[], got: ArrayLike<number>): [number, string] {
+  let count = 0;
+  let first = '';
+  xs.forEach((x, i) => {
+    if (!Object.is(got[i], Math.exp(x)) && count++ === 0) first = `e^${x}: ${got[i]} against Math.exp's ${Math.exp(x)}`;
+  });
+  return [count, first];
+}
+
 describe('expFdlibm', () => {
   it('is Math.exp bit for bit: the sampler’s arguments, the whole range, tiny values and the edges', () => {
-    const random = lcg(7);
-    const f = new Float32Array(2);
-    const xs: number[] = [];
-    for (let i = 0; i < 200_000; i++) {
-      f[0] = (random() - 0.8) * 60; // a logit
-      f[1] = random() * 12; // a row maximum
-      xs.push(f[0] - f[1]);
-    }
-    for (let i = 0; i < 100_000; i++) xs.push((random() * 2 - 1) * 760);
-    for (let i = 0; i < 20_000; i++) xs.push((random() * 2 - 1) * 2 ** -(random() * 40));
-    xs.push(0, -0, 1, -1, 0.5 * Math.LN2, -0.5 * Math.LN2, 1.5 * Math.LN2, -1.5 * Math.LN2, 2 ** -28, -(2 ** -29));
-    xs.push(709.78, 709.79, 710, -745.1, -745.2, -746, -708.5, -1e-300, Infinity, -Infinity, NaN, Number.MIN_VALUE);
-    let mismatches = 0;
-    let first = '';
-    for (const x of xs) {
-      const got = rt.k.expFdlibm(x);
-      if (!Object.is(got, Math.exp(x))) {
-        if (mismatches++ === 0) first = `e^${x}: ${got} against Math.exp's ${Math.exp(x)}`;
+    const xs = expArguments();
+    const [count, first] = expMismatches(
+      xs,
+      xs.map((x) => rt.k.expFdlibm(x)),
+    );
+    expect(count, first).toBe(0);
+  });
+
+  // The two-lane form sampleRows runs: every lane is Math.exp's, whichever range each lane of a
+  // pair is in, and a pair with a lane fdlibm treats apart (tiny, huge, 1, ±∞, NaN) beside one it
+  // does not. The lane boundaries (0.5·ln2 and 1.5·ln2 as fdlibm tests them, 2⁻²⁸, 704, 1) are
+  // taken with their neighbours a few float64 steps either side.
+  it('in two lanes (expFdlibmRows) is Math.exp bit for bit, alone and beside every edge case', () => {
+    const xs = expArguments();
+    const edges = [0x3fd62e4300000000n, 0x3ff0a2b200000000n, 0x3e30000000000000n].map(
+      (bits) => new Float64Array(new BigInt64Array([bits]).buffer)[0],
+    );
+    for (const x of [...edges, 704, 1, 0.5 * Math.LN2, 1.5 * Math.LN2]) xs.push(...around(x, 40));
+    const specials = [0, -0, 1, 2 ** -29, -(2 ** -30), 704, -704.5, -745.2, 710, Infinity, -Infinity, NaN];
+    const random = lcg(11);
+    // Each special in the first lane and in the second, beside an ordinary argument.
+    for (const sp of specials) for (let i = 0; i < 8; i++) xs.push(sp, -random() * 30, -random() * 30, sp);
+    const shuffled = xs
+      .map((x) => [random(), x])
+      .sort((a, b) => a[0] - b[0])
+      .map(([, x]) => x);
+    for (const arguments_ of [xs, shuffled, xs.slice(1)]) {
+      const n = arguments_.length;
+      const x = rt.alloc(2 * n);
+      const out = rt.alloc(2 * n);
+      new Float64Array(rt.memory.buffer, x, n).set(arguments_);
+      try {
+        rt.k.expFdlibmRows(x, n, out);
+        const [count, first] = expMismatches(arguments_, new Float64Array(rt.memory.buffer, out, n));
+        expect(count, first).toBe(0);
+      } finally {
+        rt.release(x);
+        rt.release(out);
       }
     }
-    expect(mismatches, first).toBe(0);
   });
 });
 

@@ -13,12 +13,13 @@
 //                 token, a KV head's query heads, two passes), attnDecodeScratchFloats
 //   rowKernels.ts rmsnormFwd/Bwd, rope, swigluFwd/Bwd, axpy, embedFwd/Bwd, sumSquares, expRows
 //   lmHead.ts     lmHeadRows, lmHeadGradRows
-//   sampler.ts    sampleRows (next-token draws as generate.ts's sampler makes them), expFdlibm
+//   sampler.ts    sampleRows (next-token draws as generate.ts's sampler makes them), expFdlibm (and
+//                 expFdlibmRows, its two-lane form on an array, for tests)
 //   peak.ts       maddPeak, streamSum (the core's SIMD128 multiply-add rate and read rate, for pact bench)
 export { gemm, gemmPacked, packTranspose, gemmTN, gemmTNScratchFloats, transpose } from './gemm';
 export { attnScratchFloats, attnFwd, attnBwd, attnDecodeScratchFloats, attnDecode } from './attention';
 export { rmsnormFwd, rmsnormBwd, rope, swigluFwd, swigluBwd, axpy, embedFwd, embedBwd } from './rowKernels';
 export { lmHeadRows, lmHeadGradRows } from './lmHead';
 export { sumSquares, expRows } from './rowKernels';
-export { sampleRows, expFdlibm } from './sampler';
+export { sampleRows, expFdlibm, expFdlibmRows } from './sampler';
 export { maddPeak, streamSum } from './peak';

@@ -74,6 +74,70 @@ export function expFdlibm(x: f64): f64 {
   return y * twopk * TWO_M1000;
 }
 
+// Two e^x at once (f64x2), the same bits as expFdlibm on each lane, with the same roundings in the
+// same order (f64x2 add, sub, mul and div round as their scalar forms; the truncation and the
+// conversions are exact). fdlibm has three ranges of |x|: no reduction below 0.5·ln2 (as its test
+// reads the high word: up to 0x3fd62e42_ffffffff, a little past 0.5·ln2), k = ±1 below 1.5·ln2,
+// k = (int)(x/ln2 ± 0.5) above. The general reduction gives k = ±1, hi = x ∓ ln2_hi, lo = ±ln2_lo
+// over the middle range too (t = ±1 exactly), so it serves both; the lowest range is picked per
+// lane, since just past 0.5·ln2 the general k is already ±1. There fdlibm returns 1 − ((x·c)/(c − 2) − x),
+// which is the general 1 − ((lo − (x·c)/(2 − c)) − hi) at hi = x, lo = 0, k = 0 bit for bit
+// (c − 2 = −(2 − c) exactly, and the quotient's sign with it). A pair with a lane fdlibm treats
+// apart (|x| < 2⁻²⁸, the row maximum's 0 included; |x| ≥ 704, where it scales twice or overflows;
+// x = 1; ±∞, NaN) is done by expFdlibm lane by lane. sampler.test.ts holds every lane to Math.exp.
+const R_HALF: f64 = 0.3465735912322998; // 0x3fd62e43_00000000: |x| ≥ this ⇔ hx > HALF_LN2_HI
+const R_TINY: f64 = 3.725290298461914e-9; // 2⁻²⁸: |x| < this ⇔ hx < TINY_HI
+const R_SAFE: f64 = 704.0; // k ≥ −1016 below: one scaling by 2^k, no overflow
+
+/** e^x on both lanes of x (f64x2), each lane expFdlibm's bits. */
+@inline function expFdlibm2(x: v128): v128 {
+  const ax = f64x2.abs(x);
+  const isRegular = v128.and(
+    v128.and(f64x2.ge(ax, f64x2.splat(R_TINY)), f64x2.lt(ax, f64x2.splat(R_SAFE))),
+    f64x2.ne(x, f64x2.splat(1.0)),
+  );
+  if (!i64x2.all_true(isRegular)) {
+    const e0 = expFdlibm(f64x2.extract_lane(x, 0));
+    return f64x2.replace_lane(f64x2.splat(e0), 1, expFdlibm(f64x2.extract_lane(x, 1)));
+  }
+  const isNeg = f64x2.lt(x, f64x2.splat(0));
+  const isSmall = f64x2.lt(ax, f64x2.splat(R_HALF)); // k = 0, no reduction
+  // k = (int)(x/ln2 ± 0.5), hi = x − k·ln2_hi, lo = k·ln2_lo (|x| ≥ 1.5·ln2, and 0.5·ln2 to 1.5·ln2).
+  const kInt = i32x4.trunc_sat_f64x2_s_zero(
+    f64x2.add(f64x2.mul(f64x2.splat(INV_LN2), x), v128.bitselect(f64x2.splat(-0.5), f64x2.splat(0.5), isNeg)),
+  );
+  const t = f64x2.convert_low_i32x4_s(kInt);
+  let hi = f64x2.sub(x, f64x2.mul(t, f64x2.splat(LN2_HI)));
+  let lo = f64x2.mul(t, f64x2.splat(LN2_LO));
+  let k = i64x2.extend_low_i32x4_s(kInt);
+  // |x| < 0.5·ln2: hi = x, lo = 0, k = 0.
+  hi = v128.bitselect(x, hi, isSmall);
+  lo = v128.andnot(lo, isSmall);
+  k = v128.andnot(k, isSmall);
+  const r = f64x2.sub(hi, lo);
+  const r2 = f64x2.mul(r, r);
+  let p = f64x2.add(f64x2.splat(P4), f64x2.mul(r2, f64x2.splat(P5)));
+  p = f64x2.add(f64x2.splat(P3), f64x2.mul(r2, p));
+  p = f64x2.add(f64x2.splat(P2), f64x2.mul(r2, p));
+  p = f64x2.add(f64x2.splat(P1), f64x2.mul(r2, p));
+  const c = f64x2.sub(r, f64x2.mul(r2, p));
+  const q = f64x2.div(f64x2.mul(r, c), f64x2.sub(f64x2.splat(2.0), c));
+  const y = f64x2.sub(f64x2.splat(1.0), f64x2.sub(f64x2.sub(lo, q), hi));
+  return f64x2.mul(y, i64x2.shl(i64x2.add(k, i64x2.splat(0x3ff)), 52));
+}
+
+/** out[i] = e^{x[i]} for n float64 at x, two at a time as sampleRows takes them (expFdlibm's bits; tests). */
+export function expFdlibmRows(x: usize, n: i32, out: usize): void {
+  let i = 0;
+  for (; i + 2 <= n; i += 2) v128.store(out + (<usize>i << 3), expFdlibm2(v128.load(x + (<usize>i << 3))));
+  for (; i < n; i++) store<f64>(out + (<usize>i << 3), expFdlibm(load<f64>(x + (<usize>i << 3))));
+}
+
+/** z[i] (float32) − m as float64, for i and i + 1: the arguments of two e^x. */
+@inline function minus2(z: usize, i: i32, m: v128): v128 {
+  return f64x2.sub(f64x2.promote_low_f32x4(v128.load64_zero(z + (<usize>i << 2))), m);
+}
+
 /** sampleRows' output per row: 6 float64. */
 const SAMPLE_OUT_F64 = 6;
 
@@ -101,7 +165,15 @@ export function sampleRows(z: usize, rows: i32, V: i32, limit: i32, u: usize, wo
     const ur = load<f64>(u + (<usize>r << 3));
     const isSampling = ur >= 0;
     let sh: f64 = 0;
-    for (let i = 0; i < limit; i++) {
+    const mh2 = f64x2.splat(mh);
+    let i = 0;
+    for (; i + 2 <= limit; i += 2) {
+      const e = expFdlibm2(minus2(zr, i, mh2));
+      if (isSampling) v128.store(work + (<usize>i << 3), e);
+      sh += f64x2.extract_lane(e, 0);
+      sh += f64x2.extract_lane(e, 1);
+    }
+    for (; i < limit; i++) {
       const e = expFdlibm(<f64>load<f32>(zr + (<usize>i << 2)) - mh);
       if (isSampling) store<f64>(work + (<usize>i << 3), e);
       sh += e;
@@ -116,7 +188,14 @@ export function sampleRows(z: usize, rows: i32, V: i32, limit: i32, u: usize, wo
         if (v > m) m = v;
       }
       s = 0;
-      for (let i = 0; i < V; i++) s += expFdlibm(<f64>load<f32>(zr + (<usize>i << 2)) - m);
+      const m2 = f64x2.splat(m);
+      let j = 0;
+      for (; j + 2 <= V; j += 2) {
+        const e = expFdlibm2(minus2(zr, j, m2));
+        s += f64x2.extract_lane(e, 0);
+        s += f64x2.extract_lane(e, 1);
+      }
+      for (; j < V; j++) s += expFdlibm(<f64>load<f32>(zr + (<usize>j << 2)) - m);
     }
     let token = argmax;
     let p: f64 = 1;
