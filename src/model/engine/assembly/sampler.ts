@@ -138,6 +138,28 @@ export function expFdlibmRows(x: usize, n: i32, out: usize): void {
   return f64x2.sub(f64x2.promote_low_f32x4(v128.load64_zero(z + (<usize>i << 2))), m);
 }
 
+/**
+ * Σ_{i<n} e^{z[i] − m} in index order (float64), two e^x at a time, each e^x also stored to
+ * work[i] (float64) unless work is 0 (the runtime never hands out offset 0).
+ */
+@inline function sumExp(z: usize, n: i32, m: f64, work: usize): f64 {
+  const m2 = f64x2.splat(m);
+  let s: f64 = 0;
+  let i = 0;
+  for (; i + 2 <= n; i += 2) {
+    const e = expFdlibm2(minus2(z, i, m2));
+    if (work) v128.store(work + (<usize>i << 3), e);
+    s += f64x2.extract_lane(e, 0);
+    s += f64x2.extract_lane(e, 1);
+  }
+  for (; i < n; i++) {
+    const e = expFdlibm(<f64>load<f32>(z + (<usize>i << 2)) - m);
+    if (work) store<f64>(work + (<usize>i << 3), e);
+    s += e;
+  }
+  return s;
+}
+
 /** sampleRows' output per row: 6 float64. */
 const SAMPLE_OUT_F64 = 6;
 
@@ -164,20 +186,7 @@ export function sampleRows(z: usize, rows: i32, V: i32, limit: i32, u: usize, wo
     }
     const ur = load<f64>(u + (<usize>r << 3));
     const isSampling = ur >= 0;
-    let sh: f64 = 0;
-    const mh2 = f64x2.splat(mh);
-    let i = 0;
-    for (; i + 2 <= limit; i += 2) {
-      const e = expFdlibm2(minus2(zr, i, mh2));
-      if (isSampling) v128.store(work + (<usize>i << 3), e);
-      sh += f64x2.extract_lane(e, 0);
-      sh += f64x2.extract_lane(e, 1);
-    }
-    for (; i < limit; i++) {
-      const e = expFdlibm(<f64>load<f32>(zr + (<usize>i << 2)) - mh);
-      if (isSampling) store<f64>(work + (<usize>i << 3), e);
-      sh += e;
-    }
+    const sh = sumExp(zr, limit, mh, isSampling ? work : 0);
     // All V ids (the log-prob's normaliser), when the head is not all of them.
     let m = mh;
     let s = sh;
@@ -187,15 +196,7 @@ export function sampleRows(z: usize, rows: i32, V: i32, limit: i32, u: usize, wo
         const v = <f64>load<f32>(zr + (<usize>i << 2));
         if (v > m) m = v;
       }
-      s = 0;
-      const m2 = f64x2.splat(m);
-      let j = 0;
-      for (; j + 2 <= V; j += 2) {
-        const e = expFdlibm2(minus2(zr, j, m2));
-        s += f64x2.extract_lane(e, 0);
-        s += f64x2.extract_lane(e, 1);
-      }
-      for (; j < V; j++) s += expFdlibm(<f64>load<f32>(zr + (<usize>j << 2)) - m);
+      s = sumExp(zr, V, m, 0);
     }
     let token = argmax;
     let p: f64 = 1;
