@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fetchDemoRun, parseDemoRun } from './demoRun';
+import { demoTimingSource, fetchDemoRun, parseDemoRun } from './demoRun';
 
 const good = {
   config: { recipe: 'pact' },
@@ -29,6 +29,20 @@ describe('recorded demo run', () => {
     });
     expect(parseDemoRun(good).recordedWith).toBeUndefined();
     expect(parseDemoRun({ ...good, recordedWith: { backend: 3 } }).recordedWith).toBeUndefined();
+  });
+
+  it('keeps the thread count its step times were measured on, and the estimate names it', () => {
+    const one = parseDemoRun({ ...good, recordedWith: { backend: 'wasm', threads: 1 } });
+    expect(one.recordedWith).toEqual({ backend: 'wasm', threads: 1 });
+    expect(demoTimingSource(one)).toBe('the recorded demo run on one thread');
+    expect(demoTimingSource(parseDemoRun({ ...good, recordedWith: { backend: 'wasm', threads: 4 } }))).toBe(
+      'the recorded demo run on 4 threads',
+    );
+    for (const threads of [0, 1.5, '2', -1]) {
+      const run = parseDemoRun({ ...good, recordedWith: { backend: 'wasm', threads } });
+      expect(run.recordedWith).toEqual({ backend: 'wasm' });
+      expect(demoTimingSource(run)).toBe('the recorded demo run');
+    }
   });
 
   it('names the field that is wrong', () => {

@@ -14,8 +14,11 @@ export const DEMO_RUN_LABEL = 'recorded demo run';
 
 export interface DemoRun {
   config: Record<string, unknown>;
-  /** How it was recorded (the backend its step times were measured on), when the file says. */
-  recordedWith?: { backend?: string };
+  /**
+   * How it was recorded (the backend its step times were measured on, and on how many threads),
+   * when the file says.
+   */
+  recordedWith?: { backend?: string; threads?: number };
   metrics: StepMetrics[];
   evals: EvalMetrics[];
   rollouts: RolloutGroupView[];
@@ -53,9 +56,15 @@ export function parseDemoRun(json: unknown): DemoRun {
       if (!Array.isArray(r.calls)) throw new Error(`rollouts[${i}].rollouts[${k}].calls must be an array`);
     });
   });
+  const threads = isObject(json.recordedWith) ? json.recordedWith.threads : undefined;
   const recordedWith =
     isObject(json.recordedWith) && typeof json.recordedWith.backend === 'string'
-      ? { recordedWith: { backend: json.recordedWith.backend } }
+      ? {
+          recordedWith: {
+            backend: json.recordedWith.backend,
+            ...(Number.isInteger(threads) && (threads as number) > 0 ? { threads: threads as number } : {}),
+          },
+        }
       : {};
   return {
     config: json.config,
@@ -64,6 +73,17 @@ export function parseDemoRun(json: unknown): DemoRun {
     evals: evals as EvalMetrics[],
     rollouts: rollouts as RolloutGroupView[],
   };
+}
+
+/**
+ * Where an estimate scaled from the demo run comes from, in words: "the recorded demo run on
+ * one thread" (a device with more cores steps faster than that), or without the thread count
+ * when the file does not give it.
+ */
+export function demoTimingSource(run: Pick<DemoRun, 'recordedWith'>): string {
+  const n = run.recordedWith?.threads;
+  if (n === undefined) return 'the recorded demo run';
+  return `the recorded demo run on ${n === 1 ? 'one thread' : `${n} threads`}`;
 }
 
 /**
