@@ -74,7 +74,8 @@ const QUICK: RunSize = {
 const PAPER: RunSize = {
   id: 'paper',
   title: 'Paper-scaled: needs a GPU',
-  needs: 'a hardware WebGPU adapter (a GPU); on a CPU one step took 69 s on 2 cores, about 7× a quick one',
+  needs:
+    'a hardware WebGPU adapter (a GPU); on a CPU one step took 1 min on 2 cores, where a quick step takes about 5 s',
   fields: {
     batch: String(CONFIG_DEFAULTS.batchPrompts),
     miniBatch: String(CONFIG_DEFAULTS.miniBatchPrompts),

@@ -206,7 +206,7 @@ describe('run sizes', () => {
     // 8·8·1024 = 65,536 rollout tokens against 2·4·576 = 4,608: 14.2×
     expect(countStepTokens(RUN_SIZES.paper) / countStepTokens(RUN_SIZES.quick)).toBeCloseTo(14.22, 2);
     expect(describeRunSize(RUN_SIZES.paper)).toBe(
-      '8 prompts × K 8 rollouts a step, up to 10 turns and 1,024 response tokens each, all 4 task kinds, 32 held-out tasks. About 14× the rollout tokens of a quick step. Needs a hardware WebGPU adapter (a GPU); on a CPU one step took 69 s on 2 cores, about 7× a quick one.',
+      '8 prompts × K 8 rollouts a step, up to 10 turns and 1,024 response tokens each, all 4 task kinds, 32 held-out tasks. About 14× the rollout tokens of a quick step. Needs a hardware WebGPU adapter (a GPU); on a CPU one step took 1 min on 2 cores, where a quick step takes about 5 s.',
     );
   });
 });
