@@ -8,7 +8,7 @@
  * costs about a minute here; its four stages are in docs/testing.md.
  */
 import { test, expect, type Page } from '@playwright/test';
-import { tinyRunUrl } from './tinyRun';
+import { ONE_STEP_WASM_URL, tinyRunUrl } from './tinyRun';
 import { readPageDb } from '../scripts/pageDb';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -252,4 +252,43 @@ test('a run checkpoints, exports and re-imports as a .tar, survives a reload, an
   await page.getByTestId('runs-panel').scrollIntoViewIfNeeded();
   await page.screenshot({ path: 'e2e/screenshots/checkpoints-resumed.png' });
   mark('imported copy resumed to the end');
+});
+
+test("a run whose checkpoints the site's storage quota cannot hold is refused before it starts, saying why", async ({
+  page,
+}) => {
+  test.setTimeout(120_000);
+  // The quota as the trainer's worker reads it (navigator.storage.estimate), cut to 40 MiB free:
+  // a qwen3-nano checkpoint is 27.8 MiB (weights, π_ref and AdamW's moments) and a run needs
+  // room for three at once. Chromium's own override (CDP Storage.overrideQuotaForOrigin) is
+  // not honoured by Chromium 156 headless (estimate() and writes kept the 10 GiB quota), so the
+  // worker's estimate is replaced; the session, its store and the page are the real ones.
+  let quota = 40 * 2 ** 20;
+  const stub = (w: import('@playwright/test').Worker) =>
+    w
+      .evaluate((q) => {
+        const storage = (self.navigator as Navigator).storage;
+        (self as unknown as { __quota: number }).__quota = q;
+        storage.estimate = async () => ({ quota: (self as unknown as { __quota: number }).__quota, usage: 0 });
+      }, quota)
+      .catch(() => undefined);
+  // The trainer's worker (a module URL); the engine's threads (blob: URLs) block in Atomics.wait.
+  const trainerWorkers = () => page.workers().filter((w) => !w.url().startsWith('blob:'));
+  page.on('worker', (w) => void (w.url().startsWith('blob:') ? undefined : stub(w)));
+  await page.goto(ONE_STEP_WASM_URL);
+  const setup = page.getByTestId('run-setup');
+  await setup.getByTestId('btn-train').click();
+  const error = setup.getByTestId('start-error');
+  await expect(error).toContainText("not enough browser storage for this run's checkpoints", { timeout: 90_000 });
+  await expect(error).toContainText('needs 83.3 MiB more (3 × 27.8 MiB)');
+  await expect(error).toContainText('this site has 40.0 MiB free');
+  await expect(error).toContainText('Delete saved runs');
+  expect((await readDb(page)).runs).toEqual([]); // nothing was created
+
+  // With room for the three, the same setup trains.
+  quota = 90 * 2 ** 20;
+  await Promise.all(trainerWorkers().map(stub));
+  await setup.getByTestId('btn-train').click();
+  await expect.poll(async () => (await readDb(page)).runs.length, { timeout: 60_000 }).toBe(1);
+  await expect(error).toHaveCount(0);
 });

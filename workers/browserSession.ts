@@ -72,6 +72,14 @@ export function readWorkerMemory(): MemoryUsage | undefined {
   }
 }
 
+/** What a checkpoint of a run holds, in words (the storage check's message). */
+function describeCheckpoint(params: number, isLora: boolean): string {
+  const n = params.toLocaleString('en-US');
+  return isLora
+    ? `${n} parameters: the merged policy, the frozen base and the adapters with AdamW's moments`
+    : `${n} parameters: the weights, π_ref's copy and AdamW's two moments`;
+}
+
 /** A macrotask turn: the worker's timer and incoming messages (Pause, Stop) run in it. */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
@@ -135,6 +143,10 @@ export function createBrowserSessionDeps(): SessionDeps {
               trainer.tokenizer,
             ),
           ...(routed ? { readPythonCounts: () => ({ ...routed.pythonCounts }) } : {}),
+          checkpointSize: {
+            bytes: trainer.stateBytes,
+            what: describeCheckpoint(assets.policy.model.countParams(), config.model.lora !== undefined),
+          },
           buildCheckpoint: async (runId) =>
             buildCheckpointRecord(
               runId,
@@ -151,6 +163,12 @@ export function createBrowserSessionDeps(): SessionDeps {
         disposeAssets();
         throw e;
       }
+    },
+    estimateStorage: async () => {
+      const storage = (globalThis.navigator as { storage?: StorageManager } | undefined)?.storage;
+      if (typeof storage?.estimate !== 'function') return undefined;
+      const { quota, usage } = await storage.estimate();
+      return quota === undefined || usage === undefined ? undefined : { quota, usage };
     },
     readMemory: readWorkerMemory,
     resetMemoryPeak: () => peekEngineRuntime()?.resetPeak(),

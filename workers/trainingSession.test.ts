@@ -71,6 +71,9 @@ let inside: (n: number) => void;
 let python: { calls: number; errors: number; timeouts: number } | null;
 /** The CPU engine's kernels the loader reports (null: none, as on WebGPU), with its fallback warning. */
 let engine: { kernels: 'simd' | 'fma'; warning?: string } | null;
+/** What navigator.storage.estimate() answers (null: the browser offers none), and a checkpoint's bytes. */
+let storage: { quota: number; usage: number } | null;
+let checkpointBytes: number;
 
 function makeDeps(): SessionDeps {
   return {
@@ -94,6 +97,7 @@ function makeDeps(): SessionDeps {
         ...(python ? { readPythonCounts: () => ({ ...python! }) } : {}),
         ...(engine ? { engineKernels: engine.kernels } : {}),
         ...(engine?.warning ? { engineKernelsWarning: engine.warning } : {}),
+        checkpointSize: { bytes: checkpointBytes, what: '1,234 parameters' },
         buildCheckpoint: async (runId): Promise<CheckpointRecord> => ({
           id: `${runId}@${t.completedSteps}`,
           runId,
@@ -110,6 +114,7 @@ function makeDeps(): SessionDeps {
         dispose: () => t.dispose(),
       };
     },
+    estimateStorage: async () => storage ?? undefined,
     readMemory: (): MemoryUsage => ({ backend: 'wasm', numBytes: memoryBytes, numTensors: 10 }),
     async holdLock(runId) {
       if (locks.held.has(runId))
@@ -154,6 +159,8 @@ beforeEach(async () => {
   inside = () => {};
   python = null;
   engine = null;
+  storage = null;
+  checkpointBytes = 100;
 });
 afterEach(async () => {
   store.close();
@@ -462,6 +469,42 @@ describe('TrainingSession', () => {
     session.stop();
     trainer!.gateOf(1).open();
     await until(() => !session.isActive, 'the third stop');
+  });
+
+  it("refuses, before it creates anything, a run whose checkpoints the site's storage cannot hold", async () => {
+    // A new run needs 3 checkpoints of room (2 kept + the next, written before the oldest goes).
+    storage = { quota: 1000, usage: 701 };
+    const session = new TrainingSession((e) => events.push(e), makeDeps());
+    await expect(session.start({ steps: 3, evalEvery: 0 })).rejects.toThrow(
+      /not enough browser storage for this run's checkpoints: .*needs 300 B more \(3 × 100 B\).* 299 B free/,
+    );
+    expect(await store.listRuns()).toEqual([]);
+    expect(trainer!.isDisposed).toBe(true);
+    expect([session.isActive, locks.held.size]).toEqual([false, 0]);
+
+    storage = { quota: 1000, usage: 700 }; // exactly the room: it starts
+    const { run } = await session.start({ steps: 3, evalEvery: 0 });
+    for (const n of [1, 2]) trainer!.gateOf(n).open();
+    await until(async () => (await store.getRun(run.id))?.lastCheckpointId === `${run.id}@2`, 'the step-2 checkpoint');
+    session.stop();
+    trainer!.gateOf(3).open();
+    await until(() => !session.isActive, 'the stop');
+    const saved = await store.listCheckpoints(run.id);
+    expect(saved.map((c) => c.step)).toEqual([2, 3]);
+
+    // Resumed with its 2 checkpoints stored (in the usage), it needs room for the next one only.
+    storage = { quota: 1000, usage: 901 };
+    const status = (await store.getRun(run.id))?.status;
+    await expect(session.start({}, { resumeRunId: run.id })).rejects.toThrow(/needs 100 B more \(1 × 100 B\)/);
+    expect((await store.getRun(run.id))?.status).toBe(status); // not marked running
+    expect(await store.listCheckpoints(run.id)).toEqual(saved); // nothing saved was lost
+    expect(locks.held.size).toBe(0);
+    storage = { quota: 1000, usage: 900 };
+    await session.start({}, { resumeRunId: run.id });
+    expect(trainer!.completedSteps).toBe(3);
+    session.stop();
+    trainer!.gateOf(4).open();
+    await until(() => !session.isActive, 'the second stop');
   });
 
   it('refuses a run another tab is training, and leaves nothing loaded', async () => {

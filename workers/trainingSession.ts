@@ -19,6 +19,7 @@ import type { Trainer } from '../src/recipes/train/trainer';
 import type { StepProgress } from '../src/recipes/types';
 import type { KernelVariant } from '../src/model/engine/kernelChoice';
 import type { PactStore } from '../src/storage/db';
+import { checkCheckpointRoom, type StorageEstimateLike } from '../src/storage/storageRoom';
 import { PLACEHOLDER_RUN_NAME, type CheckpointRecord, type RunRecord } from '../src/storage/schema';
 import { readCheckpointRecord } from './checkpointRecord';
 import type {
@@ -51,6 +52,8 @@ export interface LoadedRun {
   viewRollouts(step: number): RolloutGroupView[];
   /** A checkpoint record of the trainer's state now. */
   buildCheckpoint(runId: string): Promise<CheckpointRecord>;
+  /** Bytes of one checkpoint of this run (Trainer.stateBytes) and what it holds, in words; absent: not checked. */
+  checkpointSize?: { bytes: number; what: string };
   /** Python tool calls so far (FTRL sources: the task file's tools in Pyodide); absent for other sources. */
   readPythonCounts?(): PythonToolCounts;
   dispose(): void;
@@ -83,6 +86,8 @@ export interface SessionDeps {
   readMemory(): MemoryUsage | undefined;
   /** Starts a new step's peak where the platform keeps its own (the CPU engine's buffers). */
   resetMemoryPeak?(): void;
+  /** The origin's storage quota and usage (navigator.storage.estimate); absent or undefined: not checked. */
+  estimateStorage?(): Promise<StorageEstimateLike | undefined>;
   /** Takes the run's lock (throws when another tab holds it); resolves with its release. */
   holdLock(runId: string): Promise<() => void>;
   /** Calls `tick` every `ms` milliseconds until the returned function is called. */
@@ -112,6 +117,8 @@ export interface StartedRun {
  * at most the step under way. The config's checkpointEvery is for `pact train`'s folders.
  */
 export const APP_CHECKPOINT_EVERY = 1;
+/** Checkpoints the app keeps of a run (older ones pruned after each save). */
+export const APP_CHECKPOINTS_KEPT = 2;
 
 /** How often memory is sampled while a run is loaded. */
 export const MEMORY_SAMPLE_MS = 1000;
@@ -272,6 +279,7 @@ export class TrainingSession {
         onProgress: (p) => this.onStepProgress(p),
         onInStep: () => this.sampleInStep(),
       });
+      await this.checkStorageRoom(loaded, run);
       if (!run) {
         const id = newRunId(config);
         run = await store.createRun({
@@ -325,6 +333,23 @@ export class TrainingSession {
     } finally {
       this.isStarting = false;
     }
+  }
+
+  /**
+   * Refuses, before the run is created or marked running, a run whose checkpoints the origin's
+   * storage cannot hold (storageRoom.ts): a new run needs room for APP_CHECKPOINTS_KEPT + 1 of
+   * them, a resumed one for those it has not stored yet.
+   */
+  private async checkStorageRoom(loaded: LoadedRun, run: RunRecord | null): Promise<void> {
+    if (!loaded.checkpointSize || !this.deps.estimateStorage || !this.store) return;
+    const estimate = await this.deps.estimateStorage().catch(() => undefined);
+    if (!estimate) return;
+    const stored = run ? (await this.store.listCheckpoints(run.id)).length : 0;
+    checkCheckpointRoom(
+      estimate,
+      { checkpointBytes: loaded.checkpointSize.bytes, keepLast: APP_CHECKPOINTS_KEPT, stored },
+      loaded.checkpointSize.what,
+    );
   }
 
   pause(): void {
@@ -387,7 +412,7 @@ export class TrainingSession {
     if ((await store.getRun(run.id))?.lastCheckpointId === `${run.id}@${step}`) return;
     this.activeStep = step;
     this.progress('checkpoint');
-    await store.saveCheckpoint(await loaded.buildCheckpoint(run.id), { keepLast: 2 });
+    await store.saveCheckpoint(await loaded.buildCheckpoint(run.id), { keepLast: APP_CHECKPOINTS_KEPT });
   }
 
   private async loop(): Promise<void> {

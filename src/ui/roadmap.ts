@@ -4,7 +4,8 @@
  * Device, Run setup (with the training buttons, and training on a loaded FTRL file), Live charts,
  * Rollout inspector, Runs (resume, delete, metrics and checkpoint export, checkpoint import), Task
  * files (with a policy's FTRL evaluation), Mask schedule, Anchoring gates, Prefix levels L0–L4,
- * Token masks, the measured Table 1 with the ablations and the ToolSearcher table (Home).
+ * Token masks, the measured Table 1 with the ablations and the ToolSearcher table (Home), and a
+ * run refused before Train when the browser's storage quota cannot hold its checkpoints.
  */
 export interface PlannedPanel {
   name: string;
@@ -13,16 +14,8 @@ export interface PlannedPanel {
 
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
-    name: 'Storage quota for large checkpoints in the page',
-    what:
-      'checkpoints are stored in IndexedDB in pieces of at most 64 MiB, so any model can save them, but the ' +
-      "browser's storage quota is not checked before Train: a run keeps its last 2 checkpoints and writes a third " +
-      "before pruning (about 3 × 16 bytes a parameter: Qwen3-0.6B's state is 9.5 GB), and a save over the quota " +
-      'stops the run with a quota error (nothing saved is lost)',
-  },
-  {
     name: 'A memory check on WebGPU',
-    what: "on wasm and the CPU engine a run whose step cannot fit (training state, the rollouts' KV cache, kept activations) is refused before it starts, with the estimate and the fields to change; on WebGPU the adapter's limits are not checked yet, so a run there can still fail mid-step. A Quick step peaks near 300 MiB of engine buffers, a paper-size step (measured in Node on 2 cores: 69 s) near 550 MiB",
+    what: "on wasm and the CPU engine a run whose step cannot fit (training state, the rollouts' KV cache, kept activations) is refused before it starts, with the estimate and the fields to change; on WebGPU the adapter's limits are not checked yet, so a run there can still fail mid-step. A Quick step peaks near 300 MiB of engine buffers, a paper-size step (measured in Node on 2 cores: 1 min) near 560 MiB",
   },
 ];
 

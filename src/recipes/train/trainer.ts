@@ -32,7 +32,7 @@ import { PromptEncoder } from './promptEncoder';
 import { planPrompts, routePrompts, type PlanInputs } from './promptPlan';
 import { RolloutCollector } from './rolloutCollection';
 import { computePromptOnlyKl, computeTraceLogprobGap, summarizeStep } from './stepMetrics';
-import { exportTrainerState, importTrainerState, type TrainerParts } from './trainerState';
+import { exportTrainerState, importTrainerState, trainerStateBytes, type TrainerParts } from './trainerState';
 import type {
   EvalMetrics,
   GroupScore,
@@ -252,6 +252,11 @@ export class Trainer {
   async exportState(): Promise<TrainerState> {
     const position = { step: this.stepIndex, dataCursor: this.dataCursor, root: this.root };
     return exportTrainerState(this.stateParts(), position);
+  }
+
+  /** Bytes of exportState's arrays (what a checkpoint of this run stores), without exporting them. */
+  get stateBytes(): number {
+    return trainerStateBytes(this.stateParts());
   }
 
   /** Restores a state from exportState (same config, same model shape). Validates before writing. */

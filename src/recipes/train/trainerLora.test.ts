@@ -136,6 +136,30 @@ describe('Trainer with LoRA (config.model.lora)', () => {
     }
   }, 240_000);
 
+  it("stateBytes is the bytes of exportState's arrays (what a checkpoint stores), with and without LoRA", async () => {
+    const bytesOf = (list: readonly NamedArray[] | undefined) =>
+      (list ?? []).reduce((sum, t) => sum + t.data.byteLength, 0);
+    for (const input of [{}, LORA]) {
+      const trainer = createTrainer(input);
+      await trainer.step();
+      const state = await trainer.exportState();
+      const exported =
+        bytesOf(state.weights) +
+        bytesOf(state.optimizer) +
+        bytesOf(state.referenceWeights) +
+        bytesOf(state.adapterWeights);
+      expect(trainer.stateBytes, JSON.stringify(input)).toBe(exported);
+      // By hand: P weights and P of π_ref, AdamW's m and v and a step per trained tensor, and
+      // (LoRA) the adapters themselves, all float32.
+      const params = [...trainer.model.params.values()].reduce((n, t) => n + t.size, 0);
+      const trained = input === LORA ? state.adapterWeights! : state.weights;
+      const trainedFloats = trained.reduce((n, t) => n + t.data.length, 0);
+      const expected = 4 * (2 * params + 2 * trainedFloats + trained.length + (input === LORA ? trainedFloats : 0));
+      expect(exported, JSON.stringify(input)).toBe(expected);
+      release(trainer);
+    }
+  }, 120_000);
+
   it('leaks no tensors over a LoRA step and its export', async () => {
     const trainer = createTrainer(LORA);
     await trainer.step();

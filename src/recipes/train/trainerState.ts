@@ -29,6 +29,27 @@ export interface TrainerPosition {
   root: Rng;
 }
 
+const floatBytes = (params: ReadonlyMap<string, { size: number }>) => {
+  let n = 0;
+  for (const t of params.values()) n += 4 * t.size;
+  return n;
+};
+
+/**
+ * Bytes of the arrays `exportTrainerState` would write (what a checkpoint stores), read from the
+ * shapes without exporting: the policy's weights (merged, under LoRA: the model's shapes), π_ref's,
+ * AdamW's state and (LoRA) the adapters.
+ */
+export function trainerStateBytes(parts: Pick<TrainerParts, 'model' | 'weights' | 'optimizer'>): number {
+  const { model, weights, optimizer } = parts;
+  return (
+    floatBytes(model.params) +
+    floatBytes(weights.refParams) +
+    optimizer.stateBytes +
+    (weights.lora ? floatBytes(weights.trainable) : 0)
+  );
+}
+
 /**
  * The state of a run. LoRA: `weights` are the merged policy, `referenceWeights` the frozen
  * base (= π_ref) and `adapterWeights` the adapters (what AdamW's state is keyed by).

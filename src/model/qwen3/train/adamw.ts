@@ -91,6 +91,13 @@ export class AdamW {
     return [...this.slots.keys()];
   }
 
+  /** Bytes of `exportState`'s arrays without reading them: per parameter m and v (float32) and its step. */
+  get stateBytes(): number {
+    let bytes = 0;
+    for (const slot of this.slots.values()) bytes += 4 * (2 * slot.param.size + 1);
+    return bytes;
+  }
+
   /** The step counter t of one parameter (0 before its first update). */
   stepOf(name: string): number {
     return this.getSlot(name).step;
