@@ -28,7 +28,7 @@ test('the device line names the backend the worker found, checked against the br
     await expect(line).toHaveAttribute('data-backend', 'wasm');
     await expect(page.getByTestId('fallback-reason')).toContainText('requestAdapter');
   }
-  await expect(page.getByTestId('planned-panels')).toContainText('A memory check on WebGPU');
+  await expect(page.getByTestId('planned-panels')).toContainText("The GPU's own memory on WebGPU");
   await page.screenshot({ path: 'e2e/screenshots/home.png', fullPage: true });
 });
 

@@ -77,3 +77,37 @@ test('two PACT steps in the worker on WebGPU', async ({ page }) => {
   }
   await page.screenshot({ path: 'e2e/screenshots/webgpu-training.png', fullPage: false });
 });
+
+test("a micro-batch whose attention scores are over the GPU's buffer limit is refused before a step, naming the field", async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  // The paper size's rows (1,024 + 2 × 1,024 tokens) with 8 rows a micro-batch: 8 · 4 heads ·
+  // 3,072² floats = 1.13 GiB in one tensor, over SwiftShader's 1 GiB buffers (7 rows fit).
+  const query = new URLSearchParams({ recipe: 'pact', size: 'paper', backend: 'webgpu' });
+  query.set('overrides', JSON.stringify({ microBatchRows: 8, evalEvery: 0 }));
+  await page.goto(`/?${query}`);
+  const limits = await page.evaluate(async () => {
+    const gpu = (
+      navigator as Navigator & { gpu?: { requestAdapter(): Promise<{ limits: GPUSupportedLimits } | null> } }
+    ).gpu;
+    const adapter = gpu ? await gpu.requestAdapter() : null;
+    return adapter
+      ? { buffer: adapter.limits.maxBufferSize, binding: adapter.limits.maxStorageBufferBindingSize }
+      : null;
+  });
+  test.skip(!limits, 'this Chromium offers no WebGPU adapter (launched without --enable-unsafe-webgpu?)');
+  test.skip(
+    Math.min(limits!.buffer, limits!.binding) !== 2 ** 30,
+    `this adapter's buffers are not SwiftShader's 1 GiB (${JSON.stringify(limits)})`,
+  );
+  const panel = page.getByTestId('run-setup');
+  await expect(panel.getByTestId('setup-status')).toContainText('Valid configuration');
+  await panel.getByTestId('btn-train').click();
+  const error = panel.getByTestId('start-error');
+  await expect(error).toContainText('config.microBatchRows: 8 row(s) of up to 3,072 tokens make tensors of 1.13 GiB', {
+    timeout: 150_000,
+  });
+  await expect(error).toContainText('set config.microBatchRows to at most 7');
+  expect((await readPageDb(page)).runs).toEqual([]);
+});

@@ -36,6 +36,7 @@ import { createToolUsePrompts, Trainer } from '../recipes/train/trainer';
 import type { PolicySampler, PromptItem, StepProgress } from '../recipes/types';
 import { loadWarmStart, warmStartFolderFor, type ReadWarmStartFile } from '../recipes/warmStart/index';
 import { checkTrainingMemory } from '../recipes/train/memoryEstimate';
+import { readBackendBufferLimits } from '../model/qwen3/graphBuffers';
 import { DEFAULT_FTRL_EVAL_SETTINGS } from './ftrlEvalSettings';
 import {
   checkFtrlPromptWindow,
@@ -159,7 +160,7 @@ async function loadFolderPolicy(dir: string, ctx: PolicySourceContext, trainConf
     throw new Error(`Qwen3 folder "${dir}": ${(e as Error).message}`);
   }
   // A run that cannot fit its backend is refused before the weights are uploaded.
-  if (trainConfig) checkTrainingMemory(folder.config, trainConfig, tf.getBackend());
+  if (trainConfig) checkTrainingMemory(folder.config, trainConfig, tf.getBackend(), readBackendBufferLimits());
   if (!folder.prunedVocab && folder.config.vocab_size < ctx.source.vocabSize) {
     throw new Error(
       `Qwen3 folder "${dir}": config.json field "vocab_size" is ${folder.config.vocab_size}, fewer than the ${ctx.source.vocabSize} tokens of Qwen3's tokenizer; a smaller vocabulary needs its pruned_vocab.json`,
@@ -318,7 +319,7 @@ async function loadRunAssets(
   const load = POLICY_SOURCES.get(config.model.init);
   // The shape is known before any weight is made (a folder's, once its config.json is read, below).
   const knownShape = fromCheckpoint?.modelConfig ?? (load ? getQwen3Preset(config.model.preset) : undefined);
-  if (knownShape) checkTrainingMemory(knownShape, config, tf.getBackend());
+  if (knownShape) checkTrainingMemory(knownShape, config, tf.getBackend(), readBackendBufferLimits());
   const policy: Policy = fromCheckpoint
     ? {
         model: Qwen3Model.fromConfig(fromCheckpoint.modelConfig, config.seed),

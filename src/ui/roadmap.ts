@@ -14,8 +14,14 @@ export interface PlannedPanel {
 
 export const PLANNED_PANELS: readonly PlannedPanel[] = [
   {
-    name: 'A memory check on WebGPU',
-    what: "on wasm and the CPU engine a run whose step cannot fit (training state, the rollouts' KV cache, kept activations) is refused before it starts, with the estimate and the fields to change; on WebGPU the adapter's limits are not checked yet, so a run there can still fail mid-step. A Quick step peaks near 300 MiB of engine buffers, a paper-size step (measured in Node on 2 cores: 1 min) near 560 MiB",
+    name: "The GPU's own memory on WebGPU",
+    what:
+      "on wasm and the CPU engine a run whose step cannot fit (training state, the rollouts' KV cache, kept " +
+      'activations) is refused before it starts, with the estimate and the fields to change. On WebGPU the ' +
+      "adapter's per-buffer limits are checked the same way (a micro-batch's attention scores against " +
+      "maxBufferSize and maxStorageBufferBindingSize; the rollouts' prompt is run in rows that fit), but WebGPU " +
+      'does not say how much memory the GPU has, so a run larger than it can still fail mid-step. A Quick step ' +
+      'peaks near 300 MiB of engine buffers, a paper-size step (measured in Node on 2 cores: 1 min) near 560 MiB',
   },
 ];
 

@@ -10,6 +10,8 @@ import type { Qwen3Config } from './config';
 import { generateQwen3, generateQwen3WithoutCache, sampleFromLogits } from './generate';
 import { computeTokenLogprobs } from './logprobs';
 import { runEngineGradients } from './engineSession';
+import { getEngineEnabled, setEngineEnabled } from './engineBridge';
+import { graphRowBytes, prefillRowsPerChunk } from './graphBuffers';
 import { disposeParams, initQwen3Params } from './model';
 import type { ParamMap } from './linear';
 import { packTokenRows } from './batch';
@@ -192,6 +194,43 @@ describe('generateQwen3', () => {
     });
     expect(rows[0].tokens).toHaveLength(5);
     expect(rows[0].finishReason).toBe('length');
+  });
+});
+
+describe('generateQwen3 on the tfjs graph, the prompt rows in chunks (graphBuffers.ts)', () => {
+  it('a row of T tokens costs its largest tensor: heads·T², T·intermediate or T·hidden floats', () => {
+    // 4 heads: at 16 tokens 4·256 = 1,024 floats of scores, 16·64 = 1,024 of MLP, 16·32 = 512 of hidden.
+    expect(graphRowBytes(CONFIG, 16)).toBe(4 * 1024);
+    expect(graphRowBytes(CONFIG, 32)).toBe(4 * 4 * 32 * 32); // the scores grow as T²
+    expect(graphRowBytes(CONFIG, 8)).toBe(4 * 8 * 64); // the MLP, at short rows
+    expect(prefillRowsPerChunk(CONFIG, 16, 8192)).toBe(2);
+    expect(prefillRowsPerChunk(CONFIG, 16, 8191)).toBe(1);
+    expect(prefillRowsPerChunk(CONFIG, 16, 1)).toBe(1); // never 0: one row over the budget is refused before a run
+  });
+
+  it('gives the same tokens and log-probs bit for bit as one forward over every row, leaking nothing', async () => {
+    const was = getEngineEnabled();
+    setEngineEnabled(false);
+    try {
+      const prompts = [...PROMPTS, [4, 4, 4], [30, 31]];
+      const run = (prefillBytes: number) => {
+        const rng = createRng('chunked-prefill');
+        const o = { maxNewTokens: 8, temperature: 1, promptBucket: 8, prefillBytes, random: () => rng.next() };
+        return generateQwen3(params, CONFIG, prompts, o);
+      };
+      const whole = await run(Infinity);
+      const before = tf.memory().numTensors;
+      // slots = 24 (the longest prompt, 17, rounded to 8): 4·max(4·576, 24·64, 24·32) = 9,216 bytes a row
+      for (const rowsAtOnce of [1, 2, 3]) {
+        const chunked = await run(rowsAtOnce * 9216);
+        expect(chunked.map((r) => r.tokens)).toEqual(whole.map((r) => r.tokens));
+        expect(chunked.map((r) => r.logprobs)).toEqual(whole.map((r) => r.logprobs));
+      }
+      expect(tf.memory().numTensors).toBe(before);
+      expect(new Set(whole.map((r) => r.tokens.join(','))).size).toBeGreaterThan(1);
+    } finally {
+      setEngineEnabled(was);
+    }
   });
 });
 

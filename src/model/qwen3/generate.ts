@@ -25,6 +25,7 @@ import { matMulTransposeB } from './matmul';
 import { runDecoderStack, runQwen3Decoder, type AttendFn, type LayerKv } from './model';
 import { computeRopeTablesForHostPositions } from './rope';
 import { createEngineLogitSource, getKernelDrawsEnabled, isEngineActive } from './engineBridge';
+import { defaultPrefillBytes, prefillRowsPerChunk } from './graphBuffers';
 
 /** The project's stop strings: end of a tool call, of an assistant turn, of an answer. */
 export const DEFAULT_STOP_STRINGS: readonly string[] = ['</tool_call>', '<|im_end|>', '</answer>'];
@@ -55,6 +56,11 @@ export interface GenerateOptions {
    * no token behind them, so the policy must never emit one. log-probs stay the model's own.
    */
   vocabLimit?: number;
+  /**
+   * On the tfjs graph: the most bytes one tensor of the prompt's forward may take; the rows are
+   * run in chunks that keep to it. Default: WebGPU's buffer limit, else GRAPH_PREFILL_BYTES.
+   */
+  prefillBytes?: number;
   /** Called after each sampled token of the batch: the tokens generated so far over all rows, and the rows still running. */
   onToken?: (generated: number, activeRows: number) => void;
 }
@@ -431,24 +437,51 @@ export async function generateQwen3(
 
   const source: LogitSource = {
     async first() {
-      const idsT = tf.tensor2d(ids, [B, slots], 'int32');
-      const maskT = tf.tensor2d(mask, [B, slots]);
-      const { hidden, kv } = runQwen3Decoder(params, config, idsT, maskT, { lora: opts.lora, collectKv: true });
-      // Pad each layer's keys/values [B, nKv, slots, D] to the fixed [B, nKv, S, D].
-      caches = kv.map(({ k, v }) => {
-        const pad: Array<[number, number]> = [
-          [0, 0],
-          [0, 0],
-          [0, S - slots],
-          [0, 0],
-        ];
-        const out = { k: tf.pad(k, pad) as tf.Tensor4D, v: tf.pad(v, pad) as tf.Tensor4D };
-        k.dispose();
-        v.dispose();
-        return out;
-      });
-      const logits = computeLastLogits(params, config, hidden);
-      tf.dispose([idsT, maskT, hidden]);
+      // The prompt rows in chunks whose largest tensor (the attention scores [rows, heads, slots,
+      // slots]) fits the backend's buffers (graphBuffers.ts): rows are independent, so the chunks
+      // give the rows' own numbers.
+      const chunkRows = prefillRowsPerChunk(config, slots, opts.prefillBytes ?? defaultPrefillBytes());
+      const parts: { kv: LayerKv[]; logits: tf.Tensor2D }[] = [];
+      for (let r0 = 0; r0 < B; r0 += chunkRows) {
+        const rows = Math.min(chunkRows, B - r0);
+        const idsT = tf.tensor2d(ids.subarray(r0 * slots, (r0 + rows) * slots), [rows, slots], 'int32');
+        const maskT = tf.tensor2d(mask.subarray(r0 * slots, (r0 + rows) * slots), [rows, slots]);
+        const { hidden, kv } = runQwen3Decoder(params, config, idsT, maskT, { lora: opts.lora, collectKv: true });
+        // Pad each layer's keys/values [rows, nKv, slots, D] to the fixed [rows, nKv, S, D].
+        const padded = kv.map(({ k, v }) => {
+          const pad: Array<[number, number]> = [
+            [0, 0],
+            [0, 0],
+            [0, S - slots],
+            [0, 0],
+          ];
+          const out = { k: tf.pad(k, pad) as tf.Tensor4D, v: tf.pad(v, pad) as tf.Tensor4D };
+          k.dispose();
+          v.dispose();
+          return out;
+        });
+        parts.push({ kv: padded, logits: computeLastLogits(params, config, hidden) });
+        tf.dispose([idsT, maskT, hidden]);
+      }
+      if (parts.length === 1) {
+        caches = parts[0].kv;
+        return readLogits(parts[0].logits);
+      }
+      caches = parts[0].kv.map((_, layer) => ({
+        k: tf.concat(
+          parts.map((p) => p.kv[layer].k),
+          0,
+        ) as tf.Tensor4D,
+        v: tf.concat(
+          parts.map((p) => p.kv[layer].v),
+          0,
+        ) as tf.Tensor4D,
+      }));
+      const logits = tf.concat(
+        parts.map((p) => p.logits),
+        0,
+      ) as tf.Tensor2D;
+      for (const p of parts) tf.dispose([...p.kv.flatMap((c) => [c.k, c.v]), p.logits]);
       return readLogits(logits);
     },
     async next(tokens, step) {

@@ -116,3 +116,34 @@ describe('estimateStepMemory', () => {
     });
   }
 });
+
+describe('WebGPU buffer limits (one tensor, one GPU buffer)', () => {
+  const GiB = 2 ** 30;
+  const swiftShader = { maxBufferSize: GiB, maxStorageBufferBindingSize: GiB }; // Chromium 156's software adapter
+  const nano = QWEN3_PRESETS['qwen3-nano'];
+
+  it("passes the paper size on qwen3-nano under SwiftShader's 1 GiB: one row of 3,072 tokens is 144 MiB of scores", () => {
+    // [x; h*; τ] at the defaults: 1,024 + 2 × 1,024 = 3,072 tokens; 4 heads: 4 · 4 · 3,072² = 150,994,944 bytes.
+    const config = resolveConfig({ backend: 'webgpu' });
+    expect(config.microBatchRows).toBe(1);
+    expect(() => checkTrainingMemory(nano, config, 'webgpu', swiftShader)).not.toThrow();
+    // 7 rows = 1,056,964,608 bytes fit 1 GiB (1,073,741,824); 8 rows do not, and the message says 7.
+    expect(() => checkTrainingMemory(nano, resolveConfig({ microBatchRows: 7 }), 'webgpu', swiftShader)).not.toThrow();
+    expect(() => checkTrainingMemory(nano, resolveConfig({ microBatchRows: 8 }), 'webgpu', swiftShader)).toThrow(
+      /^config\.microBatchRows: 8 row\(s\) of up to 3,072 tokens make tensors of 1\.13 GiB \(attention scores \[8, 4, 3072, 3072\] float32\) in one buffer, over this GPU's buffer limit \(maxBufferSize 1\.00 GiB, maxStorageBufferBindingSize 1\.00 GiB\); set config\.microBatchRows to at most 7/,
+    );
+  });
+
+  it('the smaller of the two limits decides; a row alone over it names the lengths; wasm and the engine are not judged by them', () => {
+    const binding128 = { maxBufferSize: 4 * GiB, maxStorageBufferBindingSize: 128 * 2 ** 20 };
+    // 144 MiB of scores for one row is over a 128 MiB binding.
+    expect(() => checkTrainingMemory(nano, resolveConfig({}), 'webgpu', binding128)).toThrow(
+      /^config\.maxResponseTokens: 1 row\(s\) of up to 3,072 tokens .* even at one row; shorten the rows \(config\.maxPromptTokens 1024, config\.maxResponseTokens 1024/,
+    );
+    // 512 + 2 × 512 = 1,536 tokens: 4 · 4 · 1,536² = 37,748,736 bytes a row, 3 rows fit 128 MiB.
+    const short = resolveConfig({ maxPromptTokens: 512, maxResponseTokens: 512, microBatchRows: 3 });
+    expect(() => checkTrainingMemory(nano, short, 'webgpu', binding128)).not.toThrow();
+    // On wasm the CPU engine serves qwen3-nano: no T×T tensor, no buffer limit.
+    expect(() => checkTrainingMemory(nano, resolveConfig({ microBatchRows: 64 }), 'wasm', swiftShader)).not.toThrow();
+  });
+});

@@ -14,6 +14,7 @@ import { countQwen3Params, type Qwen3Config } from '../../model/qwen3/config';
 import { ENGINE_ACTIVATION_BUDGET_BYTES, engineServesShape } from '../../model/qwen3/engineBridge';
 import { engineActivationBytes, engineSlotBytes, engineWeightCacheBytes } from '../../model/engine/qwen3Engine';
 import type { TrainConfig } from '../config';
+import { bufferLimitBytes, graphRowBytes, type BufferLimits } from '../../model/qwen3/graphBuffers';
 
 /** One WebAssembly memory's most (65,536 pages of 64 KiB): tfjs-wasm's heap and the engine's cannot grow past it. */
 export const WASM_MEMORY_LIMIT_BYTES = 4 * 2 ** 30;
@@ -106,10 +107,18 @@ const list = (parts: readonly MemoryPart[]) => parts.map((p) => `${p.what} ${gib
 /**
  * Throws, naming the fields to change, when a step cannot fit: on wasm, the training state
  * and the graph's activations in one WebAssembly memory; where the engine serves the model
- * (wasm or cpu), its own WebAssembly memory. WebGPU's limits are the adapter's: not checked.
+ * (wasm or cpu), its own WebAssembly memory; on WebGPU (`limits`, the device's), the largest
+ * single tensor against its buffer limits (checkBufferLimits). The GPU's total memory is not
+ * offered by WebGPU, so it is not checked.
  */
-export function checkTrainingMemory(model: Qwen3Config, config: MemoryConfig, backend: string): void {
+export function checkTrainingMemory(
+  model: Qwen3Config,
+  config: MemoryConfig,
+  backend: string,
+  limits?: BufferLimits,
+): void {
   const est = estimateStepMemory(model, config, backend);
+  if (limits && !est.engine) checkBufferLimits(model, config, est.longestRowTokens, limits);
   const { state } = est;
   const onBackend = backend === 'wasm' ? total(est.backend) : 0;
   if (onBackend > WASM_MEMORY_LIMIT_BYTES) {
@@ -131,4 +140,37 @@ export function checkTrainingMemory(model: Qwen3Config, config: MemoryConfig, ba
         `config.maxResponseTokens ${config.maxResponseTokens})`,
     );
   }
+}
+
+const describeLimits = (limits: BufferLimits) =>
+  `maxBufferSize ${gib(limits.maxBufferSize)}, maxStorageBufferBindingSize ${gib(limits.maxStorageBufferBindingSize)}`;
+
+/**
+ * Throws, naming the field to change, when one tensor of a step on the tfjs graph cannot be one
+ * GPU buffer (graphBuffers.ts): a training micro-batch's attention scores [microBatchRows, heads,
+ * T, T] at the longest row (a trace-conditioned [x; h*; τ]; a rollout's prompt is shorter, and the
+ * generation's prefill is cut into rows that fit). The weights are the loader's: it shards the
+ * vocabulary matrices to the limit and refuses any other tensor over it (model.ts).
+ */
+export function checkBufferLimits(
+  model: Qwen3Config,
+  config: Pick<MemoryConfig, 'microBatchRows' | 'maxPromptTokens' | 'maxResponseTokens'>,
+  longestRowTokens: number,
+  limits: BufferLimits,
+): void {
+  const limit = bufferLimitBytes(limits);
+  const T = longestRowTokens;
+  const row = graphRowBytes(model, T);
+  const rows = config.microBatchRows;
+  if (rows * row <= limit) return;
+  const shape = `[${rows}, ${model.num_attention_heads}, ${T}, ${T}]`;
+  const what = `${rows} row(s) of up to ${T.toLocaleString('en-US')} tokens make tensors of ${gib(rows * row)} (attention scores ${shape} float32) in one buffer`;
+  throw new Error(
+    row > limit
+      ? `config.maxResponseTokens: ${what}, over this GPU's buffer limit (${describeLimits(limits)}) even at one row; ` +
+          `shorten the rows (config.maxPromptTokens ${config.maxPromptTokens}, config.maxResponseTokens ` +
+          `${config.maxResponseTokens}: a trace-conditioned row holds the prompt and two responses' worth) or train on wasm`
+      : `config.microBatchRows: ${what}, over this GPU's buffer limit (${describeLimits(limits)}); set ` +
+          `config.microBatchRows to at most ${Math.floor(limit / row)} (the update is the same for any value)`,
+  );
 }

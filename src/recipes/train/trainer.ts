@@ -13,6 +13,7 @@
  */
 import * as tf from '../../model/qwen3/tf';
 import { checkTrainingMemory } from './memoryEstimate';
+import { readBackendBufferLimits } from '../../model/qwen3/graphBuffers';
 import { createRng, type Rng } from '../../core/rng';
 import type { RenderChat } from '../../envs/rollout';
 import type { ToolExecutor } from '../../envs/sandbox/types';
@@ -124,7 +125,7 @@ export class Trainer {
     const { config, model, tokenizer } = init;
     if (init.trainPrompts.length === 0) throw new Error('Trainer: trainPrompts is empty');
     checkContextWindow(config, model.config.max_position_embeddings);
-    checkTrainingMemory(model.config, config, tf.getBackend());
+    checkTrainingMemory(model.config, config, tf.getBackend(), readBackendBufferLimits());
     this.init = init;
     this.config = config;
     this.model = model;
