@@ -143,6 +143,13 @@ describe('WebGPU buffer limits (one tensor, one GPU buffer)', () => {
     // 512 + 2 × 512 = 1,536 tokens: 4 · 4 · 1,536² = 37,748,736 bytes a row, 3 rows fit 128 MiB.
     const short = resolveConfig({ maxPromptTokens: 512, maxResponseTokens: 512, microBatchRows: 3 });
     expect(() => checkTrainingMemory(nano, short, 'webgpu', binding128)).not.toThrow();
+    // The KV cache at the default lengths: a rollout holds 2 kv heads × 2,064 positions (2,048 rounded to
+    // 16, + 16) × 48 floats = 792,576 bytes a layer's keys; 64 rollouts (50.7 MB) fit 128 MiB, 169 would,
+    // 8 × K 32 = 256 (203 MB) do not, and the cache is checked before the attention rows.
+    const kv = resolveConfig({ batchPrompts: 8, rolloutsPerPrompt: 32 });
+    expect(() => checkTrainingMemory(nano, kv, 'webgpu', binding128)).toThrow(
+      /^config\.rolloutsPerPrompt: the rollouts' KV cache holds 256 rollouts .* of up to 2,064 positions .*0\.19 GiB\), over this GPU's buffer limit .*; at most 169 rollouts a step fit/,
+    );
     // On wasm the CPU engine serves qwen3-nano: no T×T tensor, no buffer limit.
     expect(() => checkTrainingMemory(nano, resolveConfig({ microBatchRows: 64 }), 'wasm', swiftShader)).not.toThrow();
   });

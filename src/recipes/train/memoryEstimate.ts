@@ -147,18 +147,36 @@ const describeLimits = (limits: BufferLimits) =>
 
 /**
  * Throws, naming the field to change, when one tensor of a step on the tfjs graph cannot be one
- * GPU buffer (graphBuffers.ts): a training micro-batch's attention scores [microBatchRows, heads,
+ * GPU buffer (graphBuffers.ts): a layer's KV cache of the step's rollouts, or a training
+ * micro-batch's attention scores [microBatchRows, heads,
  * T, T] at the longest row (a trace-conditioned [x; h*; τ]; a rollout's prompt is shorter, and the
  * generation's prefill is cut into rows that fit). The weights are the loader's: it shards the
  * vocabulary matrices to the limit and refuses any other tensor over it (model.ts).
  */
 export function checkBufferLimits(
   model: Qwen3Config,
-  config: Pick<MemoryConfig, 'microBatchRows' | 'maxPromptTokens' | 'maxResponseTokens'>,
+  config: Pick<
+    MemoryConfig,
+    'microBatchRows' | 'maxPromptTokens' | 'maxResponseTokens' | 'batchPrompts' | 'rolloutsPerPrompt'
+  >,
   longestRowTokens: number,
   limits: BufferLimits,
 ): void {
   const limit = bufferLimitBytes(limits);
+  // The rollouts' KV cache: one [rollouts, kv heads, positions, head_dim] tensor per layer for keys
+  // and one for values (generate.ts), positions up to a rollout's prompt and responses.
+  const slots = config.batchPrompts * config.rolloutsPerPrompt;
+  const positions = Math.ceil((config.maxPromptTokens + config.maxResponseTokens) / 16) * 16 + 16;
+  const slotBytes = 4 * model.num_key_value_heads * positions * model.head_dim;
+  if (slots * slotBytes > limit) {
+    throw new Error(
+      `config.rolloutsPerPrompt: the rollouts' KV cache holds ${slots} rollouts (config.batchPrompts ${config.batchPrompts} × ` +
+        `config.rolloutsPerPrompt ${config.rolloutsPerPrompt}) of up to ${positions.toLocaleString('en-US')} positions in ` +
+        `one buffer a layer ([${slots}, ${model.num_key_value_heads}, ${positions}, ${model.head_dim}] float32, ` +
+        `${gib(slots * slotBytes)}), over this GPU's buffer limit (${describeLimits(limits)}); at most ` +
+        `${Math.floor(limit / slotBytes)} rollouts a step fit, or shorten the rows`,
+    );
+  }
   const T = longestRowTokens;
   const row = graphRowBytes(model, T);
   const rows = config.microBatchRows;
