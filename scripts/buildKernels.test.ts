@@ -1,4 +1,4 @@
-// The committed src/model/engine/kernelsWasm.ts is what scripts/buildKernels.mjs makes from
+// The committed src/model/engine/kernelsWasm.ts and kernelsWasmRelaxed.ts are what scripts/buildKernels.mjs makes from
 // the AssemblyScript source today (a stale binary would test one kernel and ship another), and
 // the shared-memory kernels the runtime derives from it are asc's own `--sharedMemory` builds,
 // byte for byte.
@@ -8,12 +8,14 @@ import { withSharedMemoryImport } from '../src/model/engine/sharedMemoryImport';
 // @ts-expect-error: a plain .mjs script without types
 import { compileKernels, findDataEnd, renderModule } from './buildKernels.mjs';
 
-it('kernelsWasm.ts matches a fresh compile of src/model/engine/assembly/kernels.ts', () => {
+it('kernelsWasm.ts and kernelsWasmRelaxed.ts match a fresh compile of src/model/engine/assembly/kernels.ts', () => {
   const bytes = compileKernels();
   const relaxed = compileKernels(false, true);
   expect(findDataEnd(bytes)).toBeGreaterThan(0);
-  expect(readFileSync(new URL('../src/model/engine/kernelsWasm.ts', import.meta.url), 'utf8')).toBe(
-    renderModule(bytes, relaxed),
+  const texts = renderModule(bytes, relaxed);
+  expect(readFileSync(new URL('../src/model/engine/kernelsWasm.ts', import.meta.url), 'utf8')).toBe(texts.plain);
+  expect(readFileSync(new URL('../src/model/engine/kernelsWasmRelaxed.ts', import.meta.url), 'utf8')).toBe(
+    texts.relaxed,
   );
   // The relaxed-SIMD build is another binary, with f32x4.relaxed_madd (0xfd 0x85 0x02) in it.
   expect(relaxed.some((x: number, i: number) => x === 0xfd && relaxed[i + 1] === 0x85 && relaxed[i + 2] === 0x02)).toBe(

@@ -13,7 +13,8 @@
  * a run asks by its config's engineKernels; docs/engine.md). One runtime switches between them
  * on its memory between runs.
  */
-import { KERNELS_DATA_END, KERNELS_RELAXED_WASM_BASE64, KERNELS_WASM_BASE64 } from './kernelsWasm';
+import { KERNELS_DATA_END, KERNELS_WASM_BASE64 } from './kernelsWasm';
+import { KERNELS_RELAXED_WASM_BASE64 } from './kernelsWasmRelaxed';
 import { withSharedMemoryImport } from './sharedMemoryImport';
 import { runCalls, ThreadPool, type KernelCall } from './threads';
 import { chooseKernels, describeMissingRelaxedSimd, hasRelaxedSimd, type KernelVariant } from './kernelChoice';

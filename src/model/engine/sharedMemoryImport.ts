@@ -3,8 +3,8 @@
  * `--sharedMemory` build of the kernels differs from the private build only in its memory import:
  * limits `00 min` (a minimum, no maximum) become `03 min max` (shared, with a maximum), and the
  * import section's size grows by the maximum's bytes (scripts/buildKernels.test.ts compares this
- * rewrite with asc's own shared build, for both kernel builds). So kernelsWasm.ts embeds two
- * binaries, not four, and the worker threads run the same code as the calling thread.
+ * rewrite with asc's own shared build, for both kernel builds). So kernelsWasm.ts and
+ * kernelsWasmRelaxed.ts embed two binaries, not four, and the worker threads run the same code as the calling thread.
  */
 
 /** Unsigned LEB128 at `pos`: [value, next position]. */

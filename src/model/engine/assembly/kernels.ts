@@ -1,5 +1,5 @@
 // The CPU engine's compute kernels (AssemblyScript → WebAssembly with 128-bit SIMD).
-// Compiled by scripts/buildKernels.mjs into src/model/engine/kernelsWasm.ts; the
+// Compiled by scripts/buildKernels.mjs into src/model/engine/kernelsWasm.ts (and kernelsWasmRelaxed.ts); the
 // TypeScript side (src/model/engine/) owns the memory and calls these with byte offsets.
 // Conventions: float32 row-major matrices; `ld*` are row strides in floats; `acc` ≠ 0
 // adds into the output instead of overwriting it. No allocation, no runtime: every
