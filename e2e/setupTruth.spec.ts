@@ -287,3 +287,17 @@ test('auto trains on wasm past a software WebGPU adapter; the inspector does not
     await expect(panel).toContainText('the only adapter is a software fallback');
   }
 });
+
+test("the home estimate scales the demo run of the setup's own kind of episode, and says on how many threads it was timed", async ({
+  page,
+}) => {
+  await page.goto('/');
+  const estimate = page.getByTestId('home-estimate');
+  await expect(estimate).toContainText('scaled from the recorded demo run on one thread');
+  // A search recipe: its episodes are timed by the search demo run, not the tool-use one.
+  await page.locator('#setup-recipe').selectOption('toolsearcher');
+  await expect(estimate).toContainText('scaled from the recorded search demo run on one thread');
+  await expect(estimate).not.toContainText('not known yet');
+  await page.locator('#setup-recipe').selectOption('pact');
+  await expect(estimate).toContainText('scaled from the recorded demo run on one thread');
+});

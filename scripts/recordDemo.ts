@@ -5,7 +5,9 @@
  * the rollout views of the last step (the same views the worker posts to the page).
  * Reproducible from the experiment file and seed; the app labels it "recorded".
  *
- *   npm run record-demo -- [--config experiments/demo.json] [--steps N]
+ *   npm run record-demo -- [--config experiments/demo.json] [--steps N] [--out public/demo/demo-run.json]
+ * The search demo (its step times estimate a search run before the user's first step):
+ *   npm run record-demo -- --config experiments/demo-search.json --out public/demo/demo-search-run.json
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
       checkpoint: async () => {},
     },
   );
-  const out = path.join(ROOT, 'public/demo/demo-run.json');
+  const out = path.resolve(ROOT, flag('out') ?? 'public/demo/demo-run.json');
   await mkdir(path.dirname(out), { recursive: true });
   // NaN (an absent loss term) is not JSON: write null, which the charts skip.
   const json = JSON.stringify(

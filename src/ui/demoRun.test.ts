@@ -38,6 +38,7 @@ describe('recorded demo run', () => {
     expect(demoTimingSource(parseDemoRun({ ...good, recordedWith: { backend: 'wasm', threads: 4 } }))).toBe(
       'the recorded demo run on 4 threads',
     );
+    expect(demoTimingSource(one, 'the recorded search demo run')).toBe('the recorded search demo run on one thread');
     for (const threads of [0, 1.5, '2', -1]) {
       const run = parseDemoRun({ ...good, recordedWith: { backend: 'wasm', threads } });
       expect(run.recordedWith).toEqual({ backend: 'wasm' });

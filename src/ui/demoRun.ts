@@ -10,6 +10,8 @@ import type { EvalMetrics, StepMetrics } from '../recipes/types';
 import type { RolloutGroupView } from '../../workers/protocol';
 
 export const DEMO_RUN_URL = 'demo/demo-run.json';
+/** A few ToolSearcher steps recorded the same way (experiments/demo-search.json): their step times only. */
+export const DEMO_SEARCH_RUN_URL = 'demo/demo-search-run.json';
 export const DEMO_RUN_LABEL = 'recorded demo run';
 
 export interface DemoRun {
@@ -76,14 +78,14 @@ export function parseDemoRun(json: unknown): DemoRun {
 }
 
 /**
- * Where an estimate scaled from the demo run comes from, in words: "the recorded demo run on
+ * Where an estimate scaled from a demo run comes from, in words: "the recorded demo run on
  * one thread" (a device with more cores steps faster than that), or without the thread count
- * when the file does not give it.
+ * when the file does not give it; `what` names the run ("the recorded search demo run").
  */
-export function demoTimingSource(run: Pick<DemoRun, 'recordedWith'>): string {
+export function demoTimingSource(run: Pick<DemoRun, 'recordedWith'>, what = 'the recorded demo run'): string {
   const n = run.recordedWith?.threads;
-  if (n === undefined) return 'the recorded demo run';
-  return `the recorded demo run on ${n === 1 ? 'one thread' : `${n} threads`}`;
+  if (n === undefined) return what;
+  return `${what} on ${n === 1 ? 'one thread' : `${n} threads`}`;
 }
 
 /**
