@@ -148,10 +148,10 @@ const describeLimits = (limits: BufferLimits) =>
 /**
  * Throws, naming the field to change, when one tensor of a step on the tfjs graph cannot be one
  * GPU buffer (graphBuffers.ts): a layer's KV cache of the step's rollouts, or a training
- * micro-batch's attention scores [microBatchRows, heads,
- * T, T] at the longest row (a trace-conditioned [x; h*; τ]; a rollout's prompt is shorter, and the
- * generation's prefill is cut into rows that fit). The weights are the loader's: it shards the
- * vocabulary matrices to the limit and refuses any other tensor over it (model.ts).
+ * micro-batch's attention scores [microBatchRows, heads, T, T] at the longest row (a
+ * trace-conditioned [x; h*; τ]; a rollout's prompt is shorter, and the generation's prefill is cut
+ * into rows that fit). The weights are the loader's: it shards the vocabulary matrices to the
+ * limit and refuses any other tensor over it (model.ts).
  */
 export function checkBufferLimits(
   model: Qwen3Config,
