@@ -26,6 +26,7 @@ import {
   type RunResult,
 } from '../src/experiments/results';
 import { shrinkForSmoke } from '../src/experiments/smoke';
+import { formatHeldOutNote } from '../src/experiments/heldOut';
 import { isFtrlEvalFile } from '../src/experiments/ftrlEvalConfig';
 import { writeFigures } from './experimentFigures';
 import { runInPage } from './experimentRunPage';
@@ -136,11 +137,7 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
         `Wall clock of the runs in the page: ${formatHours(done.reduce((a, r) => a + r.seconds, 0))} in all${(options.jobs ?? 1) > 1 ? `, ${options.jobs} at a time` : ''}.`,
       ];
       const heldOut = done.find((r) => r.config.tasks)?.config;
-      if (heldOut)
-        notes.unshift(
-          `Held out: ${heldOut.tasks.nTest} tasks of the test world of seed ${heldOut.tasks.testSeed} (the same for every row), ` +
-            (heldOut.evalSamples > 0 ? `${heldOut.evalSamples} sampled rollouts each.` : 'one greedy rollout each.'),
-        );
+      if (heldOut) notes.unshift(formatHeldOutNote(heldOut));
       const pairs = buildSeedPairs(
         done,
         [...table.metrics.filter((k) => k !== 'reward'), MEAN_TRAIN_REWARD, MEAN_TRAIN_ANSWER_F1],

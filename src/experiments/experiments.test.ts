@@ -248,4 +248,23 @@ describe('--smoke', () => {
     expect(shrinkForSmoke({}).file.seeds).toEqual([1]);
     expect(SMOKE_OVERRIDES.steps).toBe(2);
   });
+
+  it('a search recipe keeps its turns and response tokens under --smoke (cut at 32 tokens it scores 0); the rest shrink', () => {
+    const file = {
+      name: 'mixed',
+      base: { maxTurns: 4, maxResponseTokens: 1536, maxPromptTokens: 512, tasks: { nTrain: 128, nTest: 200 } },
+      runs: [
+        { name: 'ts', recipe: 'toolsearcher' },
+        { name: 'r1', recipe: 'search_r1', maxTurns: 3 },
+        { name: 'pact' },
+      ],
+    };
+    const smoke = shrinkForSmoke(file);
+    const ex = expandExperiment(smoke.file, { overrides: smoke.overrides });
+    const byName = new Map(ex.runs.map((r) => [r.name, r.config]));
+    expect(byName.get('ts')).toMatchObject({ maxTurns: 4, maxResponseTokens: 1536, steps: 2, rolloutsPerPrompt: 2 });
+    expect(byName.get('r1')).toMatchObject({ maxTurns: 3, maxResponseTokens: 1536, steps: 2 });
+    expect(byName.get('pact')).toMatchObject({ maxTurns: 2, maxResponseTokens: 32, steps: 2 });
+    for (const c of byName.values()) expect(c.tasks).toMatchObject({ nTrain: 8, nTest: 2 });
+  });
 });

@@ -21,6 +21,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { buildTable, labelMetric } from '../../experiments/aggregate';
 import { formatTableMarkdown } from '../../experiments/format';
+import { describeHeldOut, formatHeldOutNote } from '../../experiments/heldOut';
 import {
   buildSeedPairs,
   defaultSeedPairs,
@@ -34,7 +35,6 @@ import {
 import type { RunResult, StepRecord } from '../../experiments/types';
 import { KERNEL_VARIANTS } from '../../model/engine/kernelChoice';
 import type { TrainConfig } from '../../recipes/config';
-import { getRecipe } from '../../recipes/registry';
 import { parseFlags, registerCommand, type CliIO } from '../registry';
 import { renderForestChartSvg, forestGeometry, type ForestChartSpec } from '../svgForestChart';
 import { parseMetricsJsonl, writeSvgFiles } from './plot';
@@ -57,24 +57,6 @@ rows are not comparable bit for bit). A run without provenance.json is said to h
                       writes FIG.svg and FIG.png (via Chromium)
   --plot-metric KEY   the metric drawn (default eval/solve_f1; e.g. eval/answer_correct,
                       reward/mean_over_steps, reward/answer_f1/mean_over_steps)`;
-
-/**
- * The held-out set a run was scored on, in words. Tool-use runs: nTest tasks of the generated test
- * (or train-split) world of testSeed. Search runs on generated repositories: nTest queries held out
- * of the tool repository generated from trainSeed (runAssets.ts createGeneratedSearchPrompts; their
- * testSeed is not read). Runs made before tasks.testSplit existed have none in config.json: the test split.
- */
-export function describeHeldOut(c: TrainConfig): string {
-  let isSearch = false;
-  try {
-    isSearch = getRecipe(c.recipe).env === 'tool-search';
-  } catch {
-    // A recipe this build does not know: described as tool-use.
-  }
-  if (isSearch && (c.tasks.source ?? 'generated') === 'generated')
-    return `${c.tasks.nTest} queries held out of the tool repository generated from seed ${c.tasks.trainSeed}`;
-  return `${c.tasks.nTest} tasks of the ${c.tasks.testSplit === 'train' ? 'train-split' : 'test'} world of seed ${c.tasks.testSeed}`;
-}
 
 /** The default metric of --plot: the held-out tool-call F1 (Solve-F1). */
 const DEFAULT_PLOT_METRIC = 'eval/solve_f1';
@@ -418,9 +400,7 @@ async function runTable(args: string[], io: CliIO): Promise<number> {
   const config = runs[0].config;
   const heldOut = [...new Set(runs.map((r) => describeHeldOut(r.config)))];
   const notes = [
-    `Held out: ${describeHeldOut(config)}` +
-      (config.tasks.testSplit === 'train' ? " (testSplit 'train': names from the training pool), " : ', ') +
-      (config.evalSamples > 0 ? `${config.evalSamples} sampled rollouts each.` : 'one greedy rollout each.'),
+    formatHeldOutNote(config),
     ...(heldOut.length > 1 ? [`Warning: the runs' held-out sets differ (${heldOut.join('; ')}).`] : []),
     `Runs read from ${dirs.join(', ')} (pact train).`,
   ];
