@@ -237,19 +237,22 @@ describe('--smoke', () => {
         rolloutsPerPrompt: 2,
         batchPrompts: 1,
         miniBatchPrompts: 1,
-        maxResponseTokens: 32,
-        maxTurns: 2,
         evalEvery: 2,
         checkpointEvery: 0,
       });
       expect(r.config.tasks).toMatchObject({ nTrain: 8, nTest: 2, trainSeed: 5 });
     }
+    // Turns and tokens: at most the Quick size's 4 and 576, a run's own when smaller (the base's 256).
+    expect(ex.runs.map((r) => [r.config.maxTurns, r.config.maxResponseTokens])).toEqual([
+      [4, 256],
+      [4, 512],
+    ]);
     expect(ex.runs[0].config.pact.anchorProb).toBe(0);
     expect(shrinkForSmoke({}).file.seeds).toEqual([1]);
     expect(SMOKE_OVERRIDES.steps).toBe(2);
   });
 
-  it('a search recipe keeps its turns and response tokens under --smoke (cut at 32 tokens it scores 0); the rest shrink', () => {
+  it('a search recipe keeps its turns and response tokens under --smoke; a tool-use one keeps at most 4 turns and 576 tokens', () => {
     const file = {
       name: 'mixed',
       base: { maxTurns: 4, maxResponseTokens: 1536, maxPromptTokens: 512, tasks: { nTrain: 128, nTest: 200 } },
@@ -264,7 +267,7 @@ describe('--smoke', () => {
     const byName = new Map(ex.runs.map((r) => [r.name, r.config]));
     expect(byName.get('ts')).toMatchObject({ maxTurns: 4, maxResponseTokens: 1536, steps: 2, rolloutsPerPrompt: 2 });
     expect(byName.get('r1')).toMatchObject({ maxTurns: 3, maxResponseTokens: 1536, steps: 2 });
-    expect(byName.get('pact')).toMatchObject({ maxTurns: 2, maxResponseTokens: 32, steps: 2 });
+    expect(byName.get('pact')).toMatchObject({ maxTurns: 4, maxResponseTokens: 576, steps: 2 });
     for (const c of byName.values()) expect(c.tasks).toMatchObject({ nTrain: 8, nTest: 2 });
   });
 });
