@@ -276,6 +276,10 @@ test("a run whose checkpoints the site's storage quota cannot hold is refused be
   const trainerWorkers = () => page.workers().filter((w) => !w.url().startsWith('blob:'));
   page.on('worker', (w) => void (w.url().startsWith('blob:') ? undefined : stub(w)));
   await page.goto(ONE_STEP_WASM_URL);
+  // The Runs panel says what the page's own estimate reads (Chromium's real quota here).
+  await expect(page.getByTestId('runs-storage')).toContainText(
+    /Browser storage: .* in use of the .* this site may store/,
+  );
   const setup = page.getByTestId('run-setup');
   await setup.getByTestId('btn-train').click();
   const error = setup.getByTestId('start-error');

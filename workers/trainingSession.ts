@@ -19,7 +19,7 @@ import type { Trainer } from '../src/recipes/train/trainer';
 import type { StepProgress } from '../src/recipes/types';
 import type { KernelVariant } from '../src/model/engine/kernelChoice';
 import type { PactStore } from '../src/storage/db';
-import { checkCheckpointRoom, type StorageEstimateLike } from '../src/storage/storageRoom';
+import { APP_CHECKPOINTS_KEPT, checkCheckpointRoom, type StorageEstimateLike } from '../src/storage/storageRoom';
 import { PLACEHOLDER_RUN_NAME, type CheckpointRecord, type RunRecord } from '../src/storage/schema';
 import { readCheckpointRecord } from './checkpointRecord';
 import type {
@@ -117,8 +117,6 @@ export interface StartedRun {
  * at most the step under way. The config's checkpointEvery is for `pact train`'s folders.
  */
 export const APP_CHECKPOINT_EVERY = 1;
-/** Checkpoints the app keeps of a run (older ones pruned after each save). */
-export const APP_CHECKPOINTS_KEPT = 2;
 
 /** How often memory is sampled while a run is loaded. */
 export const MEMORY_SAMPLE_MS = 1000;

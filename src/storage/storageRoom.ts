@@ -8,6 +8,9 @@
  */
 import { formatBytes } from './db';
 
+/** Checkpoints the app keeps of a run (older ones pruned after each save; workers/trainingSession.ts). */
+export const APP_CHECKPOINTS_KEPT = 2;
+
 export interface StorageEstimateLike {
   /** Bytes this origin may store. */
   quota: number;

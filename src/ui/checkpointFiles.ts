@@ -3,7 +3,8 @@
  * safetensors + config.json + trainer state JSON): one .tar out; a .tar or the folder's files back in as a NEW run.
  *
  * An imported run resumes like any other: the worker loads its checkpoint from IndexedDB.
- * Metric logs are not part of a checkpoint, so an imported run starts with none.
+ * The metric log is not part of the checkpoint itself: RunsState adds it to the exported .tar
+ * (metrics.jsonl) and restores it on import; a folder without one imports with no rows.
  * No tfjs here: this runs on the page.
  *
  * The export and import paths step by step: docs/ui.md.

@@ -9,6 +9,7 @@
  */
 import { queryLiveRunIds } from '../../../workers/runLock';
 import { formatBytes, PactStore } from '../../storage/db';
+import type { StorageEstimateLike } from '../../storage/storageRoom';
 import { METRICS_FILE, formatMetricsJsonl, readMetricsFile, type ImportedMetrics } from '../../storage/metricsFile';
 import { PLACEHOLDER_RUN_NAME, type RunRecord } from '../../storage/schema';
 import { appendTarChunks } from '../../storage/tar';
@@ -25,6 +26,28 @@ import { measureTiming, type StepTiming } from '../runTime';
 export interface RunsOptions {
   /** Runs whose lock is held in some tab; null when the browser cannot tell (no Web Locks). */
   queryLive?: () => Promise<ReadonlySet<string> | null>;
+  /** The origin's storage quota and usage (navigator.storage.estimate); null when the browser gives none. */
+  estimateStorage?: () => Promise<StorageEstimateLike | null>;
+}
+
+/** navigator.storage.estimate() where the browser offers it, else null. */
+async function readStorageEstimate(): Promise<StorageEstimateLike | null> {
+  const storage = (globalThis.navigator as { storage?: StorageManager } | undefined)?.storage;
+  if (typeof storage?.estimate !== 'function') return null;
+  const { quota, usage } = await storage.estimate();
+  return quota === undefined || usage === undefined ? null : { quota, usage };
+}
+
+/**
+ * The panel's storage line: "Browser storage: 87.4 MiB in use of the 10.00 GiB this site may
+ * store; a run keeps its last 2 checkpoints and needs room for 3 while it saves."
+ */
+export function describeStorage(estimate: StorageEstimateLike, keptCheckpoints: number): string {
+  return (
+    `Browser storage: ${formatBytes(estimate.usage)} in use of the ${formatBytes(estimate.quota)} this site may store; ` +
+    `a run keeps its last ${keptCheckpoints} checkpoints and needs room for ${keptCheckpoints + 1} while it saves ` +
+    '(Train says so before it starts when there is not).'
+  );
 }
 
 /** The longest run name the panel accepts. */
@@ -81,18 +104,22 @@ export class RunsState {
   liveElsewhere = $state.raw<ReadonlySet<string> | null>(null);
   /** Measured step timings of the newest runs with steps, newest first (runTime.ts). */
   timings = $state.raw<StepTiming[]>([]);
+  /** The origin's storage quota and usage at the last refresh (null: not offered). */
+  storage = $state.raw<StorageEstimateLike | null>(null);
   /** The last rename's error, naming the run. */
   renameError = $state<string | null>(null);
 
   private store: PactStore | null = null;
   private opening: Promise<PactStore> | null = null;
   private readonly queryLive: () => Promise<ReadonlySet<string> | null>;
+  private readonly estimateStorage: () => Promise<StorageEstimateLike | null>;
 
   constructor(
     private readonly dbName?: string,
     options: RunsOptions = {},
   ) {
     this.queryLive = options.queryLive ?? queryLiveRunIds;
+    this.estimateStorage = options.estimateStorage ?? readStorageEstimate;
   }
 
   private openStore(): Promise<PactStore> {
@@ -126,6 +153,7 @@ export class RunsState {
       this.picked = this.picked.filter((id) => known.has(id));
       await this.loadPicked();
       this.timings = await this.measureTimings(store);
+      this.storage = await this.estimateStorage().catch(() => null);
     } catch (e) {
       this.status = 'error';
       this.error = `Could not read the saved runs from this browser's storage (IndexedDB): ${e instanceof Error ? e.message : String(e)}`;

@@ -9,7 +9,7 @@ import { PLACEHOLDER_RUN_NAME } from '../../storage/schema';
 import { readTar, writeTar } from '../../storage/tar';
 import { buildCheckpointFiles } from '../../run/checkpoint';
 import { prepareCheckpointImport } from '../checkpointFiles';
-import { RunsState, labelRun, runName } from './RunsState.svelte';
+import { RunsState, describeStorage, labelRun, runName } from './RunsState.svelte';
 
 let n = 0;
 let dbName: string;
@@ -378,6 +378,26 @@ describe('RunsState: live runs, names and timings', () => {
     expect((await store.getRun('dead'))?.status).toBe('interrupted'); // said once, in storage
     expect([...withLocks.liveElsewhere!]).toEqual(['alive']);
     withLocks.close();
+  });
+
+  it("reads the site's storage quota and usage on refresh, and says it in one line; none offered, no line", async () => {
+    const MiB = 2 ** 20;
+    const withQuota = new RunsState(dbName, {
+      estimateStorage: async () => ({ quota: 10 * 1024 * MiB, usage: 87.4 * MiB }),
+    });
+    await withQuota.refresh();
+    expect(withQuota.storage).toEqual({ quota: 10 * 1024 * MiB, usage: 87.4 * MiB });
+    expect(describeStorage(withQuota.storage!, 2)).toBe(
+      'Browser storage: 87.4 MiB in use of the 10.00 GiB this site may store; a run keeps its last 2 checkpoints and ' +
+        'needs room for 3 while it saves (Train says so before it starts when there is not).',
+    );
+    withQuota.close();
+    for (const estimateStorage of [async () => null, () => Promise.reject(new Error('no'))]) {
+      const without = new RunsState(dbName, { estimateStorage });
+      await without.refresh();
+      expect([without.status, without.storage]).toEqual(['ready', null]);
+      without.close();
+    }
   });
 
   it('without Web Locks it cannot tell, so it rewrites nothing', async () => {
