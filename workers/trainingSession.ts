@@ -112,8 +112,8 @@ export interface StartedRun {
 }
 
 /**
- * The app checkpoints after every step (a step takes about 10 s on the CPU engine; a qwen3-nano
- * checkpoint is about 40 MB of IndexedDB, older ones pruned to the last 2), so a reload loses
+ * The app checkpoints after every step (a Quick step takes 5–8 s on the CPU engine; a qwen3-nano
+ * checkpoint is 27.8 MiB of IndexedDB, older ones pruned to the last 2), so a reload loses
  * at most the step under way. The config's checkpointEvery is for `pact train`'s folders.
  */
 export const APP_CHECKPOINT_EVERY = 1;
