@@ -12,6 +12,7 @@ import { buildRolloutViews } from '../src/recipes/rollouts/rolloutViews';
 import { LanguageRoutingExecutor } from '../src/envs/ftrl/languageExecutor';
 import type { PolicySampler } from '../src/recipes/types';
 import { PactStore } from '../src/storage';
+import { readStorageEstimate } from '../src/storage/storageRoom';
 import { buildCheckpointRecord } from './checkpointRecord';
 import { toMemoryUsage, type MemoryUsage, type ProcessMemory } from './protocol';
 import { holdRunLock } from './runLock';
@@ -164,12 +165,7 @@ export function createBrowserSessionDeps(): SessionDeps {
         throw e;
       }
     },
-    estimateStorage: async () => {
-      const storage = (globalThis.navigator as { storage?: StorageManager } | undefined)?.storage;
-      if (typeof storage?.estimate !== 'function') return undefined;
-      const { quota, usage } = await storage.estimate();
-      return quota === undefined || usage === undefined ? undefined : { quota, usage };
-    },
+    estimateStorage: readStorageEstimate,
     readMemory: readWorkerMemory,
     resetMemoryPeak: () => peekEngineRuntime()?.resetPeak(),
     holdLock: holdRunLock,

@@ -114,7 +114,7 @@ function makeDeps(): SessionDeps {
         dispose: () => t.dispose(),
       };
     },
-    estimateStorage: async () => storage ?? undefined,
+    estimateStorage: async () => storage,
     readMemory: (): MemoryUsage => ({ backend: 'wasm', numBytes: memoryBytes, numTensors: 10 }),
     async holdLock(runId) {
       if (locks.held.has(runId))

@@ -86,8 +86,8 @@ export interface SessionDeps {
   readMemory(): MemoryUsage | undefined;
   /** Starts a new step's peak where the platform keeps its own (the CPU engine's buffers). */
   resetMemoryPeak?(): void;
-  /** The origin's storage quota and usage (navigator.storage.estimate); absent or undefined: not checked. */
-  estimateStorage?(): Promise<StorageEstimateLike | undefined>;
+  /** The origin's storage quota and usage (navigator.storage.estimate); absent or null: not checked. */
+  estimateStorage?(): Promise<StorageEstimateLike | null>;
   /** Takes the run's lock (throws when another tab holds it); resolves with its release. */
   holdLock(runId: string): Promise<() => void>;
   /** Calls `tick` every `ms` milliseconds until the returned function is called. */
@@ -340,7 +340,7 @@ export class TrainingSession {
    */
   private async checkStorageRoom(loaded: LoadedRun, run: RunRecord | null): Promise<void> {
     if (!loaded.checkpointSize || !this.deps.estimateStorage || !this.store) return;
-    const estimate = await this.deps.estimateStorage().catch(() => undefined);
+    const estimate = await this.deps.estimateStorage().catch(() => null);
     if (!estimate) return;
     const stored = run ? (await this.store.listCheckpoints(run.id)).length : 0;
     checkCheckpointRoom(

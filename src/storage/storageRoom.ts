@@ -27,6 +27,14 @@ export interface CheckpointRoom {
   stored: number;
 }
 
+/** navigator.storage.estimate() where the browser offers it (page or worker), else null. */
+export async function readStorageEstimate(): Promise<StorageEstimateLike | null> {
+  const storage = (globalThis.navigator as { storage?: StorageManager } | undefined)?.storage;
+  if (typeof storage?.estimate !== 'function') return null;
+  const { quota, usage } = await storage.estimate();
+  return quota === undefined || usage === undefined ? null : { quota, usage };
+}
+
 /** Bytes a run still needs beyond what its stored checkpoints take: (keepLast + 1 − stored) checkpoints, at least one. */
 export function checkpointRoomNeeded(room: CheckpointRoom): number {
   const more = Math.max(1, room.keepLast + 1 - room.stored);

@@ -20,20 +20,20 @@ export function graphRowBytes(config: Qwen3Config, T: number): number {
   return 4 * Math.max(heads * T * T, T * config.intermediate_size, T * config.hidden_size);
 }
 
-/** WebGPU's device limits on one buffer (backend.ts; the weights are held to them by the loader's vocabulary shards). */
-export type BufferLimits = BackendLimits;
-
-/** The device limits of the active tfjs backend: WebGPU's, else undefined (wasm and cpu have none per tensor). */
-export function readBackendBufferLimits(): BufferLimits | undefined {
+/**
+ * The device limits of the active tfjs backend (backend.ts BackendLimits): WebGPU's, else undefined
+ * (wasm and cpu have none per tensor). The loader holds the weights to them with vocabulary shards.
+ */
+export function readBackendBufferLimits(): BackendLimits | undefined {
   if (tf.getBackend() !== 'webgpu') return undefined;
-  const limits = (tf.backend() as { device?: { limits?: Partial<BufferLimits> } }).device?.limits;
+  const limits = (tf.backend() as { device?: { limits?: Partial<BackendLimits> } }).device?.limits;
   const { maxBufferSize, maxStorageBufferBindingSize } = limits ?? {};
   if (typeof maxBufferSize !== 'number' || typeof maxStorageBufferBindingSize !== 'number') return undefined;
   return { maxBufferSize, maxStorageBufferBindingSize };
 }
 
 /** The most bytes one tensor may take under `limits` (the smaller of the two). */
-export function bufferLimitBytes(limits: BufferLimits): number {
+export function bufferLimitBytes(limits: BackendLimits): number {
   return Math.min(limits.maxBufferSize, limits.maxStorageBufferBindingSize);
 }
 

@@ -14,7 +14,8 @@ import { countQwen3Params, type Qwen3Config } from '../../model/qwen3/config';
 import { ENGINE_ACTIVATION_BUDGET_BYTES, engineServesShape } from '../../model/qwen3/engineBridge';
 import { engineActivationBytes, engineSlotBytes, engineWeightCacheBytes } from '../../model/engine/qwen3Engine';
 import type { TrainConfig } from '../config';
-import { bufferLimitBytes, graphRowBytes, type BufferLimits } from '../../model/qwen3/graphBuffers';
+import type { BackendLimits } from '../../model/backend';
+import { bufferLimitBytes, graphRowBytes } from '../../model/qwen3/graphBuffers';
 
 /** One WebAssembly memory's most (65,536 pages of 64 KiB): tfjs-wasm's heap and the engine's cannot grow past it. */
 export const WASM_MEMORY_LIMIT_BYTES = 4 * 2 ** 30;
@@ -115,7 +116,7 @@ export function checkTrainingMemory(
   model: Qwen3Config,
   config: MemoryConfig,
   backend: string,
-  limits?: BufferLimits,
+  limits?: BackendLimits,
 ): void {
   const est = estimateStepMemory(model, config, backend);
   if (limits && !est.engine) checkBufferLimits(model, config, est.longestRowTokens, limits);
@@ -142,7 +143,7 @@ export function checkTrainingMemory(
   }
 }
 
-const describeLimits = (limits: BufferLimits) =>
+const describeLimits = (limits: BackendLimits) =>
   `maxBufferSize ${gib(limits.maxBufferSize)}, maxStorageBufferBindingSize ${gib(limits.maxStorageBufferBindingSize)}`;
 
 /**
@@ -160,7 +161,7 @@ export function checkBufferLimits(
     'microBatchRows' | 'maxPromptTokens' | 'maxResponseTokens' | 'batchPrompts' | 'rolloutsPerPrompt'
   >,
   longestRowTokens: number,
-  limits: BufferLimits,
+  limits: BackendLimits,
 ): void {
   const limit = bufferLimitBytes(limits);
   // The rollouts' KV cache: one [rollouts, kv heads, positions, head_dim] tensor per layer for keys

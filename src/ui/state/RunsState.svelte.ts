@@ -9,7 +9,7 @@
  */
 import { queryLiveRunIds } from '../../../workers/runLock';
 import { formatBytes, PactStore } from '../../storage/db';
-import type { StorageEstimateLike } from '../../storage/storageRoom';
+import { readStorageEstimate, type StorageEstimateLike } from '../../storage/storageRoom';
 import { METRICS_FILE, formatMetricsJsonl, readMetricsFile, type ImportedMetrics } from '../../storage/metricsFile';
 import { PLACEHOLDER_RUN_NAME, type RunRecord } from '../../storage/schema';
 import { appendTarChunks } from '../../storage/tar';
@@ -28,14 +28,6 @@ export interface RunsOptions {
   queryLive?: () => Promise<ReadonlySet<string> | null>;
   /** The origin's storage quota and usage (navigator.storage.estimate); null when the browser gives none. */
   estimateStorage?: () => Promise<StorageEstimateLike | null>;
-}
-
-/** navigator.storage.estimate() where the browser offers it, else null. */
-async function readStorageEstimate(): Promise<StorageEstimateLike | null> {
-  const storage = (globalThis.navigator as { storage?: StorageManager } | undefined)?.storage;
-  if (typeof storage?.estimate !== 'function') return null;
-  const { quota, usage } = await storage.estimate();
-  return quota === undefined || usage === undefined ? null : { quota, usage };
 }
 
 /**
