@@ -486,8 +486,10 @@ describe('TrainingSession', () => {
     const { run } = await session.start({ steps: 3, evalEvery: 0 });
     for (const n of [1, 2]) trainer!.gateOf(n).open();
     await until(async () => (await store.getRun(run.id))?.lastCheckpointId === `${run.id}@2`, 'the step-2 checkpoint');
+    const t = trainer!;
+    await until(() => t.gates.has(3), 'step 3 to begin'); // a stop during step 3 lets it finish and saves it
     session.stop();
-    trainer!.gateOf(3).open();
+    t.gateOf(3).open();
     await until(() => !session.isActive, 'the stop');
     const saved = await store.listCheckpoints(run.id);
     expect(saved.map((c) => c.step)).toEqual([2, 3]);
